@@ -1,0 +1,28 @@
+export { CoreError, formatLocation } from './errors.js';
+export type { CoreErrorCode, ErrorLocation } from './errors.js';
+export { parseConfig, formatZodIssues } from './config.js';
+export {
+  FinishReasonSchema,
+  FINISH_CODES,
+  FINISH_REASONS,
+  TokenRangeSchema,
+  AnswerSpansSchema,
+  SPAN_STRIDE,
+  RolloutBatchSchema,
+  totalTokens,
+  completionLength,
+  numGroups,
+  getSpans,
+  setSpans,
+  hasAnswer,
+} from './batch.js';
+export type { FinishReason, TokenRange, AnswerSpans, RolloutBatch } from './batch.js';
+export { validateBatch } from './validate.js';
+export { RolloutRowSchema, batchFromRows, batchToRows } from './rows.js';
+export type { RolloutRow, RolloutRowInput } from './rows.js';
+export { groupStats, segmentSum, segmentMean, segmentMeanStd, broadcastSegments } from './segments.js';
+export type { GroupStats } from './segments.js';
+export { Signals, SIGNAL_NAMES } from './signals.js';
+export type { SignalName } from './signals.js';
+export { Registry } from './registry.js';
+export { Rng } from './rng.js';

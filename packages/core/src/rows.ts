@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import {
+  AnswerSpansSchema,
+  FINISH_CODES,
+  FINISH_REASONS,
+  FinishReasonSchema,
+  type RolloutBatch,
+  SPAN_STRIDE,
+  getSpans,
+  setSpans,
+} from './batch.js';
+import { CoreError } from './errors.js';
+import { formatZodIssues } from './config.js';
+import { validateBatch } from './validate.js';
+
+const TokenIds = z.array(z.number().int().nonnegative());
+
+/** One rollout as a plain object: the row form of `RolloutBatch`. */
+export const RolloutRowSchema = z
+  .object({
+    /** group id: rollouts answering the same prompt share one */
+    group: z.number().int().nonnegative(),
+    prompt: TokenIds.default([]),
+    completion: TokenIds,
+    reward: z.number().finite(),
+    finish: FinishReasonSchema.default('stop'),
+    behaviorLogprobs: z.array(z.number()).optional(),
+    spans: AnswerSpansSchema.nullable().default(null),
+  })
+  .strict();
+export type RolloutRow = z.output<typeof RolloutRowSchema>;
+/** What a caller may pass: fields with defaults may be left out. */
+export type RolloutRowInput = z.input<typeof RolloutRowSchema>;
+
+/**
+ * Build a columnar batch from rows. Every row is parsed, and the first bad one
+ * throws `CoreError('invalid_row')` naming its index and field. `behaviorLogprobs`
+ * must be present on all rows or none.
+ */
+export function batchFromRows(rows: readonly RolloutRowInput[]): RolloutBatch {
+  const parsed: RolloutRow[] = rows.map((row, i) => {
+    const r = RolloutRowSchema.safeParse(row);
+    if (!r.success) {
+      const field = r.error.issues[0]?.path.map(String).join('.') || undefined;
+      throw new CoreError('invalid_row', formatZodIssues(r.error.issues), field ? { rollout: i, field } : { rollout: i });
+    }
+    return r.data;
+  });
+  const n = parsed.length;
+  const withLp = n > 0 && parsed[0]!.behaviorLogprobs !== undefined;
+  let promptTotal = 0;
+  let total = 0;
+  parsed.forEach((r, i) => {
+    promptTotal += r.prompt.length;
+    total += r.completion.length;
+    if ((r.behaviorLogprobs !== undefined) !== withLp) {
+      throw new CoreError('invalid_row', 'behaviorLogprobs must be given on every row or on none', { rollout: i, field: 'behaviorLogprobs' });
+    }
+    if (r.behaviorLogprobs !== undefined && r.behaviorLogprobs.length !== r.completion.length) {
+      throw new CoreError('invalid_row', `expected ${r.completion.length} log-probs (one per completion token), found ${r.behaviorLogprobs.length}`, { rollout: i, field: 'behaviorLogprobs' });
+    }
+    if (r.spans !== null && r.spans.close[1] > r.completion.length) {
+      throw new CoreError('invalid_row', `close span ends at ${r.spans.close[1]} but the completion has ${r.completion.length} tokens`, { rollout: i, field: 'spans' });
+    }
+  });
+  const batch: RolloutBatch = {
+    numRollouts: n,
+    groupIndex: new Int32Array(n),
+    promptTokens: new Int32Array(promptTotal),
+    promptOffsets: new Int32Array(n + 1),
+    completionTokens: new Int32Array(total),
+    completionOffsets: new Int32Array(n + 1),
+    rewards: new Float32Array(n),
+    finish: new Uint8Array(n),
+    spans: new Int32Array(n * SPAN_STRIDE),
+  };
+  if (withLp) batch.behaviorLogprobs = new Float32Array(total);
+  let p = 0;
+  let c = 0;
+  parsed.forEach((r, i) => {
+    batch.groupIndex[i] = r.group;
+    batch.promptTokens.set(r.prompt, p);
+    p += r.prompt.length;
+    batch.promptOffsets[i + 1] = p;
+    batch.completionTokens.set(r.completion, c);
+    if (batch.behaviorLogprobs && r.behaviorLogprobs) batch.behaviorLogprobs.set(r.behaviorLogprobs, c);
+    c += r.completion.length;
+    batch.completionOffsets[i + 1] = c;
+    batch.rewards[i] = r.reward;
+    batch.finish[i] = FINISH_CODES[r.finish];
+    setSpans(batch.spans, i, r.spans);
+  });
+  return validateBatch(batch);
+}
+
+/** The inverse of `batchFromRows`: one plain object per rollout. */
+export function batchToRows(batch: RolloutBatch): RolloutRow[] {
+  const rows: RolloutRow[] = [];
+  for (let i = 0; i < batch.numRollouts; i++) {
+    const c0 = batch.completionOffsets[i]!;
+    const c1 = batch.completionOffsets[i + 1]!;
+    const row: RolloutRow = {
+      group: batch.groupIndex[i]!,
+      prompt: Array.from(batch.promptTokens.subarray(batch.promptOffsets[i]!, batch.promptOffsets[i + 1]!)),
+      completion: Array.from(batch.completionTokens.subarray(c0, c1)),
+      reward: batch.rewards[i]!,
+      finish: FINISH_REASONS[batch.finish[i]!]!,
+      spans: getSpans(batch, i),
+    };
+    if (batch.behaviorLogprobs) row.behaviorLogprobs = Array.from(batch.behaviorLogprobs.subarray(c0, c1));
+    rows.push(row);
+  }
+  return rows;
+}
