@@ -9,7 +9,7 @@ import { CoreError } from './errors.js';
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
-  throw new CoreError('invalid_config', `invalid ${what} configuration: ${formatZodIssues(result.error.issues)}`, {}, { cause: result.error });
+  throw new CoreError('invalid_config', `invalid ${what} configuration: ${formatZodIssues(result.error.issues, input)}`, {}, { cause: result.error });
 }
 
 interface IssueLike {
@@ -20,8 +20,11 @@ interface IssueLike {
   keys?: readonly string[];
 }
 
-/** One line per issue: `field: message (allowed: a, b)`. */
-export function formatZodIssues(issues: readonly IssueLike[]): string {
+/**
+ * One clause per issue: `field: message (allowed: a, b; got x)`. With `input`,
+ * the offending value is quoted, since zod 4 does not keep it in the issue.
+ */
+export function formatZodIssues(issues: readonly IssueLike[], input?: unknown): string {
   return issues
     .map((issue) => {
       const path = issue.path.map(String).join('.');
@@ -29,11 +32,22 @@ export function formatZodIssues(issues: readonly IssueLike[]): string {
         const at = path ? ` in ${path}` : '';
         return `unknown key${issue.keys.length > 1 ? 's' : ''}${at}: ${issue.keys.join(', ')}`;
       }
-      let text = `${path || '(root)'}: ${issue.message}`;
-      if (issue.values && issue.values.length > 0 && !issue.message.includes('expected one of')) {
-        text += ` (allowed: ${issue.values.map((v) => JSON.stringify(v)).join(', ')})`;
+      const got = input === undefined ? undefined : valueAt(input, issue.path);
+      const gotText = got === undefined ? '' : `got ${JSON.stringify(got)}`;
+      if (issue.values && issue.values.length > 0) {
+        const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ');
+        return `${path || '(root)'}: must be one of ${allowed}${gotText ? ` (${gotText})` : ''}`;
       }
-      return text;
+      return `${path || '(root)'}: ${issue.message}${gotText ? ` (${gotText})` : ''}`;
     })
     .join('; ');
+}
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
 }
