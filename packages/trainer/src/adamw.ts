@@ -1,0 +1,123 @@
+import { tf } from './tf.js';
+import { z } from 'zod';
+
+export const AdamWConfigSchema = z
+  .object({
+    beta1: z.number().min(0).lt(1).default(0.9),
+    beta2: z.number().min(0).lt(1).default(0.999),
+    eps: z.number().positive().default(1e-8),
+    /** decoupled weight decay (Loshchilov & Hutter): p -= lr * wd * p */
+    weightDecay: z.number().min(0).default(0.0),
+  })
+  .strict();
+export type AdamWConfig = z.output<typeof AdamWConfigSchema>;
+
+/** The optimizer state of one parameter: first and second moments, same shape as it. */
+interface Moments {
+  m: tf.Variable;
+  v: tf.Variable;
+}
+
+/**
+ * AdamW over named variables, with moments a checkpoint can save and restore
+ * (tfjs's own optimizers have no decoupled weight decay and hide their slots).
+ *
+ *   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+ *   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr * wd * p
+ */
+export class AdamW {
+  readonly config: AdamWConfig;
+  /** number of updates applied so far (t in the bias corrections) */
+  step = 0;
+  readonly #moments = new Map<string, Moments>();
+
+  constructor(config: AdamWConfig) {
+    this.config = config;
+  }
+
+  /** Apply one update. `grads` maps parameter names to gradients of the same shapes. */
+  apply(params: ReadonlyMap<string, tf.Variable>, grads: ReadonlyMap<string, tf.Tensor>, lr: number): void {
+    const { beta1, beta2, eps, weightDecay } = this.config;
+    this.step += 1;
+    const bc1 = 1 - beta1 ** this.step;
+    const bc2 = 1 - beta2 ** this.step;
+    for (const [name, p] of params) {
+      const g = grads.get(name);
+      if (g === undefined) continue; // a parameter without gradient (frozen) is left as is
+      const mo = this.#slot(name, p);
+      tf.tidy(() => {
+        const m = tf.add(tf.mul(mo.m, beta1), tf.mul(g, 1 - beta1));
+        const v = tf.add(tf.mul(mo.v, beta2), tf.mul(tf.square(g), 1 - beta2));
+        mo.m.assign(m);
+        mo.v.assign(v);
+        const update = tf.div(tf.div(m, bc1), tf.add(tf.sqrt(tf.div(v, bc2)), eps));
+        let next = tf.sub(p, tf.mul(update, lr));
+        if (weightDecay > 0) next = tf.sub(next, tf.mul(p, lr * weightDecay));
+        p.assign(next);
+      });
+    }
+  }
+
+  #slot(name: string, p: tf.Variable): Moments {
+    let mo = this.#moments.get(name);
+    if (mo === undefined) {
+      mo = { m: tf.variable(tf.zerosLike(p), false), v: tf.variable(tf.zerosLike(p), false) };
+      this.#moments.set(name, mo);
+    }
+    return mo;
+  }
+
+  /** Moments as plain arrays, keyed `NAME.exp_avg` / `NAME.exp_avg_sq` (PyTorch's names). */
+  exportState(): { step: number; tensors: Map<string, { shape: number[]; data: Float32Array }> } {
+    const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+    for (const [name, mo] of this.#moments) {
+      tensors.set(`${name}.exp_avg`, { shape: mo.m.shape.slice(), data: mo.m.dataSync() as Float32Array });
+      tensors.set(`${name}.exp_avg_sq`, { shape: mo.v.shape.slice(), data: mo.v.dataSync() as Float32Array });
+    }
+    return { step: this.step, tensors };
+  }
+
+  /** Restore what `exportState` wrote. Shapes must match the parameters. */
+  importState(params: ReadonlyMap<string, tf.Variable>, state: { step: number; tensors: ReadonlyMap<string, { shape: readonly number[]; data: Float32Array }> }): void {
+    this.dispose();
+    this.step = state.step;
+    for (const [name, p] of params) {
+      const m = state.tensors.get(`${name}.exp_avg`);
+      const v = state.tensors.get(`${name}.exp_avg_sq`);
+      if (m === undefined || v === undefined) continue;
+      for (const [what, t] of [['exp_avg', m], ['exp_avg_sq', v]] as const) {
+        if (t.shape.join(',') !== p.shape.join(',')) {
+          throw new RangeError(`optimizer state ${name}.${what}: expected shape [${p.shape.join(', ')}], found [${t.shape.join(', ')}]`);
+        }
+      }
+      this.#moments.set(name, { m: tf.variable(tf.tensor(m.data, p.shape), false), v: tf.variable(tf.tensor(v.data, p.shape), false) });
+    }
+  }
+
+  dispose(): void {
+    for (const mo of this.#moments.values()) {
+      mo.m.dispose();
+      mo.v.dispose();
+    }
+    this.#moments.clear();
+  }
+}
+
+/**
+ * Global L2 norm of a set of gradients, and their scaled copies when it exceeds
+ * `maxNorm` (clip_grad_norm_). Returns the norm before clipping; non-finite norms
+ * come back as they are so the caller can skip the update.
+ */
+export function clipGradNorm(grads: ReadonlyMap<string, tf.Tensor>, maxNorm: number | null): { norm: number; grads: Map<string, tf.Tensor> } {
+  const list = [...grads.values()];
+  let norm = 0;
+  if (list.length > 0) {
+    const sq = tf.tidy(() => tf.addN(list.map((g) => tf.sum(tf.square(g)))));
+    norm = Math.sqrt(sq.dataSync()[0]!);
+    sq.dispose();
+  }
+  const out = new Map<string, tf.Tensor>();
+  const scale = maxNorm !== null && Number.isFinite(norm) && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1;
+  for (const [name, g] of grads) out.set(name, scale === 1 ? g : tf.mul(g, scale));
+  return { norm, grads: out };
+}

@@ -1,0 +1,11 @@
+export { clippedSurrogate } from './surrogate.js';
+export type { SurrogateOptions, SurrogateTerms } from './surrogate.js';
+export { aggregate, aggregationScale, AggregationModeSchema } from './aggregate.js';
+export type { AggregationMode, AggregationScale } from './aggregate.js';
+export { klPenalty, KlEstimatorSchema } from './kl.js';
+export type { KlEstimator } from './kl.js';
+export { stopGradient } from './stop-gradient.js';
+export { AdamW, AdamWConfigSchema, clipGradNorm } from './adamw.js';
+export type { AdamWConfig } from './adamw.js';
+export { learningRate, LrScheduleSchema } from './schedule.js';
+export type { LrSchedule } from './schedule.js';
