@@ -9,3 +9,8 @@ export { AdamW, AdamWConfigSchema, clipGradNorm } from './adamw.js';
 export type { AdamWConfig } from './adamw.js';
 export { learningRate, LrScheduleSchema } from './schedule.js';
 export type { LrSchedule } from './schedule.js';
+export { TrainerError } from './errors.js';
+export type { TrainerErrorCode } from './errors.js';
+export { CheckpointStore } from './checkpoint-store.js';
+export type { CheckpointMeta } from './checkpoint-store.js';
+export { configHash, configDiff, canonicalJson } from './config-hash.js';
