@@ -1,1 +1,17 @@
-export {};
+export { RolloutError } from './errors.js';
+export type { RolloutErrorCode } from './errors.js';
+
+// answer spans in token space
+export { SpanOptionsSchema, spanLocator, locateAnswerSpans } from './spans.js';
+export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans.js';
+export { boxedContent, DEFAULT_BOX_MARKERS } from './boxes.js';
+export { VocabFileSchema, vocabFromJson, loadVocab } from './vocab.js';
+export type { Vocab, VocabFile } from './vocab.js';
+export { vocabLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
+export type { TokenizerLoader } from './tokenizer-spec.js';
+export { runCli } from './cli-run.js';
+export type { CliIo } from './cli-run.js';
+
+// files
+export { readJsonl } from './jsonl.js';
+export type { JsonlLine } from './jsonl.js';

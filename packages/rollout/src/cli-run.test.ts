@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from '@rlvr/core';
+import { runCli } from './cli-run.js';
+import { vocabFromJson } from './vocab.js';
+import type { TokenizerLoader } from './tokenizer-spec.js';
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } }, out, err };
+}
+
+// ids: 0 "\", 1 "boxed", 2 "{", 3 "1", 4 "4", 5 "}", 6 "So ", 7 "{1", 8 EOS
+const VOCAB = { encoding: 'utf8', tokens: ['\\', 'boxed', '{', '1', '4', '}', 'So ', '{1', '<eos>'], special: [8] };
+
+async function setup(rows: string) {
+  const dir = await mkdtemp(join(tmpdir(), 'rlvr-spans-'));
+  await writeFile(join(dir, 'vocab.json'), JSON.stringify(VOCAB));
+  await writeFile(join(dir, 'in.jsonl'), rows);
+  return dir;
+}
+
+describe('rlvr-rollout spans', () => {
+  it('writes one spans row per completion row, in order', async () => {
+    const dir = await setup('{"completion": [6, 0, 1, 2, 3, 4, 5, 8]}\n\n{"completion": [6, 3]}\n{"completion": [0, 1, 7, 4, 5], "extra": 1}\n');
+    const { io: x, out, err } = io();
+    const code = await runCli(['spans', '--tokenizer', `vocab:${join(dir, 'vocab.json')}`, '--in', join(dir, 'in.jsonl')], x);
+    expect(err.join('')).toBe('');
+    expect(code).toBe(0);
+    expect(out.join('').trim().split('\n').map((l) => JSON.parse(l))).toEqual([
+      { spans: { open: [1, 4], content: [4, 6], close: [6, 7] } },
+      { spans: null },
+      { spans: { open: [0, 3], content: [3, 4], close: [4, 5] } },
+    ]);
+  });
+
+  it('writes --out whole, and leaves no file when a row is bad', async () => {
+    const dir = await setup('{"completion": [0, 1, 2, 3, 5]}\n{"completion": [0, "x"]}\n');
+    const { io: x, err } = io();
+    const args = ['spans', '--tokenizer', `vocab:${join(dir, 'vocab.json')}`, '--in', join(dir, 'in.jsonl'), '--out', join(dir, 'out.jsonl')];
+    expect(await runCli(args, x)).toBe(1);
+    expect(err.join('')).toContain(`${join(dir, 'in.jsonl')}:2, field completion.1: `);
+    expect((await readdir(dir)).sort()).toEqual(['in.jsonl', 'vocab.json']);
+    await writeFile(join(dir, 'in.jsonl'), '{"completion": [0, 1, 2, 3, 5]}\n');
+    expect(await runCli(args, io().io)).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 'out.jsonl'), 'utf8'))).toEqual({ spans: { open: [0, 3], content: [3, 4], close: [4, 5] } });
+  });
+
+  it('names the file and line of a token id the vocabulary lacks', async () => {
+    const dir = await setup('{"completion": [0]}\n{"completion": [99]}\n');
+    const { io: x, err } = io();
+    expect(await runCli(['spans', '--tokenizer', `vocab:${join(dir, 'vocab.json')}`, '--in', join(dir, 'in.jsonl')], x)).toBe(1);
+    expect(err.join('')).toContain(`in.jsonl:2, field completion: `);
+    expect(err.join('')).toContain('token id 99 is not in the vocabulary');
+  });
+
+  it('lists known tokenizer kinds for a bad spec and accepts registered kinds', async () => {
+    const dir = await setup('{"completion": [1, 2]}\n');
+    const { io: x, err } = io();
+    expect(await runCli(['spans', '--tokenizer', 'qwen3:/models/x', '--in', join(dir, 'in.jsonl')], x)).toBe(1);
+    expect(err.join('')).toContain('unknown tokenizer kind "qwen3"; known: vocab:...');
+    // the extension point: a caller registers another kind (here an in-memory one for the test)
+    const loaders = new Registry<TokenizerLoader>('tokenizer kind');
+    loaders.register({ name: 'mem', usage: 'mem:', load: async () => vocabFromJson({ encoding: 'utf8', tokens: ['x', '\\fbox{', '7}'] }) });
+    const r = io();
+    expect(await runCli(['spans', '--tokenizer', 'mem:', '--in', join(dir, 'in.jsonl')], r.io, loaders)).toBe(0);
+    expect(JSON.parse(r.out.join(''))).toEqual({ spans: { open: [0, 1], content: [1, 1], close: [1, 2] } });
+  });
+
+  it('reports usage errors with exit code 2', async () => {
+    const a = io();
+    expect(await runCli(['spans', '--in', 'x'], a.io)).toBe(2);
+    expect(a.err.join('')).toContain('--tokenizer and --in are required');
+    const b = io();
+    expect(await runCli(['frobnicate'], b.io)).toBe(2);
+    expect(b.err.join('')).toContain('unknown command "frobnicate"');
+    const c = io();
+    expect(await runCli(['spans', '--help'], c.io)).toBe(0);
+    expect(c.out.join('')).toContain('vocab:FILE.json');
+  });
+});
