@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { SequenceBaseline } from '../types.js';
+import { baselineMetrics, rewardGroups } from './groups.js';
+
+export const ReinforcePpBaselineConfigSchema = z.strictObject({
+  /** added to the batch variance inside the square root (verl: 1e-8) */
+  whitenEps: z.number().positive().default(1e-8),
+});
+export type ReinforcePpBaselineConfig = z.output<typeof ReinforcePpBaselineConfigSchema>;
+
+/**
+ * REINFORCE++-baseline (Hu et al. 2025, arXiv:2501.03262; verl
+ * `reinforce_plus_plus_baseline`): x_i = r_i - mean_g, then whitening over every
+ * completion token of the batch, so longer completions weigh more:
+ *   N = sum_i len_i,  mu = sum_i len_i x_i / N,
+ *   var = sum_i len_i (x_i - mu)^2 / (N - 1),  A_i = (x_i - mu) / sqrt(var + whitenEps).
+ * Rollouts of groups of one or with equal rewards get A = 0 and are left out of
+ * the whitening statistics (verl keeps them in with x = 0, which shifts them to
+ * -mu / sigma: a signal from a group that has none).
+ */
+export const reinforcePpBaseline: SequenceBaseline<typeof ReinforcePpBaselineConfigSchema> = {
+  name: 'reinforce-pp-baseline',
+  description: 'group mean, then whitening over all completion tokens of the batch',
+  configSchema: ReinforcePpBaselineConfigSchema,
+  batchCoupled: true,
+  compute(batch, config, out) {
+    const groups = rewardGroups(batch, false);
+    const offsets = batch.completionOffsets;
+    let n = 0;
+    let sum = 0;
+    for (let i = 0; i < batch.numRollouts; i++) {
+      const g = batch.groupIndex[i]!;
+      if (groups.degenerate[g]) {
+        out[i] = 0;
+        continue;
+      }
+      const x = batch.rewards[i]! - groups.mean[g]!;
+      const len = offsets[i + 1]! - offsets[i]!;
+      out[i] = x;
+      n += len;
+      sum += len * x;
+    }
+    const mu = n > 0 ? sum / n : 0;
+    let ss = 0;
+    for (let i = 0; i < batch.numRollouts; i++) {
+      if (groups.degenerate[batch.groupIndex[i]!]) continue;
+      const d = out[i]! - mu;
+      ss += (offsets[i + 1]! - offsets[i]!) * d * d;
+    }
+    const variance = n > 1 ? ss / (n - 1) : 0;
+    const inv = 1 / Math.sqrt(variance + config.whitenEps);
+    for (let i = 0; i < batch.numRollouts; i++) {
+      if (groups.degenerate[batch.groupIndex[i]!]) continue;
+      out[i] = (out[i]! - mu) * inv;
+    }
+    return { ...baselineMetrics(groups, batch), whiten_mean: mu, whiten_std: Math.sqrt(variance) };
+  },
+};

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { totalTokens, type RolloutBatch, type Signals } from '@rlvr/core';
+import { AdvantagesError } from './errors.js';
+import { weightMetrics } from './metrics.js';
+import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaseline, TokenWeighting } from './types.js';
+
+/**
+ * One strict schema holding both parts' options. A key declared by both parts is
+ * a programming error and throws `config_clash` at composition time. Each part's
+ * own cross-field checks (e.g. GRAIL's wMin <= wMean <= wMax) run again on its keys.
+ */
+export function mergeConfigSchemas(name: string, baseline: SequenceBaseline, weighting: TokenWeighting): ConfigSchema {
+  const shape: Record<string, z.ZodType> = {};
+  const owner: Record<string, string> = {};
+  for (const [part, schema] of [[`baseline ${baseline.name}`, baseline.configSchema], [`weighting ${weighting.name}`, weighting.configSchema]] as const) {
+    for (const [key, field] of Object.entries(schema.shape)) {
+      if (key in shape) {
+        throw new AdvantagesError('config_clash', `estimator ${name}: option "${key}" is declared by both ${owner[key]} and ${part}; rename one of them`, { field: key });
+      }
+      shape[key] = field as z.ZodType;
+      owner[key] = part;
+    }
+  }
+  const parts = [baseline.configSchema, weighting.configSchema];
+  return z.strictObject(shape).superRefine((value, ctx) => {
+    for (const schema of parts) {
+      const own: Record<string, unknown> = {};
+      for (const key of Object.keys(schema.shape)) own[key] = (value as Record<string, unknown>)[key];
+      const result = schema.safeParse(own);
+      if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  });
+}
+
+/**
+ * Compose a sequence baseline with a token weighting into an estimator:
+ * advantages[t] = sequenceAdvantages[i] * weights[t] for token t of rollout i.
+ * `name` defaults to `baseline+weighting`.
+ */
+export function composeEstimator(baseline: SequenceBaseline, weighting: TokenWeighting, name = `${baseline.name}+${weighting.name}`, description?: string): AdvantageEstimator {
+  const configSchema = mergeConfigSchemas(name, baseline, weighting);
+  return {
+    name,
+    description: description ?? `${baseline.description}; ${weighting.description}`,
+    configSchema,
+    needs: [...weighting.needs],
+    baseline,
+    weighting,
+    estimate(batch: RolloutBatch, signals: Signals, config): AdvantageResult {
+      const T = totalTokens(batch);
+      if (signals.totalTokens !== T) {
+        throw new AdvantagesError('invalid_input', `signals hold ${signals.totalTokens} tokens per signal but the batch has ${T} completion tokens`, { field: 'signals' });
+      }
+      // every needed signal must be there before any work starts
+      for (const need of weighting.needs) signals.get(need, `estimator ${name}`);
+      const B = batch.numRollouts;
+      const sequenceAdvantages = new Float64Array(B);
+      const baselineMetrics = baseline.compute(batch, config, sequenceAdvantages);
+      const weights = new Float32Array(T);
+      const weightingMetrics = weighting.compute(batch, signals, sequenceAdvantages, config, weights);
+      const advantages = new Float32Array(T);
+      const offsets = batch.completionOffsets;
+      for (let i = 0; i < B; i++) {
+        const a = sequenceAdvantages[i]!;
+        for (let t = offsets[i]!; t < offsets[i + 1]!; t++) advantages[t] = a * weights[t]!;
+      }
+      return {
+        advantages,
+        weights,
+        sequenceAdvantages,
+        metrics: { ...baselineMetrics, ...weightingMetrics, ...weightMetrics(batch, weights, sequenceAdvantages) },
+      };
+    },
+  };
+}

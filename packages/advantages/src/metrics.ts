@@ -1,0 +1,65 @@
+import type { RolloutBatch } from '@rlvr/core';
+import type { Metrics } from './types.js';
+
+/**
+ * Weight statistics over tokens, split by correct (reward > 0) and wrong
+ * rollouts: `weight_{mean,std,min,max}` plus `_correct` / `_wrong` variants (std
+ * is the population std; NaN when the split has no token), and the mean |A|
+ * before and after weighting. Shapes: weights [T], sequenceAdvantages [B].
+ */
+export function weightMetrics(batch: RolloutBatch, weights: Float32Array, sequenceAdvantages: Float64Array): Metrics {
+  // index 0: wrong, 1: correct
+  const count = [0, 0];
+  const sum = [0, 0];
+  const sumSq = [0, 0];
+  const min = [Infinity, Infinity];
+  const max = [-Infinity, -Infinity];
+  let absRaw = 0;
+  let absWeighted = 0;
+  const offsets = batch.completionOffsets;
+  for (let i = 0; i < batch.numRollouts; i++) {
+    const k = batch.rewards[i]! > 0 ? 1 : 0;
+    const c0 = offsets[i]!;
+    const c1 = offsets[i + 1]!;
+    const a = Math.abs(sequenceAdvantages[i]!);
+    let s = 0;
+    let s2 = 0;
+    let sAbs = 0;
+    let lo = min[k]!;
+    let hi = max[k]!;
+    for (let t = c0; t < c1; t++) {
+      const w = weights[t]!;
+      s += w;
+      s2 += w * w;
+      sAbs += Math.abs(w);
+      if (w < lo) lo = w;
+      if (w > hi) hi = w;
+    }
+    count[k]! += c1 - c0;
+    sum[k]! += s;
+    sumSq[k]! += s2;
+    min[k] = lo;
+    max[k] = hi;
+    absRaw += a * (c1 - c0);
+    absWeighted += a * sAbs;
+  }
+  const stats = (n: number, s: number, s2: number, lo: number, hi: number) => {
+    if (n === 0) return [NaN, NaN, NaN, NaN] as const;
+    const mean = s / n;
+    return [mean, Math.sqrt(Math.max(0, s2 / n - mean * mean)), lo, hi] as const;
+  };
+  const all = stats(count[0]! + count[1]!, sum[0]! + sum[1]!, sumSq[0]! + sumSq[1]!, Math.min(min[0]!, min[1]!), Math.max(max[0]!, max[1]!));
+  const wrong = stats(count[0]!, sum[0]!, sumSq[0]!, min[0]!, max[0]!);
+  const correct = stats(count[1]!, sum[1]!, sumSq[1]!, min[1]!, max[1]!);
+  const tokens = count[0]! + count[1]!;
+  const metrics: Metrics = {};
+  const names = ['mean', 'std', 'min', 'max'] as const;
+  names.forEach((name, j) => {
+    metrics[`weight_${name}`] = all[j]!;
+    metrics[`weight_${name}_correct`] = correct[j]!;
+    metrics[`weight_${name}_wrong`] = wrong[j]!;
+  });
+  metrics.advantage_abs_mean_raw = tokens > 0 ? absRaw / tokens : 0;
+  metrics.advantage_abs_mean = tokens > 0 ? absWeighted / tokens : 0;
+  return metrics;
+}
