@@ -1,1 +1,14 @@
-export {};
+export { PolicyError } from './errors.js';
+export type { PolicyErrorCode, PolicyErrorLocation } from './errors.js';
+export { ModelConfigSchema, parseModelConfig, modelDims, parameterShapes } from './config.js';
+export type { ModelConfig, ModelConfigInput, ModelDims } from './config.js';
+export { Qwen3Model, KVCache, positionsFromMask } from './model.js';
+export type { ForwardInput, LayerKV } from './model.js';
+export { tokenLogprobs, tokenLogprobsReference } from './logprobs.js';
+export type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
+export { SafetensorsFile, CheckpointReader, writeSafetensors, writeCheckpointWeights, writeFileAtomic, floatToBf16, floatToHalf, halfToFloat, INDEX_FILE, SINGLE_FILE } from './safetensors.js';
+export type { SafetensorsDtype, WritableDtype, TensorInfo, HostTensor, TensorToWrite } from './safetensors.js';
+export { loadModel, saveModel, readModelConfig, CONFIG_FILE } from './checkpoint.js';
+export type { LoadOptions, SaveOptions } from './checkpoint.js';
+export { selectBackend, BACKEND_NAMES, BACKEND_ENV, BackendOptionsSchema } from './backend.js';
+export type { BackendName, BackendOptions, Logger } from './backend.js';

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs-core';
+import { loadModel } from './checkpoint.js';
+import type { Qwen3Model } from './model.js';
+import { TEST_BACKENDS, TINY_DIR, reference, relError, tensorOf, useBackend } from './test-utils/fixtures.js';
+
+const ref = reference();
+const [B, T] = ref.get('input_ids')!.shape;
+const maskData = ref.get('attention_mask')!.data;
+const tmaskData = ref.get('target_mask')!.data;
+const V = 300;
+const D = 64;
+/** Only positions that are real tokens are compared (pad rows are garbage by design). */
+const real = (width: number) => (i: number) => maskData[Math.floor(i / width)] === 1;
+
+describe.each(TEST_BACKENDS)('Qwen3Model vs PyTorch on %s', (backend) => {
+  let model: Qwen3Model;
+  let ids: tf.Tensor2D;
+  let mask: tf.Tensor2D;
+  beforeAll(async () => {
+    await useBackend(backend);
+    model = loadModel(TINY_DIR);
+    ids = tensorOf(ref.get('input_ids')!) as tf.Tensor2D;
+    mask = tensorOf(ref.get('attention_mask')!) as tf.Tensor2D;
+  });
+  afterAll(() => {
+    model.dispose();
+    tf.dispose([ids, mask]);
+  });
+
+  it('logits and hidden states match (rel. error <= 1e-4) on a left- and right-padded batch', () => {
+    const logits = model.logits({ ids, attentionMask: mask });
+    expect(logits.shape).toEqual([B, T, V]);
+    expect(relError(logits.dataSync(), ref.get('logits')!.data, real(V))).toBeLessThan(1e-4);
+    const hidden = model.hidden({ ids, attentionMask: mask });
+    expect(relError(hidden.dataSync(), ref.get('hidden')!.data, real(D))).toBeLessThan(1e-4);
+    tf.dispose([logits, hidden]);
+  });
+
+  it('token log-probs and entropies match (rel. error <= 1e-4), chunked and unchunked', () => {
+    const targets = tensorOf(ref.get('targets')!) as tf.Tensor2D;
+    const tm = (i: number) => tmaskData[i] === 1;
+    for (const maxChunkElements of [undefined, 2 * V * B]) {
+      const out = tf.tidy(() => {
+        const h = model.hidden({ ids, attentionMask: mask });
+        const r = model.tokenLogprobs(h, targets, { maxChunkElements });
+        return [r.logprobs.dataSync(), r.entropy.dataSync()];
+      });
+      expect(relError(out[0], ref.get('logprobs')!.data, tm)).toBeLessThan(1e-4);
+      expect(relError(out[1], ref.get('entropy')!.data, tm)).toBeLessThan(1e-4);
+    }
+    targets.dispose();
+  });
+
+  it('gradients w.r.t. input embeddings and parameters match (rel. error <= 1e-3)', () => {
+    const targets = tensorOf(ref.get('targets')!) as tf.Tensor2D;
+    const tmask = tensorOf(ref.get('target_mask')!);
+    const w = tensorOf(ref.get('loss_weights')!);
+    const embeds = model.embed(ids);
+    const lossOf = (e: tf.Tensor3D) => {
+      const h = model.hidden({ embeds: e, attentionMask: mask });
+      const { logprobs, entropy } = model.tokenLogprobs(h, targets, { maxChunkElements: 4 * V * B });
+      return tf.add(tf.neg(tf.sum(tf.mul(tf.mul(tmask, w), logprobs))), tf.mul(0.1, tf.sum(tf.mul(tmask, entropy)))) as tf.Scalar;
+    };
+    // Embeddings as the leaf (saliency): no parameter gradients.
+    const { value, grad } = tf.valueAndGrad(lossOf)(embeds);
+    expect(relError(value.dataSync(), ref.get('loss')!.data)).toBeLessThan(1e-4);
+    expect(relError(grad.dataSync(), ref.get('grad.embeds')!.data, real(D))).toBeLessThan(1e-3);
+    // Parameters (training): the loss from ids, embedding gather included.
+    const names = ['model.embed_tokens.weight', 'model.layers.0.self_attn.q_proj.weight', 'model.layers.1.self_attn.k_norm.weight', 'model.layers.1.mlp.down_proj.weight', 'model.norm.weight'];
+    const { grads } = tf.variableGrads(() => lossOf(model.embed(ids)), names.map((n) => model.param(n)));
+    for (const n of names) {
+      const g = grads[model.param(n).name];
+      expect(relError(g.dataSync(), ref.get('grad.' + n)!.data), n).toBeLessThan(1e-3);
+    }
+    tf.dispose([targets, tmask, w, embeds, value, grad, ...Object.values(grads)]);
+  });
+});

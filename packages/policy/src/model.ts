@@ -1,0 +1,379 @@
+import * as tf from '@tensorflow/tfjs-core';
+// Gradients are registered by a side-effect module (the full @tensorflow/tfjs bundle does the same).
+import '@tensorflow/tfjs-core/dist/register_all_gradients.js';
+import { modelDims, parameterShapes } from './config.js';
+import type { ModelConfig, ModelDims } from './config.js';
+import { PolicyError } from './errors.js';
+import { tokenLogprobs } from './logprobs.js';
+import type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
+import type { HostTensor } from './safetensors.js';
+
+/**
+ * A Qwen3 / Llama decoder in TensorFlow.js, written top to bottom like the Hugging Face code:
+ * RMSNorm, grouped-query attention with rotary embeddings (and Qwen3's per-head q/k RMSNorm),
+ * SwiGLU MLP, final norm, LM head (tied or not). Parameters are `tf.Variable`s keyed by Hugging
+ * Face tensor names, so checkpoints load key by key.
+ *
+ * Shapes: B batch, T new tokens, S = past + T keys, D hidden, H query heads, KV key/value heads,
+ * G = H / KV, hd head size, V vocabulary.
+ *
+ * Conventions (shared with the PyTorch reference in tools/fixtures/policy):
+ * - `attentionMask` `[B, T]`: 1 real token, 0 padding; left or right padding both work;
+ * - position ids default to cumsum(mask) - 1 clamped at 0, so a left-padded row sees the same
+ *   positions as its unpadded sequence (as in Hugging Face generation);
+ * - masked scores get -1e9 added (finite: fully masked pad rows stay finite, never NaN).
+ */
+
+const MASK_VALUE = -1e9;
+
+/** Inputs of a forward pass: token ids or input embeddings (exactly one). */
+export interface ForwardInput {
+  /** `[B, T]` int32 token ids. */
+  ids?: tf.Tensor2D;
+  /** `[B, T, D]` input embeddings, e.g. the differentiable leaf of a saliency gradient. */
+  embeds?: tf.Tensor3D;
+  /** `[B, T]` 1 = real token, 0 = padding. Default: all ones. */
+  attentionMask?: tf.Tensor2D;
+  /** `[B, T]` position ids. Default: cumsum(attentionMask) - 1, clamped at 0. */
+  positionIds?: tf.Tensor2D;
+}
+
+/** Keys and values of one layer: `[B, KV, S, hd]` each. */
+export interface LayerKV {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+}
+
+/**
+ * The KV cache of an incremental decode. Owns its tensors: `decodeStep` replaces them and
+ * disposes the old ones; call `dispose()` when done.
+ */
+export class KVCache {
+  /** Per layer, keys and values `[B, KV, S, hd]`. */
+  layers: LayerKV[];
+  /** `[B, S]` float32, 1 where the key is a real token. */
+  keyMask: tf.Tensor2D;
+
+  constructor(layers: LayerKV[], keyMask: tf.Tensor2D) {
+    this.layers = layers;
+    this.keyMask = keyMask;
+  }
+
+  /** Cached length S (keys per row, padding included). */
+  get length(): number {
+    return this.keyMask.shape[1];
+  }
+
+  get batchSize(): number {
+    return this.keyMask.shape[0];
+  }
+
+  dispose(): void {
+    for (const l of this.layers) tf.dispose([l.k, l.v]);
+    this.keyMask.dispose();
+    this.layers = [];
+  }
+}
+
+let nextModelId = 0;
+
+export class Qwen3Model {
+  readonly config: ModelConfig;
+  readonly dims: ModelDims;
+  /** Parameters keyed by Hugging Face tensor name (`model.layers.0.self_attn.q_proj.weight`). */
+  readonly params: Map<string, tf.Variable>;
+  private readonly rot: tf.Tensor2D;
+  private readonly invFreq: tf.Tensor1D;
+
+  /** Wraps existing variables; use `fromWeights`, `random` or `loadModel` to build one. */
+  constructor(config: ModelConfig, params: Map<string, tf.Variable>) {
+    this.config = config;
+    this.dims = modelDims(config);
+    this.params = params;
+    const { hd } = this.dims;
+    const h = hd / 2;
+    // rotate_half(x) = x @ rot, with rotate_half(x) = concat(-x[h:], x[:h]) as in Hugging Face.
+    const r = new Float32Array(hd * hd);
+    for (let j = 0; j < h; j++) r[(j + h) * hd + j] = -1;
+    for (let j = h; j < hd; j++) r[(j - h) * hd + j] = 1;
+    this.rot = tf.keep(tf.tensor2d(r, [hd, hd]));
+    const inv = new Float32Array(h);
+    for (let i = 0; i < h; i++) inv[i] = 1 / Math.pow(config.rope_theta, (2 * i) / hd);
+    this.invFreq = tf.keep(tf.tensor1d(inv));
+  }
+
+  /**
+   * Build from host weights (Hugging Face names). Every expected tensor must be present with its
+   * exact shape; the error names the tensor, the expected and the found shape.
+   */
+  static fromWeights(config: ModelConfig, get: (name: string) => HostTensor | undefined, options: { trainable?: boolean } = {}): Qwen3Model {
+    const id = nextModelId++;
+    const params = new Map<string, tf.Variable>();
+    try {
+      for (const [name, shape] of parameterShapes(config)) {
+        const t = get(name);
+        if (!t) throw new PolicyError('missing_tensor', `missing tensor (expected shape [${shape}])`, { tensor: name });
+        if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+          throw new PolicyError('shape_mismatch', `wrong shape: expected [${shape}], found [${t.shape}]`, { tensor: name });
+        }
+        const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data);
+        params.set(name, tf.variable(tf.tensor(data, shape, 'float32'), options.trainable ?? true, `policy${id}/${name}`));
+      }
+    } catch (err) {
+      for (const v of params.values()) v.dispose();
+      throw err;
+    }
+    return new Qwen3Model(config, params);
+  }
+
+  /** A randomly initialised model (normal(0, std) weights, unit norms), seeded. */
+  static random(config: ModelConfig, seed = 0, std = 0.02): Qwen3Model {
+    const shapes = parameterShapes(config);
+    let i = 0;
+    return Qwen3Model.fromWeights(config, (name) => {
+      const shape = shapes.get(name)!;
+      const data = name.endsWith('norm.weight')
+        ? new Float32Array(shape[0]).fill(1)
+        : (tf.tidy(() => tf.randomNormal(shape, 0, std, 'float32', seed * 1000 + i++).dataSync()) as Float32Array);
+      return { shape, data };
+    });
+  }
+
+  /** All parameters, in checkpoint order (for `tf.variableGrads` / optimizers). */
+  variables(): tf.Variable[] {
+    return [...this.params.values()];
+  }
+
+  numParameters(): number {
+    let n = 0;
+    for (const v of this.params.values()) n += v.size;
+    return n;
+  }
+
+  /** Host copies of all parameters, keyed by Hugging Face name (for saving). */
+  toHost(): Map<string, HostTensor> {
+    const out = new Map<string, HostTensor>();
+    for (const [name, v] of this.params) out.set(name, { shape: v.shape, data: v.dataSync() as Float32Array });
+    return out;
+  }
+
+  /** The parameter of a Hugging Face name; throws naming it when absent. */
+  param(name: string): tf.Variable {
+    const v = this.params.get(name);
+    if (!v) throw new PolicyError('missing_tensor', 'parameter not in the model', { tensor: name });
+    return v;
+  }
+
+  /** `[V, D]`: `lm_head.weight`, or the token embedding when `tie_word_embeddings`. */
+  lmHeadWeight(): tf.Tensor2D {
+    return (this.config.tie_word_embeddings ? this.param('model.embed_tokens.weight') : this.param('lm_head.weight')) as tf.Variable<tf.Rank.R2>;
+  }
+
+  /**
+   * Token embeddings: ids `[B, T]` -> `[B, T, D]`. Differentiable w.r.t. the embedding table
+   * (the gradient is a scatter-add, which both wasm and cpu implement).
+   */
+  embed(ids: tf.Tensor2D): tf.Tensor3D {
+    const [B, T] = ids.shape;
+    const { D, V } = this.dims;
+    const W = this.param('model.embed_tokens.weight');
+    return tf.tidy(() => {
+      // The ids are saved for the backward pass (kept by the engine past this tidy).
+      const gather = (w: tf.Tensor | tf.GradSaveFunc, save: tf.Tensor | tf.GradSaveFunc) => {
+        const idx = tf.cast(tf.reshape(ids, [B * T, 1]), 'int32');
+        (save as tf.GradSaveFunc)([idx]);
+        return {
+          value: tf.gather(w as tf.Tensor, tf.reshape(idx, [B * T])),
+          gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(saved[0], dy, [V, D]),
+        };
+      };
+      return tf.reshape(tf.customGrad(gather as never)(W) as tf.Tensor, [B, T, D]) as tf.Tensor3D;
+    });
+  }
+
+  /**
+   * Final-normed hidden states `[B, T, D]` from ids or embeddings. The one forward used for
+   * training, saliency and scoring (gradients flow through it).
+   */
+  hidden(input: ForwardInput): tf.Tensor3D {
+    return tf.tidy(() => {
+      const x = this.inputEmbeds(input);
+      const [B, T] = x.shape;
+      const mask = (input.attentionMask ? tf.cast(input.attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
+      const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : positionsFromMask(mask);
+      return this.run(x, pos, mask, null).h;
+    });
+  }
+
+  /** Logits `[B, T, V]` (materialised: for small vocabularies and tests; use `tokenLogprobs` for training). */
+  logits(input: ForwardInput): tf.Tensor3D {
+    return tf.tidy(() => this.project(this.hidden(input)));
+  }
+
+  /** hidden `[B, T, D]` -> logits `[B, T, V]`. */
+  project(hidden: tf.Tensor3D): tf.Tensor3D {
+    const [B, T, D] = hidden.shape;
+    return tf.tidy(() => tf.reshape(tf.matMul(tf.reshape(hidden, [B * T, D]), this.lmHeadWeight(), false, true), [B, T, this.dims.V]) as tf.Tensor3D);
+  }
+
+  /**
+   * log p(targets) and entropy `[B, T]` from hidden states `[B, T, D]`, chunked along T (never a
+   * `[B, T, V]` float32 log-softmax). `targets` `[B, T]` int32: the caller shifts (target at t = token at t+1).
+   */
+  tokenLogprobs(hidden: tf.Tensor3D, targets: tf.Tensor2D, options: TokenLogprobsOptions = {}): TokenLogprobs {
+    return tokenLogprobs(hidden, this.lmHeadWeight(), targets, options);
+  }
+
+  /**
+   * Run a prompt batch and start a KV cache. `ids`, `attentionMask` `[B, T]`; use left padding
+   * so that the last column is a real token for every row. Returns the logits of the last column
+   * `[B, V]` and the cache (owned by the caller).
+   */
+  prefill(ids: tf.Tensor2D, attentionMask?: tf.Tensor2D): { logits: tf.Tensor2D; cache: KVCache } {
+    const [B, T] = ids.shape;
+    let cache: KVCache | undefined;
+    const logits = tf.tidy(() => {
+      const mask = (attentionMask ? tf.cast(attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
+      const { h, kv } = this.run(this.embed(ids), positionsFromMask(mask), mask, null);
+      const last = tf.slice(h, [0, T - 1, 0], [B, 1, this.dims.D]);
+      cache = new KVCache(kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })), tf.keep(mask));
+      return tf.reshape(this.project(last), [B, this.dims.V]) as tf.Tensor2D;
+    });
+    return { logits, cache: cache! };
+  }
+
+  /**
+   * One incremental step: ids `[B]` (or `[B, 1]`), appended to `cache` (mutated; old tensors
+   * disposed). `stepMask` `[B]` (default ones): 0 marks the new token as padding (e.g. a finished
+   * row), so later tokens do not attend to it. Returns next-token logits `[B, V]`.
+   */
+  decodeStep(cache: KVCache, ids: tf.Tensor, stepMask?: tf.Tensor1D): tf.Tensor2D {
+    const B = cache.batchSize;
+    if (ids.size !== B) throw new PolicyError('invalid_input', `decodeStep got ${ids.size} ids for a cache of batch ${B}`);
+    const old = cache.layers;
+    const oldMask = cache.keyMask;
+    const logits = tf.tidy(() => {
+      const step = tf.reshape(stepMask ? tf.cast(stepMask, 'float32') : tf.ones([B]), [B, 1]);
+      const pos = tf.sum(oldMask, 1, true) as tf.Tensor2D; // [B, 1]: real tokens so far = position of the new one
+      const keyMask = tf.concat([oldMask, step], 1) as tf.Tensor2D;
+      const { h, kv } = this.run(this.embed(tf.reshape(ids, [B, 1]) as tf.Tensor2D), pos, keyMask, old);
+      cache.layers = kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) }));
+      cache.keyMask = tf.keep(keyMask);
+      return tf.reshape(this.project(h), [B, this.dims.V]) as tf.Tensor2D;
+    });
+    for (const l of old) tf.dispose([l.k, l.v]);
+    oldMask.dispose();
+    return logits;
+  }
+
+  dispose(): void {
+    for (const v of this.params.values()) v.dispose();
+    this.rot.dispose();
+    this.invFreq.dispose();
+  }
+
+  // ---- the network ----
+
+  private inputEmbeds(input: ForwardInput): tf.Tensor3D {
+    if ((input.ids === undefined) === (input.embeds === undefined)) {
+      throw new PolicyError('invalid_input', 'forward needs exactly one of ids [B, T] or embeds [B, T, D]');
+    }
+    if (input.embeds) {
+      if (input.embeds.rank !== 3 || input.embeds.shape[2] !== this.dims.D) {
+        throw new PolicyError('invalid_input', `embeds must be [B, T, ${this.dims.D}], got [${input.embeds.shape}]`);
+      }
+      return input.embeds;
+    }
+    return this.embed(input.ids!);
+  }
+
+  /**
+   * x `[B, T, D]`, positions `[B, T]` float, keyMask `[B, S]` (S = past + T) -> final-normed
+   * hidden `[B, T, D]` and every layer's keys/values `[B, KV, S, hd]`.
+   */
+  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null): { h: tf.Tensor3D; kv: LayerKV[] } {
+    const [B, T] = x.shape;
+    const { L, G, hd } = this.dims;
+    const S = keyMask.shape[1];
+    const pastLen = S - T;
+    // Rotary tables `[B, T, 1, hd]` (HF layout: the half frequencies repeated).
+    const freqs = tf.mul(tf.reshape(positions, [B, T, 1]), this.invFreq); // [B, T, hd/2]
+    const emb = tf.reshape(tf.concat([freqs, freqs], 2), [B, T, 1, hd]);
+    const rope = { cos: tf.cos(emb), sin: tf.sin(emb) };
+    // Additive attention bias `[B, 1, G*T, S]`: query t (absolute pastLen + t) sees key s <= it that is real.
+    const causal = tf.lessEqual(tf.reshape(tf.range(0, S, 1, 'int32'), [1, S]), tf.reshape(tf.range(pastLen, S, 1, 'int32'), [T, 1])); // [T, S]
+    const allowed = tf.logicalAnd(tf.reshape(causal, [1, 1, T, S]), tf.reshape(tf.cast(keyMask, 'bool'), [B, 1, 1, S]));
+    let bias: tf.Tensor = tf.where(allowed, tf.zeros([B, 1, T, S]), tf.fill([B, 1, T, S], MASK_VALUE));
+    if (G > 1) bias = tf.tile(bias, [1, 1, G, 1]); // rows ordered (g, t), matching the grouped queries
+    const kv: LayerKV[] = [];
+    let h = x;
+    for (let i = 0; i < L; i++) {
+      const out = this.block(i, h, rope, bias, past ? past[i] : null);
+      h = out.x;
+      kv.push(out.kv);
+    }
+    return { h: this.rmsNorm(h, 'model.norm.weight'), kv };
+  }
+
+  private block(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, past: LayerKV | null): { x: tf.Tensor3D; kv: LayerKV } {
+    const p = `model.layers.${i}.`;
+    const [B, T] = x.shape;
+    const { H, KV, G, hd } = this.dims;
+    const h = this.rmsNorm(x, p + 'input_layernorm.weight');
+    let q: tf.Tensor = tf.reshape(this.linear(h, p + 'self_attn.q_proj.weight'), [B, T, H, hd]);
+    let k: tf.Tensor = tf.reshape(this.linear(h, p + 'self_attn.k_proj.weight'), [B, T, KV, hd]);
+    const v = tf.reshape(this.linear(h, p + 'self_attn.v_proj.weight'), [B, T, KV, hd]);
+    if (this.dims.qkNorm) {
+      q = this.rmsNorm(q, p + 'self_attn.q_norm.weight');
+      k = this.rmsNorm(k, p + 'self_attn.k_norm.weight');
+    }
+    q = this.applyRope(q, rope);
+    k = this.applyRope(k, rope);
+    let kAll = tf.transpose(k, [0, 2, 1, 3]) as tf.Tensor4D; // (B, KV, T, hd)
+    let vAll = tf.transpose(v, [0, 2, 1, 3]) as tf.Tensor4D;
+    if (past) {
+      kAll = tf.concat([past.k, kAll], 2); // (B, KV, S, hd)
+      vAll = tf.concat([past.v, vAll], 2);
+    }
+    // Queries grouped by their KV head: (B, H, T, hd) -> (B, KV, G*T, hd), since head = kv*G + g;
+    // so K/V are never repeated.
+    const qg = tf.reshape(tf.mul(tf.transpose(q, [0, 2, 1, 3]), 1 / Math.sqrt(hd)), [B, KV, G * T, hd]) as tf.Tensor4D;
+    const scores = tf.add(tf.matMul(qg, kAll, false, true), bias); // (B, KV, G*T, S)
+    const att = tf.softmax(scores, -1) as tf.Tensor4D;
+    const y = tf.reshape(tf.matMul(att, vAll), [B, H, T, hd]); // (B, KV, G*T, hd) -> (B, H, T, hd)
+    const merged = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B, T, H * hd]) as tf.Tensor3D;
+    const x1 = tf.add(x, this.linear(merged, p + 'self_attn.o_proj.weight')) as tf.Tensor3D;
+    const h2 = this.rmsNorm(x1, p + 'post_attention_layernorm.weight');
+    const gate = this.linear(h2, p + 'mlp.gate_proj.weight');
+    const up = this.linear(h2, p + 'mlp.up_proj.weight');
+    const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor3D; // SwiGLU: silu(gate) * up
+    const x2 = tf.add(x1, this.linear(act, p + 'mlp.down_proj.weight')) as tf.Tensor3D;
+    return { x: x2, kv: { k: kAll, v: vAll } };
+  }
+
+  /** x `[..., in]` @ W^T, W `[out, in]` (Hugging Face layout) -> `[..., out]`. */
+  private linear<T extends tf.Tensor>(x: T, name: string): T {
+    const W = this.param(name) as tf.Tensor2D;
+    const inDim = x.shape[x.rank - 1];
+    const outShape = [...x.shape.slice(0, -1), W.shape[0]];
+    return tf.reshape(tf.matMul(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, W, false, true), outShape) as T;
+  }
+
+  /** RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * w. */
+  private rmsNorm<T extends tf.Tensor>(x: T, name: string): T {
+    const ms = tf.mean(tf.square(x), -1, true);
+    return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, this.config.rms_norm_eps))), this.param(name)) as T;
+  }
+
+  /** x `[B, T, nh, hd]` -> x * cos + rotate_half(x) * sin. */
+  private applyRope(x: tf.Tensor, rope: { cos: tf.Tensor; sin: tf.Tensor }): tf.Tensor {
+    const { hd } = this.dims;
+    const rotated = tf.reshape(tf.matMul(tf.reshape(x, [-1, hd]) as tf.Tensor2D, this.rot), x.shape);
+    return tf.add(tf.mul(x, rope.cos), tf.mul(rotated, rope.sin));
+  }
+}
+
+/** positions `[B, T]` = cumsum(mask) - 1, clamped at 0 (float32). */
+export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => tf.relu(tf.sub(tf.cumsum(tf.cast(mask, 'float32'), 1), 1)) as tf.Tensor2D);
+}
