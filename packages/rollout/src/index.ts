@@ -15,3 +15,7 @@ export type { CliIo } from './cli-run.js';
 // files
 export { readJsonl } from './jsonl.js';
 export type { JsonlLine } from './jsonl.js';
+
+// datasets
+export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from './datasets.js';
+export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './datasets.js';
