@@ -19,3 +19,7 @@ export type { JsonlLine } from './jsonl.js';
 // datasets
 export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from './datasets.js';
 export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './datasets.js';
+
+// prompts
+export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder, plainChatTemplate, chatmlTemplate } from './prompt.js';
+export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, PromptOptions, PromptOptionsInput, PromptBuilder } from './prompt.js';
