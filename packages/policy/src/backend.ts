@@ -84,6 +84,8 @@ export async function selectBackend(options: BackendOptions = {}, logger?: Logge
       source = BACKEND_ENV;
     }
   }
+  // tfjs prints a "use tfjs-node" banner on first use of cpu unless PROD is set; library code never prints.
+  tf.env().set('PROD', true);
   const candidates: BackendName[] = requested === 'auto' ? [...BACKEND_NAMES] : [requested];
   for (const name of candidates) {
     let pkg: string | null = null;

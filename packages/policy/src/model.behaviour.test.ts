@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs-core';
+import { parseModelConfig } from './config.js';
+import { tokenLogprobs, tokenLogprobsReference } from './logprobs.js';
+import { Qwen3Model } from './model.js';
+import { PolicyError } from './errors.js';
+import { TEST_BACKENDS, relError, useBackend } from './test-utils/fixtures.js';
+
+const config = parseModelConfig({
+  model_type: 'qwen3',
+  vocab_size: 97,
+  hidden_size: 32,
+  intermediate_size: 48,
+  num_hidden_layers: 2,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  head_dim: 8,
+  rope_theta: 1000,
+  tie_word_embeddings: true,
+});
+
+describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
+  let model: Qwen3Model;
+  beforeAll(async () => {
+    await useBackend(backend);
+    model = Qwen3Model.random(config, 3, 0.2);
+  });
+  afterAll(() => model.dispose());
+
+  it('a left-padded row gives the same outputs as the unpadded sequence', () => {
+    const seq = [5, 9, 17, 3, 44, 60];
+    const [a, b] = tf.tidy(() => {
+      const alone = model.logits({ ids: tf.tensor2d([seq], undefined, 'int32') });
+      const padded = model.logits({ ids: tf.tensor2d([[0, 0, ...seq]], undefined, 'int32'), attentionMask: tf.tensor2d([[0, 0, 1, 1, 1, 1, 1, 1]], undefined, 'int32') });
+      return [alone.dataSync(), tf.slice(padded, [0, 2, 0], [1, 6, 97]).dataSync()];
+    });
+    expect(relError(b, a)).toBeLessThan(1e-5);
+  });
+
+  it('KV-cache decoding gives the logits of the full forward pass, with left padding and a masked step', () => {
+    // Row 0: prompt [7, 8, 9]; row 1: left-padded prompt [11]. Then 3 decode steps, row 1's second one masked out.
+    const prompt = tf.tensor2d([[7, 8, 9], [0, 0, 11]], undefined, 'int32');
+    const pmask = tf.tensor2d([[1, 1, 1], [0, 0, 1]], undefined, 'int32');
+    const steps = [[20, 21], [22, 23], [24, 25]];
+    const stepMasks = [[1, 1], [1, 0], [1, 1]];
+    const before = tf.memory().numTensors;
+    const { logits: first, cache } = model.prefill(prompt, pmask);
+    const got: Float32Array[] = [first.dataSync() as Float32Array];
+    first.dispose();
+    for (let s = 0; s < steps.length; s++) {
+      const l = tf.tidy(() => model.decodeStep(cache, tf.tensor1d(steps[s], 'int32'), tf.tensor1d(stepMasks[s], 'float32')));
+      got.push(l.dataSync() as Float32Array);
+      l.dispose();
+    }
+    expect(cache.length).toBe(6);
+    cache.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    // Reference: one full forward over prompt + steps with the combined mask.
+    const allIds = [[7, 8, 9, 20, 22, 24], [0, 0, 11, 21, 23, 25]];
+    const allMask = [[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 0, 1]];
+    const full = tf.tidy(() => model.logits({ ids: tf.tensor2d(allIds, undefined, 'int32'), attentionMask: tf.tensor2d(allMask, undefined, 'int32') }).arraySync());
+    for (let s = 0; s < got.length; s++) {
+      for (let b = 0; b < 2; b++) {
+        if (allMask[b][2 + s] === 0) continue; // a masked step's own logits are not meaningful
+        expect(relError(got[s].subarray(b * 97, (b + 1) * 97), full[b][2 + s]), `step ${s} row ${b}`).toBeLessThan(1e-4);
+      }
+    }
+    tf.dispose([prompt, pmask]);
+  });
+
+  it('chunked log-probs (custom gradient) equal the full log-softmax, values and gradients, with temperature', () => {
+    const h = tf.randomNormal([2, 5, 32], 0, 1, 'float32', 1) as tf.Tensor3D;
+    const W = tf.randomNormal([97, 32], 0, 0.5, 'float32', 2) as tf.Tensor2D;
+    const tg = tf.tensor2d([[1, 2, 3, 4, 96], [0, 50, 50, 7, 8]], undefined, 'int32');
+    const c = tf.randomUniform([2, 5], 0.5, 1.5, 'float32', 3);
+    const loss = (f: typeof tokenLogprobs) => (hh: tf.Tensor, ww: tf.Tensor) => {
+      const r = f(hh as tf.Tensor3D, ww as tf.Tensor2D, tg, { temperature: 0.7, maxChunkElements: 2 * 97 * 2 });
+      return tf.add(tf.sum(tf.mul(r.logprobs, c)), tf.sum(tf.mul(r.entropy, tf.sub(2, c)))) as tf.Scalar;
+    };
+    const ref = (hh: tf.Tensor3D, ww: tf.Tensor2D, t: tf.Tensor2D, o?: { temperature?: number }) => tokenLogprobsReference(hh, ww, t, o?.temperature ?? 1);
+    const fast = tf.grads(loss(tokenLogprobs))([h, W]);
+    const slow = tf.grads(loss(ref as typeof tokenLogprobs))([h, W]);
+    expect(relError(fast[0].dataSync(), slow[0].dataSync())).toBeLessThan(1e-5);
+    expect(relError(fast[1].dataSync(), slow[1].dataSync())).toBeLessThan(1e-5);
+    // weightGrad: false gives the same hidden-state gradient.
+    const onlyH = tf.grad((hh: tf.Tensor) => {
+      const r = tokenLogprobs(hh as tf.Tensor3D, W, tg, { temperature: 0.7, weightGrad: false });
+      return tf.add(tf.sum(tf.mul(r.logprobs, c)), tf.sum(tf.mul(r.entropy, tf.sub(2, c)))) as tf.Scalar;
+    })(h);
+    expect(relError(onlyH.dataSync(), slow[0].dataSync())).toBeLessThan(1e-5);
+    tf.dispose([h, W, tg, c, ...fast, ...slow, onlyH]);
+  });
+
+  it('tied embeddings get gradient from both the input gather and the LM head (vs finite differences)', () => {
+    const ids = tf.tensor2d([[3, 4, 5, 3]], undefined, 'int32');
+    const tg = tf.tensor2d([[4, 5, 3, 4]], undefined, 'int32');
+    const E = model.param('model.embed_tokens.weight');
+    const f = () => tf.sum(model.tokenLogprobs(model.hidden({ ids }), tg).logprobs) as tf.Scalar;
+    const { grads } = tf.variableGrads(f, [E]);
+    const g = grads[E.name].arraySync() as number[][];
+    const orig = E.arraySync() as number[][];
+    const eps = 1e-2;
+    for (const [r, c] of [[3, 0], [4, 7], [5, 31]]) {
+      const at = (d: number) => {
+        const w = orig.map((row) => row.slice());
+        w[r][c] += d;
+        E.assign(tf.tensor2d(w));
+        return tf.tidy(() => f().dataSync()[0]);
+      };
+      const fd = (at(eps) - at(-eps)) / (2 * eps);
+      E.assign(tf.tensor2d(orig));
+      expect(Math.abs(fd - g[r][c])).toBeLessThan(2e-2 * Math.max(1, Math.abs(fd)));
+    }
+    tf.dispose([ids, tg, ...Object.values(grads)]);
+  });
+
+  it('no tensor leak: 100 forward/backward steps leave as many tensors as 1', () => {
+    const ids = tf.tensor2d([[1, 2, 3, 4, 5, 6], [0, 0, 7, 8, 9, 10]], undefined, 'int32');
+    const mask = tf.tensor2d([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]], undefined, 'int32');
+    const tg = tf.tensor2d([[2, 3, 4, 5, 6, 0], [0, 7, 8, 9, 10, 0]], undefined, 'int32');
+    const step = () => {
+      const { value, grads } = tf.variableGrads(() => {
+        const h = model.hidden({ ids, attentionMask: mask });
+        const r = model.tokenLogprobs(h, tg, { maxChunkElements: 2 * 97 * 3 });
+        return tf.neg(tf.mean(tf.add(r.logprobs, r.entropy))) as tf.Scalar;
+      }, model.variables());
+      tf.dispose([value, ...Object.values(grads)]);
+    };
+    step();
+    const after1 = tf.memory().numTensors;
+    for (let i = 0; i < 99; i++) step();
+    expect(tf.memory().numTensors).toBe(after1);
+    tf.dispose([ids, mask, tg]);
+  });
+
+  it('rejects bad inputs and weights with errors naming the tensor and shapes', () => {
+    expect(() => model.hidden({})).toThrow(/exactly one of ids/);
+    const e = tf.zeros([1, 2, 31]) as tf.Tensor3D;
+    expect(() => model.hidden({ embeds: e })).toThrow(/embeds must be \[B, T, 32\], got \[1,2,31\]/);
+    e.dispose();
+    const good = model.toHost();
+    const bad = (name: string, t: { shape: number[]; data: Float32Array } | undefined) => () =>
+      Qwen3Model.fromWeights(config, (n) => (n === name ? t : good.get(n)));
+    expect(bad('model.layers.1.mlp.up_proj.weight', { shape: [32, 48], data: new Float32Array(32 * 48) })).toThrow(
+      /tensor model\.layers\.1\.mlp\.up_proj\.weight: wrong shape: expected \[48,32\], found \[32,48\]/,
+    );
+    try {
+      bad('model.norm.weight', undefined)();
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(PolicyError);
+      expect((err as PolicyError).code).toBe('missing_tensor');
+      expect((err as PolicyError).message).toMatch(/model\.norm\.weight: missing tensor \(expected shape \[32\]\)/);
+    }
+  });
+});
