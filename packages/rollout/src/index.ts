@@ -23,3 +23,7 @@ export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './dat
 // prompts
 export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder, plainChatTemplate, chatmlTemplate } from './prompt.js';
 export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, PromptOptions, PromptOptionsInput, PromptBuilder } from './prompt.js';
+
+// synthetic tasks
+export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './synthetic.js';
+export type { SyntheticOperation, SyntheticOptions, SyntheticOptionsInput, SyntheticStep, SyntheticTask, SyntheticGenerator } from './synthetic.js';
