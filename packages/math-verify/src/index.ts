@@ -1,1 +1,6 @@
-export {};
+export { verifyAnswer, mathReward, mathRewardBatch } from './verify.js';
+export type { VerifyResult, RewardResult } from './verify.js';
+export { VerifyOptionsSchema, resolveOptions } from './options.js';
+export type { VerifyOptions, VerifyOptionsInput } from './options.js';
+export { MathVerifyError } from './errors.js';
+export type { MathVerifyErrorCode, MathVerifyErrorLocation } from './errors.js';

@@ -1,0 +1,422 @@
+/**
+ * Evaluates a scalar `Node` to an exact rational where possible and to a complex double always.
+ * Free variables take values from `env`; a step budget bounds every evaluation.
+ */
+import type { Node } from './ast.js';
+import {
+  type Complex,
+  type Rational,
+  C_ZERO,
+  MAX_BITS,
+  bitLength,
+  c,
+  cAbs,
+  cAdd,
+  cCos,
+  cDiv,
+  cExp,
+  cLog,
+  cMul,
+  cPow,
+  cRoot,
+  cSin,
+  cSqrt,
+  cSub,
+  factorial,
+  isFiniteC,
+  rAdd,
+  rDiv,
+  rMul,
+  rNeg,
+  rPowInt,
+  rToNumber,
+  rat,
+} from './numeric.js';
+
+export class EvalError extends Error {}
+
+/** A computed value: `ex` is the exact rational when known; `dec` marks values built from decimal literals. */
+export interface Value {
+  ex: Rational | null;
+  v: Complex;
+  dec: boolean;
+}
+
+export interface EvalContext {
+  env: ReadonlyMap<string, Complex>;
+  /** Read `x%` as x/100 (true) or as x (false). */
+  percentAsFraction: boolean;
+  /** Steps left; every node evaluated costs one. */
+  budget: { steps: number };
+}
+
+const MAX_FACTORIAL = 5000;
+const MAX_BIGOP_TERMS = 10_000;
+
+function exact(r: Rational | null, dec: boolean): Value {
+  if (r === null) throw new EvalError('exact arithmetic overflow');
+  return { ex: r, v: c(rToNumber(r)), dec };
+}
+function approx(v: Complex, dec: boolean): Value {
+  return { ex: null, v, dec };
+}
+
+/** Collects the free variable names of a scalar node (unknown functions are not variables). */
+export function freeSymbols(n: Node, out: Set<string> = new Set(), bound: ReadonlySet<string> = new Set()): Set<string> {
+  switch (n.k) {
+    case 'sym':
+      if (!bound.has(n.name)) out.add(n.name);
+      break;
+    case 'add':
+      n.terms.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    case 'mul':
+      n.factors.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    case 'neg':
+      freeSymbols(n.x, out, bound);
+      break;
+    case 'div':
+      freeSymbols(n.num, out, bound);
+      freeSymbols(n.den, out, bound);
+      break;
+    case 'pow':
+      freeSymbols(n.base, out, bound);
+      freeSymbols(n.exp, out, bound);
+      break;
+    case 'fn':
+    case 'call':
+      n.args.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    case 'pm':
+      if (n.a) freeSymbols(n.a, out, bound);
+      freeSymbols(n.b, out, bound);
+      break;
+    case 'bigop': {
+      freeSymbols(n.lo, out, bound);
+      freeSymbols(n.hi, out, bound);
+      freeSymbols(n.body, out, new Set([...bound, n.index]));
+      break;
+    }
+    case 'tuple':
+    case 'set':
+    case 'list':
+      n.items.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    case 'union':
+      n.parts.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    case 'rel':
+      n.items.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    case 'matrix':
+      n.rows.forEach((r) => r.forEach((t) => freeSymbols(t, out, bound)));
+      break;
+    case 'colon':
+      n.items.forEach((t) => freeSymbols(t, out, bound));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+/** A fixed smooth pseudo-random function per name, so `f(x)` equals `f(x)` and differs from `f(y)` and `g(x)`. */
+function unknownFunction(name: string, args: Complex[]): Complex {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619) >>> 0;
+  let acc = c((h % 1000) / 997);
+  args.forEach((a, j) => {
+    const w = 0.7 + ((h >>> (j + 3)) % 101) / 97;
+    acc = cAdd(acc, cMul(c(1 + j * 0.37), cSin(cAdd(cMul(c(w), a), c(0.3 * (j + 1))))));
+  });
+  return acc;
+}
+
+/** Integer square root (floor). */
+function isqrt(n: bigint): bigint {
+  if (n < 2n) return n;
+  let x = BigInt(Math.floor(Math.sqrt(Number(n))));
+  if (bitLength(n) > 100) {
+    x = 1n << BigInt(Math.ceil(bitLength(n) / 2));
+  }
+  for (;;) {
+    const y = (x + n / x) >> 1n;
+    if (y >= x) {
+      // Newton from above converges; fix up rounding.
+      while (x * x > n) x--;
+      while ((x + 1n) * (x + 1n) <= n) x++;
+      return x;
+    }
+    x = y;
+  }
+}
+
+function exactSqrt(r: Rational): Rational | null {
+  if (r.n < 0n) return null;
+  const a = isqrt(r.n);
+  const b = isqrt(r.d);
+  return a * a === r.n && b * b === r.d ? rat(a, b) : null;
+}
+
+export function evaluate(n: Node, ctx: EvalContext): Value {
+  if (--ctx.budget.steps < 0) throw new EvalError('evaluation budget exhausted');
+  switch (n.k) {
+    case 'num':
+      return { ex: n.value, v: c(rToNumber(n.value)), dec: n.decimals >= 0 };
+    case 'sym': {
+      const v = ctx.env.get(n.name);
+      if (v === undefined) throw new EvalError(`free variable ${n.name}`);
+      return approx(v, false);
+    }
+    case 'const':
+      switch (n.name) {
+        case 'pi':
+          return approx(c(Math.PI), false);
+        case 'e':
+          return approx(c(Math.E), false);
+        case 'i':
+          return approx(c(0, 1), false);
+        case 'inf':
+          return approx(c(Infinity), false);
+      }
+    // falls through (unreachable)
+    case 'add': {
+      let acc: Value = { ex: { n: 0n, d: 1n }, v: C_ZERO, dec: false };
+      for (const t of n.terms) {
+        const x = evaluate(t, ctx);
+        const ex = acc.ex && x.ex ? rAdd(acc.ex, x.ex) : null;
+        acc = { ex, v: ex ? c(rToNumber(ex)) : cAdd(acc.v, x.v), dec: acc.dec || x.dec };
+      }
+      return acc;
+    }
+    case 'neg': {
+      const x = evaluate(n.x, ctx);
+      return { ex: x.ex ? rNeg(x.ex) : null, v: c(-x.v.re, -x.v.im), dec: x.dec };
+    }
+    case 'mul': {
+      let acc: Value = { ex: { n: 1n, d: 1n }, v: c(1), dec: false };
+      for (const t of n.factors) {
+        const x = evaluate(t, ctx);
+        const ex = acc.ex && x.ex ? rMul(acc.ex, x.ex) : null;
+        acc = { ex, v: ex ? c(rToNumber(ex)) : cMul(acc.v, x.v), dec: acc.dec || x.dec };
+      }
+      return acc;
+    }
+    case 'div': {
+      const a = evaluate(n.num, ctx);
+      const b = evaluate(n.den, ctx);
+      const ex = a.ex && b.ex ? rDiv(a.ex, b.ex) : null;
+      return { ex, v: ex ? c(rToNumber(ex)) : cDiv(a.v, b.v), dec: a.dec || b.dec };
+    }
+    case 'pow':
+      return power(evaluate(n.base, ctx), evaluate(n.exp, ctx));
+    case 'fn':
+      return fn(n.name, n.args, ctx);
+    case 'call':
+      if (n.name.startsWith('base')) return baseNumber(n);
+      return approx(
+        unknownFunction(
+          n.name,
+          n.args.map((a) => evaluate(a, ctx).v),
+        ),
+        false,
+      );
+    case 'bigop':
+      return bigop(n, ctx);
+    case 'pm':
+      throw new EvalError('\\pm must be expanded before evaluation');
+    default:
+      throw new EvalError(`${n.k} is not a number`);
+  }
+}
+
+function power(b: Value, e: Value): Value {
+  const dec = b.dec || e.dec;
+  if (b.ex && e.ex) {
+    if (e.ex.d === 1n) {
+      const r = rPowInt(b.ex, e.ex.n);
+      if (r !== null) return exact(r, dec);
+    } else if (e.ex.d === 2n && e.ex.n > 0n && e.ex.n < 64n) {
+      const root = exactSqrt(b.ex);
+      if (root !== null) {
+        const r = rPowInt(root, e.ex.n);
+        if (r !== null) return exact(r, dec);
+      }
+    }
+    // Too large to keep exact: the magnitude is still right in floating point (possibly Infinity).
+  }
+  if (e.v.im === 0 && b.v.im === 0 && b.v.re < 0 && e.ex && e.ex.d % 2n === 1n) {
+    // Odd roots of negative reals are real, as in a textbook: (-8)^(1/3) = -2.
+    const mag = Math.pow(-b.v.re, e.v.re);
+    return approx(c(e.ex.n % 2n === 0n ? mag : -mag), dec);
+  }
+  return approx(cPow(b.v, e.v), dec);
+}
+
+function toInt(v: Value, what: string): bigint {
+  if (v.ex === null || v.ex.d !== 1n) throw new EvalError(`${what} is not an integer`);
+  return v.ex.n;
+}
+
+function baseNumber(n: Extract<Node, { k: 'call' }>): Value {
+  const base = Number(n.name.slice(4));
+  const digits = n.args[0]?.k === 'text' ? n.args[0].value : '';
+  if (!(base >= 2 && base <= 36)) throw new EvalError('bad base');
+  let acc = 0n;
+  for (const ch of digits) {
+    const d = parseInt(ch, 36);
+    if (!(d < base)) throw new EvalError(`digit ${ch} not valid in base ${base}`);
+    acc = acc * BigInt(base) + BigInt(d);
+  }
+  return exact(rat(acc), false);
+}
+
+function bigop(n: Extract<Node, { k: 'bigop' }>, ctx: EvalContext): Value {
+  const lo = toInt(evaluate(n.lo, ctx), 'lower bound');
+  const hi = toInt(evaluate(n.hi, ctx), 'upper bound');
+  if (hi - lo > BigInt(MAX_BIGOP_TERMS)) throw new EvalError('too many terms');
+  let acc: Value = n.op === 'sum' ? exact({ n: 0n, d: 1n }, false) : exact({ n: 1n, d: 1n }, false);
+  const env = new Map(ctx.env);
+  const inner: EvalContext = { ...ctx, env };
+  for (let k = lo; k <= hi; k++) {
+    env.set(n.index, c(Number(k)));
+    // The index is exact: evaluate the body with it bound as a number literal.
+    const body = evaluate(substituteIndex(n.body, n.index, k), inner);
+    if (n.op === 'sum') {
+      const ex = acc.ex && body.ex ? rAdd(acc.ex, body.ex) : null;
+      acc = { ex, v: ex ? c(rToNumber(ex)) : cAdd(acc.v, body.v), dec: acc.dec || body.dec };
+    } else {
+      const ex = acc.ex && body.ex ? rMul(acc.ex, body.ex) : null;
+      acc = { ex, v: ex ? c(rToNumber(ex)) : cMul(acc.v, body.v), dec: acc.dec || body.dec };
+    }
+  }
+  return acc;
+}
+
+function substituteIndex(n: Node, name: string, k: bigint): Node {
+  const lit: Node = k < 0n ? { k: 'neg', x: { k: 'num', value: { n: -k, d: 1n }, text: String(-k), decimals: -1 } } : { k: 'num', value: { n: k, d: 1n }, text: String(k), decimals: -1 };
+  const go = (x: Node): Node => {
+    switch (x.k) {
+      case 'sym':
+        return x.name === name ? lit : x;
+      case 'add':
+        return { k: 'add', terms: x.terms.map(go) };
+      case 'mul':
+        return { k: 'mul', factors: x.factors.map(go) };
+      case 'neg':
+        return { k: 'neg', x: go(x.x) };
+      case 'div':
+        return { k: 'div', num: go(x.num), den: go(x.den) };
+      case 'pow':
+        return { k: 'pow', base: go(x.base), exp: go(x.exp) };
+      case 'fn':
+        return { k: 'fn', name: x.name, args: x.args.map(go) };
+      case 'call':
+        return { k: 'call', name: x.name, args: x.args.map(go) };
+      default:
+        return x;
+    }
+  };
+  return go(n);
+}
+
+function real(v: Value, f: (x: number) => number): Value {
+  if (v.v.im !== 0) throw new EvalError('complex argument');
+  return approx(c(f(v.v.re)), v.dec);
+}
+
+function fn(name: string, args: Node[], ctx: EvalContext): Value {
+  const a = evaluate(args[0] as Node, ctx);
+  switch (name) {
+    case 'sin':
+      return approx(cSin(a.v), a.dec);
+    case 'cos':
+      return approx(cCos(a.v), a.dec);
+    case 'tan':
+      return approx(cDiv(cSin(a.v), cCos(a.v)), a.dec);
+    case 'sec':
+      return approx(cDiv(c(1), cCos(a.v)), a.dec);
+    case 'csc':
+      return approx(cDiv(c(1), cSin(a.v)), a.dec);
+    case 'cot':
+      return approx(cDiv(cCos(a.v), cSin(a.v)), a.dec);
+    case 'arcsin':
+      return real(a, Math.asin);
+    case 'arccos':
+      return real(a, Math.acos);
+    case 'arctan':
+      return real(a, Math.atan);
+    case 'sinh':
+      return real(a, Math.sinh);
+    case 'cosh':
+      return real(a, Math.cosh);
+    case 'tanh':
+      return real(a, Math.tanh);
+    case 'exp':
+      return approx(cExp(a.v), a.dec);
+    case 'ln':
+      return approx(cLog(a.v), a.dec);
+    case 'log10':
+      return approx(cDiv(cLog(a.v), c(Math.LN10)), a.dec);
+    case 'log': {
+      // \log without a base is natural (sympy's reading); \log_b x divides by ln b.
+      if (args.length === 1) return approx(cLog(a.v), a.dec);
+      const b = evaluate(args[1] as Node, ctx);
+      return approx(cDiv(cLog(a.v), cLog(b.v)), a.dec || b.dec);
+    }
+    case 'sqrt': {
+      if (args.length === 1) {
+        const r = a.ex ? exactSqrt(a.ex) : null;
+        return r ? exact(r, a.dec) : approx(cSqrt(a.v), a.dec);
+      }
+      const idx = evaluate(args[1] as Node, ctx);
+      return approx(cRoot(a.v, idx.v), a.dec || idx.dec);
+    }
+    case 'abs':
+      if (a.ex) return exact(a.ex.n < 0n ? rNeg(a.ex) : a.ex, a.dec);
+      return approx(c(cAbs(a.v)), a.dec);
+    case 'floor':
+    case 'ceil': {
+      if (a.ex) {
+        const q = a.ex.n / a.ex.d;
+        const fl = a.ex.n < 0n && q * a.ex.d !== a.ex.n ? q - 1n : q;
+        const r = name === 'floor' ? fl : fl * a.ex.d === a.ex.n ? fl : fl + 1n;
+        return exact(rat(r), a.dec);
+      }
+      return real(a, name === 'floor' ? Math.floor : Math.ceil);
+    }
+    case 'fact': {
+      const k = toInt(a, 'factorial argument');
+      if (k < 0n || k > BigInt(MAX_FACTORIAL)) throw new EvalError('factorial out of range');
+      return exact(rat(factorial(Number(k))), a.dec);
+    }
+    case 'binom': {
+      const nn = toInt(a, 'binomial n');
+      const kk = toInt(evaluate(args[1] as Node, ctx), 'binomial k');
+      if (kk < 0n || nn < 0n || kk > nn || nn > BigInt(MAX_FACTORIAL)) throw new EvalError('binomial out of range');
+      let r = 1n;
+      for (let j = 0n; j < kk; j++) r = (r * (nn - j)) / (j + 1n);
+      return exact(rat(r), false);
+    }
+    case 'percent':
+      if (!ctx.percentAsFraction) return a;
+      return a.ex ? exact(rDiv(a.ex, { n: 100n, d: 1n }), a.dec) : approx(cDiv(a.v, c(100)), a.dec);
+    case 'deg':
+      // Degrees inside a trigonometric argument are converted to radians.
+      return approx(cMul(a.v, c(Math.PI / 180)), a.dec);
+    case 'degnote':
+      return a;
+    case 'det':
+      throw new EvalError('determinants are not evaluated');
+    default:
+      throw new EvalError(`unknown function ${name}`);
+  }
+}
+
+/** Guard used by callers before they trust a floating value. */
+export function finiteValue(v: Value): boolean {
+  return isFiniteC(v.v) && (v.ex === null || bitLength(v.ex.n) <= MAX_BITS);
+}
+
+export { cSub };

@@ -1,0 +1,204 @@
+/**
+ * Finds the final answer in a completion. The default (training rewards) reads only `\boxed{}` /
+ * `\fbox{}`; eval-only fallbacks (anchors such as "the final answer is", the last math environment,
+ * the last number) are opt-in, because they reward answers that were never committed to.
+ */
+import { matchBrace } from './tokenize.js';
+
+export interface Box {
+  /** Index of the backslash of `\boxed`. */
+  start: number;
+  /** Index just past the closing brace (or the bare token). */
+  end: number;
+  content: string;
+}
+
+const BOX_RE = /\\\\?(?:boxed|fbox)(?![a-zA-Z])/g;
+
+/** All outermost boxes, left to right. Unbalanced boxes are skipped; `\boxed 5` takes one token. */
+export function findBoxes(text: string): Box[] {
+  const out: Box[] = [];
+  BOX_RE.lastIndex = 0;
+  for (let m = BOX_RE.exec(text); m !== null; m = BOX_RE.exec(text)) {
+    let i = m.index + m[0].length;
+    while (text[i] === ' ') i++;
+    if (text[i] === '{') {
+      const end = matchBrace(text, i);
+      if (end < 0) continue;
+      out.push({ start: m.index, end: end + 1, content: text.slice(i + 1, end) });
+      BOX_RE.lastIndex = end + 1;
+    } else if (i > m.index + m[0].length) {
+      const tok = /^[^\s$]+/.exec(text.slice(i, i + 200));
+      if (tok === null) continue;
+      out.push({ start: m.index, end: i + tok[0].length, content: tok[0] });
+      BOX_RE.lastIndex = i + tok[0].length;
+    }
+  }
+  return out;
+}
+
+const SEPARATOR_GAP = /(?:^|[\s,;])(?:and|or|und|et|ou|y|o)(?:$|[\s,;])|[,;，；和及或]/i;
+
+/**
+ * Whether two boxes belong to one answer (`\boxed{1}, \boxed{2}`, `\boxed{1} and \boxed{2}`): the text between
+ * them, without math delimiters and spacing commands, is at most 10 characters, or at most five words
+ * including a separator (, ; and or).
+ */
+function sameAnswer(gap: string): boolean {
+  const g = gap
+    .replace(/\\text\{([^{}]*)\}/g, ' $1 ')
+    .replace(/\$+|\\[()[\]]|\\q?quad|\\[,;:! ]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (g.length <= 10) return true;
+  const words = g.split(' ').filter((w) => w.length > 0);
+  return words.length <= 5 && SEPARATOR_GAP.test(g);
+}
+
+/** The boxes that make up the final (or first) answer, as one comma-separated answer string. */
+export function boxedAnswer(text: string, which: 'first' | 'last'): string | null {
+  const boxes = findBoxes(text);
+  if (boxes.length === 0) return null;
+  let lo: number;
+  let hi: number;
+  if (which === 'last') {
+    hi = boxes.length - 1;
+    lo = hi;
+    while (lo > 0 && sameAnswer(text.slice((boxes[lo - 1] as Box).end, (boxes[lo] as Box).start))) lo--;
+  } else {
+    lo = 0;
+    hi = 0;
+    while (hi < boxes.length - 1 && sameAnswer(text.slice((boxes[hi] as Box).end, (boxes[hi + 1] as Box).start))) hi++;
+  }
+  const contents: string[] = [];
+  for (const b of boxes.slice(lo, hi + 1)) {
+    const c = unwrapBoxes(b.content.trim());
+    if (!contents.includes(c)) contents.push(c);
+  }
+  return contents.join(', ');
+}
+
+/** `\boxed{\boxed{12}}` -> `12`. */
+function unwrapBoxes(s: string): string {
+  for (let guard = 0; guard < 8; guard++) {
+    const inner = findBoxes(s);
+    if (inner.length !== 1 || (inner[0] as Box).start !== 0 || (inner[0] as Box).end !== s.length) return s;
+    s = (inner[0] as Box).content.trim();
+  }
+  return s;
+}
+
+export interface MathEnv {
+  start: number;
+  content: string;
+}
+
+/** Math environments `$$..$$`, `\[..\]`, `\(..\)`, `$..$` (inline ones may not span a line break), left to right. */
+export function findMathEnvs(text: string): MathEnv[] {
+  const out: MathEnv[] = [];
+  const re = /\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([^\n]+?)\\\)|(?<!\\)\$((?:\\\$|[^$\n])+?)(?<!\\)\$/g;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const content = m[1] ?? m[2] ?? m[3] ?? m[4] ?? '';
+    if (content.trim().length > 0) out.push({ start: m.index, content: content.trim() });
+  }
+  return out;
+}
+
+/** Words that may appear in an answer without making it prose. */
+const MATH_WORDS = new Set(['sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'log', 'exp', 'sqrt', 'frac', 'and', 'percent', 'pct', 'percentage', 'infty', 'pmatrix', 'bmatrix', 'matrix', 'begin', 'end', 'cdot', 'times', 'left', 'right', 'quad', 'text', 'mathrm', 'dfrac', 'tfrac', 'boxed', 'leq', 'geq', 'neq', 'approx', 'cup', 'cap', 'circ', 'degree', 'array', 'cases', 'units', 'unit']);
+
+/** True when `s` reads as sentences rather than one answer (a long word outside `\text{}`, or two medium ones). */
+export function looksLikeProse(s: string): boolean {
+  const bare = s.replace(/\\[a-zA-Z]+\{[^{}]*\}/g, ' ').replace(/\\[a-zA-Z]+/g, ' ');
+  let medium = 0;
+  for (const m of bare.matchAll(/\p{L}{3,}/gu)) {
+    const w = m[0].toLowerCase();
+    if (MATH_WORDS.has(w)) continue;
+    if (w.length >= 4 || /[^\x00-\x7f]/.test(w)) return true;
+    if (++medium >= 2) return true;
+  }
+  return false;
+}
+
+const FORMULA = /\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}|-?(?<![A-Za-z])\d+(?:[.,]\d+)*(?:\s*\/\s*\d+)?/;
+
+const ANCHORS: RegExp[] = [
+  /final answer(?:\s+is)?\s*[:：]?\s*([\s\S]*?)(?:\.?\s*I hope|$)/gi,
+  /<answer>([\s\S]*?)<\/answer>/gi,
+  /(?:the )?answer\s*(?:is|[:：])\s*([^\n]*)/gi,
+  /(?:答案|最终答案)\s*(?:是|为|[:：])\s*([^\n]*)/g,
+  /r[ée]ponse\s*(?:est|[:：])\s*([^\n]*)/gi,
+];
+
+/** The text that follows the last "final answer is" / "Answer:" style anchor, trimmed to the answer itself. */
+export function anchoredAnswers(text: string): string[] {
+  const out: string[] = [];
+  for (const re of ANCHORS) {
+    let last: string | null = null;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      last = m[1] ?? '';
+      if (m[0].length === 0) re.lastIndex++;
+    }
+    if (last === null) continue;
+    let t = last.replace(/\.?\s*I hope[\s\S]*$/i, '').trim();
+    // "The volume of $V$ is 120." -> "120"
+    const is = t.lastIndexOf(' is ');
+    if (is >= 0 && looksLikeProse(t.slice(0, is)) && !looksLikeProse(t.slice(is + 4))) t = t.slice(is + 4);
+    t = t.replace(/^[:：\s]+/, '').replace(/\s*\.\s*$/, '').replace(/^"|"$/g, '').trim();
+    if (looksLikeProse(t)) {
+      // "Janeth aura encore 220 $ à payer" -> the first formula or number after the anchor.
+      const env = findMathEnvs(t)[0];
+      const f = FORMULA.exec(t);
+      t = env ? env.content : f ? f[0] : '';
+    }
+    if (t.length > 0) out.push(t);
+  }
+  return out;
+}
+
+/** The last (or first) number in free text: `1,000.99`, `-3`, `2/3`, `.5`. */
+export function numberAnswer(text: string, which: 'first' | 'last'): string | null {
+  const re = /(?<![A-Za-z\d.])-?(?:\d+(?:[.,]\d+)*|\.\d+)(?:\s*\/\s*\d+(?:\.\d+)?)?/g;
+  let first: string | null = null;
+  let last: string | null = null;
+  for (const m of text.matchAll(re)) {
+    first ??= m[0];
+    last = m[0];
+  }
+  return which === 'first' ? first : last;
+}
+
+/** Everything after the last reasoning delimiter (`</think>`), or null when none occurs. */
+export function afterReasoning(text: string, delimiters: readonly string[]): string | null {
+  let best = -1;
+  let len = 0;
+  for (const d of delimiters) {
+    const i = text.lastIndexOf(d);
+    if (i > best) {
+      best = i;
+      len = d.length;
+    }
+  }
+  return best < 0 ? null : text.slice(best + len);
+}
+
+const CHOICE_ANCHOR = /(?:answer|r[ée]ponse|答案|option|choice)\s*(?:is|est|是|为|[:：])?\s*(?:for sure\s*)?[:：]?\s*\(?\s*([A-Z])\b(?![a-z])/gi;
+
+/**
+ * A multiple-choice letter from `letters`: after an "answer is"/"Answer:" anchor, else a letter opening the text
+ * (`(D) Alina`, `B。不是 A`), else the last standalone letter.
+ */
+export function choiceAnswer(text: string, letters: string): string | null {
+  const ok = (ch: string | undefined): ch is string => ch !== undefined && letters.includes(ch.toUpperCase()) && ch === ch.toUpperCase();
+  let anchored: string | null = null;
+  CHOICE_ANCHOR.lastIndex = 0;
+  for (let m = CHOICE_ANCHOR.exec(text); m !== null; m = CHOICE_ANCHOR.exec(text)) if (ok(m[1])) anchored = m[1];
+  if (anchored) return anchored;
+  const t = text.replace(/\\boxed\{|\\text\{|\\textbf\{|\\mathrm\{|[{}$*]/g, '').trim();
+  const lead = /^\(?([A-Z])(?:\)|[.。:：,，]|\s|$|(?=[^\x00-\x7f]))/.exec(t);
+  if (lead && ok(lead[1])) return lead[1];
+  let last: string | null = null;
+  for (const m of t.matchAll(/(?<![A-Za-z])([A-Z])(?![A-Za-z])/g)) if (ok(m[1])) last = m[1] as string;
+  return last;
+}

@@ -1,0 +1,89 @@
+// How each source of the held-out corpus calls its grader, translated to @rlvr/math-verify options.
+// Shared by the agreement test (test/corpus.test.ts) and the benchmark (tools/bench/math-verify).
+// The settings come from the source's grader configuration recorded in each row's `note`, never from a row's
+// expected verdict: a whole source gets one profile.
+import { readFileSync } from 'node:fs';
+
+/** Reads the JSONL corpus: `{source, gold, pred, expected, note}` per line. */
+export function loadCorpus(path) {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim().length > 0)
+    .map((l) => JSON.parse(l));
+}
+
+/** Short source name: `huggingface/Math-Verify:tests/test_all.py` -> `Math-Verify/test_all`. */
+export function sourceName(source) {
+  const [repo, path] = source.split(':');
+  const file = path.split('/').pop().replace(/\.(py|ts)$/, '');
+  return `${repo.split('/')[1]}/${file}`;
+}
+
+/**
+ * The call that reproduces the source's grader: `reward` extracts from a completion (pred) and a gold that may
+ * itself be a solution; `answer` compares two already-extracted answers.
+ */
+export function profileFor(row) {
+  const repo = row.source.split(':')[0];
+  const note = row.note;
+  switch (repo) {
+    case 'huggingface/Math-Verify':
+      // parse() on both sides with LaTeX + expression extraction (anchor-free): our eval fallbacks.
+      return {
+        call: 'reward',
+        options: { fallbacks: true, lastNumber: !note.includes('LaTeX-only'), allowSetRelationComp: note.includes('allow_set_relation_comp=True') },
+      };
+    case 'huggingface/lighteval':
+      return note.includes('MCQ-letter') ? { call: 'reward', options: { mode: 'choice' } } : { call: 'reward', options: { fallbacks: true } };
+    case 'NVIDIA-NeMo/RL':
+      // Gold is wrapped in \boxed{}; pred is parsed with [Expr, Latex] extraction (anchor-free).
+      return { call: 'reward', options: { fallbacks: true }, wrapGold: !note.includes('multichoice') && !note.includes('MathMultiReward') };
+    case 'huggingface/trl': {
+      const m = /reasoning_delimiters=\[(.*?)\]/.exec(note);
+      if (note.includes('reasoning_accuracy_reward')) {
+        const delims = m ? [...m[1].matchAll(/'([^']+)'/g)].map((x) => x[1]) : ['</think>'];
+        return { call: 'reward', options: { reasoningDelimiters: delims } };
+      }
+      return { call: 'reward', options: {} };
+    }
+    case 'huggingface/open-r1':
+      return { call: 'reward', options: {} };
+    case 'volcengine/verl':
+      return { call: 'reward', options: { fallbacks: true } };
+    case 'hendrycks/math':
+      // String equality after normalisation: a comma list keeps its order.
+      return { call: 'answer', options: { listOrder: 'ordered' } };
+    default:
+      // MARIO_EVAL, NeMo-Skills, Qwen2.5-Math, compute-engine: expression-level comparisons.
+      return { call: 'answer', options: {} };
+  }
+}
+
+/** Runs one row through the API object `api` ({ mathReward, verifyAnswer }); returns the verdict and reason. */
+export function runRow(api, row, profile = profileFor(row)) {
+  if (profile.call === 'answer') {
+    const r = api.verifyAnswer(row.gold, row.pred, profile.options);
+    return { got: r.equal, reason: r.reason, gold: r.gold, pred: r.pred };
+  }
+  const gold = profile.wrapGold ? `\\boxed{${row.gold}}` : row.gold;
+  const r = api.mathReward(row.pred, gold, profile.options);
+  return { got: r.reward === 1, reason: r.reason, gold, pred: r.extracted };
+}
+
+/** Per-source agreement table rows: `{source, cases, agree}` plus a total. */
+export function agreementTable(api, rows) {
+  const by = new Map();
+  const misses = [];
+  for (const [i, row] of rows.entries()) {
+    const r = runRow(api, row);
+    const key = sourceName(row.source);
+    const e = by.get(key) ?? { source: key, cases: 0, agree: 0 };
+    e.cases++;
+    if (r.got === row.expected) e.agree++;
+    else misses.push({ index: i, source: key, expected: row.expected, ...r, goldRaw: row.gold, predRaw: row.pred });
+    by.set(key, e);
+  }
+  const table = [...by.values()];
+  const total = { source: 'all', cases: rows.length, agree: table.reduce((s, e) => s + e.agree, 0) };
+  return { table, total, misses };
+}
