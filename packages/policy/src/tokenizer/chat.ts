@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { Template } from '@huggingface/jinja';
+import { PolicyError } from '../errors.js';
+
+/** One chat message as chat templates expect it. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** Assistant reasoning (Qwen3 templates render it inside <think>). */
+  reasoning_content?: string;
+}
+
+export interface ChatRenderOptions {
+  /** Append the assistant turn opener (default true, for generation). */
+  addGenerationPrompt?: boolean;
+  /** Qwen3: false renders an empty think block so the model answers directly. Default: template's default. */
+  enableThinking?: boolean;
+  /** Extra variables passed to the template. */
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * A chat template from a Hugging Face `tokenizer_config.json` (`chat_template` field), rendered
+ * with `@huggingface/jinja`, the same Jinja subset the Hugging Face JS stack uses.
+ */
+export class ChatTemplate {
+  readonly source: string;
+  readonly bosToken: string | undefined;
+  readonly eosToken: string | undefined;
+  private readonly template: Template;
+
+  constructor(source: string, tokens: { bos?: string; eos?: string } = {}) {
+    this.source = source;
+    this.bosToken = tokens.bos;
+    this.eosToken = tokens.eos;
+    try {
+      this.template = new Template(source);
+    } catch (cause) {
+      throw new PolicyError('invalid_tokenizer', `chat template does not parse: ${(cause as Error).message}`, {}, { cause });
+    }
+  }
+
+  /** Read `chat_template` (string, or the `default` entry of a named list) from tokenizer_config.json. */
+  static fromTokenizerConfig(file: string): ChatTemplate {
+    let cfg: { chat_template?: string | { name: string; template: string }[]; bos_token?: unknown; eos_token?: unknown };
+    try {
+      cfg = JSON.parse(readFileSync(file, 'utf8')) as typeof cfg;
+    } catch (cause) {
+      throw new PolicyError('invalid_tokenizer', `cannot read tokenizer_config.json: ${(cause as Error).message}`, { file }, { cause });
+    }
+    let src = cfg.chat_template;
+    if (Array.isArray(src)) src = src.find((t) => t.name === 'default')?.template;
+    if (typeof src !== 'string') throw new PolicyError('invalid_tokenizer', 'tokenizer_config.json has no chat_template', { file });
+    return new ChatTemplate(src, { bos: tokenText(cfg.bos_token), eos: tokenText(cfg.eos_token) });
+  }
+
+  /** Render messages to the prompt text (tokenize it with special tokens allowed). */
+  render(messages: ChatMessage[], options: ChatRenderOptions = {}): string {
+    const vars: Record<string, unknown> = {
+      messages,
+      add_generation_prompt: options.addGenerationPrompt ?? true,
+      bos_token: this.bosToken ?? '',
+      eos_token: this.eosToken ?? '',
+      ...options.extra,
+    };
+    if (options.enableThinking !== undefined) vars.enable_thinking = options.enableThinking;
+    try {
+      return this.template.render(vars);
+    } catch (cause) {
+      throw new PolicyError('invalid_input', `chat template failed to render: ${(cause as Error).message}`, {}, { cause });
+    }
+  }
+}
+
+function tokenText(t: unknown): string | undefined {
+  if (typeof t === 'string') return t;
+  if (t && typeof t === 'object' && typeof (t as { content?: unknown }).content === 'string') return (t as { content: string }).content;
+  return undefined;
+}

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { Tiktoken, get_encoding } from 'tiktoken';
+import type { TiktokenEncoding } from 'tiktoken';
+import { PolicyError } from '../errors.js';
+import { writeFileAtomic } from '../safetensors.js';
+import { Tokenizer } from './tokenizer.js';
+import { baseRanks } from './ranks.js';
+import type { BuiltinEncoding } from './tokenizer.js';
+
+/** File name of a pruned tokenizer's id remapping, saved next to the checkpoint. */
+export const PRUNED_FILE = 'tokenizer.pruned.json';
+
+/**
+ * A pruned vocabulary: new id i is the base encoding's token `ids[i]`; special tokens follow the
+ * ordinary ones. Enough to rebuild the tokenizer from the built-in base encoding.
+ */
+export interface PrunedVocab {
+  format: 'rlvr-pruned-tiktoken/1';
+  base: BuiltinEncoding;
+  /** Base ids of the kept ordinary tokens, in base rank order; the index is the new id. */
+  ids: number[];
+  /** Special tokens and their new ids. */
+  special: Record<string, number>;
+}
+
+/**
+ * Restrict a built-in encoding to the tokens a corpus uses (plus all 256 single bytes, so any text
+ * stays encodable, and every intermediate token of their BPE merges, so the corpus encodes to the
+ * same tokens as with the full vocabulary). For tiny models whose embedding table must stay small.
+ */
+export function prunedVocab(baseName: BuiltinEncoding, corpus: Iterable<string>, specialTokens: string[] = ['<|endoftext|>']): PrunedVocab {
+  const { rankOf, bytesByRank } = baseRanks(baseName);
+  const enc = get_encoding(baseName as TiktokenEncoding);
+  const used = new Set<number>();
+  try {
+    for (const text of corpus) for (const id of enc.encode_ordinary(text)) used.add(id);
+  } finally {
+    enc.free();
+  }
+  const keep = new Set<number>();
+  for (let b = 0; b < 256; b++) keep.add(rankOf.get(String.fromCharCode(b))!);
+  for (const id of used) {
+    keep.add(id);
+    for (const part of mergePath(bytesByRank[id], rankOf)) keep.add(part);
+  }
+  const ids = [...keep].sort((a, b) => a - b);
+  const special: Record<string, number> = {};
+  specialTokens.forEach((s, i) => (special[s] = ids.length + i));
+  return { format: 'rlvr-pruned-tiktoken/1', base: baseName, ids, special };
+}
+
+/** tiktoken's BPE on one token's bytes (latin1 string), returning the rank of every part created on the way. */
+function mergePath(bytes: string, rankOf: Map<string, number>): number[] {
+  let parts = Array.from(bytes);
+  const created: number[] = [];
+  while (parts.length > 1) {
+    let best = -1;
+    let bestRank = Infinity;
+    for (let i = 0; i + 1 < parts.length; i++) {
+      const r = rankOf.get(parts[i] + parts[i + 1]);
+      if (r !== undefined && r < bestRank) {
+        bestRank = r;
+        best = i;
+      }
+    }
+    if (best < 0) break;
+    created.push(bestRank);
+    parts = [...parts.slice(0, best), parts[best] + parts[best + 1], ...parts.slice(best + 2)];
+  }
+  return created;
+}
+
+/** Build the tokenizer of a pruned vocabulary: new ids 0..n-1 keep the base ranks' order. */
+export function prunedTokenizer(vocab: PrunedVocab): Tokenizer {
+  if (vocab.format !== 'rlvr-pruned-tiktoken/1') throw new PolicyError('invalid_tokenizer', `unknown pruned vocabulary format ${String(vocab.format)}`);
+  const { pattern, bytesByRank } = baseRanks(vocab.base);
+  const lines = vocab.ids.map((id, i) => {
+    if (bytesByRank[id] === undefined) throw new PolicyError('invalid_tokenizer', `pruned vocabulary keeps id ${id}, which ${vocab.base} does not have`);
+    return `${Buffer.from(bytesByRank[id], 'latin1').toString('base64')} ${i}`;
+  });
+  const t = new Tiktoken(lines.join('\n'), vocab.special, pattern);
+  return new Tokenizer(t, vocab.special, vocab.ids.map((id) => bytesByRank[id]), { kind: 'pruned', name: `${vocab.base} pruned to ${vocab.ids.length}` });
+}
+
+/** Write `tokenizer.pruned.json` atomically. */
+export function savePrunedVocab(file: string, vocab: PrunedVocab): void {
+  writeFileAtomic(file, [JSON.stringify(vocab) + '\n']);
+}
+
+export function loadPrunedVocab(file: string): PrunedVocab {
+  let v: PrunedVocab;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8')) as PrunedVocab;
+  } catch (cause) {
+    throw new PolicyError('invalid_tokenizer', `cannot read pruned vocabulary: ${(cause as Error).message}`, { file }, { cause });
+  }
+  if (!Array.isArray(v.ids) || typeof v.special !== 'object') throw new PolicyError('invalid_tokenizer', 'pruned vocabulary needs ids[] and special{}', { file });
+  return v;
+}

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { PolicyError } from '../errors.js';
+
+/** Built-in tiktoken encodings (shipped inside the `tiktoken` package; no download). */
+export const BUILTIN_ENCODINGS = ['gpt2', 'r50k_base', 'p50k_base', 'cl100k_base', 'o200k_base'] as const;
+export type BuiltinEncoding = (typeof BUILTIN_ENCODINGS)[number];
+
+export interface BaseRanks {
+  pattern: string;
+  /** Token bytes (latin1 string: one char per byte) by rank. */
+  bytesByRank: string[];
+  rankOf: Map<string, number>;
+}
+
+/**
+ * The ranks of a built-in encoding, parsed from the encoder json that ships in the `tiktoken`
+ * package (`! OFFSET tok tok ...`, base64 tokens in rank order). Parsed in JS rather than queried
+ * through the wasm encoder, whose lookups of absent tokens throw and poison the encoder.
+ */
+export function baseRanks(name: BuiltinEncoding): BaseRanks {
+  if (!(BUILTIN_ENCODINGS as readonly string[]).includes(name)) throw new PolicyError('invalid_tokenizer', `unknown base encoding ${name} (known: ${BUILTIN_ENCODINGS.join(', ')})`);
+  const file = createRequire(import.meta.url).resolve(`tiktoken/encoders/${name}.json`);
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { pat_str: string; bpe_ranks: string };
+  const bytesByRank: string[] = [];
+  const rankOf = new Map<string, number>();
+  const fields = json.bpe_ranks.split(/\s+/);
+  let rank = 0;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f === '') continue;
+    if (f === '!') {
+      rank = Number(fields[++i]);
+      continue;
+    }
+    const b = Buffer.from(f, 'base64').toString('latin1');
+    bytesByRank[rank] = b;
+    rankOf.set(b, rank++);
+  }
+  return { pattern: json.pat_str, bytesByRank, rankOf };
+}
+
