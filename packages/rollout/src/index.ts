@@ -27,3 +27,12 @@ export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, PromptOptions
 // synthetic tasks
 export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './synthetic.js';
 export type { SyntheticOperation, SyntheticOptions, SyntheticOptionsInput, SyntheticStep, SyntheticTask, SyntheticGenerator } from './synthetic.js';
+
+// sampling
+export { silentLogger } from './sampler.js';
+export type { Sampler, SamplePrompt, SamplingParams, SampleRequest, SampledCompletion, PromptSamples, Logger } from './sampler.js';
+export { SampleOptionsSchema, sampleGroups } from './sample-groups.js';
+export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } from './sample-groups.js';
+export { HttpSamplerOptionsSchema, httpSampler } from './http-sampler.js';
+export type { HttpSamplerOptions, HttpSamplerOptionsInput, HttpSamplerEvent, HttpSamplerHooks } from './http-sampler.js';
+export { CompletionResponseSchema, ChatResponseSchema } from './http-protocol.js';
