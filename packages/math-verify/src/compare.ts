@@ -6,7 +6,7 @@
  */
 import { type Node, show } from './ast.js';
 import { type Value, EvalError, evaluate, freeSymbols } from './evaluate.js';
-import { type Complex, c, cAbs, cDiv, cSub, rEq, rToNumber } from './numeric.js';
+import { type Complex, c, cAbs, cDiv, cSub, rEq, rToNumber, rToString } from './numeric.js';
 
 export interface CompareSettings {
   /** Relative tolerance for inexact values (decimals, irrationals). */
@@ -268,7 +268,8 @@ function compareNodes(g: Node, p: Node, ctx: Ctx): CompareResult {
     return compareTop(g, p, ctx);
   }
   if (g.k === 'text' || p.k === 'text') return compareText(g, p);
-  if (isCollection(g) || isCollection(p)) return compareCollections(g, p, ctx);
+  if (isCollection(g) || isCollection(p) || matrixOf(g) !== null || matrixOf(p) !== null) return compareCollections(g, p, ctx);
+  if (g.k === 'bigop' && p.k === 'bigop') return compareBigOps(g, p, ctx);
   if (g.k === 'pm' || p.k === 'pm') return NE('unexpanded \\pm');
   return compareScalars(g, p, ctx);
 }
@@ -304,7 +305,8 @@ function realKey(n: Node, ctx: Ctx): number {
 }
 
 function compareCollections(g: Node, p: Node, ctx: Ctx): CompareResult {
-  if (g.k === 'matrix' || p.k === 'matrix') return compareMatrices(g, p, ctx);
+  if (g.k === 'matrix' || p.k === 'matrix' || matrixOf(g) !== null || matrixOf(p) !== null) return compareMatrices(g, p, ctx);
+  if (g.k === 'colon' && p.k !== 'colon') return NE('ratio/time vs other');
   if (g.k === 'union' || p.k === 'union') {
     const gp = g.k === 'union' ? g.parts : [g];
     const pp = p.k === 'union' ? p.parts : [p];
@@ -321,7 +323,6 @@ function compareCollections(g: Node, p: Node, ctx: Ctx): CompareResult {
   }
   const gi = g.k === 'list' || g.k === 'set' || g.k === 'tuple' ? memberValues(g.items) : [g];
   const pi = p.k === 'list' || p.k === 'set' || p.k === 'tuple' ? memberValues(p.items) : [p];
-  if (gi.length !== pi.length) return NE(`different number of items: ${gi.length} vs ${pi.length}`);
   // A set against a tuple: the set in increasing order must equal the tuple ({1,3} = (1,3), {1,3} != (3,1)).
   if ((g.k === 'tuple') !== (p.k === 'tuple')) {
     const setSide = g.k === 'tuple' ? pi : gi;
@@ -370,9 +371,8 @@ function matchUnordered(g0: Node[], p0: Node[], ctx: Ctx, what: string): Compare
 
 function compareMatrices(g: Node, p: Node, ctx: Ctx): CompareResult {
   const asRows = (n: Node): Node[][] | null => {
-    if (n.k === 'matrix') return n.rows;
     if (n.k === 'tuple' || n.k === 'list') return n.items.map((x) => [x]);
-    return null;
+    return matrixOf(n);
   };
   let gr = asRows(g);
   let pr = asRows(p);
@@ -392,6 +392,51 @@ function compareMatrices(g: Node, p: Node, ctx: Ctx): CompareResult {
     if (!r.equal) return r;
   }
   return EQ('matrix');
+}
+
+const MAX_MATRIX_CELLS = 400;
+
+/** Entries of a matrix expression (sums, scalar multiples and products of matrices), or null. */
+function matrixOf(n: Node): Node[][] | null {
+  switch (n.k) {
+    case 'matrix':
+      return n.rows.length * (n.rows[0]?.length ?? 0) <= MAX_MATRIX_CELLS ? n.rows : null;
+    case 'neg': {
+      const m = matrixOf(n.x);
+      return m && m.map((r) => r.map((x): Node => ({ k: 'neg', x })));
+    }
+    case 'add': {
+      const ms = n.terms.map(matrixOf);
+      if (ms.some((m) => m === null)) return null;
+      const [first, ...rest] = ms as Node[][][];
+      if (!first || rest.some((m) => m.length !== first.length || m.some((r, i) => r.length !== first[i]?.length))) return null;
+      return first.map((r, i) => r.map((_, j): Node => ({ k: 'add', terms: ms.map((m) => (m as Node[][])[i]?.[j] as Node) })));
+    }
+    case 'mul': {
+      let acc: Node[][] | null = null;
+      const scalars: Node[] = [];
+      for (const f of n.factors) {
+        if (f.k === 'matrix' || f.k === 'add' || f.k === 'neg') {
+          const m = matrixOf(f);
+          if (m === null) return null;
+          if (acc === null) acc = m;
+          else {
+            const a: Node[][] = acc;
+            const inner = a[0]?.length ?? 0;
+            if (inner !== m.length || a.length * (m[0]?.length ?? 0) > MAX_MATRIX_CELLS) return null;
+            acc = a.map((row) =>
+              (m[0] ?? []).map((_, j): Node => ({ k: 'add', terms: row.map((x, k): Node => ({ k: 'mul', factors: [x, (m[k] as Node[])[j] as Node] })) })),
+            );
+          }
+        } else if (isScalar(f)) scalars.push(f);
+        else return null;
+      }
+      if (acc === null) return null;
+      return scalars.length === 0 ? acc : acc.map((r) => r.map((x): Node => ({ k: 'mul', factors: [...scalars, x] })));
+    }
+    default:
+      return null;
+  }
 }
 
 // ---------------------------------------------------------------- relations
@@ -444,9 +489,47 @@ function compareRelations(g: Extract<Node, { k: 'rel' }>, p: Extract<Node, { k: 
   return proportional(diffG, diffP, gop === '<' || gop === '<=', ctx);
 }
 
+/**
+ * Two sums (or products) over the same symbolic range, such as `\sum_{k=0}^{n-1} F_k F_{n-k-1}`: equal when the
+ * bounds are the same and the bodies agree as functions of the index. Evaluable ranges are summed instead.
+ */
+function compareBigOps(g: Extract<Node, { k: 'bigop' }>, p: Extract<Node, { k: 'bigop' }>, ctx: Ctx): CompareResult {
+  const vars = [...new Set([...freeSymbols(g), ...freeSymbols(p)])];
+  if (vars.length === 0) return compareScalars(g, p, ctx);
+  if (g.op !== p.op || show(g.lo) !== show(p.lo) || show(g.hi) !== show(p.hi)) return NE('different ranges');
+  const rename = (b: Node, from: string): Node => (from === '__k' ? b : substituteName(b, from, '__k'));
+  return compareScalars(rename(g.body, g.index), rename(p.body, p.index), ctx);
+}
+
+function substituteName(n: Node, from: string, to: string): Node {
+  const go = (x: Node): Node => {
+    switch (x.k) {
+      case 'sym':
+        return x.name === from ? { k: 'sym', name: to } : x;
+      case 'add':
+        return { k: 'add', terms: x.terms.map(go) };
+      case 'mul':
+        return { k: 'mul', factors: x.factors.map(go) };
+      case 'neg':
+        return { k: 'neg', x: go(x.x) };
+      case 'div':
+        return { k: 'div', num: go(x.num), den: go(x.den) };
+      case 'pow':
+        return { k: 'pow', base: go(x.base), exp: go(x.exp) };
+      case 'fn':
+        return { k: 'fn', name: x.name, args: x.args.map(go) };
+      case 'call':
+        return { k: 'call', name: x.name, args: x.args.map(go) };
+      default:
+        return x;
+    }
+  };
+  return go(n);
+}
+
 // ---------------------------------------------------------------- sampling
 
-/** Deterministic sample points in [0.6, 2.4) per variable; a small LCG keeps them reproducible. */
+/** Deterministic sample points in [1.6, 3.4) per variable (positive, so radicands and logs are mostly real); a small LCG keeps them reproducible. */
 function samplePoints(vars: string[], count: number): Map<string, Complex>[] {
   let state = 0x9e3779b9;
   const rnd = (): number => {
@@ -456,7 +539,7 @@ function samplePoints(vars: string[], count: number): Map<string, Complex>[] {
   const pts: Map<string, Complex>[] = [];
   for (let i = 0; i < count; i++) {
     const m = new Map<string, Complex>();
-    for (const v of vars) m.set(v, c(0.6 + 1.8 * rnd()));
+    for (const v of vars) m.set(v, c(1.6 + 1.8 * rnd()));
     pts.push(m);
   }
   return pts;
@@ -530,14 +613,14 @@ function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResu
   if (a === null || b === null) return NE(a === null ? 'gold not evaluable' : 'pred not evaluable');
   if (a.ex && b.ex) {
     if (rEq(a.ex, b.ex)) return EQ('exact');
-    if (!a.dec && !b.dec) return NE('exact values differ');
+    if (!a.dec && !b.dec) return NE(`exact values differ: ${valueToString(a)} vs ${valueToString(b)}`);
   }
   if (close(a.v, b.v, ctx.settings.relTol)) return EQ(a.dec || b.dec ? 'numeric (decimal)' : 'numeric');
   if (ctx.settings.roundedDecimals) {
     const r = roundedMatch(g, a, p, b) || roundedMatch(p, b, g, a);
     if (r) return EQ('rounded decimal');
   }
-  return NE('different values');
+  return NE(`different values: ${valueToString(a)} vs ${valueToString(b)}`);
 }
 
 /**
@@ -605,10 +688,11 @@ function proportional(fg: Node, fp: Node, positive: boolean, ctx: Ctx): CompareR
   return EQ(positive ? 'equivalent inequalities' : 'equivalent equations');
 }
 
-/** Exposed for the evaluator tests. */
+/** Short form of a value for reasons; huge exact values are abbreviated, never printed in full. */
 export function valueToString(v: Value): string {
-  if (v.ex) return v.ex.d === 1n ? v.ex.n.toString() : `${v.ex.n}/${v.ex.d}`;
-  return v.v.im === 0 ? String(v.v.re) : `${v.v.re}+${v.v.im}i`;
+  if (v.ex) return rToString(v.ex);
+  const f = (x: number): string => (Math.abs(x) >= 1e-4 && Math.abs(x) < 1e9 ? String(Number(x.toPrecision(10))) : x.toPrecision(6));
+  return v.v.im === 0 ? f(v.v.re) : `${f(v.v.re)}${v.v.im < 0 ? '-' : '+'}${f(Math.abs(v.v.im))}i`;
 }
 
 export { rToNumber };

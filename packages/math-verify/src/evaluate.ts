@@ -246,11 +246,7 @@ function power(b: Value, e: Value): Value {
     }
     // Too large to keep exact: the magnitude is still right in floating point (possibly Infinity).
   }
-  if (e.v.im === 0 && b.v.im === 0 && b.v.re < 0 && e.ex && e.ex.d % 2n === 1n) {
-    // Odd roots of negative reals are real, as in a textbook: (-8)^(1/3) = -2.
-    const mag = Math.pow(-b.v.re, e.v.re);
-    return approx(c(e.ex.n % 2n === 0n ? mag : -mag), dec);
-  }
+  // Principal branch for powers, as sympy: (-1)^(1/3) is complex. Only \sqrt[3]{} takes the real root.
   return approx(cPow(b.v, e.v), dec);
 }
 

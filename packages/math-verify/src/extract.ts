@@ -90,6 +90,7 @@ function unwrapBoxes(s: string): string {
 
 export interface MathEnv {
   start: number;
+  end: number;
   content: string;
 }
 
@@ -99,7 +100,7 @@ export function findMathEnvs(text: string): MathEnv[] {
   const re = /\$\$([\s\S]+?)\$\$|\\\[([\s\S]+?)\\\]|\\\(([^\n]+?)\\\)|(?<!\\)\$((?:\\\$|[^$\n])+?)(?<!\\)\$/g;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     const content = m[1] ?? m[2] ?? m[3] ?? m[4] ?? '';
-    if (content.trim().length > 0) out.push({ start: m.index, content: content.trim() });
+    if (content.trim().length > 0) out.push({ start: m.index, end: m.index + m[0].length, content: content.trim() });
   }
   return out;
 }
@@ -111,10 +112,12 @@ const MATH_WORDS = new Set(['sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'log', 'ex
 export function looksLikeProse(s: string): boolean {
   const bare = s.replace(/\\[a-zA-Z]+\{[^{}]*\}/g, ' ').replace(/\\[a-zA-Z]+/g, ' ');
   let medium = 0;
-  for (const m of bare.matchAll(/\p{L}{3,}/gu)) {
+  for (const m of bare.matchAll(/\p{L}{2,}/gu)) {
     const w = m[0].toLowerCase();
-    if (MATH_WORDS.has(w)) continue;
-    if (w.length >= 4 || /[^\x00-\x7f]/.test(w)) return true;
+    // Scripts without spaces (Chinese, Japanese) write whole sentences as one short run.
+    if (/[^\x00-\x7f]/.test(w)) return true;
+    if (w.length < 3 || MATH_WORDS.has(w) || /^[A-Z]{1,8}$/.test(m[0])) continue; // point names: ABCD
+    if (w.length >= 4) return true;
     if (++medium >= 2) return true;
   }
   return false;
@@ -141,7 +144,7 @@ export function anchoredAnswers(text: string): string[] {
       if (m[0].length === 0) re.lastIndex++;
     }
     if (last === null) continue;
-    let t = last.replace(/\.?\s*I hope[\s\S]*$/i, '').trim();
+    let t = last.replace(/\.?\s*I hope[\s\S]*$/i, '').replace(/<\|[\s\S]*$/, '').trim();
     // "The volume of $V$ is 120." -> "120"
     const is = t.lastIndexOf(' is ');
     if (is >= 0 && looksLikeProse(t.slice(0, is)) && !looksLikeProse(t.slice(is + 4))) t = t.slice(is + 4);
@@ -158,15 +161,28 @@ export function anchoredAnswers(text: string): string[] {
 }
 
 /** The last (or first) number in free text: `1,000.99`, `-3`, `2/3`, `.5`. */
-export function numberAnswer(text: string, which: 'first' | 'last'): string | null {
-  const re = /(?<![A-Za-z\d.])-?(?:\d+(?:[.,]\d+)*|\.\d+)(?:\s*\/\s*\d+(?:\.\d+)?)?/g;
-  let first: string | null = null;
-  let last: string | null = null;
+export function numberAnswer(text: string, which: 'first' | 'last'): { start: number; content: string } | null {
+  const re = /(?<![A-Za-z\d.])-?(?:\d+(?:[.,]\d+)*|\.\d+)(?:\s*\/\s*\d+(?:\.\d+)?)?%?/g;
+  let first: { start: number; content: string } | null = null;
+  let last: { start: number; content: string } | null = null;
   for (const m of text.matchAll(re)) {
-    first ??= m[0];
-    last = m[0];
+    last = { start: m.index, content: m[0] };
+    first ??= last;
   }
   return which === 'first' ? first : last;
+}
+
+/** The Minerva sentence "The final answer is X. I hope it is correct." (Math-Verify ranks it above boxes by default). */
+export function minervaAnswer(text: string): { start: number; content: string } | null {
+  let last: { start: number; content: string } | null = null;
+  for (const m of text.matchAll(/final answer is\s*([\s\S]*?)\.?\s*I hope it is correct/gi)) last = { start: m.index, content: (m[1] ?? '').replace(/\\?"/g, ' ').trim() };
+  return last;
+}
+
+/** Start of the last box, or -1. */
+export function lastBoxStart(text: string): number {
+  const boxes = findBoxes(text);
+  return boxes.length === 0 ? -1 : (boxes[boxes.length - 1] as Box).start;
 }
 
 /** Everything after the last reasoning delimiter (`</think>`), or null when none occurs. */

@@ -162,7 +162,8 @@ export function cExp(a: Complex): Complex {
 /** Principal logarithm. */
 export function cLog(a: Complex): Complex {
   if (a.im === 0 && a.re > 0) return { re: Math.log(a.re), im: 0 };
-  return { re: Math.log(cAbs(a)), im: Math.atan2(a.im, a.re) };
+  // `+ 0` turns -0 into +0: the principal argument of a negative real is +pi.
+  return { re: Math.log(cAbs(a)), im: Math.atan2(a.im + 0, a.re) };
 }
 /** Principal power a^b. Real bases with real exponents stay real where that is defined. */
 export function cPow(a: Complex, b: Complex): Complex {

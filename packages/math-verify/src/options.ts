@@ -13,6 +13,12 @@ export const VerifyOptionsSchema = z
      * because they reward answers the model never committed to.
      */
     fallbacks: z.boolean().default(false),
+    /**
+     * With `fallbacks`, where the Minerva sentence "The final answer is X. I hope it is correct." ranks against boxes:
+     * only without boxes (`after_boxes`, default), whichever comes later (`by_position`, Math-Verify with
+     * `boxed_match_priority=0`), or always first (`before_boxes`, Math-Verify's library defaults).
+     */
+    minervaSentence: z.enum(['after_boxes', 'by_position', 'before_boxes']).default('after_boxes'),
     /** With `fallbacks`, also take the last number of the text as a last resort. */
     lastNumber: z.boolean().default(true),
     /** Grade only the text after the last of these delimiters (e.g. `["</think>"]`); none present = no answer. */

@@ -179,7 +179,7 @@ export class Parser {
       while (this.atSeparator() === 'and') this.next();
       if (sep === ';' || (sep === 'and' && cur.length > 1)) groups.push([]);
     }
-    const items = groups.flatMap((g): Node[] => (g.length > 1 && g.every(isAssignment) ? [{ k: 'tuple', open: '(', close: ')', items: g }] : g));
+    const items = groups.flatMap((g): Node[] => (groups.length > 1 && g.length > 1 && g.every(isAssignment) ? [{ k: 'tuple', open: '(', close: ')', items: g }] : g));
     if (items.length === 0) throw new ParseError('empty answer');
     return items.length === 1 ? (items[0] as Node) : { k: 'list', items };
   }

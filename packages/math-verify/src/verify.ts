@@ -5,7 +5,7 @@
  */
 import { type Node, show } from './ast.js';
 import { compareAnswers } from './compare.js';
-import { afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, numberAnswer } from './extract.js';
+import { afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer } from './extract.js';
 import { decimalCommaForm, normalizeAnswer } from './normalize.js';
 import { type VerifyOptions, type VerifyOptionsInput, resolveOptions } from './options.js';
 import { textNode, parseAnswerText } from './parse.js';
@@ -89,6 +89,11 @@ export function verifyAnswer(gold: string, pred: string, options?: VerifyOptions
 
 /** Candidate answers in a text, best first: boxes; else (with fallbacks) the text itself, anchors, math environments, last number. */
 export function answerCandidates(text: string, opts: VerifyOptions, asGold = false): string[] {
+  if (opts.fallbacks && opts.minervaSentence !== 'after_boxes') {
+    // "The final answer is X. I hope it is correct." before boxes, or whichever of the two comes later.
+    const m = minervaAnswer(text);
+    if (m !== null && (opts.minervaSentence === 'before_boxes' || m.start > lastBoxStart(text))) return [m.content];
+  }
   const boxed = boxedAnswer(text, opts.extract);
   if (boxed !== null) return [boxed];
   if (!opts.fallbacks && !asGold) return [];
@@ -96,14 +101,14 @@ export function answerCandidates(text: string, opts: VerifyOptions, asGold = fal
   const trimmed = text.trim();
   if (!looksLikeProse(trimmed) && trimmed.length <= opts.maxAnswerChars) out.push(trimmed);
   for (const a of anchoredAnswers(text)) out.push(a);
+  // The last math environment and the last number: whichever comes later (earlier with extract: 'first') first.
   const envs = findMathEnvs(text);
-  if (envs.length > 0) {
-    const env = opts.extract === 'first' ? envs[0] : envs[envs.length - 1];
-    if (env) out.push(env.content);
-  }
-  if (opts.lastNumber) {
-    const num = numberAnswer(text, opts.extract);
-    if (num !== null) out.push(num);
+  const env = (opts.extract === 'first' ? envs[0] : envs[envs.length - 1]) ?? null;
+  const num = opts.lastNumber ? numberAnswer(text, opts.extract) : null;
+  if (env !== null && num !== null && num.start >= env.start && num.start < env.end) out.push(env.content, num.content);
+  else {
+    const late = [env, num].filter((x) => x !== null).sort((a, b) => (opts.extract === 'first' ? a.start - b.start : b.start - a.start));
+    for (const x of late) out.push(x.content);
   }
   return [...new Set(out)];
 }

@@ -31,7 +31,12 @@ export function profileFor(row) {
       // parse() on both sides with LaTeX + expression extraction (anchor-free): our eval fallbacks.
       return {
         call: 'reward',
-        options: { fallbacks: true, lastNumber: !note.includes('LaTeX-only'), allowSetRelationComp: note.includes('allow_set_relation_comp=True') },
+        options: {
+          fallbacks: true,
+          lastNumber: !note.includes('LaTeX-only'),
+          minervaSentence: note.includes('library defaults') ? 'before_boxes' : 'by_position',
+          allowSetRelationComp: note.includes('allow_set_relation_comp=True'),
+        },
       };
     case 'huggingface/lighteval':
       return note.includes('MCQ-letter') ? { call: 'reward', options: { mode: 'choice' } } : { call: 'reward', options: { fallbacks: true } };
