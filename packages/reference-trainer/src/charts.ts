@@ -1,0 +1,153 @@
+/**
+ * Vega-Lite specs for every chart of the report, rendered to SVG strings in
+ * Node by vega's headless renderer (`renderer: 'none'`, no canvas, no DOM).
+ * Data always goes in inline (`values`), never by URL, so nothing is fetched.
+ */
+import * as vega from 'vega';
+import { compile } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
+import type { SeriesPoint } from './metric-plan.js';
+import type { Outcome, PositionBin, WeightHistogram } from './weight-stats.js';
+
+export const OUTCOME_COLORS: Record<Outcome, string> = { correct: '#1b7f5a', wrong: '#c4501b' };
+const SERIES_COLORS = ['#3b6fb6', '#c4501b', '#1b7f5a', '#8a4fb0', '#b8860b', '#d0417e', '#4a8f9f', '#6b6b6b', '#7a9b2f', '#a0522d'];
+
+const CONFIG = {
+  font: 'system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif',
+  view: { stroke: '#d8d8d8' },
+  axis: { labelColor: '#444', titleColor: '#333', gridColor: '#ececec', labelFontSize: 10, titleFontSize: 11, titleFontWeight: 500 },
+  legend: { orient: 'top', labelFontSize: 11, symbolSize: 60, title: null, labelLimit: 260 },
+} as const;
+
+/** Chart size in CSS pixels of the plotting area (axes and legend add to it). */
+export interface ChartSize {
+  width: number;
+  height: number;
+}
+
+/** Render a Vega-Lite spec to a standalone `<svg>` string. Warnings go to `warn`, never to the console. */
+export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => void = () => {}): Promise<string> {
+  const handler = (_method: string, level: string, args: unknown[]): void => warn(`${level} ${args.map(String).join(' ')}`.trim());
+  const logger = vega.logger(vega.Warn, undefined, handler);
+  const compiled = compile({ ...spec, config: { ...CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec, { logger }).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none', logger, logLevel: vega.Warn });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
+/**
+ * Metric curves against the optimizer step, one colour per series.
+ * Points are drawn when a series is short (eval-only metrics such as accuracy).
+ */
+export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string): TopLevelSpec {
+  const maxLen = Math.max(0, ...series.map((s) => points.filter((p) => p.series === s).length));
+  return {
+    width: size.width,
+    height: size.height,
+    data: { values: points as SeriesPoint[] },
+    mark: { type: 'line', strokeWidth: 1.6, point: maxLen <= 60 ? { size: 22, filled: true } : false },
+    encoding: {
+      x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: '~s' } },
+      y: { field: 'value', type: 'quantitative', title: yTitle, scale: { zero: false }, axis: valueAxis(points.map((p) => p.value)) },
+      color: {
+        field: 'series',
+        type: 'nominal',
+        sort: series as string[],
+        scale: { domain: series as string[], range: SERIES_COLORS },
+        legend: series.length > 1 ? {} : null,
+      },
+    },
+  };
+}
+
+/** Scientific tick labels for values that are all tiny or huge (learning rates, token counts); vega's default otherwise. */
+function valueAxis(values: readonly number[]): { format?: string } {
+  let max = 0;
+  for (const v of values) max = Math.max(max, Math.abs(v));
+  return max > 0 && (max < 1e-3 || max >= 1e6) ? { format: '.2~e' } : {};
+}
+
+/** Mean reward per step, and where `reward/std` was logged, the band mean ± std. */
+export interface RewardSeries {
+  line: { step: number; mean: number }[];
+  band: { step: number; lo: number; hi: number }[];
+}
+
+/** Mean reward per step with a ±1 std band over the step's rollouts. */
+export function rewardSpec(reward: RewardSeries, size: ChartSize): TopLevelSpec {
+  const x = { field: 'step', type: 'quantitative' as const, title: 'step', axis: { tickMinStep: 1, format: '~s' } };
+  const layers: unknown[] = [];
+  if (reward.band.length > 0) {
+    layers.push({
+      data: { values: reward.band },
+      mark: { type: 'area', opacity: 0.18, color: SERIES_COLORS[0] },
+      encoding: { x, y: { field: 'lo', type: 'quantitative', title: 'reward (mean ± std)' }, y2: { field: 'hi' } },
+    });
+  }
+  layers.push({
+    data: { values: reward.line },
+    mark: { type: 'line', strokeWidth: 1.8, color: SERIES_COLORS[0], point: reward.line.length <= 60 ? { size: 22, filled: true } : false },
+    encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'reward (mean ± std)', scale: { zero: false } } },
+  });
+  return { width: size.width, height: size.height, layer: layers } as TopLevelSpec;
+}
+
+/** Fraction of each outcome's tokens per weight bin, the two outcomes overlaid. */
+export function histogramSpec(hist: WeightHistogram, size: ChartSize): TopLevelSpec {
+  const rows: { lo: number; hi: number; outcome: string; fraction: number; count: number }[] = [];
+  for (const outcome of ['correct', 'wrong'] as const) {
+    const total = hist.totals[outcome];
+    if (total === 0) continue;
+    hist.counts[outcome].forEach((count, i) => {
+      rows.push({ lo: hist.edges[i]!, hi: hist.edges[i + 1]!, outcome: `${outcome} (${total} tokens)`, fraction: count / total, count });
+    });
+  }
+  const domain = (['correct', 'wrong'] as const).filter((o) => hist.totals[o] > 0);
+  return {
+    width: size.width,
+    height: size.height,
+    data: { values: rows },
+    mark: { type: 'bar', opacity: 0.55, stroke: 'white', strokeWidth: 0.4 },
+    encoding: {
+      x: { field: 'lo', type: 'quantitative', title: 'token weight', scale: { zero: false, nice: false } },
+      x2: { field: 'hi' },
+      y: { field: 'fraction', type: 'quantitative', title: 'fraction of tokens', stack: null, axis: { format: '~%' } },
+      y2: { datum: 0 },
+      color: {
+        field: 'outcome',
+        type: 'nominal',
+        scale: { domain: domain.map((o) => `${o} (${hist.totals[o]} tokens)`), range: domain.map((o) => OUTCOME_COLORS[o]) },
+      },
+    },
+  };
+}
+
+/** Mean token weight against relative position, one line per outcome with a ±1 standard-error band. */
+export function positionSpec(bins: readonly PositionBin[], size: ChartSize): TopLevelSpec {
+  const rows: { x: number; outcome: string; mean: number; lo: number; hi: number }[] = [];
+  const outcomes = (['correct', 'wrong'] as const).filter((o) => bins.some((b) => b.stats[o].mean !== null));
+  for (const b of bins) {
+    for (const o of outcomes) {
+      const { mean, sem } = b.stats[o];
+      if (mean === null) continue;
+      rows.push({ x: (b.lo + b.hi) / 2, outcome: o, mean, lo: mean - (sem ?? 0), hi: mean + (sem ?? 0) });
+    }
+  }
+  const x = { field: 'x', type: 'quantitative' as const, title: 'relative position in completion (t / len)', scale: { domain: [0, 1] } };
+  const color = { field: 'outcome', type: 'nominal' as const, scale: { domain: [...outcomes], range: outcomes.map((o) => OUTCOME_COLORS[o]) } };
+  return {
+    width: size.width,
+    height: size.height,
+    data: { values: rows },
+    layer: [
+      { mark: { type: 'area', opacity: 0.16 }, encoding: { x, y: { field: 'lo', type: 'quantitative', title: 'mean token weight' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
+      {
+        mark: { type: 'line', strokeWidth: 2, point: { size: 26, filled: true } },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean token weight', scale: { zero: false } }, color },
+      },
+    ],
+  } as TopLevelSpec;
+}

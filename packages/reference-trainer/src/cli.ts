@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * `rlvr`: the reference trainer's command line. Library code returns results
+ * and warnings; only this file prints. Errors are one line on stderr with a
+ * non-zero exit code: 2 for usage errors, 1 for everything else.
+ */
+import { parseArgs } from 'node:util';
+import { ReferenceTrainerError } from './errors.js';
+import { formatBytes } from './html.js';
+import { writeReport } from './report.js';
+
+const USAGE = `usage: rlvr <command> [options]
+
+commands:
+  report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory
+
+run 'rlvr <command> --help' for the options of a command`;
+
+const REPORT_USAGE = `usage: rlvr report RUN_DIR [options]
+
+Write one self-contained HTML file (inline SVG charts, no scripts, no network)
+for a run directory holding metrics.jsonl, and optionally config.json and samples.jsonl.
+
+options:
+  --out FILE          output file (default RUN_DIR/report.html); its directory must exist
+  --bins N            position bins of the U-shape figure (default 20)
+  --hist-bins N       bins of the token-weight histogram (default 40)
+  --samples N         sample completions shown as heatmaps (default 12)
+  --sample-step N     show samples of this step only (default: the latest steps)
+  --max-points N      average longer metric curves into N points (default 1000)
+  --title TEXT        page title (default: the run directory's name)
+  -q, --quiet         print nothing on success
+  -h, --help          this help`;
+
+class UsageError extends Error {}
+
+async function report(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      out: { type: 'string', short: 'o' },
+      bins: { type: 'string' },
+      'hist-bins': { type: 'string' },
+      samples: { type: 'string' },
+      'sample-step': { type: 'string' },
+      'max-points': { type: 'string' },
+      title: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(REPORT_USAGE + '\n');
+    return;
+  }
+  if (positionals.length !== 1) throw new UsageError(`expected one RUN_DIR, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+  const int = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    if (!/^-?\d+$/.test(v)) throw new UsageError(`--${flag} must be an integer, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const result = await writeReport(positionals[0]!, {
+    out: values.out,
+    positionBins: int('bins', values.bins),
+    histogramBins: int('hist-bins', values['hist-bins']),
+    maxSamples: int('samples', values.samples),
+    sampleStep: int('sample-step', values['sample-step']),
+    maxPoints: int('max-points', values['max-points']),
+    title: values.title,
+  });
+  if (values.quiet) return;
+  for (const w of result.warnings) process.stderr.write(`rlvr report: warning: ${oneLine(w)}\n`);
+  process.stdout.write(`wrote ${result.path} (${formatBytes(result.bytes)}, ${result.charts} charts)\n`);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help') {
+    (command === undefined ? process.stderr : process.stdout).write(USAGE + '\n');
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    if (command === 'report') await report(rest);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: report)`);
+    return 0;
+  } catch (err) {
+    const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;
+    const invalidOptions = err instanceof ReferenceTrainerError && err.code === 'invalid_options';
+    process.stderr.write(`rlvr ${command}: ${oneLine((err as Error).message)}\n`);
+    return usage || invalidOptions ? 2 : 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

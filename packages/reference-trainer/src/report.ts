@@ -1,0 +1,358 @@
+/**
+ * `rlvr report`: one self-contained HTML file for a run directory. Charts are
+ * SVG rendered here, in Node; the page has no script and loads nothing.
+ */
+import { basename, join, resolve } from 'node:path';
+import { formatZodIssues } from '@rlvr/core';
+import type { TopLevelSpec } from 'vega-lite';
+import { z } from 'zod';
+import { writeFileAtomic } from './atomic-write.js';
+import { histogramSpec, lineSpec, positionSpec, renderSvg, rewardSpec } from './charts.js';
+import type { ChartSize, RewardSeries } from './charts.js';
+import { ReferenceTrainerError } from './errors.js';
+import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
+import { escapeHtml, formatNumber } from './html.js';
+import { downsample, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
+import type { MetricChart, SectionId } from './metric-plan.js';
+import { RUN_FILES, readRunDir } from './run-dir.js';
+import type { MetricsRecord, RunData } from './run-dir.js';
+import { REPORT_CSS } from './styles.js';
+import { OUTCOMES, positionProfile, weightHistogram } from './weight-stats.js';
+import type { PositionBin, WeightHistogram } from './weight-stats.js';
+
+/** Options of `rlvr report`. */
+export const ReportOptionsSchema = z
+  .object({
+    /** Output file; default `RUN_DIR/report.html`. Its directory must exist. */
+    out: z.string().min(1).optional(),
+    /** Bins of relative position t/len in the U-shape figure. */
+    positionBins: z.int().min(2).max(100).default(20),
+    /** Bins of the token-weight histogram. */
+    histogramBins: z.int().min(2).max(200).default(40),
+    /** Sample completions shown as heatmaps. */
+    maxSamples: z.int().min(0).max(500).default(12),
+    /** Show samples of this step only (default: the latest steps). */
+    sampleStep: z.int().nonnegative().optional(),
+    /** Longer metric curves are averaged into this many points. */
+    maxPoints: z.int().min(10).max(100_000).default(1000),
+    /** Page title; default the run directory's name. */
+    title: z.string().optional(),
+  })
+  .strict();
+export type ReportOptions = z.input<typeof ReportOptionsSchema>;
+type Resolved = z.output<typeof ReportOptionsSchema>;
+
+/** What `renderReport` produced. */
+export interface RenderedReport {
+  html: string;
+  /** Charts drawn (each a non-empty `<svg>`). */
+  charts: number;
+  /** Things a reader should know (missing files, empty charts), one line each. */
+  warnings: string[];
+}
+
+/** What `writeReport` wrote. */
+export interface ReportResult extends Omit<RenderedReport, 'html'> {
+  path: string;
+  bytes: number;
+}
+
+const SIZE: ChartSize = { width: 470, height: 190 };
+
+const SECTIONS: readonly { id: SectionId | 'summary' | 'samples' | 'config'; title: string }[] = [
+  { id: 'summary', title: 'Summary' },
+  { id: 'reward', title: 'Reward and accuracy' },
+  { id: 'optimisation', title: 'Optimisation' },
+  { id: 'rollouts', title: 'Rollouts' },
+  { id: 'weights', title: 'Token weights' },
+  { id: 'samples', title: 'Sample completions' },
+  { id: 'other', title: 'Other metrics' },
+  { id: 'config', title: 'Config' },
+];
+
+/** Charts every report shows, with a "no data" note when the run did not log them. */
+const EXPECTED: readonly { id: string; section: SectionId; title: string; what: string }[] = [
+  { id: 'reward', section: 'reward', title: 'Reward (mean ± std over rollouts)', what: 'reward/mean' },
+  { id: 'accuracy', section: 'reward', title: 'Held-out accuracy', what: 'accuracy' },
+  { id: 'loss', section: 'optimisation', title: 'Loss', what: 'loss/*' },
+  { id: 'kl', section: 'optimisation', title: 'KL divergence', what: 'kl/*' },
+  { id: 'entropy', section: 'optimisation', title: 'Entropy', what: 'entropy' },
+  { id: 'clip', section: 'optimisation', title: 'Clipped token fractions', what: 'clip/*' },
+];
+
+/** Parse report options, or throw `ReferenceTrainerError('invalid_options')` naming each bad field. */
+export function parseReportOptions(options: ReportOptions = {}): Resolved {
+  const result = ReportOptionsSchema.safeParse(options);
+  if (result.success) return result.data;
+  throw new ReferenceTrainerError('invalid_options', `invalid report options: ${formatZodIssues(result.error.issues, options)}`, {}, { cause: result.error });
+}
+
+/** Read `runDir`, render its report and write it atomically. Returns where, how big, and any warnings. */
+export async function writeReport(runDir: string, options: ReportOptions = {}): Promise<ReportResult> {
+  const opts = parseReportOptions(options);
+  const path = opts.out ?? join(runDir, 'report.html');
+  const run = await readRunDir(runDir);
+  const { html, charts, warnings } = await renderReport(run, opts);
+  await writeFileAtomic(path, html);
+  return { path, bytes: Buffer.byteLength(html), charts, warnings };
+}
+
+/** Render the report of an already-read run to one HTML string. */
+export async function renderReport(run: RunData, options: ReportOptions = {}, generatedAt: Date = new Date()): Promise<RenderedReport> {
+  const opts = parseReportOptions(options);
+  const warnings: string[] = [];
+  let charts = 0;
+  const chart = async (spec: TopLevelSpec): Promise<string> => {
+    const svg = await renderSvg(spec, (m) => warnings.push(`chart: ${m}`));
+    charts++;
+    return svg;
+  };
+
+  const bySection = new Map<string, string[]>();
+  const add = (section: string, html: string): void => {
+    bySection.set(section, [...(bySection.get(section) ?? []), html]);
+  };
+
+  // Metric curves, with a placeholder for each expected chart the run did not log.
+  const plan = planMetricCharts(metricNames(run.metrics));
+  for (const e of EXPECTED) {
+    if (!plan.some((c) => c.id === e.id)) {
+      add(e.section, figure(e.id, e.title, noData(`${e.what} (not in ${RUN_FILES.metrics})`)));
+      warnings.push(`no data for ${e.what} in ${RUN_FILES.metrics}`);
+    }
+  }
+  for (const c of orderCharts(plan)) {
+    add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
+  }
+
+  // Token weights: the distribution and the U-shape, from samples.jsonl.
+  const samples = run.samples ?? [];
+  const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} has no tokens`;
+  const hist = weightHistogram(samples, opts.histogramBins);
+  const tokenCount = samples.reduce((n, s) => n + s.tokens.length, 0);
+  const weightFigures: string[] = [];
+  if (hist === null) {
+    warnings.push(`no data for token weights: ${why}`);
+    weightFigures.push(figure('weight-histogram', 'Token weights, correct vs wrong rollouts', noData(`token weights (${why})`)));
+    weightFigures.push(figure('position-profile', 'Mean token weight against position in the completion', noData(`token weights by position (${why})`)));
+  } else {
+    const profile = positionProfile(samples, opts.positionBins);
+    weightFigures.push(
+      figure(
+        'weight-histogram',
+        'Token weights, correct vs wrong rollouts',
+        (await chart(histogramSpec(hist, SIZE))) +
+          note(`Fraction of each outcome's tokens per weight bin, over ${samples.length} sampled rollouts (${tokenCount} tokens) from ${RUN_FILES.samples}.`) +
+          histogramTable(hist),
+      ),
+    );
+    weightFigures.push(
+      figure(
+        'position-profile',
+        'Mean token weight against position in the completion',
+        (await chart(positionSpec(profile, SIZE))) +
+          note(
+            `Token t of a completion of len tokens falls in bin floor(t·${opts.positionBins}/len) of t/len. Each rollout's mean weight per bin is averaged over rollouts of that outcome; the band is ±1 standard error.`,
+          ) +
+          positionTable(profile),
+      ),
+    );
+  }
+  bySection.set('weights', [...weightFigures, ...(bySection.get('weights') ?? [])]);
+
+  const body: string[] = [];
+  for (const s of SECTIONS) {
+    let content: string;
+    if (s.id === 'summary') content = summary(run);
+    else if (s.id === 'samples') content = samplesSection(run, opts, warnings);
+    else if (s.id === 'config') content = configSection(run);
+    else {
+      const figs = bySection.get(s.id);
+      if (figs === undefined) continue;
+      content = `<div class="grid">\n${figs.join('\n')}\n</div>`;
+    }
+    body.push(`<section id="${s.id}">\n<h2>${s.title}</h2>\n${content}\n</section>`);
+  }
+  const present = SECTIONS.filter((s) => body.some((b) => b.startsWith(`<section id="${s.id}"`)));
+  const name = opts.title ?? basename(resolve(run.dir));
+  const html = [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>rlvr report: ${escapeHtml(name)}</title>`,
+    `<style>${REPORT_CSS}</style>`,
+    '</head>',
+    '<body>',
+    '<main>',
+    '<header>',
+    `<h1>rlvr report: ${escapeHtml(name)}</h1>`,
+    `<p class="sub">${escapeHtml(resolve(run.dir))} · generated ${escapeHtml(generatedAt.toISOString())}</p>`,
+    `<nav>${present.map((s) => `<a href="#${s.id}">${s.title}</a>`).join('')}</nav>`,
+    '</header>',
+    ...body,
+    `<footer>Generated by <code>rlvr report</code> (@rlvr/reference-trainer). Self-contained: no scripts, no network.</footer>`,
+    '</main>',
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+  return { html, charts, warnings };
+}
+
+/** Expected families first, in their fixed order, then the rest as planned. */
+function orderCharts(plan: MetricChart[]): MetricChart[] {
+  const rank = (c: MetricChart): number => {
+    const i = EXPECTED.findIndex((e) => e.id === c.id);
+    return i === -1 ? EXPECTED.length : i;
+  };
+  const sectionRank = (c: MetricChart): number => SECTIONS.findIndex((s) => s.id === c.section);
+  return plan
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => sectionRank(a.c) - sectionRank(b.c) || rank(a.c) - rank(b.c) || a.i - b.i)
+    .map(({ c }) => c);
+}
+
+async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[], opts: Resolved, chart: (spec: TopLevelSpec) => Promise<string>): Promise<string> {
+  if (c.id === 'reward') return chart(rewardSpec(rewardSeries(records, c.band, opts.maxPoints), SIZE));
+  const points = seriesPoints(records, c.metrics, opts.maxPoints);
+  const yTitle = c.metrics.length === 1 ? c.metrics[0]! : c.title.toLowerCase();
+  let svg = await chart(lineSpec(points, c.metrics, SIZE, yTitle));
+  const counts = c.metrics.map((m) => records.filter((r) => typeof r[m] === 'number').length);
+  const longest = Math.max(...counts);
+  if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
+  if (c.id === 'accuracy') {
+    const last = lastValue(records, 'accuracy');
+    if (last !== null) svg += note(`Latest: ${formatNumber(last.value)} at step ${last.step} (${counts[0]} evaluations).`);
+  }
+  return svg;
+}
+
+function rewardSeries(records: readonly MetricsRecord[], band: string | undefined, maxPoints: number): RewardSeries {
+  const ls: number[] = [];
+  const lm: number[] = [];
+  const bs: number[] = [];
+  const blo: number[] = [];
+  const bhi: number[] = [];
+  for (const r of records) {
+    const m = r['reward/mean'];
+    if (typeof m !== 'number') continue;
+    ls.push(r.step);
+    lm.push(m);
+    const sd = band === undefined ? undefined : r[band];
+    if (typeof sd === 'number') {
+      bs.push(r.step);
+      blo.push(m - sd);
+      bhi.push(m + sd);
+    }
+  }
+  const lo = downsample(bs, blo, maxPoints);
+  const hi = downsample(bs, bhi, maxPoints);
+  return {
+    line: downsample(ls, lm, maxPoints).map(([step, mean]) => ({ step, mean })),
+    band: lo.map(([step, l], i) => ({ step, lo: l, hi: hi[i]![1] })),
+  };
+}
+
+function lastValue(records: readonly MetricsRecord[], name: string): { step: number; value: number } | null {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const v = records[i]![name];
+    if (typeof v === 'number') return { step: records[i]!.step, value: v };
+  }
+  return null;
+}
+
+function firstValue(records: readonly MetricsRecord[], name: string): { step: number; value: number } | null {
+  for (const r of records) {
+    const v = r[name];
+    if (typeof v === 'number') return { step: r.step, value: v };
+  }
+  return null;
+}
+
+function summary(run: RunData): string {
+  const rows: [string, string][] = [];
+  const m = run.metrics;
+  rows.push(['optimizer steps logged', m.length === 0 ? '0' : `${m.length} (steps ${m[0]!.step}–${m[m.length - 1]!.step})`]);
+  for (const name of ['reward/mean', 'accuracy']) {
+    const first = firstValue(m, name);
+    const last = lastValue(m, name);
+    if (first === null || last === null) continue;
+    let best = first;
+    for (const r of m) {
+      const v = r[name];
+      if (typeof v === 'number' && v > best.value) best = { step: r.step, value: v };
+    }
+    rows.push([name, `${formatNumber(first.value)} at step ${first.step} → ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`]);
+  }
+  if (run.samples !== null) {
+    const correct = run.samples.filter((s) => s.correct).length;
+    rows.push(['sampled rollouts', `${run.samples.length} (${correct} correct, ${run.samples.length - correct} wrong)`]);
+  } else rows.push(['sampled rollouts', `none (no ${RUN_FILES.samples})`]);
+  rows.push(['metrics logged', String(metricNames(m).length)]);
+  return `<table class="summary">${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+}
+
+function samplesSection(run: RunData, opts: Resolved, warnings: string[]): string {
+  if (run.samples === null || run.samples.length === 0) {
+    const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} is empty`;
+    warnings.push(`no data for sample completions: ${why}`);
+    return noData(`sample completions (${why})`);
+  }
+  const shown = selectSamples(run.samples, opts.maxSamples, opts.sampleStep);
+  if (shown.length === 0) {
+    const why = opts.sampleStep === undefined ? 'none selected' : `no samples at step ${opts.sampleStep}`;
+    warnings.push(`no data for sample completions: ${why}`);
+    return noData(`sample completions (${why})`);
+  }
+  const scale = weightScale(shown);
+  const lead = `<p class="lead">${shown.length} of ${run.samples.length} sampled rollouts, ${opts.sampleStep === undefined ? 'from the latest steps' : `from step ${opts.sampleStep}`}, correct and wrong alternating. Each token is coloured by its weight; hover a token for its exact weight.</p>`;
+  return `${lead}\n${renderLegend(scale)}\n<div class="samples">\n${shown.map((s) => renderSampleCard(s, scale)).join('\n')}\n</div>`;
+}
+
+function configSection(run: RunData): string {
+  if (run.config === null) return noData(`config (no ${RUN_FILES.config} in the run directory)`);
+  return `<details class="config"><summary>${RUN_FILES.config}</summary><pre>${escapeHtml(JSON.stringify(run.config, null, 2))}</pre></details>`;
+}
+
+function figure(id: string, title: string, body: string): string {
+  return `<figure class="chart" data-chart="${escapeHtml(id)}"><figcaption>${escapeHtml(title)}</figcaption>${body}</figure>`;
+}
+
+function noData(what: string): string {
+  return `<p class="nodata">no data for ${escapeHtml(what)}</p>`;
+}
+
+function note(text: string): string {
+  return `<p class="note">${escapeHtml(text)}</p>`;
+}
+
+/** A data cell: the rounded value shown, the exact value in `data-value` for tools and tests. */
+function cell(x: number | null): string {
+  return x === null ? '<td>–</td>' : `<td data-value="${x}">${formatNumber(x)}</td>`;
+}
+
+function histogramTable(h: WeightHistogram): string {
+  const head = '<tr><th>weight from</th><th>to</th><th>correct tokens</th><th>fraction</th><th>wrong tokens</th><th>fraction</th></tr>';
+  const rows = h.edges.slice(0, -1).map((lo, i) => {
+    const cells = [cell(lo), cell(h.edges[i + 1]!)];
+    for (const o of OUTCOMES) {
+      const n = h.counts[o][i]!;
+      cells.push(cell(n), cell(h.totals[o] > 0 ? n / h.totals[o] : null));
+    }
+    return `<tr>${cells.join('')}</tr>`;
+  });
+  return `<details class="data"><summary>data</summary><table data-table="weight-histogram">${head}${rows.join('')}</table></details>`;
+}
+
+function positionTable(bins: readonly PositionBin[]): string {
+  const head = '<tr><th>bin</th><th>t/len from</th><th>to</th><th>correct mean</th><th>± s.e.</th><th>rollouts</th><th>wrong mean</th><th>± s.e.</th><th>rollouts</th></tr>';
+  const rows = bins.map((b) => {
+    const cells = [cell(b.bin), cell(b.lo), cell(b.hi)];
+    for (const o of OUTCOMES) cells.push(cell(b.stats[o].mean), cell(b.stats[o].sem), cell(b.stats[o].rollouts));
+    return `<tr data-bin="${b.bin}">${cells.join('')}</tr>`;
+  });
+  return `<details class="data"><summary>data</summary><table data-table="position-profile">${head}${rows.join('')}</table></details>`;
+}
+

@@ -1,0 +1,115 @@
+/**
+ * A deterministic synthetic run directory for tests: smooth metric curves with
+ * seeded noise, and samples whose token weights follow a U-shape over the
+ * completion (deeper for correct rollouts), with answer spans near the end.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Rng } from '@rlvr/core';
+import type { MetricsRecord, SampleRecord } from '../run-dir.js';
+
+export interface SyntheticRunOptions {
+  steps?: number;
+  evalEvery?: number;
+  sampleSteps?: number[];
+  rolloutsPerStep?: number;
+  seed?: number;
+  /** Extra text tokens spliced into the first sample (e.g. markup that must be escaped). */
+  injectTokens?: string[];
+  /** Extra metric (name, value) logged on every step. */
+  extraMetric?: string;
+}
+
+const WORDS = [' the', ' sum', ' of', ' 3', ' and', ' 4', ' is', ' 7', '.', '\n', ' so', ' we', ' multiply', ' by', ' 2', ' =', ' 14', ' then', ' add'];
+
+export function syntheticMetrics(opts: SyntheticRunOptions = {}): MetricsRecord[] {
+  const steps = opts.steps ?? 60;
+  const evalEvery = opts.evalEvery ?? 10;
+  const rng = new Rng(opts.seed ?? 7);
+  const out: MetricsRecord[] = [];
+  for (let step = 0; step < steps; step++) {
+    const p = step / Math.max(1, steps - 1);
+    const r: MetricsRecord = {
+      step,
+      'reward/mean': 0.2 + 0.5 / (1 + Math.exp(-8 * (p - 0.5))) + 0.03 * rng.normal(),
+      'reward/std': 0.35 + 0.05 * rng.float(),
+      frac_reward_zero_std: 0.5 - 0.3 * p + 0.02 * rng.normal(),
+      'loss/policy': -0.02 + 0.01 * rng.normal(),
+      'kl/approx': 0.002 * p + 0.0005 * rng.float(),
+      entropy: 1.2 - 0.4 * p + 0.02 * rng.normal(),
+      'clip/low_frac': 0.01 + 0.005 * rng.float(),
+      'clip/high_frac': 0.02 + 0.005 * rng.float(),
+      grad_norm: 0.8 + 0.2 * rng.float(),
+      lr: 1e-6 * Math.min(1, (step + 1) / 10),
+      tokens_per_s: 900 + 50 * rng.normal(),
+      'completions/mean_length': 60 + 10 * p,
+      'weights/correct/mean': 1.05,
+      'weights/wrong/mean': 1.02,
+      'weights/correct/std': 0.3,
+      'weights/wrong/std': 0.2,
+      'custom/unknown_metric': Math.sin(step / 5),
+    };
+    if (step % evalEvery === 0 || step === steps - 1) r.accuracy = 0.3 + 0.25 * p + 0.01 * rng.float();
+    if (opts.extraMetric !== undefined) r[opts.extraMetric] = step;
+    out.push(r);
+  }
+  return out;
+}
+
+/** The U-shaped weight of token t in a completion of len tokens, before noise. */
+export function uShape(t: number, len: number, correct: boolean): number {
+  const x = (2 * t) / len - 1;
+  const depth = correct ? 0.9 : 0.45;
+  return 1 - depth / 3 + depth * x * x;
+}
+
+export function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[] {
+  const rng = new Rng((opts.seed ?? 7) + 1);
+  const out: SampleRecord[] = [];
+  for (const step of opts.sampleSteps ?? [20, 40, 59]) {
+    const n = opts.rolloutsPerStep ?? 16;
+    for (let i = 0; i < n; i++) {
+      const group = Math.floor(i / 4);
+      const correct = rng.float() < 0.5;
+      const len = 10 + rng.int(60);
+      const tokens = Array.from({ length: len }, () => WORDS[rng.int(WORDS.length)]!);
+      const hasAnswer = len >= 12 && i % 5 !== 4;
+      let spans: SampleRecord['spans'] = null;
+      if (hasAnswer) {
+        tokens[len - 6] = ' \\boxed{';
+        tokens[len - 5] = '1';
+        tokens[len - 4] = '4';
+        tokens[len - 3] = '}';
+        tokens[len - 2] = '.';
+        tokens[len - 1] = '<|im_end|>';
+        spans = { open: [len - 6, len - 5], content: [len - 5, len - 3], close: [len - 3, len - 2] };
+      }
+      const weights = tokens.map((_, t) => uShape(t, len, correct) + 0.05 * rng.normal());
+      out.push({ step, group, reward: correct ? 1 : 0, correct, advantage: correct ? 0.8 : -0.8, prompt: `Compute 3 + 4, then multiply by 2 & write <b>the</b> answer. (#${i})`, tokens, weights, spans });
+    }
+  }
+  if (opts.injectTokens !== undefined && out.length > 0) {
+    const s = out[out.length - 1]!;
+    // Prepend, so spans shift by the number of injected tokens.
+    const k = opts.injectTokens.length;
+    s.tokens = [...opts.injectTokens, ...s.tokens];
+    s.weights = [...opts.injectTokens.map(() => 1.5), ...s.weights];
+    if (s.spans !== null) {
+      const sh = (r: [number, number]): [number, number] => [r[0] + k, r[1] + k];
+      s.spans = { open: sh(s.spans.open), content: sh(s.spans.content), close: sh(s.spans.close) };
+    }
+  }
+  return out;
+}
+
+/** Write a run directory with config, metrics and samples; returns its path. */
+export async function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): Promise<{ dir: string; metrics: MetricsRecord[]; samples: SampleRecord[] }> {
+  await mkdir(dir, { recursive: true });
+  const metrics = syntheticMetrics(opts);
+  const samples = syntheticSamples(opts);
+  const config = { estimator: { name: 'grail', w_min: 0.5, w_max: 2 }, steps: opts.steps ?? 60, seed: opts.seed ?? 7, note: '</pre><script>alert(1)</script>' };
+  await writeFile(join(dir, 'config.json'), JSON.stringify(config, null, 2));
+  await writeFile(join(dir, 'metrics.jsonl'), metrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
+  await writeFile(join(dir, 'samples.jsonl'), samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
+  return { dir, metrics, samples };
+}
