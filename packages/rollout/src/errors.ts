@@ -6,15 +6,14 @@ import { formatLocation, type ErrorLocation } from '@rlvr/core';
  * - `invalid_row`: a dataset row or CLI input row lacks a field or has the wrong type;
  * - `invalid_file`: a file cannot be read or is not what it claims (bad JSON, bad vocabulary);
  * - `invalid_tokenizer`: a tokenizer SPEC names no known kind, or a token id has no bytes;
- * - `invalid_response`: a server answered with a body that fails the protocol schema;
- * - `request_failed`: an HTTP request failed after its whole retry budget.
+ * - `invalid_response`: a server or sampler broke the protocol (checked with zod / the sampler contract).
+ * (A request that fails for good is not thrown: its rollouts are marked `error`.)
  */
 export type RolloutErrorCode =
   | 'invalid_row'
   | 'invalid_file'
   | 'invalid_tokenizer'
-  | 'invalid_response'
-  | 'request_failed';
+  | 'invalid_response';
 
 /** The one error class of `@rlvr/rollout`. `code` is stable; `message` is for people. */
 export class RolloutError extends Error {

@@ -173,6 +173,12 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
     const p = httpSampler({ baseUrl: s.url, model: 'fake-model', timeoutMs: 10_000 }).sample([{ prompt: { tokens: [1] }, n: 1, params }], ac.signal);
     setTimeout(() => ac.abort(new Error('stop now')), 50);
     await expect(p).rejects.toThrow('stop now');
+    // also while waiting to retry
+    const s2 = await server({ fault: () => '503' });
+    const ac2 = new AbortController();
+    const q = httpSampler({ baseUrl: s2.url, model: 'fake-model', backoffBaseMs: 5000, backoffMaxMs: 5000, maxRetries: 5 }).sample([{ prompt: { tokens: [1] }, n: 1, params }], ac2.signal);
+    setTimeout(() => ac2.abort(new Error('stop waiting')), 50);
+    await expect(q).rejects.toThrow('stop waiting');
   });
 });
 

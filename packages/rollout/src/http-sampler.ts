@@ -114,7 +114,11 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
       const cap = Math.min(o.backoffMaxMs, o.backoffBaseMs * 2 ** k);
       const delayMs = Math.min(o.backoffMaxMs, Math.max(jitter.float() * cap, a.retryAfterMs ?? 0));
       emit({ type: 'retry', request: index, attempt: k, reason, delayMs });
-      await sleep(delayMs, undefined, signal ? { signal } : {});
+      try {
+        await sleep(delayMs, undefined, signal ? { signal } : {});
+      } catch (e) {
+        throw signal?.aborted ? signal.reason : e;
+      }
     }
     emit({ type: 'failed', request: index, attempts, reason });
     logger.warn(`request for prompt ${index} failed after ${attempts} attempt(s); its ${req.n} rollouts are marked "error": ${reason}`, { request: index, attempts, url });
