@@ -75,6 +75,12 @@ describe('httpSampler: protocol', () => {
     expect(out!.completions[0]!.text).toMatch(/^.*The answer is \\boxed\{\d+\}\.$/s);
   });
 
+  it('takes prompt token ids from the response when the prompt has none', async () => {
+    const s = await server({ promptTokenIds: true });
+    const [out] = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint: 'chat' }).sample([{ prompt: { messages: [{ role: 'user', content: 'Q' }] }, n: 1, params }]);
+    expect(out!.promptTokens).toEqual([...JSON.stringify([{ role: 'user', content: 'Q' }])].map((c) => c.charCodeAt(0)));
+  });
+
   it('rejects bad options and unusable prompts before sending anything', async () => {
     expect(() => httpSampler({ baseUrl: 'ftp://x', model: 'm' })).toThrow(CoreError);
     expect(() => httpSampler({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', concurrency: 0 })).toThrow(/concurrency/);
@@ -145,6 +151,13 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
     expect(failedEvents).toEqual([1, 3, 4, 5, 6]);
     expect(warnings).toHaveLength(5);
     expect(warnings.find((w) => w.startsWith('request for prompt 1 '))).toMatch(/failed after 4 attempt\(s\); its 2 rollouts are marked "error"/);
+  });
+
+  it('honours Retry-After on 429, capped at backoffMaxMs', async () => {
+    const s = await server({ fault: (_, attempt) => (attempt === 0 ? '429' : undefined), retryAfter: '3' });
+    const events: HttpSamplerEvent[] = [];
+    await httpSampler({ baseUrl: s.url, model: 'fake-model', ...FAST }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [1] }, n: 1, params }]);
+    expect(events.filter((e) => e.type === 'retry')).toEqual([{ type: 'retry', request: 0, attempt: 0, reason: expect.stringMatching(/^HTTP 429/), delayMs: FAST.backoffMaxMs }]);
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {

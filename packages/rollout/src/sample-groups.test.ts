@@ -100,6 +100,15 @@ describe('sampleGroups over the HTTP sampler (vLLM protocol double)', () => {
     expect(getSpans(withBytes.batch, 0)).not.toBeNull();
   });
 
+  it('returns an empty batch for no prompts', async () => {
+    const s = await fake();
+    const { batch, texts } = await sampleGroups([], httpSampler({ baseUrl: s.url, model: 'fake-model' }), { groupSize: 4, maxNewTokens: 8 });
+    expect(batch.numRollouts).toBe(0);
+    expect(Array.from(batch.completionOffsets)).toEqual([0]);
+    expect(texts).toEqual([]);
+    expect(s.requests).toHaveLength(0);
+  });
+
   it('rejects bad options before any request', async () => {
     const s = await fake();
     const sampler = httpSampler({ baseUrl: s.url, model: 'fake-model' });

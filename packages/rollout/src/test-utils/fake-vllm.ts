@@ -28,6 +28,10 @@ export interface FakeVllmOptions {
   fault?: (key: string, attempt: number) => Fault | undefined;
   /** how long a `slow` answer waits */
   slowMs?: number;
+  /** the Retry-After header of 429 answers (default "0") */
+  retryAfter?: string;
+  /** also return vLLM's `prompt_token_ids` (as with `return_token_ids`), tokenising a text prompt as one id per character */
+  promptTokenIds?: boolean;
   /** send choices in reverse index order (clients must sort by `index`) */
   reverseChoices?: boolean;
 }
@@ -100,7 +104,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
       const fault = options.fault?.(key, attempt);
       if (fault === 'drop') return void req.socket.destroy();
       if (fault === '500' || fault === '503') return send(Number(fault), JSON.stringify({ error: { message: 'engine error' } }));
-      if (fault === '429') return send(429, JSON.stringify({ error: { message: 'rate limited' } }), { 'retry-after': '0' });
+      if (fault === '429') return send(429, JSON.stringify({ error: { message: 'rate limited' } }), { 'retry-after': options.retryAfter ?? '0' });
       if (fault === '400') return send(400, JSON.stringify({ error: { message: 'bad request' } }));
       if (fault === 'malformed') return send(200, '{"choices": [{"index": 0, "te');
       if (fault === 'schema') return send(200, JSON.stringify({ choices: [{ index: 0, text: 7 }] }));
@@ -143,7 +147,9 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
         return { index, text: out, logprobs: { text_offset: [], token_logprobs: lps, tokens, top_logprobs: [] }, finish_reason: finish, stop_reason: null };
       });
       if (options.reverseChoices) choices.reverse();
-      const payload = JSON.stringify({ id: `cmpl-${state.requests.length}`, object: chat ? 'chat.completion' : 'text_completion', created: 0, model, choices, usage: {} });
+      const response: Record<string, unknown> = { id: `cmpl-${state.requests.length}`, object: chat ? 'chat.completion' : 'text_completion', created: 0, model, choices, usage: {} };
+      if (options.promptTokenIds) response.prompt_token_ids = [...key].map((ch) => ch.charCodeAt(0));
+      const payload = JSON.stringify(response);
       if (fault === 'slow') {
         const timer = setTimeout(() => {
           timers.delete(timer);
