@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
-// Gradients are registered by a side-effect module (the full @tensorflow/tfjs bundle does the same).
-import '@tensorflow/tfjs-core/dist/register_all_gradients.js';
+// Gradient functions are registered by the @tensorflow/tfjs union package (tfjs-core alone registers
+// none, and its per-op ESM gradient files are not loadable by Node's ESM resolver).
+import '@tensorflow/tfjs';
 import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
@@ -117,7 +118,9 @@ export class Qwen3Model {
           throw new PolicyError('shape_mismatch', `wrong shape: expected [${shape}], found [${t.shape}]`, { tensor: name });
         }
         const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data);
-        params.set(name, tf.variable(tf.tensor(data, shape, 'float32'), options.trainable ?? true, `policy${id}/${name}`));
+        const init = tf.tensor(data, shape, 'float32');
+        params.set(name, tf.variable(init, options.trainable ?? true, `policy${id}/${name}`));
+        init.dispose(); // the variable holds its own reference to the data
       }
     } catch (err) {
       for (const v of params.values()) v.dispose();
