@@ -556,6 +556,10 @@ function percentModes(ctx: Ctx): boolean[] {
   }
 }
 
+function containsInfinity(n: Node): boolean {
+  return show(n).includes('oo');
+}
+
 function hasPercent(n: Node): boolean {
   return show(n).includes('percent(');
 }
@@ -611,6 +615,9 @@ function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResu
   const a = ev(g, empty, pct, ctx);
   const b = ev(p, empty, pct, ctx);
   if (a === null || b === null) return NE(a === null ? 'gold not evaluable' : 'pred not evaluable');
+  // Overflow (a power tower) is not infinity: only answers that write \infty may compare as infinite.
+  const overflow = (v: Value, n: Node): boolean => !Number.isFinite(cAbs(v.v)) && !containsInfinity(n);
+  if (overflow(a, g) || overflow(b, p)) return NE('value too large to compare');
   if (a.ex && b.ex) {
     if (rEq(a.ex, b.ex)) return EQ('exact');
     if (!a.dec && !b.dec) return NE(`exact values differ: ${valueToString(a)} vs ${valueToString(b)}`);

@@ -50,8 +50,8 @@ export interface EvalContext {
   budget: { steps: number };
 }
 
-const MAX_FACTORIAL = 5000;
-const MAX_BIGOP_TERMS = 10_000;
+const MAX_FACTORIAL = 3000;
+const MAX_BIGOP_TERMS = 2_000;
 
 function exact(r: Rational | null, dec: boolean): Value {
   if (r === null) throw new EvalError('exact arithmetic overflow');

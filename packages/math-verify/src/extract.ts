@@ -5,6 +5,11 @@
  */
 import { matchBrace } from './tokenize.js';
 
+/** Fallbacks (anchors, math environments, numbers) look only at this many final characters of a completion. */
+export const FALLBACK_WINDOW = 20_000;
+/** An anchored answer is read from at most this many characters after its anchor. */
+const ANCHOR_SPAN = 2_000;
+
 export interface Box {
   /** Index of the backslash of `\boxed`. */
   start: number;
@@ -15,15 +20,36 @@ export interface Box {
 
 const BOX_RE = /\\\\?(?:boxed|fbox)(?![a-zA-Z])/g;
 
+/**
+ * For every `{` in `text`, the index of its matching `}` (or -1), in one pass: looking up many boxes in a long or
+ * adversarial completion stays linear.
+ */
+function braceMatches(text: string): Map<number, number> {
+  const match = new Map<number, number>();
+  const stack: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 92 /* \\ */) {
+      i++;
+      continue;
+    }
+    if (ch === 123 /* { */) stack.push(i);
+    else if (ch === 125 /* } */ && stack.length > 0) match.set(stack.pop() as number, i);
+  }
+  return match;
+}
+
 /** All outermost boxes, left to right. Unbalanced boxes are skipped; `\boxed 5` takes one token. */
 export function findBoxes(text: string): Box[] {
   const out: Box[] = [];
+  let matches: Map<number, number> | null = null;
   BOX_RE.lastIndex = 0;
   for (let m = BOX_RE.exec(text); m !== null; m = BOX_RE.exec(text)) {
     let i = m.index + m[0].length;
     while (text[i] === ' ') i++;
     if (text[i] === '{') {
-      const end = matchBrace(text, i);
+      matches ??= text.length > 4096 ? braceMatches(text) : null;
+      const end = matches ? (matches.get(i) ?? -1) : matchBrace(text, i);
       if (end < 0) continue;
       out.push({ start: m.index, end: end + 1, content: text.slice(i + 1, end) });
       BOX_RE.lastIndex = end + 1;
@@ -125,25 +151,28 @@ export function looksLikeProse(s: string): boolean {
 
 const FORMULA = /\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}|-?(?<![A-Za-z])\d+(?:[.,]\d+)*(?:\s*\/\s*\d+)?/;
 
-const ANCHORS: RegExp[] = [
-  /final answer(?:\s+is)?\s*[:：]?\s*([\s\S]*?)(?:\.?\s*I hope|$)/gi,
-  /<answer>([\s\S]*?)<\/answer>/gi,
-  /(?:the )?answer\s*(?:is|[:：])\s*([^\n]*)/gi,
-  /(?:答案|最终答案)\s*(?:是|为|[:：])\s*([^\n]*)/g,
-  /r[ée]ponse\s*(?:est|[:：])\s*([^\n]*)/gi,
+/** [anchor, anchor + answer] pairs in priority order. */
+const ANCHORS: [RegExp, RegExp][] = [
+  [/final answer/gi, /^final answer(?:\s+is)?\s*[:：]?\s*([\s\S]*?)(?:\.?\s*I hope|$)/i],
+  [/<answer>/gi, /^<answer>([\s\S]*?)<\/answer>/i],
+  [/answer\s*(?:is|[:：])/gi, /^answer\s*(?:is|[:：])\s*([^\n]*)/i],
+  [/(?:答案|最终答案)\s*(?:是|为|[:：])/g, /^(?:答案|最终答案)\s*(?:是|为|[:：])\s*([^\n]*)/],
+  [/r[ée]ponse\s*(?:est|[:：])/gi, /^r[ée]ponse\s*(?:est|[:：])\s*([^\n]*)/i],
 ];
 
 /** The text that follows the last "final answer is" / "Answer:" style anchor, trimmed to the answer itself. */
 export function anchoredAnswers(text: string): string[] {
   const out: string[] = [];
-  for (const re of ANCHORS) {
-    let last: string | null = null;
+  for (const [head, re] of ANCHORS) {
+    // Find the last anchor with a cheap pattern, then read the answer from a bounded span after it.
+    let at = -1;
+    head.lastIndex = 0;
+    for (let m = head.exec(text); m !== null; m = head.exec(text)) at = m.index;
+    if (at < 0) continue;
     re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      last = m[1] ?? '';
-      if (m[0].length === 0) re.lastIndex++;
-    }
-    if (last === null) continue;
+    const m = re.exec(text.slice(at, at + ANCHOR_SPAN));
+    if (m === null) continue;
+    const last = m[1] ?? '';
     let t = last.replace(/\.?\s*I hope[\s\S]*$/i, '').replace(/<\|[\s\S]*$/, '').trim();
     // "The volume of $V$ is 120." -> "120"
     const is = t.lastIndexOf(' is ');
@@ -174,9 +203,11 @@ export function numberAnswer(text: string, which: 'first' | 'last'): { start: nu
 
 /** The Minerva sentence "The final answer is X. I hope it is correct." (Math-Verify ranks it above boxes by default). */
 export function minervaAnswer(text: string): { start: number; content: string } | null {
-  let last: { start: number; content: string } | null = null;
-  for (const m of text.matchAll(/final answer is\s*([\s\S]*?)\.?\s*I hope it is correct/gi)) last = { start: m.index, content: (m[1] ?? '').replace(/\\?"/g, ' ').trim() };
-  return last;
+  let at = -1;
+  for (const m of text.matchAll(/final answer is/gi)) at = m.index;
+  if (at < 0) return null;
+  const m = /^final answer is\s*([\s\S]*?)\.?\s*I hope it is correct/i.exec(text.slice(at, at + ANCHOR_SPAN));
+  return m === null ? null : { start: at, content: (m[1] ?? '').replace(/\\?"/g, ' ').trim() };
 }
 
 /** Start of the last box, or -1. */

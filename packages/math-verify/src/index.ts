@@ -4,3 +4,5 @@ export { VerifyOptionsSchema, resolveOptions } from './options.js';
 export type { VerifyOptions, VerifyOptionsInput } from './options.js';
 export { MathVerifyError } from './errors.js';
 export type { MathVerifyErrorCode, MathVerifyErrorLocation } from './errors.js';
+export { VerifierPool, PoolOptionsSchema } from './pool.js';
+export type { PoolOptions, PoolOptionsInput, PoolStats } from './pool.js';

@@ -66,7 +66,8 @@ export function normalizeAnswer(input: string): string {
   s = s.replace(/\u0001/g, '\\\\').trim();
   // Trailing sentence punctuation and a stray trailing backslash (`185\`).
   for (let guard = 0; guard < 8; guard++) {
-    const t = s.replace(/(?:\\\\|\\|[.,;:!?。，])\s*$/, '').trim();
+    // `!` stays: it is a factorial.
+    const t = s.replace(/(?:\\\\|\\|[.,;:?。，])\s*$/, '').trim();
     if (t === s) break;
     s = t;
   }

@@ -5,7 +5,7 @@
  */
 
 /** Largest numerator/denominator size, in bits, that exact arithmetic will produce. */
-export const MAX_BITS = 65_536;
+export const MAX_BITS = 32_768;
 
 /** A reduced fraction `n / d` with `d > 0`. */
 export interface Rational {

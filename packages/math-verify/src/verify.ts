@@ -5,7 +5,7 @@
  */
 import { type Node, show } from './ast.js';
 import { compareAnswers } from './compare.js';
-import { afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer } from './extract.js';
+import { FALLBACK_WINDOW, afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer } from './extract.js';
 import { decimalCommaForm, normalizeAnswer } from './normalize.js';
 import { type VerifyOptions, type VerifyOptionsInput, resolveOptions } from './options.js';
 import { textNode, parseAnswerText } from './parse.js';
@@ -97,6 +97,8 @@ export function answerCandidates(text: string, opts: VerifyOptions, asGold = fal
   const boxed = boxedAnswer(text, opts.extract);
   if (boxed !== null) return [boxed];
   if (!opts.fallbacks && !asGold) return [];
+  // Fallbacks read the end of a long completion only, so their cost is bounded.
+  if (text.length > FALLBACK_WINDOW) text = text.slice(-FALLBACK_WINDOW);
   const out: string[] = [];
   const trimmed = text.trim();
   if (!looksLikeProse(trimmed) && trimmed.length <= opts.maxAnswerChars) out.push(trimmed);
@@ -128,7 +130,8 @@ function firstParsed(cands: string[], opts: VerifyOptions): Parsed | null {
 /** Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks. */
 export function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
   const boxed = boxedAnswer(gold, opts.extract);
-  if (boxed !== null) return parseAnswer(boxed);
+  if (boxed !== null) return boxed.length > opts.maxAnswerChars ? null : parseAnswer(boxed);
+  if (gold.length > opts.maxAnswerChars && !looksLikeProse(gold.slice(0, 10_000))) return null;
   const whole = parseAnswer(gold);
   if (whole.node !== null && !looksLikeProse(gold)) return whole;
   return firstParsed(answerCandidates(gold, { ...opts, fallbacks: true }, true), opts) ?? whole;

@@ -1,0 +1,173 @@
+/**
+ * A pool of worker threads that run the verifier with a hard wall-clock budget per item. An item that runs past
+ * `timeoutMs` has its worker terminated (piscina aborts a running task by stopping its thread) and answers
+ * `{ equal: false, reason: "timeout" }`; the pool starts a fresh worker and carries on. Items are handed to
+ * workers only when one is free, so the budget measures running time, not time spent queued.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { z } from 'zod';
+import { formatZodIssues } from '@rlvr/core';
+import { MathVerifyError } from './errors.js';
+import { type VerifyOptionsInput, resolveOptions } from './options.js';
+import type { RewardResult, VerifyResult } from './verify.js';
+import type { WorkerTask } from './worker.js';
+
+/** Longest a worker may take to start before its item is answered as a timeout. */
+const STARTUP_LIMIT_MS = 30_000;
+
+export const PoolOptionsSchema = z
+  .object({
+    /** Worker threads (default: the machine's available parallelism). */
+    concurrency: z.number().int().min(1).max(256).default(() => availableParallelism()),
+    /** Wall-clock budget per item, in milliseconds, measured from when a worker takes the item. */
+    timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
+    /** Heap limit of each worker (MiB): a memory blow-up kills that worker, not the caller. */
+    workerMemoryMb: z.number().int().min(32).max(65_536).default(1024),
+    /** Verifier options used when a call passes none. */
+    verify: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+export type PoolOptions = z.infer<typeof PoolOptionsSchema>;
+export type PoolOptionsInput = z.input<typeof PoolOptionsSchema>;
+
+interface Job {
+  task: WorkerTask;
+  resolve: (r: RewardResult | VerifyResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Counters a caller can log: how many items ran, timed out, or killed their worker. */
+export interface PoolStats {
+  completed: number;
+  timedOut: number;
+  failed: number;
+}
+
+export class VerifierPool {
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  private readonly piscina: Piscina;
+  private readonly defaultOptions: string;
+  private readonly queue: Job[] = [];
+  private inFlight = 0;
+  private closed = false;
+  private readonly counters: PoolStats = { completed: 0, timedOut: 0, failed: 0 };
+
+  constructor(options: PoolOptionsInput = {}) {
+    const r = PoolOptionsSchema.safeParse(options);
+    if (!r.success) throw new MathVerifyError('invalid_options', `invalid pool options: ${formatZodIssues(r.error.issues, options)}`, {}, { cause: r.error });
+    this.concurrency = r.data.concurrency;
+    this.timeoutMs = r.data.timeoutMs;
+    this.defaultOptions = JSON.stringify(resolveOptions(r.data.verify as VerifyOptionsInput));
+    this.piscina = new Piscina({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: this.concurrency,
+      maxThreads: this.concurrency,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: r.data.workerMemoryMb },
+    });
+  }
+
+  get stats(): PoolStats {
+    return { ...this.counters };
+  }
+
+  /** `mathReward` in a worker; `{ reward: 0, reason: "timeout" }` when it runs past the budget. */
+  async reward(completion: string, gold: string, options?: VerifyOptionsInput): Promise<RewardResult> {
+    const r = await this.submit({ kind: 'reward', a: completion, b: gold, options: this.optionsKey(options) });
+    return 'reward' in r ? r : { reward: 0, extracted: null, reason: r.reason };
+  }
+
+  /** `verifyAnswer` in a worker; `{ equal: false, reason: "timeout" }` when it runs past the budget. */
+  async verify(gold: string, pred: string, options?: VerifyOptionsInput): Promise<VerifyResult> {
+    const r = await this.submit({ kind: 'verify', a: gold, b: pred, options: this.optionsKey(options) });
+    return 'equal' in r ? r : { equal: false, reason: r.reason, gold: null, pred: null };
+  }
+
+  /** Rewards for parallel arrays, in order. */
+  rewardBatch(completions: readonly string[], golds: readonly string[], options?: VerifyOptionsInput): Promise<RewardResult[]> {
+    if (completions.length !== golds.length) {
+      throw new MathVerifyError('invalid_row', `rewardBatch: ${completions.length} completions but ${golds.length} golds`);
+    }
+    const key = this.optionsKey(options);
+    return Promise.all(
+      completions.map(async (c, i) => {
+        const r = await this.submit({ kind: 'reward', a: c, b: golds[i] as string, options: key });
+        return 'reward' in r ? r : { reward: 0 as const, extracted: null, reason: r.reason };
+      }),
+    );
+  }
+
+  /** Stops the workers; pending items are rejected with `pool_closed`. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new MathVerifyError('pool_closed', 'the verifier pool was closed'));
+    await this.piscina.destroy();
+  }
+
+  private optionsKey(options: VerifyOptionsInput | undefined): string {
+    return options === undefined ? this.defaultOptions : JSON.stringify(resolveOptions(options));
+  }
+
+  private submit(task: WorkerTask): Promise<RewardResult | VerifyResult> {
+    if (this.closed) return Promise.reject(new MathVerifyError('pool_closed', 'the verifier pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.concurrency && this.queue.length > 0 && !this.closed) {
+      const job = this.queue.shift() as Job;
+      this.inFlight++;
+      this.runJob(job).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  /**
+   * Runs one item. The budget starts when the worker takes the item (it writes that time into shared memory), so a
+   * worker that is still starting up (after a timeout replaced it) does not eat the next item's budget.
+   */
+  private async runJob(job: Job): Promise<void> {
+    const ac = new AbortController();
+    const started = new SharedArrayBuffer(8);
+    const startedAt = new Float64Array(started);
+    const dispatched = Date.now();
+    let timer: NodeJS.Timeout;
+    const check = (): void => {
+      const now = Date.now();
+      const s = startedAt[0] as number;
+      if (s > 0 && now - s >= this.timeoutMs) ac.abort();
+      // Not started yet: wait, but not forever (a worker that never starts is a failure too).
+      else if (s === 0 && now - dispatched > STARTUP_LIMIT_MS + this.timeoutMs) ac.abort();
+      else timer = setTimeout(check, s > 0 ? s + this.timeoutMs - now : this.timeoutMs);
+    };
+    timer = setTimeout(check, this.timeoutMs);
+    job.task.started = started;
+    try {
+      const r = (await this.piscina.run(job.task, { signal: ac.signal })) as RewardResult | VerifyResult;
+      this.counters.completed++;
+      job.resolve(r);
+    } catch (e) {
+      if (ac.signal.aborted) {
+        this.counters.timedOut++;
+        job.resolve({ equal: false, reason: 'timeout', gold: null, pred: null });
+      } else if (this.closed) {
+        job.reject(new MathVerifyError('pool_closed', 'the verifier pool was closed', {}, { cause: e }));
+      } else {
+        // The worker died (out of memory, a crash): the item is answered, the pool carries on.
+        this.counters.failed++;
+        job.resolve({ equal: false, reason: `worker_failed: ${e instanceof Error ? e.message : String(e)}`, gold: null, pred: null });
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
