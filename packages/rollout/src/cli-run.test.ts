@@ -6,6 +6,8 @@ import { Registry } from '@rlvr/core';
 import { runCli } from './cli-run.js';
 import { vocabFromJson } from './vocab.js';
 import type { TokenizerLoader } from './tokenizer-spec.js';
+import { syntheticGenerator } from './synthetic.js';
+import { loadTasks } from './datasets.js';
 
 function io() {
   const out: string[] = [];
@@ -73,12 +75,43 @@ describe('rlvr-rollout spans', () => {
   it('reports usage errors with exit code 2', async () => {
     const a = io();
     expect(await runCli(['spans', '--in', 'x'], a.io)).toBe(2);
-    expect(a.err.join('')).toContain('--tokenizer and --in are required');
+    expect(a.err.join('')).toContain('rlvr-rollout spans: --tokenizer is required');
     const b = io();
     expect(await runCli(['frobnicate'], b.io)).toBe(2);
     expect(b.err.join('')).toContain('unknown command "frobnicate"');
     const c = io();
     expect(await runCli(['spans', '--help'], c.io)).toBe(0);
     expect(c.out.join('')).toContain('vocab:FILE.json');
+  });
+});
+
+describe('rlvr-rollout synth', () => {
+  it('writes the library stream for the same seed and knobs, and the same file twice', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rlvr-synth-'));
+    const out = join(dir, 'tasks.jsonl');
+    const args = ['synth', '--count', '5', '--seed', '7', '--from', '3', '--options', '{"operations": ["add", "mul"], "maxSteps": 4}', '--out', out];
+    expect(await runCli(args, io().io)).toBe(0);
+    const first = await readFile(out, 'utf8');
+    const rows = first.trim().split('\n').map((l) => JSON.parse(l));
+    const want = syntheticGenerator({ operations: ['add', 'mul'], maxSteps: 4 }).tasks(7, 5, 3).map((t) => ({ question: t.question, answer: t.answer, solution: t.solution }));
+    expect(rows).toEqual(want);
+    expect(await runCli(args, io().io)).toBe(0);
+    expect(await readFile(out, 'utf8')).toBe(first);
+    expect((await loadTasks(out, 'synthetic')).map((t) => t.answer)).toEqual(want.map((t) => t.answer));
+    const s = io();
+    expect(await runCli(['synth', '--count', '2'], s.io)).toBe(0);
+    expect(s.out.join('').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('names bad knobs and arguments', async () => {
+    const a = io();
+    expect(await runCli(['synth', '--count', '2', '--options', '{"digits": 9}'], a.io)).toBe(1);
+    expect(a.err.join('')).toMatch(/invalid synthetic task configuration: digits/);
+    const b = io();
+    expect(await runCli(['synth', '--count', 'many'], b.io)).toBe(1);
+    expect(b.err.join('')).toMatch(/count/);
+    const c = io();
+    expect(await runCli(['synth', '--count', '2', '--options', '{'], c.io)).toBe(1);
+    expect(c.err.join('')).toMatch(/--options is not JSON/);
   });
 });

@@ -1,26 +1,32 @@
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { CoreError, formatZodIssues, type Registry } from '@rlvr/core';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CoreError, type Registry } from '@rlvr/core';
 import { RolloutError } from './errors.js';
-import { readJsonl, writeFileAtomic } from './jsonl.js';
-import { spanLocator } from './spans.js';
-import { defaultTokenizerLoaders, loadTokenizer, type TokenizerLoader } from './tokenizer-spec.js';
+import { defaultTokenizerLoaders, type TokenizerLoader } from './tokenizer-spec.js';
+import type { CliIo, CommandContext } from './cli-io.js';
+import { SPANS_USAGE, runSpans } from './cli-spans.js';
+import { SYNTH_USAGE, runSynth } from './cli-synth.js';
 
-/** Where the CLI writes: process streams in the bin, buffers in tests. */
-export interface CliIo {
-  stdout: { write(s: string): unknown };
-  stderr: { write(s: string): unknown };
+interface Command {
+  usage: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  /** flags that must be given */
+  required: readonly string[];
+  run(ctx: CommandContext): Promise<void>;
 }
 
-const USAGE = `usage: rlvr-rollout spans --tokenizer SPEC --in FILE.jsonl [--out FILE.jsonl] [--which last|first]
+const COMMANDS: Record<string, Command> = {
+  spans: { usage: SPANS_USAGE, options: { tokenizer: { type: 'string' }, in: { type: 'string' }, out: { type: 'string' }, which: { type: 'string', default: 'last' } }, required: ['tokenizer', 'in'], run: runSpans },
+  synth: {
+    usage: SYNTH_USAGE,
+    options: { count: { type: 'string' }, seed: { type: 'string', default: '0' }, from: { type: 'string', default: '0' }, options: { type: 'string', default: '{}' }, out: { type: 'string' } },
+    required: ['count'],
+    run: runSynth,
+  },
+};
 
-Reads rows {"completion": [token ids]} and writes one row {"spans": {"open": [s, e],
-"content": [s, e], "close": [s, e]} | null} per input row, in order: the token ranges
-(half-open, relative to the completion) of the final \\boxed{...}. Without --out, rows go
-to stdout; with --out, the file is written whole or not at all.
-`;
-
-const SpansRowSchema = z.object({ completion: z.array(z.number().int().nonnegative()) });
+const tokenizerHelp = (loaders: Registry<TokenizerLoader>): string =>
+  `\nTokenizer SPECs (KIND:ARG):\n${loaders.names().map((n) => `  ${loaders.get(n).usage}`).join('\n')}\n`;
+const usage = (loaders: Registry<TokenizerLoader>): string => Object.values(COMMANDS).map((c) => c.usage).join('\n') + tokenizerHelp(loaders);
 
 /**
  * The `rlvr-rollout` command line. Returns the exit code: 0 done, 1 bad input
@@ -28,80 +34,40 @@ const SpansRowSchema = z.object({ completion: z.array(z.number().int().nonnegati
  * caller add tokenizer kinds (`@rlvr/policy`'s) to `--tokenizer`.
  */
 export async function runCli(argv: readonly string[], io: CliIo, loaders: Registry<TokenizerLoader> = defaultTokenizerLoaders()): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h') {
-    io.stdout.write(USAGE + tokenizerHelp(loaders));
-    return command === undefined ? 2 : 0;
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h') {
+    io.stdout.write(usage(loaders));
+    return name === undefined ? 2 : 0;
   }
-  if (command !== 'spans') {
-    io.stderr.write(`rlvr-rollout: unknown command "${command}"; known: spans\n${USAGE}`);
+  const command = COMMANDS[name];
+  if (!Object.hasOwn(COMMANDS, name) || command === undefined) {
+    io.stderr.write(`rlvr-rollout: unknown command "${name}"; known: ${Object.keys(COMMANDS).join(', ')}\n`);
     return 2;
   }
-  let values: { tokenizer?: string; in?: string; out?: string; which?: string; help?: boolean };
+  let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: [...rest],
-      options: {
-        tokenizer: { type: 'string' },
-        in: { type: 'string' },
-        out: { type: 'string' },
-        which: { type: 'string', default: 'last' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    ({ values } = parseArgs({ args: [...rest], options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
   } catch (e) {
-    io.stderr.write(`rlvr-rollout spans: ${(e as Error).message}\n${USAGE}`);
+    io.stderr.write(`rlvr-rollout ${name}: ${(e as Error).message}\n${command.usage}`);
     return 2;
   }
   if (values.help) {
-    io.stdout.write(USAGE + tokenizerHelp(loaders));
+    io.stdout.write(command.usage + (name === 'spans' ? tokenizerHelp(loaders) : ''));
     return 0;
   }
-  if (values.tokenizer === undefined || values.in === undefined) {
-    io.stderr.write(`rlvr-rollout spans: --tokenizer and --in are required\n${USAGE}`);
+  const missing = command.required.filter((k) => values[k] === undefined);
+  if (missing.length > 0) {
+    io.stderr.write(`rlvr-rollout ${name}: ${missing.map((k) => `--${k}`).join(' and ')} ${missing.length > 1 ? 'are' : 'is'} required\n${command.usage}`);
     return 2;
   }
   try {
-    const locator = spanLocator({ which: values.which as 'last' | 'first' });
-    const vocab = await loadTokenizer(values.tokenizer, loaders);
-    const file = values.in;
-    const rows = (async function* () {
-      for await (const { line, value } of readJsonl(file)) {
-        const r = SpansRowSchema.safeParse(value);
-        if (!r.success) {
-          const field = r.error.issues[0]?.path.map(String).join('.') || 'completion';
-          throw new RolloutError('invalid_row', formatZodIssues(r.error.issues), { file, line, field }, { cause: r.error });
-        }
-        let spans;
-        try {
-          spans = locator.fromTokens(r.data.completion, vocab);
-        } catch (e) {
-          if (e instanceof RolloutError) throw new RolloutError(e.code, e.message, { file, line, field: 'completion' }, { cause: e });
-          throw e;
-        }
-        yield JSON.stringify({ spans }) + '\n';
-      }
-    })();
-    if (values.out === undefined) {
-      for await (const text of rows) io.stdout.write(text);
-    } else {
-      // spans rows are small: gather them, then write the file whole or not at all
-      const all: string[] = [];
-      for await (const text of rows) all.push(text);
-      await writeFileAtomic(values.out, all.join(''));
-    }
+    await command.run({ values, io, loaders });
     return 0;
   } catch (e) {
     if (e instanceof RolloutError || e instanceof CoreError) {
-      io.stderr.write(`rlvr-rollout spans: ${e.message}\n`);
+      io.stderr.write(`rlvr-rollout ${name}: ${e.message}\n`);
       return 1;
     }
     throw e;
   }
-}
-
-function tokenizerHelp(loaders: Registry<TokenizerLoader>): string {
-  return `\nTokenizer SPECs:\n${loaders.names().map((n) => `  ${loaders.get(n).usage}`).join('\n')}\n`;
 }

@@ -51,6 +51,8 @@ export const DATASET_PRESETS = {
   minerva_math: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed', id: 'idx' },
   olympiadbench: { question: 'question', answer: 'final_answer', answerFormat: 'list', id: 'id' },
   gsm8k: { question: 'question', answer: 'answer', answerFormat: 'after_hashes' },
+  /** rows of `rlvr-rollout synth` */
+  synthetic: { question: 'question', answer: 'answer', answerFormat: 'value' },
 } as const satisfies Record<string, FieldMapping>;
 export type DatasetPreset = keyof typeof DATASET_PRESETS;
 const PresetNameSchema = z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]);

@@ -10,7 +10,7 @@ export type { Vocab, VocabFile } from './vocab.js';
 export { vocabLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
 export type { TokenizerLoader } from './tokenizer-spec.js';
 export { runCli } from './cli-run.js';
-export type { CliIo } from './cli-run.js';
+export type { CliIo } from './cli-io.js';
 
 // files
 export { readJsonl } from './jsonl.js';
