@@ -1,5 +1,6 @@
-// tfjs-core registers kernels' gradients only on request; training needs them all.
-import '@tensorflow/tfjs-core/dist/register_all_gradients.js';
+// Gradient functions are registered by the @tensorflow/tfjs union package: tfjs-core alone
+// registers none, and its per-op ESM gradient files do not load under Node's ESM resolver.
+import '@tensorflow/tfjs';
 import * as tf from '@tensorflow/tfjs-core';
 
 export { tf };
