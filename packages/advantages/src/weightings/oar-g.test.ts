@@ -42,6 +42,33 @@ describe('oar-g weights, by hand', () => {
   });
 });
 
+/** The slow, obviously-correct twin of the fast path (radix select on bits, Goldberg log1p): sort and Math.log1p. */
+function twin(scores: number[], tau = 0.4, beta = 2, floor = 0.1, eps = 1e-12): number[] {
+  const n = scores.length;
+  const I = scores.map((s) => Math.log1p(s));
+  const lo = Math.min(...I);
+  const hi = Math.max(...I);
+  const Ih = I.map((v) => (v - lo) / (hi - lo + eps));
+  const thr = [...Ih].sort((a, b) => a - b)[Math.min(Math.floor(tau * n), n - 1)]!;
+  const w = Ih.map((v) => (v < thr ? Math.max(v / (thr + eps), floor) : 1 + (beta * (v - thr)) / (1 - thr + eps)));
+  const sum = w.reduce((a, b) => a + b, 0);
+  return w.map((v) => (v * n) / sum);
+}
+
+describe('oar-g fast path', () => {
+  it('equals its slow twin on random rollouts, -0 and tiny scores included', () => {
+    const score = fc.oneof(fc.constant(-0), fc.constant(0), fc.double({ min: 1e-12, max: 1e-6, noNaN: true }), fc.double({ min: 0, max: 50, noNaN: true }));
+    fc.assert(
+      fc.property(fc.array(score, { minLength: 1, maxLength: 60 }).map((a) => a.map(Math.fround)), (scores) => {
+        const { w } = weigh([{ group: 0, reward: 1, length: scores.length, scores, spans: answer(scores.length) }]);
+        const want = twin(scores);
+        w[0]!.forEach((v, t) => expect(Math.abs(v - want[t]!)).toBeLessThan(1e-6 * Math.max(1, want[t]!)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('oar-g properties', () => {
   it('weights average 1 over every rollout with an answer, and are positive', () => {
     const cfg = fc.record({ tau: fc.double({ min: 0, max: 1, noNaN: true }), beta: fc.double({ min: 0, max: 4, noNaN: true }), floor: fc.oneof(fc.constant(0), fc.double({ min: 1e-3, max: 1, noNaN: true })) });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { SIGNAL_NAMES, SPAN_STRIDE } from '@rlvr/core';
 import type { TokenWeighting } from '../types.js';
-import { badScore, maxCompletionLength } from './scores.js';
-import { selectKth } from './select.js';
+import { badScore, log1p, maxCompletionLength } from './scores.js';
+import { selectKthBits } from './select.js';
 
 export const OarGConfigSchema = z.strictObject({
   /** threshold quantile: the floor(tau * n)-th smallest normalised score (0-indexed) */
@@ -36,12 +36,18 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
   needs: [SIGNAL],
   compute(batch, signals, _seq, config, out) {
     const scores = signals.get(SIGNAL, 'weighting oar-g');
+    // [T] the float32 scores' bit patterns: for s >= 0 their unsigned order is the numeric order
+    const bits = new Uint32Array(scores.buffer, scores.byteOffset, scores.length);
     const { tau, beta, floor, eps } = config;
     const offsets = batch.completionOffsets;
     const B = batch.numRollouts;
     const maxLen = maxCompletionLength(offsets, B);
-    const norm = new Float64Array(maxLen); // [n] I^ then w of the current rollout
-    const work = new Float64Array(maxLen); // [n] quickselect scratch
+    const w = new Float64Array(maxLen); // [n] weights of the current rollout before renormalising
+    const candidates = new Uint32Array(maxLen);
+    const positive = new Uint32Array(maxLen);
+    const counts = new Int32Array(2048);
+    const f32 = new Float32Array(1);
+    const f32Bits = new Uint32Array(f32.buffer);
     let noAnswer = 0;
     let below = 0;
     let weightedTokens = 0;
@@ -54,41 +60,54 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
         continue;
       }
       if (n === 0) continue;
-      let lo = Infinity;
-      let hi = -Infinity;
-      for (let t = 0; t < n; t++) {
-        const s = scores[c0 + t]!;
-        if (!(s >= 0 && s < Infinity)) badScore(SIGNAL, i, t, s);
-        const v = Math.log1p(s);
-        norm[t] = v;
-        if (v < lo) lo = v;
-        if (v > hi) hi = v;
+      // ln(1 + s) is increasing, so min, max and the order statistic of I = ln(1 + s)
+      // are ln(1 + .) of those of s: found on the raw bits, one log each.
+      let minBits = 0xffffffff;
+      let maxBits = 0;
+      let negativeZero = false;
+      for (let t = c0; t < c0 + n; t++) {
+        let x = bits[t]!;
+        if (x >= 0x7f800000) {
+          if (x !== 0x80000000) badScore(SIGNAL, i, t - c0, scores[t]!); // NaN, infinite, negative
+          x = 0; // -0 is 0
+          negativeZero = true;
+        }
+        if (x < minBits) minBits = x;
+        if (x > maxBits) maxBits = x;
       }
-      const range = hi - lo + eps;
-      for (let t = 0; t < n; t++) {
-        const v = (norm[t]! - lo) / range;
-        norm[t] = v;
-        work[t] = v;
+      f32Bits[0] = minBits;
+      const lo = log1p(f32[0]!);
+      f32Bits[0] = maxBits;
+      const range = log1p(f32[0]!) - lo + eps;
+      const rank = Math.min(Math.floor(tau * n), n - 1);
+      if (negativeZero) {
+        // rare: select on a copy with -0 written as +0, so the unsigned order holds
+        for (let t = 0; t < n; t++) positive[t] = bits[c0 + t] === 0x80000000 ? 0 : bits[c0 + t]!;
+        f32Bits[0] = selectKthBits(positive, 0, n, rank, counts, candidates);
+      } else {
+        f32Bits[0] = selectKthBits(bits, c0, n, rank, counts, candidates);
       }
-      const thr = selectKth(work, n, Math.min(Math.floor(tau * n), n - 1));
-      const lowDiv = thr + eps;
+      const thr = (log1p(f32[0]!) - lo) / range;
+      // reciprocals: one multiply per token instead of a divide (a 1-ulp difference)
+      const invRange = 1 / range;
+      const lowScale = 1 / (thr + eps);
       const highScale = beta / (1 - thr + eps);
       let sum = 0;
       for (let t = 0; t < n; t++) {
-        const v = norm[t]!;
-        let w: number;
+        const v = (log1p(scores[c0 + t]!) - lo) * invRange;
+        let wt: number;
         if (v < thr) {
-          w = v / lowDiv;
-          if (w < floor) w = floor;
+          wt = v * lowScale;
+          if (wt < floor) wt = floor;
           below++;
         } else {
-          w = 1 + highScale * (v - thr);
+          wt = 1 + highScale * (v - thr);
         }
-        norm[t] = w;
-        sum += w;
+        w[t] = wt;
+        sum += wt;
       }
       const k = n / sum;
-      for (let t = 0; t < n; t++) out[c0 + t] = norm[t]! * k;
+      for (let t = 0; t < n; t++) out[c0 + t] = w[t]! * k;
       weightedTokens += n;
     }
     return {

@@ -1,39 +1,34 @@
 /**
- * The k-th smallest of `values[0 .. n)` (0-indexed), found in place by
- * quickselect (Hoare partition, median-of-three pivot): O(n) on average, no
- * allocation. Reorders `values[0 .. n)`. Values must not be NaN.
+ * The k-th smallest (0-indexed) of `bits[start .. start + n)` read as unsigned
+ * integers, by three rounds of radix selection on 11, 11 and 10 bits: O(n), no
+ * data-dependent swaps. For the bit patterns of non-negative float32 values
+ * (sign bit clear, not NaN) the unsigned order is the numeric order, so this is
+ * the k-th smallest float. `counts` (>= 2048 entries) and `candidates` (>= n)
+ * are scratch.
  */
-export function selectKth(values: Float64Array, n: number, k: number): number {
-  let lo = 0;
-  let hi = n - 1;
-  while (hi > lo) {
-    const mid = (lo + hi) >>> 1;
-    // median of three into values[mid], so the pivot is never an extreme of the three
-    if (values[mid]! < values[lo]!) swap(values, mid, lo);
-    if (values[hi]! < values[lo]!) swap(values, hi, lo);
-    if (values[hi]! < values[mid]!) swap(values, hi, mid);
-    const pivot = values[mid]!;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (values[i]! < pivot) i++;
-      while (values[j]! > pivot) j--;
-      if (i <= j) {
-        swap(values, i, j);
-        i++;
-        j--;
-      }
-    }
-    // now values[lo..j] <= pivot <= values[i..hi], and values[j+1..i-1] == pivot
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return values[k]!;
+export function selectKthBits(bits: Uint32Array, start: number, n: number, k: number, counts: Int32Array, candidates: Uint32Array): number {
+  counts.fill(0, 0, 2048);
+  const end = start + n;
+  for (let t = start; t < end; t++) counts[bits[t]! >>> 21]!++;
+  let high = 0;
+  while (k >= counts[high]!) k -= counts[high++]!;
+  let m = 0;
+  for (let t = start; t < end; t++) {
+    const x = bits[t]!;
+    if (x >>> 21 === high) candidates[m++] = x;
   }
-  return values[k]!;
-}
-
-function swap(a: Float64Array, i: number, j: number): void {
-  const t = a[i]!;
-  a[i] = a[j]!;
-  a[j] = t;
+  counts.fill(0, 0, 2048);
+  for (let j = 0; j < m; j++) counts[(candidates[j]! >>> 10) & 0x7ff]!++;
+  let mid = 0;
+  while (k >= counts[mid]!) k -= counts[mid++]!;
+  let m2 = 0;
+  for (let j = 0; j < m; j++) {
+    const x = candidates[j]!;
+    if (((x >>> 10) & 0x7ff) === mid) candidates[m2++] = x;
+  }
+  counts.fill(0, 0, 1024);
+  for (let j = 0; j < m2; j++) counts[candidates[j]! & 0x3ff]!++;
+  let low = 0;
+  while (k >= counts[low]!) k -= counts[low++]!;
+  return ((high << 21) | (mid << 10) | low) >>> 0;
 }
