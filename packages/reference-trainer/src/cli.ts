@@ -7,7 +7,6 @@
 import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from './errors.js';
 import { formatBytes } from './html.js';
-import { writeReport } from './report.js';
 
 const USAGE = `usage: rlvr <command> [options]
 
@@ -61,6 +60,8 @@ async function report(argv: string[]): Promise<void> {
     if (!/^-?\d+$/.test(v)) throw new UsageError(`--${flag} must be an integer, got ${JSON.stringify(v)}`);
     return Number(v);
   };
+  // Loaded only now: the charting libraries take a moment to import, usage errors should not wait for them.
+  const { writeReport } = await import('./report.js');
   const result = await writeReport(positionals[0]!, {
     out: values.out,
     positionBins: int('bins', values.bins),

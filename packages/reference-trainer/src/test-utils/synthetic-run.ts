@@ -89,7 +89,8 @@ export function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[]
     }
   }
   if (opts.injectTokens !== undefined && out.length > 0) {
-    const s = out[out.length - 1]!;
+    // The first sample of the last step: the report's heatmaps always show it.
+    const s = out[out.length - (opts.rolloutsPerStep ?? 16)]!;
     // Prepend, so spans shift by the number of injected tokens.
     const k = opts.injectTokens.length;
     s.tokens = [...opts.injectTokens, ...s.tokens];

@@ -1,0 +1,59 @@
+import { describe, expect, test } from 'vitest';
+import type { MetricsRecord } from './run-dir.js';
+import { downsample, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
+
+describe('planMetricCharts', () => {
+  test('known families share charts in section order; unknown metrics get their own', () => {
+    const names = ['lr', 'zzz', 'clip/high_frac', 'reward/mean', 'weights/correct/mean', 'accuracy', 'loss/policy', 'reward/std', 'clip/low_frac', 'weights/wrong/mean', 'weights/fallback_rate', 'kl/approx', 'loss/kl'];
+    const plan = planMetricCharts(names);
+    expect(plan.map((c) => [c.id, c.section, c.metrics])).toEqual([
+      ['reward', 'reward', ['reward/mean']],
+      ['accuracy', 'reward', ['accuracy']],
+      ['loss', 'optimisation', ['loss/policy', 'loss/kl']],
+      ['kl', 'optimisation', ['kl/approx']],
+      ['clip', 'optimisation', ['clip/high_frac', 'clip/low_frac']],
+      ['lr', 'optimisation', ['lr']],
+      ['weights-mean', 'weights', ['weights/correct/mean', 'weights/wrong/mean']],
+      ['metric-1', 'weights', ['weights/fallback_rate']],
+      ['metric-0', 'other', ['zzz']],
+    ]);
+    expect(plan[0]!.band).toBe('reward/std');
+    // every metric is drawn exactly once (reward/std as the band)
+    const drawn = plan.flatMap((c) => [...c.metrics, ...(c.band ? [c.band] : [])]).sort();
+    expect(drawn).toEqual([...names].sort());
+  });
+
+  test('reward/std without reward/mean gets a chart of its own', () => {
+    expect(planMetricCharts(['reward/std']).map((c) => c.metrics)).toEqual([['reward/std']]);
+  });
+});
+
+describe('series', () => {
+  test('metricNames in first-seen order, without step', () => {
+    expect(metricNames([{ step: 0, b: 1 }, { step: 1, a: 2, b: null }])).toEqual(['b', 'a']);
+  });
+
+  test('seriesPoints skips absent and null values', () => {
+    const records: MetricsRecord[] = [{ step: 0, a: 1 }, { step: 1, a: null, b: 2 }, { step: 2, a: 3 }];
+    expect(seriesPoints(records, ['a', 'b'], 100)).toEqual([
+      { step: 0, series: 'a', value: 1 },
+      { step: 2, series: 'a', value: 3 },
+      { step: 1, series: 'b', value: 2 },
+    ]);
+  });
+
+  test('downsample averages consecutive buckets and keeps short series unchanged', () => {
+    expect(downsample([0, 1, 2], [5, 6, 7], 3)).toEqual([
+      [0, 5],
+      [1, 6],
+      [2, 7],
+    ]);
+    // 10 points into 4 buckets: [0,1], [2,3,4], [5,6], [7,8,9]
+    expect(downsample([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [0, 10, 20, 30, 40, 50, 60, 70, 80, 90], 4)).toEqual([
+      [0.5, 5],
+      [3, 30],
+      [5.5, 55],
+      [8, 80],
+    ]);
+  });
+});

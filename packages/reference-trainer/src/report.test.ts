@@ -1,0 +1,264 @@
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ReferenceTrainerError } from './errors.js';
+import { readRunDir } from './run-dir.js';
+import type { SampleRecord } from './run-dir.js';
+import { renderReport, writeReport } from './report.js';
+import { writeSyntheticRun } from './test-utils/synthetic-run.js';
+
+let root: string;
+let run: Awaited<ReturnType<typeof writeSyntheticRun>>;
+let html: string;
+let result: Awaited<ReturnType<typeof writeReport>>;
+const EVIL_METRIC = '<script>alert(2)</script>';
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'rlvr-report-'));
+  run = await writeSyntheticRun(join(root, 'run'), { injectTokens: ['<script>alert("x")</script>', '\n'], extraMetric: EVIL_METRIC });
+  result = await writeReport(run.dir);
+  html = await readFile(join(run.dir, 'report.html'), 'utf8');
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** `text` contains `part`, failing with a short message instead of a megabyte diff. */
+function expectIn(text: string, part: string): void {
+  expect(text.includes(part), `expected the page to contain ${JSON.stringify(part)}`).toBe(true);
+}
+
+/** No match of `re` in `text`; on failure shows the match and its surroundings only. */
+function expectNoMatch(text: string, re: RegExp): void {
+  const m = re.exec(text);
+  expect(m === null ? null : text.slice(Math.max(0, m.index - 80), m.index + 80)).toBeNull();
+}
+
+/** The inner HTML of `<figure data-chart="id">`. */
+function figure(page: string, id: string): string {
+  const m = new RegExp(`<figure class="chart" data-chart="${id}">([\\s\\S]*?)</figure>`).exec(page);
+  if (m === null) throw new Error(`no figure ${id}`);
+  return m[1]!;
+}
+
+/** Rows of `<table data-table="name">` as arrays of the exact `data-value`s (null for `–`). */
+function tableValues(page: string, name: string): (number | null)[][] {
+  const table = new RegExp(`<table data-table="${name}">([\\s\\S]*?)</table>`).exec(page)![1]!;
+  return [...table.matchAll(/<tr[^>]*>(.*?)<\/tr>/g)]
+    .slice(1)
+    .map((r) => [...r[1]!.matchAll(/<td(?: data-value="([^"]*)")?>/g)].map((c) => (c[1] === undefined ? null : Number(c[1]))));
+}
+
+describe('report of a full run', () => {
+  test('is written to RUN_DIR/report.html and every chart is a non-empty SVG', () => {
+    expect(result.path).toBe(join(run.dir, 'report.html'));
+    expect(result.bytes).toBe(Buffer.byteLength(html));
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    const expected = ['reward', 'accuracy', 'loss', 'kl', 'entropy', 'clip', 'grad_norm', 'lr', 'frac_reward_zero_std', 'completions', 'tokens_per_s', 'weight-histogram', 'position-profile', 'weights-mean', 'weights-std'];
+    for (const id of expected) {
+      const f = figure(html, id);
+      const svg = /<svg[^>]*width="(\d+)" height="(\d+)"[^>]*>([\s\S]*)<\/svg>/.exec(f);
+      expect(svg, id).not.toBeNull();
+      expect(Number(svg![1])).toBeGreaterThan(100);
+      expect(Number(svg![2])).toBeGreaterThan(100);
+      expect(svg![3]!.match(/<path/g)!.length, id).toBeGreaterThan(3);
+      expect(f).not.toContain('nodata');
+    }
+    expect((html.match(/<svg/g) ?? []).length).toBe(result.charts);
+    // the custom metrics get charts of their own
+    expectIn(html, 'data-chart="metric-0"><figcaption>custom/unknown_metric</figcaption><svg');
+  });
+
+  test('the U-shape table holds the per-bin means computed here from samples.jsonl', () => {
+    const rows = tableValues(html, 'position-profile');
+    const bins = 20;
+    expect(rows).toHaveLength(bins);
+    for (const [outcome, col] of [[true, 3], [false, 6]] as const) {
+      const mine = uShapeByHand(run.samples.filter((s) => s.correct === outcome), bins);
+      for (let b = 0; b < bins; b++) {
+        expect(rows[b]![0]).toBe(b);
+        expect(rows[b]![1]).toBeCloseTo(b / bins, 12);
+        expect(rows[b]![col]).toBeCloseTo(mine.mean[b]!, 10);
+        expect(rows[b]![col + 1]).toBeCloseTo(mine.sem[b]!, 10);
+        expect(rows[b]![col + 2]).toBe(mine.n[b]);
+      }
+      // and the synthetic profile really is a U: both ends above the middle
+      expect(mine.mean[0]!).toBeGreaterThan(mine.mean[10]! + 0.2);
+      expect(mine.mean[19]!).toBeGreaterThan(mine.mean[10]! + 0.2);
+    }
+  });
+
+  test('the histogram table counts every token once, by outcome', () => {
+    const rows = tableValues(html, 'weight-histogram');
+    expect(rows).toHaveLength(40);
+    const all = run.samples.flatMap((s) => s.weights);
+    const lo = Math.min(...all);
+    const hi = Math.max(...all);
+    expect(rows[0]![0]).toBe(lo);
+    expect(rows[39]![1]).toBe(hi);
+    for (const [outcome, col] of [[true, 2], [false, 4]] as const) {
+      const ws = run.samples.filter((s) => s.correct === outcome).flatMap((s) => s.weights);
+      rows.forEach((r, i) => {
+        const inBin = ws.filter((w) => w >= r[0]! && (i === 39 ? w <= r[1]! : w < r[1]!)).length;
+        expect(r[col]).toBe(inBin);
+        expect(r[col + 1]).toBeCloseTo(inBin / ws.length, 12);
+      });
+    }
+  });
+
+  test('untrusted text is escaped everywhere: tokens, prompts, config, metric names', () => {
+    expectNoMatch(html, /<script/i);
+    expectIn(html, '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    expectIn(html, '&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;');
+    expectIn(html, '&lt;b&gt;the&lt;/b&gt;');
+    expectIn(html, '<figcaption>&lt;script&gt;alert(2)&lt;/script&gt;</figcaption><svg');
+    expectNoMatch(html, /\son[a-z]+=/i);
+  });
+
+  test('references nothing outside the page: no scripts, no src, only #fragment links', () => {
+    expectNoMatch(html, /\ssrc\s*=/i);
+    const hrefs = [...html.matchAll(/href\s*=\s*["']?([^"'\s>]*)/gi)].map((m) => m[1]!);
+    expect(hrefs.length).toBeGreaterThan(0);
+    for (const h of hrefs) expect(h).toMatch(/^#[a-z]+$/);
+    expectNoMatch(html, /@import|url\(\s*["']?(https?:)?\/\//i);
+    expectNoMatch(html, /(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
+  });
+
+  test('SVG ids do not collide between charts', () => {
+    const ids = [...html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test('heatmaps show samples of the latest step with both outcomes and the answer boxed', () => {
+    const samples = html.slice(html.indexOf('<section id="samples">'), html.indexOf('<section id="other">'));
+    expect(samples.match(/<article class="sample">/g)).toHaveLength(12);
+    expectIn(samples, 'badge ok');
+    expectIn(samples, 'badge bad');
+    expect(samples.match(/step (\d+) · /g)!.every((m) => m === 'step 59 · ')).toBe(true);
+    expectIn(samples, '<span class="answer" title="answer content">');
+    expectIn(samples, 'class="legend-bar"');
+  });
+
+  test('the same run renders to the same page', async () => {
+    const data = await readRunDir(run.dir);
+    const at = new Date('2026-01-01T00:00:00Z');
+    const a = await renderReport(data, {}, at);
+    const b = await renderReport(data, {}, at);
+    expect(a.html).toBe(b.html);
+  });
+});
+
+/** Independent U-shape: rollouts' means over tokens with b/bins <= t/len < (b+1)/bins, then mean and s.e. over rollouts. */
+function uShapeByHand(samples: SampleRecord[], bins: number): { mean: (number | null)[]; sem: (number | null)[]; n: number[] } {
+  const per: number[][] = Array.from({ length: bins }, () => []);
+  for (const s of samples) {
+    const len = s.weights.length;
+    for (let b = 0; b < bins; b++) {
+      const ws = s.weights.filter((_, t) => t / len >= b / bins - 1e-12 && t * bins < (b + 1) * len);
+      const ws2 = s.weights.filter((_, t) => t * bins >= b * len && t * bins < (b + 1) * len);
+      expect(ws).toEqual(ws2);
+      if (ws2.length > 0) per[b]!.push(ws2.reduce((x, y) => x + y, 0) / ws2.length);
+    }
+  }
+  const mean = per.map((m) => (m.length === 0 ? null : m.reduce((x, y) => x + y, 0) / m.length));
+  const sem = per.map((m, b) => {
+    if (m.length < 2) return null;
+    const mu = mean[b]!;
+    return Math.sqrt(m.reduce((x, y) => x + (y - mu) ** 2, 0) / (m.length - 1) / m.length);
+  });
+  return { mean, sem, n: per.map((m) => m.length) };
+}
+
+describe('reports of partial runs', () => {
+  test('metrics only: the weight charts and samples say there is no data', async () => {
+    const dir = join(root, 'metrics-only');
+    await mkdir(dir);
+    await writeFile(join(dir, 'metrics.jsonl'), '{"step":0,"reward/mean":0.1}\n{"step":1,"reward/mean":0.3}\n');
+    const r = await writeReport(dir);
+    const page = await readFile(r.path, 'utf8');
+    expect(figure(page, 'reward')).toContain('<svg');
+    expect(figure(page, 'accuracy')).toContain('<p class="nodata">no data for accuracy (not in metrics.jsonl)</p>');
+    expect(figure(page, 'kl')).toContain('no data for kl/*');
+    expect(figure(page, 'weight-histogram')).toContain('no data for token weights (no samples.jsonl in the run directory)');
+    expect(figure(page, 'position-profile')).toContain('no data for token weights by position');
+    expectIn(page, 'no data for sample completions (no samples.jsonl in the run directory)');
+    expectIn(page, 'no data for config (no config.json in the run directory)');
+    expect(r.charts).toBe(1);
+    expect(r.warnings).toContain('no data for accuracy in metrics.jsonl');
+  });
+
+  test('an empty metrics.jsonl still gives a page', async () => {
+    const dir = join(root, 'empty');
+    await mkdir(dir);
+    await writeFile(join(dir, 'metrics.jsonl'), '');
+    const r = await writeReport(dir, { out: join(root, 'empty.html') });
+    expect(r.charts).toBe(0);
+    expect(await readFile(join(root, 'empty.html'), 'utf8')).toContain('no data for reward/mean');
+  });
+
+  test('a long run is averaged into maxPoints per curve', async () => {
+    const dir = join(root, 'long');
+    await mkdir(dir);
+    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ step: i, 'reward/mean': i % 7, entropy: 1 }));
+    await writeFile(join(dir, 'metrics.jsonl'), lines.join('\n'));
+    const page = (await renderReport(await readRunDir(dir), { maxPoints: 100 })).html;
+    expect(figure(page, 'entropy')).toContain('3000 points per curve, averaged into 100 buckets.');
+  });
+});
+
+describe('errors', () => {
+  test('bad options name the field', async () => {
+    const err = await writeReport(run.dir, { positionBins: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReferenceTrainerError);
+    expect((err as ReferenceTrainerError).code).toBe('invalid_options');
+    expect((err as Error).message).toMatch(/^invalid report options: positionBins: .*(got 1)/);
+    await expect(writeReport(run.dir, { nope: 1 } as never)).rejects.toThrow('unknown key: nope');
+  });
+
+  test('an output directory that is not a directory: one-line error, nothing written', async () => {
+    const before = await readdir(run.dir);
+    const out = join(run.dir, 'config.json', 'report.html');
+    const err = (await writeReport(run.dir, { out }).catch((e: unknown) => e)) as ReferenceTrainerError;
+    expect(err.code).toBe('write_failed');
+    expect(err.message).toBe(`${out}: cannot write ${out}: ${join(run.dir, 'config.json')} is not a directory`);
+    expect(err.message).not.toContain('\n');
+    expect(await readdir(run.dir)).toEqual(before);
+  });
+
+  test('a missing output directory is not created', async () => {
+    const out = join(root, 'no', 'such', 'report.html');
+    await expect(writeReport(run.dir, { out })).rejects.toThrow(`directory ${join(root, 'no', 'such')} does not exist`);
+    await expect(readdir(join(root, 'no'))).rejects.toThrow();
+  });
+
+  test('an output path that is a directory: the temporary file is removed', async () => {
+    const out = join(root, 'outdir');
+    await mkdir(out);
+    const before = await readdir(root);
+    await expect(writeReport(run.dir, { out })).rejects.toThrow(`cannot write ${out}: ${out} is a directory`);
+    expect(await readdir(root)).toEqual(before);
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  test.skipIf(process.getuid?.() === 0)('a read-only output directory (skipped as root, who may write anywhere)', async () => {
+    const dir = join(root, 'ro');
+    await mkdir(dir);
+    await chmod(dir, 0o555);
+    try {
+      await expect(writeReport(run.dir, { out: join(dir, 'r.html') })).rejects.toThrow(/is not writable \(EACCES\)/);
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      await chmod(dir, 0o755);
+    }
+  });
+
+  test('a bad samples line stops the report before anything is written', async () => {
+    const dir = join(root, 'bad');
+    await mkdir(dir);
+    await writeFile(join(dir, 'metrics.jsonl'), '{"step":0}\n');
+    await writeFile(join(dir, 'samples.jsonl'), '{"step":0,"group":0,"reward":1,"correct":true,"advantage":0,"prompt":"","tokens":["a"],"weights":["1"],"spans":null}\n');
+    await expect(writeReport(dir)).rejects.toThrow(`${join(dir, 'samples.jsonl')}:1, field weights.0: `);
+    expect(await readdir(dir)).toEqual(['metrics.jsonl', 'samples.jsonl']);
+  });
+});
