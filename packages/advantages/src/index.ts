@@ -19,3 +19,5 @@ export { grail, GrailConfigSchema } from './weightings/grail.js';
 export type { GrailConfig } from './weightings/grail.js';
 export { oarG, OarGConfigSchema } from './weightings/oar-g.js';
 export type { OarGConfig } from './weightings/oar-g.js';
+export { InteropRowSchema, interopBatch, interopRowProblem } from './interop.js';
+export type { InteropRow } from './interop.js';
