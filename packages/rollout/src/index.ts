@@ -7,7 +7,8 @@ export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './s
 export { boxedContent, DEFAULT_BOX_MARKERS } from './boxes.js';
 export { VocabFileSchema, vocabFromJson, loadVocab } from './vocab.js';
 export type { Vocab, VocabFile } from './vocab.js';
-export { vocabLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
+export { vocabFromHfTokenizer, loadHfTokenizer } from './hf-tokenizer.js';
+export { vocabLoader, hfLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
 export type { TokenizerLoader } from './tokenizer-spec.js';
 export { runCli } from './cli-run.js';
 export type { CliIo } from './cli-io.js';

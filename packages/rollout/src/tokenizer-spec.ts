@@ -2,6 +2,7 @@ import { Registry } from '@rlvr/core';
 import { RolloutError } from './errors.js';
 import type { TokenBytes } from './spans.js';
 import { loadVocab } from './vocab.js';
+import { loadHfTokenizer } from './hf-tokenizer.js';
 
 /**
  * One kind of tokenizer a `KIND:ARG` spec can name (`vocab:FILE.json`). This is the
@@ -22,10 +23,18 @@ export const vocabLoader: TokenizerLoader = {
   load: (arg) => loadVocab(arg),
 };
 
-/** A fresh registry with the loaders this package ships (`vocab`). */
+/** `hf:tokenizer.json`: a Hugging Face byte-level BPE tokenizer (Qwen2/2.5/3, Llama 3, GPT-2). */
+export const hfLoader: TokenizerLoader = {
+  name: 'hf',
+  usage: 'hf:tokenizer.json  a Hugging Face byte-level BPE tokenizer file (Qwen2/2.5/3, Llama 3, GPT-2)',
+  load: (arg) => loadHfTokenizer(arg),
+};
+
+/** A fresh registry with the loaders this package ships (`vocab`, `hf`). */
 export function defaultTokenizerLoaders(): Registry<TokenizerLoader> {
   const r = new Registry<TokenizerLoader>('tokenizer kind');
   r.register(vocabLoader);
+  r.register(hfLoader);
   return r;
 }
 
