@@ -632,7 +632,8 @@ function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResu
 
 /**
  * `lit` is a decimal literal with k digits after the point and at least two significant digits; it matches
- * `other` when |other - lit| < 10^-k and `other` cannot itself be written with k decimals (so 5.001 != 5).
+ * `other` when it is `other` rounded or truncated to k decimals and `other` cannot itself be written with
+ * k decimals (so 5.001 != 5).
  */
 function roundedMatch(litNode: Node, lit: Value, otherNode: Node, other: Value): boolean {
   const d = decimalLiteral(litNode);
@@ -646,7 +647,11 @@ function roundedMatch(litNode: Node, lit: Value, otherNode: Node, other: Value):
     const od = decimalLiteral(otherNode);
     if (od === null || od.decimals <= d.decimals) return false;
   }
-  return Math.abs(other.v.re - lit.v.re) < 10 ** -d.decimals * (1 - 1e-9);
+  // The literal must be `other` rounded or truncated to k decimals (1.414 and 1.4142 for sqrt 2, not 1.415).
+  const scale = 10 ** d.decimals;
+  const x = other.v.re * scale;
+  const target = lit.v.re * scale;
+  return Math.abs(Math.round(x) - target) < 1e-6 || Math.abs(Math.trunc(x) - target) < 1e-6;
 }
 
 function compareSampled(g: Node, p: Node, vars: string[], pct: boolean, ctx: Ctx): CompareResult {

@@ -4,6 +4,7 @@
  * on any string input (only on invalid options).
  */
 import { type Node, show } from './ast.js';
+import { MathVerifyError } from './errors.js';
 import { compareAnswers } from './compare.js';
 import { FALLBACK_WINDOW, afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer } from './extract.js';
 import { decimalCommaForm, normalizeAnswer } from './normalize.js';
@@ -173,7 +174,7 @@ export function mathReward(completion: string, gold: string, options?: VerifyOpt
 /** `mathReward` over parallel arrays of completions and golds. */
 export function mathRewardBatch(completions: readonly string[], golds: readonly string[], options?: VerifyOptionsInput): RewardResult[] {
   if (completions.length !== golds.length) {
-    throw new RangeError(`mathRewardBatch: ${completions.length} completions but ${golds.length} golds`);
+    throw new MathVerifyError('invalid_row', `mathRewardBatch: ${completions.length} completions but ${golds.length} golds`);
   }
   const opts = resolveOptions(options);
   return completions.map((c, i) => mathReward(c, golds[i] as string, opts));

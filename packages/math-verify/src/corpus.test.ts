@@ -1,0 +1,63 @@
+/**
+ * Agreement with the held-out corpus: 486 (gold, pred, expected) cases from the test suites of 11 graders.
+ * Each source runs with the settings its own grader uses (test/corpus-profile.mjs, from each row's note).
+ * The floors below are what this implementation reaches; a change that loses a case fails here.
+ * `node tools/bench/math-verify/agreement.mjs` prints the same table with every disagreement.
+ */
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { agreementTable, loadCorpus } from '../test/corpus-profile.mjs';
+import { mathReward, verifyAnswer } from './verify.js';
+
+const rows = loadCorpus(fileURLToPath(new URL('../test/fixtures/math-verify-cases.jsonl', import.meta.url)));
+const { table, total, misses } = agreementTable({ mathReward, verifyAnswer }, rows);
+const agree = (source: string): number => table.find((r) => r.source === source)?.agree ?? -1;
+
+/** Cases agreed per source (of the cases shown in the comment). */
+const FLOORS: Record<string, number> = {
+  'Math-Verify/test_all': 183, // of 188
+  'Math-Verify/test_boxed': 3, // of 3
+  'Math-Verify/test_numina_cases': 27, // of 28
+  'Math-Verify/test_open_thoughts': 29, // of 29
+  'Math-Verify/test_strict': 1, // of 2: the same pair asserted both ways under strict=True/False
+  'Math-Verify/test_yujianll': 15, // of 16
+  'lighteval/test_extractive_match': 41, // of 43
+  'math/math_equivalence_test': 16, // of 16
+  'MARIO_EVAL/test_is_equiv': 55, // of 55
+  'MARIO_EVAL/demo': 1, // of 1
+  'NeMo-Skills/test_math_equal': 28, // of 28
+  'verl/test_sandbox_on_cpu': 3, // of 3
+  'open-r1/test_rewards': 3, // of 3
+  'trl/test_rewards': 11, // of 11
+  'RL/test_math_environment': 18, // of 18
+  'Qwen2.5-Math/grader': 16, // of 16
+  'compute-engine/equal.test': 26, // of 26
+};
+
+describe('held-out corpus agreement', () => {
+  it('has the 486 cases of 17 source files', () => {
+    expect(rows).toHaveLength(486);
+    expect(table.map((r) => r.source).sort()).toEqual(Object.keys(FLOORS).sort());
+  });
+
+  it('agrees with at least 95% overall (479 of 486 reached)', () => {
+    expect(total.agree / total.cases).toBeGreaterThanOrEqual(0.95);
+    expect(total.agree, misses.map((m) => `#${m.index} ${m.source}: ${m.reason}`).join('\n')).toBeGreaterThanOrEqual(479);
+  });
+
+  it.each(Object.entries(FLOORS))('%s: at least %i cases', (source, floor) => {
+    expect(agree(source)).toBeGreaterThanOrEqual(floor);
+  });
+
+  it('beats Math-Verify 0.8.0 on its own tests (255 of 266)', () => {
+    const mv = table.filter((r) => r.source.startsWith('Math-Verify/'));
+    expect(mv.reduce((s, r) => s + r.cases, 0)).toBe(266);
+    expect(mv.reduce((s, r) => s + r.agree, 0)).toBeGreaterThan(255);
+  });
+
+  it('has no false positives left: every disagreement is a missed equality', () => {
+    // Every disagreement left is a false negative or a documented convention conflict, not a false positive.
+    const falsePositives = misses.filter((m) => !m.expected);
+    expect(falsePositives.map((m) => m.index)).toEqual([]);
+  });
+});

@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { MathVerifyError } from './errors.js';
+import { mathReward, mathRewardBatch, verifyAnswer } from './verify.js';
+
+const eq = (gold: string, pred: string, options?: Parameters<typeof verifyAnswer>[2]): boolean => verifyAnswer(gold, pred, options).equal;
+
+describe('verifyAnswer: numbers', () => {
+  it('compares integers exactly, at any size', () => {
+    expect(eq('123456789012345678901234567890', '123456789012345678901234567890.0')).toBe(true);
+    expect(eq('123456789012345678901234567890', '123456789012345678901234567891')).toBe(false);
+    expect(eq('2^{100}', '1267650600228229401496703205376')).toBe(true);
+    expect(eq('\\frac{1}{2004!}', '\\frac{1}{2006!}')).toBe(false);
+    expect(eq('\\frac{1}{2^{99}}', '\\frac{1}{2^{98}}')).toBe(false);
+  });
+  it('compares rationals exactly and decimals with a relative tolerance', () => {
+    expect(eq('\\frac{2}{4}', '1/2')).toBe(true);
+    expect(eq('\\frac{1}{12}', '0.0833333333333333')).toBe(true);
+    expect(eq('5', '5.001')).toBe(false);
+    expect(eq('1000', '1000.0000001', { relTol: 1e-6 })).toBe(true);
+    expect(eq('1000', '1000.01', { relTol: 1e-6 })).toBe(false);
+  });
+  it('accepts a decimal that agrees with an exact value in every digit it states, unless turned off', () => {
+    expect(eq('\\sqrt{2}', '1.414')).toBe(true);
+    expect(eq('\\sqrt{2}', '1.415')).toBe(false);
+    expect(eq('\\frac{1}{3}', '0.33')).toBe(true);
+    expect(eq('\\frac{1}{3}', '0.3')).toBe(false); // one significant digit is not enough
+    expect(eq('\\sqrt{2}', '1.414', { roundedDecimals: false })).toBe(false);
+  });
+  it('handles thousands separators, mixed numbers, bases, units and currency', () => {
+    expect(eq('7425000', '7,425,000')).toBe(true);
+    expect(eq('14916', '14{,}916')).toBe(true);
+    expect(eq('1.5', '1\\frac{1}{2}')).toBe(true);
+    expect(eq('4210_{7}', '4210_7')).toBe(true);
+    expect(eq('1112112_3', '1112122_3')).toBe(false);
+    expect(eq('10', '10\\text{ cm}^2')).toBe(true);
+    expect(eq('10', '\\$10')).toBe(true);
+    expect(eq('90', '90^\\circ')).toBe(true);
+  });
+});
+
+describe('verifyAnswer: percent conventions', () => {
+  it('reads x% as x/100 or x by default, and either way on request', () => {
+    expect(eq('50\\%', '0.5')).toBe(true);
+    expect(eq('50\\%', '50')).toBe(true);
+    expect(eq('50\\%', '0.5', { percent: 'strip' })).toBe(false);
+    expect(eq('50\\%', '50', { percent: 'fraction' })).toBe(false);
+    expect(eq('28\\%', '28 percent', { percent: 'fraction' })).toBe(true);
+  });
+});
+
+describe('verifyAnswer: symbolic', () => {
+  it('decides identities by sampling the free variables', () => {
+    expect(eq('(x+1)^2', 'x^2+2x+1')).toBe(true);
+    expect(eq('x^2+1', 'x^2')).toBe(false);
+    expect(eq('\\tan^2(y)+1', '\\sec^2(y)')).toBe(true);
+    expect(eq('\\frac{x+2}{7}', '\\frac{x}{7}+\\frac{2}{7}')).toBe(true);
+    expect(eq('x+2n+1', 'x+1')).toBe(false);
+    expect(eq('\\sin(90^{\\circ}-x)', '\\cos(x)')).toBe(true);
+  });
+  it('evaluates pi, e, roots, logs and trig', () => {
+    expect(eq('1', '\\sin(\\frac{\\pi}{2})')).toBe(true);
+    expect(eq('3', '\\log_2 8')).toBe(true);
+    expect(eq('2', '\\log_{10}(100)')).toBe(true);
+    expect(eq('-2', '\\sqrt[3]{-8}')).toBe(true);
+    expect(eq('-1', 'e^{i\\pi}')).toBe(true);
+    expect(eq('3\\sqrt{13}', '\\sqrt{117}')).toBe(true);
+    expect(eq('55', '\\sum_{n=1}^{10} n')).toBe(true);
+  });
+  it('handles complex numbers', () => {
+    expect(eq('1+2i', 'i(2-i)')).toBe(true);
+    expect(eq('1+2i', '1-2i')).toBe(false);
+  });
+  it('never calls two unparseable answers equal, and never calls an overflow equal to anything', () => {
+    expect(verifyAnswer('}{', ')(')).toMatchObject({ equal: false });
+    expect(verifyAnswer('\\frac{', '\\frac{1')).toMatchObject({ equal: false });
+    expect(verifyAnswer('5^{5^{5^5}}', '5^{5^{5^5}}+1')).toMatchObject({ equal: false, reason: 'value too large to compare' });
+    expect(verifyAnswer('10^{10^{10}}', '10^{10^{10}}+1').equal).toBe(false);
+  });
+});
+
+describe('verifyAnswer: structures', () => {
+  it('compares sets unordered and tuples in order', () => {
+    expect(eq('\\{1,2,3\\}', '\\{3,1,2\\}')).toBe(true);
+    expect(eq('1, 2, 3', '3, 2, 1')).toBe(true);
+    expect(eq('1, 2, 3', '3, 2, 1', { listOrder: 'ordered' })).toBe(false);
+    expect(eq('(1,2)', '(2,1)')).toBe(false);
+    expect(eq('(1,3)', '\\{1,3\\}')).toBe(true);
+    expect(eq('(3,1)', '\\{1,3\\}')).toBe(false);
+    expect(eq('\\sqrt{67},-\\sqrt{85}', '\\sqrt{67}')).toBe(false);
+    expect(eq('1 \\pm \\sqrt{2}', '\\{1-\\sqrt2, 1+\\sqrt2\\}')).toBe(true);
+    expect(eq('\\pm 2021', '2021')).toBe(false);
+  });
+  it('compares intervals with their ends and unions in any order', () => {
+    expect(eq('[0,1)', '[0,1)')).toBe(true);
+    expect(eq('(0,9)', '[0,9)')).toBe(false);
+    expect(eq('(-\\infty, -3] \\cup [2, \\infty)', '[2,\\infty) \\cup (-\\infty,-3]')).toBe(true);
+    expect(eq('(\\frac{3}{5},\\frac{8}{3}]', '(0.6,2.6667]')).toBe(true);
+  });
+  it('compares matrices entry by entry, including sums and products', () => {
+    expect(eq('\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}', '\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]')).toBe(true);
+    expect(eq('\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}', '\\begin{bmatrix}1 & 2 \\\\ 3 & 5\\end{bmatrix}')).toBe(false);
+    expect(eq('\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}', '\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}')).toBe(true);
+    expect(eq('\\begin{pmatrix}7 & 10 \\\\ 15 & 22\\end{pmatrix}', '\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}')).toBe(true);
+  });
+  it('reads equations against values the way gold says', () => {
+    expect(eq('x = 5', '5')).toBe(true);
+    expect(eq('5', 'x = 2 + 3 = 5')).toBe(true);
+    expect(eq('7 = 11a+c', '11a+c')).toBe(false);
+    expect(eq('2x + z = 1', '1')).toBe(false);
+    expect(eq('2x+4y-3=0', 'y=-\\frac{1}{2}x+\\frac{3}{4}')).toBe(true);
+    expect(eq('x^2-1=0', 'x-1=0')).toBe(false);
+    expect(eq('0 = 0', 'x = 0')).toBe(false);
+  });
+  it('compares inequalities up to a positive factor, and against intervals only from gold by default', () => {
+    expect(eq('x < 1', '-x > -1')).toBe(true);
+    expect(eq('x > 5', 'x < 5')).toBe(false);
+    expect(eq('x \\geq 5', '[5, \\infty)')).toBe(true);
+    expect(eq('[5, \\infty)', 'x \\geq 5')).toBe(false);
+    expect(eq('[5, \\infty)', 'x \\geq 5', { allowSetRelationComp: true })).toBe(true);
+  });
+  it('compares choices and words', () => {
+    expect(eq('C', '\\text{(C)}')).toBe(true);
+    expect(eq('C', 'D')).toBe(false);
+    expect(eq('\\text{Even}', 'even')).toBe(true);
+    expect(eq('odd', '\\text{oddd}')).toBe(false);
+    expect(eq('\\text{E}', 'E')).toBe(true);
+    expect(eq('d', '\\text{E}')).toBe(false);
+  });
+  it('shows the parsed forms it compared', () => {
+    expect(verifyAnswer('\\dfrac{1}{2}', '0.5')).toEqual({ equal: true, reason: 'exact', gold: '1/2', pred: '0.5' });
+  });
+});
+
+describe('mathReward', () => {
+  it('needs a box by default: numbers in prose are not rewarded', () => {
+    expect(mathReward('I think it is 42.', '42')).toEqual({ reward: 0, extracted: null, reason: 'no_answer' });
+    expect(mathReward('so \\boxed{42}.', '42')).toMatchObject({ reward: 1, extracted: '42' });
+    expect(mathReward('I think it is 42.', '42', { fallbacks: true })).toMatchObject({ reward: 1, extracted: '42' });
+  });
+  it('reads a boxed gold solution and the last boxed pred', () => {
+    expect(mathReward('first \\boxed{3} ... finally \\boxed{6}', 'The solution gives $\\boxed{6}$.').reward).toBe(1);
+    expect(mathReward('first \\boxed{3} ... finally \\boxed{6}', '3', { extract: 'first' }).reward).toBe(1);
+  });
+  it('grades only after the reasoning delimiter when asked', () => {
+    const opts = { reasoningDelimiters: ['</think>'] };
+    expect(mathReward('<think> \\boxed{42} </think> no box here', '42', opts)).toMatchObject({ reward: 0, reason: 'no_answer' });
+    expect(mathReward('<think> incomplete \\boxed{42}', '42', opts)).toMatchObject({ reward: 0, reason: 'no_reasoning_end' });
+    expect(mathReward('<think>..</think> \\boxed{42}', '42', opts).reward).toBe(1);
+  });
+  it('grades multiple-choice letters in choice mode', () => {
+    expect(mathReward("The answer is for sure D, it can't be A or B", '(D) Alina', { mode: 'choice' }).reward).toBe(1);
+    expect(mathReward('C', '(A) Cecile', { mode: 'choice' }).reward).toBe(0);
+  });
+  it('refuses oversized inputs with a reason', () => {
+    expect(mathReward('x'.repeat(101), '1', { maxCompletionChars: 100 })).toEqual({ reward: 0, extracted: null, reason: 'completion_too_large' });
+    expect(mathReward(`\\boxed{${'1+'.repeat(50)}1}`, '51', { maxAnswerChars: 20 })).toMatchObject({ reward: 0, reason: 'answer_too_large' });
+  });
+  it('batches, and rejects mismatched lengths with a typed error', () => {
+    expect(mathRewardBatch(['\\boxed{1}', '\\boxed{2}'], ['1', '3']).map((r) => r.reward)).toEqual([1, 0]);
+    expect(() => mathRewardBatch(['a'], [])).toThrow(MathVerifyError);
+  });
+  it('rejects invalid options naming the field', () => {
+    try {
+      mathReward('\\boxed{1}', '1', { percent: 'sometimes' } as never);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(MathVerifyError);
+      expect((e as MathVerifyError).code).toBe('invalid_options');
+      expect((e as Error).message).toMatch(/percent/);
+    }
+  });
+});
