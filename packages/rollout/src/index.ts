@@ -2,7 +2,7 @@ export { RolloutError } from './errors.js';
 export type { RolloutErrorCode } from './errors.js';
 
 // answer spans in token space
-export { SpanOptionsSchema, spanLocator, locateAnswerSpans } from './spans.js';
+export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from './spans.js';
 export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans.js';
 export { boxedContent, DEFAULT_BOX_MARKERS } from './boxes.js';
 export { VocabFileSchema, vocabFromJson, loadVocab } from './vocab.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { AnswerSpansSchema, CoreError } from '@rlvr/core';
-import { locateAnswerSpans, spanLocator } from './spans.js';
+import { AnswerSpansSchema, CoreError, batchFromRows, getSpans } from '@rlvr/core';
+import { fillBatchSpans, locateAnswerSpans, spanLocator } from './spans.js';
 import { vocabFromJson } from './vocab.js';
 
 const enc = new TextEncoder();
@@ -75,6 +75,21 @@ describe('spanLocator: hand-checked tokenisations', () => {
   it('reads token ids through a TokenBytes source', () => {
     const vocab = vocabFromJson({ encoding: 'utf8', tokens: ['\\boxed{', '4', '2', '}', '<eos>'], special: [4] });
     expect(locateAnswerSpans([1, 0, 1, 2, 3, 4], vocab)).toEqual({ open: [1, 2], content: [2, 4], close: [4, 5] });
+  });
+
+  it('fills the spans of a whole batch, skipping failed rollouts', () => {
+    const vocab = vocabFromJson({ encoding: 'utf8', tokens: ['\\boxed{', '4', '}', ' ', '<eos>'], special: [4] });
+    const batch = batchFromRows([
+      { group: 0, completion: [0, 1, 2, 3, 0, 1, 1, 2, 4], reward: 0 },
+      { group: 0, completion: [3, 1], reward: 0 },
+      { group: 1, completion: [], reward: 0, finish: 'error' },
+    ]);
+    expect(fillBatchSpans(batch, vocab)).toBe(1);
+    expect(getSpans(batch, 0)).toEqual({ open: [4, 5], content: [5, 7], close: [7, 8] });
+    expect(getSpans(batch, 1)).toBeNull();
+    expect(getSpans(batch, 2)).toBeNull();
+    expect(fillBatchSpans(batch, vocab, { which: 'first' })).toBe(1);
+    expect(getSpans(batch, 0)).toEqual({ open: [0, 1], content: [1, 2], close: [2, 3] });
   });
 
   it('rejects bad options with a config error', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig, type AnswerSpans } from '@rlvr/core';
+import { FINISH_CODES, parseConfig, setSpans, type AnswerSpans, type RolloutBatch } from '@rlvr/core';
 import { DEFAULT_BOX_MARKERS, encodeMarkers, findBoxes, pickBox } from './boxes.js';
 
 /**
@@ -95,6 +95,23 @@ export function spanLocator(options: SpanOptionsInput = {}): SpanLocator {
  */
 export function locateAnswerSpans(tokens: ArrayLike<number>, vocab: TokenBytes, options: SpanOptionsInput = {}): AnswerSpans | null {
   return spanLocator(options).fromTokens(tokens, vocab);
+}
+
+/**
+ * Locate the answer spans of every rollout of a batch in place (rollouts with
+ * finish `error` get none) and return how many have one. For batches built
+ * elsewhere, or to switch between the first and the last box.
+ */
+export function fillBatchSpans(batch: RolloutBatch, vocab: TokenBytes, options: SpanOptionsInput = {}): number {
+  const locator = spanLocator(options);
+  let found = 0;
+  for (let i = 0; i < batch.numRollouts; i++) {
+    const tokens = batch.completionTokens.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);
+    const spans = batch.finish[i] === FINISH_CODES.error ? null : locator.fromTokens(tokens, vocab);
+    setSpans(batch.spans, i, spans);
+    if (spans !== null) found++;
+  }
+  return found;
 }
 
 /**
