@@ -18,3 +18,8 @@ export { planMicroBatches, packMicroBatch } from './micro-batches.js';
 export type { PackedMicroBatch } from './micro-batches.js';
 export { selectRollouts, batchMetrics } from './batch-filters.js';
 export type { RolloutSelection } from './batch-filters.js';
+export { Trainer } from './trainer.js';
+export type { AdvantageInput, StepResult } from './trainer.js';
+export { TrainerConfigSchema } from './config.js';
+export type { TrainerConfig, TrainerConfigInput } from './config.js';
+export { completionLogprobs } from './logprobs.js';

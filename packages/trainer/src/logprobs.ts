@@ -1,0 +1,26 @@
+import { tf } from './tf.js';
+import type { Qwen3Model } from '@rlvr/policy';
+import type { PackedMicroBatch } from './micro-batches.js';
+
+/**
+ * Log-probs and entropies of a micro-batch's completion tokens under `model`.
+ * The hidden state at column P - 1 + t predicts completion token t, so prompts
+ * must hold at least one token.
+ * @returns logp, entropy `[b, C]` (padding columns hold junk: mask them)
+ */
+export function completionLogprobs(model: Qwen3Model, mb: PackedMicroBatch): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+  const b = mb.size;
+  const P = mb.promptLength;
+  const C = mb.completionLength;
+  const S = P + C;
+  return tf.tidy(() => {
+    const ids = tf.tensor2d(mb.ids, [b, S], 'int32');
+    const mask = tf.tensor2d(mb.attentionMask, [b, S]);
+    const h = model.hidden({ ids, attentionMask: mask });
+    const D = h.shape[2];
+    const hs = tf.slice(h, [0, P - 1, 0], [b, C, D]) as tf.Tensor3D;
+    const targets = tf.slice(ids, [0, P], [b, C]) as tf.Tensor2D;
+    const { logprobs, entropy } = model.tokenLogprobs(hs, targets);
+    return { logp: logprobs, entropy };
+  });
+}

@@ -1,0 +1,238 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { batchFromRows, Rng, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
+import { Qwen3Model, parseModelConfig, loadModel } from '@rlvr/policy';
+import { tf } from './tf.js';
+import { Trainer } from './trainer.js';
+import { CheckpointStore } from './checkpoint-store.js';
+import { clippedSurrogate } from './surrogate.js';
+import { completionLogprobs } from './logprobs.js';
+import { packMicroBatch } from './micro-batches.js';
+import { TrainerError } from './errors.js';
+
+const config = parseModelConfig({
+  vocab_size: 40,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  max_position_embeddings: 64,
+});
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+});
+
+function makeBatch(seed = 1, groups = 3, size = 4): RolloutBatch {
+  const rng = new Rng(seed);
+  const rows: RolloutRowInput[] = [];
+  for (let g = 0; g < groups; g++) {
+    const prompt = Array.from({ length: 2 + rng.int(4) }, () => 1 + rng.int(39));
+    for (let k = 0; k < size; k++) {
+      rows.push({ group: g, prompt, completion: Array.from({ length: 1 + rng.int(7) }, () => 1 + rng.int(39)), reward: rng.int(2) });
+    }
+  }
+  return batchFromRows(rows);
+}
+
+/** Sequence advantage (reward - group mean) broadcast over each completion. */
+function advantagesOf(batch: RolloutBatch): Float32Array {
+  const out = new Float32Array(batch.completionTokens.length);
+  for (let i = 0; i < batch.numRollouts; i++) {
+    let s = 0;
+    let n = 0;
+    for (let j = 0; j < batch.numRollouts; j++) if (batch.groupIndex[j] === batch.groupIndex[i]) (s += batch.rewards[j]!), n++;
+    out.fill(batch.rewards[i]! - s / n, batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);
+  }
+  return out;
+}
+
+function currentLogprobs(model: Qwen3Model, batch: RolloutBatch): Float32Array {
+  const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
+  const mb = packMicroBatch(batch, rows, 0);
+  const { logp, entropy } = completionLogprobs(model, mb);
+  const d = logp.dataSync();
+  tf.dispose([logp, entropy]);
+  const out = new Float32Array(batch.completionTokens.length);
+  rows.forEach((i) => {
+    for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) out[t] = d[i * mb.completionLength + t - batch.completionOffsets[i]!]!;
+  });
+  return out;
+}
+
+function maxRelDiff(a: Map<string, tf.Tensor>, b: Map<string, tf.Tensor>): number {
+  let worst = 0;
+  for (const [k, ta] of a) {
+    const x = ta.dataSync();
+    const y = b.get(k)!.dataSync();
+    let num = 0;
+    let den = 0;
+    for (let i = 0; i < x.length; i++) {
+      num = Math.max(num, Math.abs(x[i]! - y[i]!));
+      den = Math.max(den, Math.abs(y[i]!));
+    }
+    worst = Math.max(worst, num / Math.max(den, 1e-12));
+  }
+  return worst;
+}
+
+describe('Trainer gradients', () => {
+  it.each(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant'] as const)('accumulating micro-batches equals one big batch (%s)', (aggregation) => {
+    const model = Qwen3Model.random(config, 3);
+    const batch = makeBatch();
+    const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
+    const adv = advantagesOf(batch);
+    const old = currentLogprobs(model, batch);
+    for (let t = 0; t < old.length; t++) old[t] = old[t]! - 0.05 * Math.sin(t); // ratios away from 1
+    const big = new Trainer(model, { aggregation, tokenBudget: 100_000 }).gradients(batch, rows, adv, old);
+    const small = new Trainer(model, { aggregation, tokenBudget: 12 }).gradients(batch, rows, adv, old);
+    expect(small.loss).toBeCloseTo(big.loss, 5);
+    expect(maxRelDiff(small.grads, big.grads)).toBeLessThan(1e-4);
+    [...big.grads.values(), ...small.grads.values()].forEach((g) => g.dispose());
+    model.dispose();
+  });
+
+  it('token weights act only through the advantages (stop-gradient)', () => {
+    const model = Qwen3Model.random(config, 4);
+    const batch = makeBatch(2, 1, 3);
+    const rows = [0, 1, 2];
+    const mb = packMicroBatch(batch, rows, 0);
+    const shape: [number, number] = [mb.size, mb.completionLength];
+    const mask = tf.tensor2d(mb.completionMask, shape);
+    const A = tf.tensor2d(mb.gather(advantagesOf(batch)), shape);
+    const old = tf.tensor2d(mb.gather(currentLogprobs(model, batch)), shape);
+    const opts = { clipLow: 0.2, clipHigh: 0.28, dualClip: null, logRatioClamp: 20 };
+    const vars = model.variables();
+    // weights computed from the parameters themselves (like saliency weights from the policy)
+    const weightsOf = () => tf.exp(tf.mul(completionLogprobs(model, mb).entropy, 0.3));
+    const withWeights = tf.variableGrads(() => {
+      const { logp } = completionLogprobs(model, mb);
+      return tf.sum(tf.mul(clippedSurrogate(logp, old, tf.mul(A, weightsOf()), opts).loss, mask)) as tf.Scalar;
+    }, vars);
+    const w = tf.keep(weightsOf());
+    const preMultiplied = tf.variableGrads(() => {
+      const { logp } = completionLogprobs(model, mb);
+      return tf.sum(tf.mul(clippedSurrogate(logp, old, tf.mul(A, w), opts).loss, mask)) as tf.Scalar;
+    }, vars);
+    const a = new Map(Object.entries(withWeights.grads));
+    const b = new Map(Object.entries(preMultiplied.grads));
+    expect(withWeights.value.dataSync()[0]).toBeCloseTo(preMultiplied.value.dataSync()[0]!, 6);
+    expect(maxRelDiff(a, b)).toBeLessThan(1e-5);
+    model.dispose();
+  });
+});
+
+describe('Trainer.step', () => {
+  it('raises the log-probs of positively-advantaged tokens and lowers the others', () => {
+    const model = Qwen3Model.random(config, 5);
+    const batch = makeBatch(3);
+    const adv = advantagesOf(batch);
+    const before = currentLogprobs(model, batch);
+    const trainer = new Trainer(model, { schedule: { lr: 1e-2 }, epochs: 2, aggregation: 'token-mean' });
+    const { metrics } = trainer.step(batch, adv);
+    const after = currentLogprobs(model, batch);
+    let up = 0;
+    let down = 0;
+    for (let t = 0; t < adv.length; t++) {
+      if (adv[t]! > 0) up += after[t]! - before[t]!;
+      if (adv[t]! < 0) down += after[t]! - before[t]!;
+    }
+    expect(up).toBeGreaterThan(0);
+    expect(down).toBeLessThan(0);
+    expect(metrics.optimizer_steps).toBe(2);
+    expect(metrics.skipped_updates).toBe(0);
+    expect(metrics.grad_norm).toBeGreaterThan(0);
+    expect(metrics['kl/approx']).toBeGreaterThan(0); // the second pass sees a moved policy
+    expect(metrics.entropy).toBeGreaterThan(0);
+    expect(metrics.lr).toBe(1e-2);
+    model.dispose();
+  });
+
+  it('leaks no tensors over many steps', () => {
+    const model = Qwen3Model.random(config, 6);
+    const batch = makeBatch(4);
+    const adv = advantagesOf(batch);
+    const trainer = new Trainer(model, { tokenBudget: 30, miniBatches: 2 });
+    trainer.step(batch, adv);
+    const after1 = tf.memory().numTensors;
+    for (let k = 0; k < 10; k++) trainer.step(batch, adv);
+    expect(tf.memory().numTensors).toBe(after1);
+    model.dispose();
+    trainer.optimizer.dispose();
+  });
+
+  it('skips a non-finite update, counts it, names the parameter, and goes on', () => {
+    const model = Qwen3Model.random(config, 7);
+    const batch = makeBatch(5);
+    const adv = advantagesOf(batch);
+    adv[0] = Number.NaN;
+    const trainer = new Trainer(model);
+    const before = model.toHost();
+    const { metrics } = trainer.step(batch, adv);
+    expect(metrics.skipped_updates).toBe(1);
+    expect(metrics.first_nonfinite_param_index).toBeGreaterThanOrEqual(0);
+    for (const [k, t] of model.toHost()) expect(Array.from(t.data)).toEqual(Array.from(before.get(k)!.data));
+    adv[0] = 0;
+    expect(trainer.step(batch, adv).metrics.skipped_updates).toBe(0);
+    expect(trainer.skippedUpdates).toBe(1);
+    model.dispose();
+  });
+
+  it('refreshes advantages on each pass when given a function', () => {
+    const model = Qwen3Model.random(config, 8);
+    const batch = makeBatch(6);
+    const adv = advantagesOf(batch);
+    const passes: number[] = [];
+    new Trainer(model, { epochs: 3 }).step(batch, (pass) => {
+      passes.push(pass);
+      return adv;
+    });
+    expect(passes).toEqual([0, 1, 2]);
+    model.dispose();
+  });
+
+  it('validates its inputs and config with clear errors', () => {
+    const model = Qwen3Model.random(config, 9);
+    const batch = makeBatch(7);
+    expect(() => new Trainer(model).step(batch, new Float32Array(3))).toThrow(`advantages has 3 values, expected ${batch.completionTokens.length}`);
+    expect(() => new Trainer(model, { clipLow: 2 } as never)).toThrow(/clipLow/);
+    expect(() => new Trainer(model, { klCoef: 0.1 })).toThrow(/needs a frozen reference model/);
+    expect(() => new Trainer(model, { oldLogprobs: 'behavior' }).step(batch, advantagesOf(batch))).toThrow(/needs batch.behaviorLogprobs/);
+    const noPrompt = batchFromRows([{ group: 0, completion: [1, 2], reward: 1 }, { group: 0, completion: [3], reward: 0 }]);
+    expect(() => new Trainer(model).step(noPrompt, new Float32Array(3))).toThrow(TrainerError);
+    model.dispose();
+  });
+});
+
+describe('Trainer checkpoints', () => {
+  it('6 steps straight equal 3 steps + save + resume in a fresh trainer + 3 steps', async () => {
+    const batches = [0, 1, 2, 3, 4, 5].map((k) => makeBatch(10 + k));
+    const cfg = { schedule: { type: 'linear' as const, lr: 5e-3, warmupSteps: 2, totalSteps: 12 }, miniBatches: 2, epochs: 1, seed: 3 };
+    const straight = new Trainer(Qwen3Model.random(config, 11), cfg);
+    for (const b of batches) straight.step(b, advantagesOf(b));
+
+    const root = await mkdtemp(join(tmpdir(), 'rlvr-trainer-'));
+    const store = new CheckpointStore(root);
+    const first = new Trainer(Qwen3Model.random(config, 11), cfg);
+    for (const b of batches.slice(0, 3)) first.step(b, advantagesOf(b));
+    const dir = await first.save(store, { cursor: 3 });
+    first.model.dispose();
+
+    const resumed = new Trainer(Qwen3Model.random(config, 99), cfg); // different init: restore must overwrite it
+    const state = await resumed.restore(store, (await store.latest())!);
+    expect(dir).toBe(await store.latest());
+    expect(state).toEqual({ cursor: 3 });
+    for (const b of batches.slice(state.cursor as number)) resumed.step(b, advantagesOf(b));
+    for (const [k, t] of straight.model.toHost()) expect(Array.from(resumed.model.toHost().get(k)!.data)).toEqual(Array.from(t.data));
+    expect(resumed.steps).toBe(straight.steps);
+
+    // the weights load with @rlvr/policy as a model directory
+    const loaded = loadModel(join(dir, 'model'));
+    expect(loaded.numParameters()).toBe(straight.model.numParameters());
+    await expect(new Trainer(Qwen3Model.random(config, 1), { ...cfg, seed: 4 }).restore(store, dir)).rejects.toThrow(/differing fields: seed/);
+  });
+});
