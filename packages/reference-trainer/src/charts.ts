@@ -44,14 +44,16 @@ export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => v
  */
 export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string): TopLevelSpec {
   const maxLen = Math.max(0, ...series.map((s) => points.filter((p) => p.series === s).length));
+  const xPad = padDomain(points.map((p) => p.step));
+  const yPad = padDomain(points.map((p) => p.value));
   return {
     width: size.width,
     height: size.height,
     data: { values: points as SeriesPoint[] },
     mark: { type: 'line', strokeWidth: 1.6, point: maxLen <= 60 ? { size: 22, filled: true } : false },
     encoding: {
-      x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: '~s' } },
-      y: { field: 'value', type: 'quantitative', title: yTitle, scale: { zero: false }, axis: valueAxis(points.map((p) => p.value)) },
+      x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: '~s' }, ...(xPad ? { scale: { domain: xPad } } : {}) },
+      y: { field: 'value', type: 'quantitative', title: yTitle, scale: yPad ? { domain: yPad } : { zero: false }, axis: valueAxis(points.map((p) => p.value)) },
       color: {
         field: 'series',
         type: 'nominal',
@@ -61,6 +63,24 @@ export function lineSpec(points: readonly SeriesPoint[], series: readonly string
       },
     },
   };
+}
+
+/**
+ * A domain around a single value (one logged step, a constant metric), where
+ * vega would otherwise draw a zero-width scale with NaN ticks; `undefined` when
+ * the values already span a range.
+ */
+export function padDomain(values: readonly number[]): [number, number] | undefined {
+  if (values.length === 0) return undefined;
+  let lo = values[0]!;
+  let hi = lo;
+  for (const v of values) {
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (hi > lo) return undefined;
+  const d = lo === 0 ? 1 : Math.abs(lo) * 0.1;
+  return [lo - d, lo + d];
 }
 
 /** Scientific tick labels for values that are all tiny or huge (learning rates, token counts); vega's default otherwise. */
@@ -78,7 +98,9 @@ export interface RewardSeries {
 
 /** Mean reward per step with a ±1 std band over the step's rollouts. */
 export function rewardSpec(reward: RewardSeries, size: ChartSize): TopLevelSpec {
-  const x = { field: 'step', type: 'quantitative' as const, title: 'step', axis: { tickMinStep: 1, format: '~s' } };
+  const xPad = padDomain(reward.line.map((p) => p.step));
+  const yPad = padDomain([...reward.line.map((p) => p.mean), ...reward.band.flatMap((p) => [p.lo, p.hi])]);
+  const x = { field: 'step', type: 'quantitative' as const, title: 'step', axis: { tickMinStep: 1, format: '~s' }, ...(xPad ? { scale: { domain: xPad } } : {}) };
   const layers: unknown[] = [];
   if (reward.band.length > 0) {
     layers.push({
@@ -90,7 +112,7 @@ export function rewardSpec(reward: RewardSeries, size: ChartSize): TopLevelSpec 
   layers.push({
     data: { values: reward.line },
     mark: { type: 'line', strokeWidth: 1.8, color: SERIES_COLORS[0], point: reward.line.length <= 60 ? { size: 22, filled: true } : false },
-    encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'reward (mean ± std)', scale: { zero: false } } },
+    encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'reward (mean ± std)', scale: yPad ? { domain: yPad } : { zero: false } } },
   });
   return { width: size.width, height: size.height, layer: layers } as TopLevelSpec;
 }

@@ -188,6 +188,17 @@ describe('reports of partial runs', () => {
     expect(r.warnings).toContain('no data for accuracy in metrics.jsonl');
   });
 
+  test('a single logged step draws real axes, not NaN ticks', async () => {
+    const dir = join(root, 'one-step');
+    await mkdir(dir);
+    await writeFile(join(dir, 'metrics.jsonl'), '{"step":0,"reward/mean":0.5,"accuracy":0.3,"entropy":0}\n');
+    const r = await writeReport(dir);
+    const page = await readFile(r.path, 'utf8');
+    expect(r.charts).toBe(3);
+    expectNoMatch(page, /NaN/);
+    expectIn(figure(page, 'accuracy'), 'Latest: 0.3 at step 0 (1 evaluation).');
+  });
+
   test('an empty metrics.jsonl still gives a page', async () => {
     const dir = join(root, 'empty');
     await mkdir(dir);

@@ -113,16 +113,13 @@ export async function renderReport(run: RunData, options: ReportOptions = {}, ge
     bySection.set(section, [...(bySection.get(section) ?? []), html]);
   };
 
-  // Metric curves, with a placeholder for each expected chart the run did not log.
+  // Metric curves, with a "no data" placeholder, in its fixed place, for each expected chart the run did not log.
   const plan = planMetricCharts(metricNames(run.metrics));
-  for (const e of EXPECTED) {
-    if (!plan.some((c) => c.id === e.id)) {
-      add(e.section, figure(e.id, e.title, noData(`${e.what} (not in ${RUN_FILES.metrics})`)));
-      warnings.push(`no data for ${e.what} in ${RUN_FILES.metrics}`);
-    }
-  }
   for (const c of orderCharts(plan)) {
-    add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
+    if ('what' in c) {
+      add(c.section, figure(c.id, c.title, noData(`${c.what} (not in ${RUN_FILES.metrics})`)));
+      warnings.push(`no data for ${c.what} in ${RUN_FILES.metrics}`);
+    } else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
   }
 
   // Token weights: the distribution and the U-shape, from samples.jsonl.
@@ -201,14 +198,17 @@ export async function renderReport(run: RunData, options: ReportOptions = {}, ge
   return { html, charts, warnings };
 }
 
-/** Expected families first, in their fixed order, then the rest as planned. */
-function orderCharts(plan: MetricChart[]): MetricChart[] {
-  const rank = (c: MetricChart): number => {
+type Expected = (typeof EXPECTED)[number];
+
+/** The planned charts plus a placeholder for each expected one missing; per section, expected charts first in their fixed order. */
+function orderCharts(plan: MetricChart[]): (MetricChart | Expected)[] {
+  const all: (MetricChart | Expected)[] = [...plan, ...EXPECTED.filter((e) => !plan.some((c) => c.id === e.id))];
+  const rank = (c: MetricChart | Expected): number => {
     const i = EXPECTED.findIndex((e) => e.id === c.id);
     return i === -1 ? EXPECTED.length : i;
   };
-  const sectionRank = (c: MetricChart): number => SECTIONS.findIndex((s) => s.id === c.section);
-  return plan
+  const sectionRank = (c: MetricChart | Expected): number => SECTIONS.findIndex((s) => s.id === c.section);
+  return all
     .map((c, i) => ({ c, i }))
     .sort((a, b) => sectionRank(a.c) - sectionRank(b.c) || rank(a.c) - rank(b.c) || a.i - b.i)
     .map(({ c }) => c);
@@ -224,7 +224,7 @@ async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[
   if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
   if (c.id === 'accuracy') {
     const last = lastValue(records, 'accuracy');
-    if (last !== null) svg += note(`Latest: ${formatNumber(last.value)} at step ${last.step} (${counts[0]} evaluations).`);
+    if (last !== null) svg += note(`Latest: ${formatNumber(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
   }
   return svg;
 }
