@@ -19,7 +19,7 @@ export type { PackedMicroBatch } from './micro-batches.js';
 export { selectRollouts, batchMetrics } from './batch-filters.js';
 export type { RolloutSelection } from './batch-filters.js';
 export { Trainer } from './trainer.js';
-export type { AdvantageInput, StepResult } from './trainer.js';
+export type { AdvantageInput, StepOptions, StepResult } from './trainer.js';
 export { TrainerConfigSchema } from './config.js';
 export type { TrainerConfig, TrainerConfigInput } from './config.js';
 export { completionLogprobs } from './logprobs.js';

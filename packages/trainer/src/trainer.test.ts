@@ -195,6 +195,32 @@ describe('Trainer.step', () => {
     model.dispose();
   });
 
+  it('uses caller-supplied old log-probs (the fused saliency pass) exactly like recomputed ones', () => {
+    const batch = makeBatch(12);
+    const adv = advantagesOf(batch);
+    const a = new Trainer(Qwen3Model.random(config, 13), { epochs: 2 });
+    const b = new Trainer(Qwen3Model.random(config, 13), { epochs: 2 });
+    a.step(batch, adv);
+    b.step(batch, adv, { oldLogprobs: currentLogprobs(b.model, batch) });
+    const ha = a.model.toHost();
+    for (const [k, t] of b.model.toHost()) {
+      const x = ha.get(k)!.data;
+      t.data.forEach((v, i) => expect(v).toBeCloseTo(x[i]!, 6));
+    }
+    expect(() => b.step(batch, adv, { oldLogprobs: new Float32Array(2) })).toThrow(/oldLogprobs has 2 values/);
+  });
+
+  it('adds the KL to a frozen reference policy, which is zero while the policies agree', () => {
+    const batch = makeBatch(14);
+    const ref = Qwen3Model.random(config, 15);
+    const t = new Trainer(Qwen3Model.random(config, 15), { klCoef: 0.1, epochs: 2, schedule: { lr: 1e-2 } }, { refModel: ref });
+    const m1 = t.step(batch, advantagesOf(batch)).metrics;
+    const m2 = t.step(batch, advantagesOf(batch)).metrics;
+    expect(m1['kl/ref']).toBeGreaterThanOrEqual(0);
+    expect(m1['kl/ref']).toBeLessThan(m2['kl/ref']!); // pass 1 of step 1 has kl exactly 0
+    expect(m2['kl/ref']).toBeGreaterThan(0);
+  });
+
   it('validates its inputs and config with clear errors', () => {
     const model = Qwen3Model.random(config, 9);
     const batch = makeBatch(7);

@@ -21,6 +21,16 @@ import type { CheckpointStore } from './checkpoint-store.js';
  */
 export type AdvantageInput = Float32Array | ((pass: number) => Float32Array);
 
+/** Per-call options of `Trainer.step`. */
+export interface StepOptions {
+  /**
+   * Old log-probs `[totalTokens]` computed by the caller with the behaviour policy,
+   * e.g. by the fused log-prob + saliency pass of `@rlvr/saliency`. Overrides
+   * `config.oldLogprobs` for this step.
+   */
+  oldLogprobs?: Float32Array;
+}
+
 export interface StepResult {
   metrics: Record<string, number>;
 }
@@ -81,7 +91,7 @@ export class Trainer {
    * Update the policy from `batch` and its per-token `advantages`.
    * Runs `epochs` passes of `miniBatches` optimizer steps each.
    */
-  step(batch: RolloutBatch, advantages: AdvantageInput): StepResult {
+  step(batch: RolloutBatch, advantages: AdvantageInput, options: StepOptions = {}): StepResult {
     const cfg = this.config;
     validateBatch(batch);
     const T = totalTokens(batch);
@@ -102,7 +112,10 @@ export class Trainer {
     const stepsBefore = this.#steps;
     let firstFault: string | null = null;
     if (rows.length > 0) {
-      const old = this.#oldLogprobs(batch, rows, T);
+      if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
+        throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`);
+      }
+      const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows, T);
       const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows, T) : null;
       for (let pass = 0; pass < cfg.epochs; pass++) {
         const adv = typeof advantages === 'function' ? advantages(pass) : advantages;
