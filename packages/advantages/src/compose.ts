@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { totalTokens, type RolloutBatch, type Signals } from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
-import { weightMetrics } from './metrics.js';
+import { applyWeights } from './metrics.js';
 import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaseline, TokenWeighting } from './types.js';
 
 /**
@@ -59,17 +59,8 @@ export function composeEstimator(baseline: SequenceBaseline, weighting: TokenWei
       const weights = new Float32Array(T);
       const weightingMetrics = weighting.compute(batch, signals, sequenceAdvantages, config, weights);
       const advantages = new Float32Array(T);
-      const offsets = batch.completionOffsets;
-      for (let i = 0; i < B; i++) {
-        const a = sequenceAdvantages[i]!;
-        for (let t = offsets[i]!; t < offsets[i + 1]!; t++) advantages[t] = a * weights[t]!;
-      }
-      return {
-        advantages,
-        weights,
-        sequenceAdvantages,
-        metrics: { ...baselineMetrics, ...weightingMetrics, ...weightMetrics(batch, weights, sequenceAdvantages) },
-      };
+      const weightStats = applyWeights(batch, weights, sequenceAdvantages, advantages);
+      return { advantages, weights, sequenceAdvantages, metrics: { ...baselineMetrics, ...weightingMetrics, ...weightStats } };
     },
   };
 }

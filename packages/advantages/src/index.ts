@@ -5,7 +5,6 @@ export { composeEstimator, mergeConfigSchemas } from './compose.js';
 export { baselines, weightings, estimators, getEstimator, registerBaseline, registerWeighting, registerEstimator } from './registry.js';
 export { prepareEstimator, estimateAdvantages } from './prepare.js';
 export type { PreparedEstimator } from './prepare.js';
-export { weightMetrics } from './metrics.js';
 export { grpo, GrpoConfigSchema } from './baselines/grpo.js';
 export type { GrpoConfig } from './baselines/grpo.js';
 export { drGrpo, DrGrpoConfigSchema } from './baselines/dr-grpo.js';

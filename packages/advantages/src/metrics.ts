@@ -2,12 +2,13 @@ import type { RolloutBatch } from '@rlvr/core';
 import type { Metrics } from './types.js';
 
 /**
- * Weight statistics over tokens, split by correct (reward > 0) and wrong
+ * Writes advantages[t] = sequenceAdvantages[i] * weights[t] and, in the same pass,
+ * the weight statistics over tokens split by correct (reward > 0) and wrong
  * rollouts: `weight_{mean,std,min,max}` plus `_correct` / `_wrong` variants (std
  * is the population std; NaN when the split has no token), and the mean |A|
- * before and after weighting. Shapes: weights [T], sequenceAdvantages [B].
+ * before and after weighting. Shapes: weights and advantages [T], sequenceAdvantages [B].
  */
-export function weightMetrics(batch: RolloutBatch, weights: Float32Array, sequenceAdvantages: Float64Array): Metrics {
+export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenceAdvantages: Float64Array, advantages: Float32Array): Metrics {
   // index 0: wrong, 1: correct
   const count = [0, 0];
   const sum = [0, 0];
@@ -21,7 +22,8 @@ export function weightMetrics(batch: RolloutBatch, weights: Float32Array, sequen
     const k = batch.rewards[i]! > 0 ? 1 : 0;
     const c0 = offsets[i]!;
     const c1 = offsets[i + 1]!;
-    const a = Math.abs(sequenceAdvantages[i]!);
+    const adv = sequenceAdvantages[i]!;
+    const a = Math.abs(adv);
     let s = 0;
     let s2 = 0;
     let sAbs = 0;
@@ -29,6 +31,7 @@ export function weightMetrics(batch: RolloutBatch, weights: Float32Array, sequen
     let hi = max[k]!;
     for (let t = c0; t < c1; t++) {
       const w = weights[t]!;
+      advantages[t] = adv * w;
       s += w;
       s2 += w * w;
       sAbs += Math.abs(w);
