@@ -54,7 +54,7 @@ export const ChatResponseSchema = z.looseObject({
 
 export type Endpoint = 'completions' | 'chat';
 
-/** The JSON body of one request for `n` completions of a prompt. */
+/** The JSON body of one request for `n` completions of a prompt; `extra` adds fields (it cannot replace the ones set here). */
 export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePrompt, n: number, p: SamplingParams, extra: Record<string, unknown>): Record<string, unknown> {
   const body: Record<string, unknown> = { model, n, max_tokens: p.maxNewTokens, temperature: p.temperature, top_p: p.topP, seed: p.seed };
   if (p.topK > 0) body.top_k = p.topK; // vLLM / SGLang extension; left out when off
@@ -71,7 +71,7 @@ export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePro
     body.logprobs = true;
     body.top_logprobs = 0;
   }
-  return { ...body, ...extra };
+  return { ...extra, ...body }; // extra fields add to the body, never replace what the contract needs
 }
 
 /**

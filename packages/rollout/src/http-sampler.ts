@@ -25,7 +25,7 @@ export const HttpSamplerOptionsSchema = z
     /** backoff before retry k (0-based) is uniform in [0, min(backoffMaxMs, backoffBaseMs * 2^k)] ("full jitter") */
     backoffBaseMs: z.number().min(0).default(500),
     backoffMaxMs: z.number().min(0).default(30_000),
-    /** merged into every request body (e.g. `{"chat_template_kwargs": {"enable_thinking": false}}`) */
+    /** added to every request body (e.g. `{"chat_template_kwargs": {"enable_thinking": false}}`); cannot replace the fields set from the sampling options */
     extraBody: z.record(z.string(), z.unknown()).default({}),
   })
   .strict();
