@@ -129,6 +129,15 @@ describe('rlvr-advantages', () => {
     expect(r5.stderr).toMatch(/stdin:1: unrecognized key|stdin:1: unknown key: extra/);
   });
 
+  it('reports a missing input file (exit 2) and reads nothing from an empty input (exit 0)', async () => {
+    const missing = join(dir, 'missing.jsonl');
+    const r = await run(['--in', missing]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`${missing}: cannot read input: ENOENT`));
+    const empty = await run(['--estimator', 'grpo'], '\n\n');
+    expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, '', '']);
+  });
+
   it('lists an unknown estimator’s alternatives (exit 2)', async () => {
     const r = await run(['--estimator', 'grial']);
     expect(r.code).toBe(2);

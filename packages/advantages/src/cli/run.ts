@@ -63,7 +63,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   } catch (err) {
     say(messageOf(err));
-    return 1;
+    return err instanceof AdvantagesError && err.code === 'invalid_argument' ? 2 : 1;
   }
 }
 
