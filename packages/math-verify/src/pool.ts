@@ -2,7 +2,8 @@
  * A pool of worker threads that run the verifier with a hard wall-clock budget per item. An item that runs past
  * `timeoutMs` has its worker terminated (piscina aborts a running task by stopping its thread) and answers
  * `{ equal: false, reason: "timeout" }`; the pool starts a fresh worker and carries on. Items are handed to
- * workers only when one is free, so the budget measures running time, not time spent queued.
+ * workers only when one is free, in chunks (one message per chunk keeps the main thread's cost per item small);
+ * each item's budget starts when the worker reaches it, so neither queueing nor a worker's start-up counts.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -11,7 +12,7 @@ import { formatZodIssues } from '@rlvr/core';
 import { MathVerifyError } from './errors.js';
 import { type VerifyOptionsInput, resolveOptions } from './options.js';
 import type { RewardResult, VerifyResult } from './verify.js';
-import type { WorkerTask } from './worker.js';
+import type { WorkerItem, WorkerTask } from './worker.js';
 
 /** Longest a worker may take to start before its item is answered as a timeout. */
 const STARTUP_LIMIT_MS = 30_000;
@@ -22,6 +23,8 @@ export const PoolOptionsSchema = z
     concurrency: z.number().int().min(1).max(256).default(() => availableParallelism()),
     /** Wall-clock budget per item, in milliseconds, measured from when a worker takes the item. */
     timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
+    /** Most items sent to a worker in one message (fewer when the queue is short, so all workers get some). */
+    chunkSize: z.number().int().min(1).max(1024).default(16),
     /** Heap limit of each worker (MiB): a memory blow-up kills that worker, not the caller. */
     workerMemoryMb: z.number().int().min(32).max(65_536).default(1024),
     /** Verifier options used when a call passes none. */
@@ -33,7 +36,7 @@ export type PoolOptions = z.infer<typeof PoolOptionsSchema>;
 export type PoolOptionsInput = z.input<typeof PoolOptionsSchema>;
 
 interface Job {
-  task: WorkerTask;
+  item: WorkerItem;
   resolve: (r: RewardResult | VerifyResult) => void;
   reject: (e: unknown) => void;
 }
@@ -48,10 +51,12 @@ export interface PoolStats {
 export class VerifierPool {
   readonly concurrency: number;
   readonly timeoutMs: number;
+  readonly chunkSize: number;
   private readonly piscina: Piscina;
   private readonly defaultOptions: string;
   private readonly queue: Job[] = [];
   private inFlight = 0;
+  private pumpScheduled = false;
   private closed = false;
   private readonly counters: PoolStats = { completed: 0, timedOut: 0, failed: 0 };
 
@@ -60,6 +65,7 @@ export class VerifierPool {
     if (!r.success) throw new MathVerifyError('invalid_options', `invalid pool options: ${formatZodIssues(r.error.issues, options)}`, {}, { cause: r.error });
     this.concurrency = r.data.concurrency;
     this.timeoutMs = r.data.timeoutMs;
+    this.chunkSize = r.data.chunkSize;
     this.defaultOptions = JSON.stringify(resolveOptions(r.data.verify as VerifyOptionsInput));
     this.piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
@@ -112,19 +118,27 @@ export class VerifierPool {
     return options === undefined ? this.defaultOptions : JSON.stringify(resolveOptions(options));
   }
 
-  private submit(task: WorkerTask): Promise<RewardResult | VerifyResult> {
+  private submit(item: WorkerItem): Promise<RewardResult | VerifyResult> {
     if (this.closed) return Promise.reject(new MathVerifyError('pool_closed', 'the verifier pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ task, resolve, reject });
-      this.pump();
+      this.queue.push({ item, resolve, reject });
+      // Let a synchronous burst of submissions (a batch) queue up before chunking it.
+      if (!this.pumpScheduled) {
+        this.pumpScheduled = true;
+        queueMicrotask(() => {
+          this.pumpScheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
   private pump(): void {
     while (this.inFlight < this.concurrency && this.queue.length > 0 && !this.closed) {
-      const job = this.queue.shift() as Job;
+      const size = Math.max(1, Math.min(this.chunkSize, Math.ceil(this.queue.length / this.concurrency)));
+      const jobs = this.queue.splice(0, size);
       this.inFlight++;
-      this.runJob(job).finally(() => {
+      this.runChunk(jobs).finally(() => {
         this.inFlight--;
         this.pump();
       });
@@ -132,40 +146,47 @@ export class VerifierPool {
   }
 
   /**
-   * Runs one item. The budget starts when the worker takes the item (it writes that time into shared memory), so a
-   * worker that is still starting up (after a timeout replaced it) does not eat the next item's budget.
+   * Runs a chunk of items in one worker. The worker writes the start time and index of the item it is on into
+   * shared memory; the timer checks that item's own budget. When an item overruns (or the worker dies), that item
+   * is answered and the rest of the chunk goes back to the front of the queue.
    */
-  private async runJob(job: Job): Promise<void> {
+  private async runChunk(jobs: Job[]): Promise<void> {
     const ac = new AbortController();
-    const started = new SharedArrayBuffer(8);
-    const startedAt = new Float64Array(started);
+    const shared = new SharedArrayBuffer(16);
+    const progress = new Float64Array(shared);
     const dispatched = Date.now();
-    let timer: NodeJS.Timeout;
+    let timer: NodeJS.Timeout | undefined;
     const check = (): void => {
       const now = Date.now();
-      const s = startedAt[0] as number;
+      const s = progress[0] as number;
       if (s > 0 && now - s >= this.timeoutMs) ac.abort();
       // Not started yet: wait, but not forever (a worker that never starts is a failure too).
       else if (s === 0 && now - dispatched > STARTUP_LIMIT_MS + this.timeoutMs) ac.abort();
       else timer = setTimeout(check, s > 0 ? s + this.timeoutMs - now : this.timeoutMs);
     };
     timer = setTimeout(check, this.timeoutMs);
-    job.task.started = started;
+    const task: WorkerTask = { items: jobs.map((j) => j.item), progress: shared };
     try {
-      const r = (await this.piscina.run(job.task, { signal: ac.signal })) as RewardResult | VerifyResult;
-      this.counters.completed++;
-      job.resolve(r);
+      const results = (await this.piscina.run(task, { signal: ac.signal })) as (RewardResult | VerifyResult)[];
+      this.counters.completed += jobs.length;
+      jobs.forEach((j, i) => j.resolve(results[i] as RewardResult | VerifyResult));
     } catch (e) {
+      if (this.closed) {
+        for (const j of jobs) j.reject(new MathVerifyError('pool_closed', 'the verifier pool was closed', {}, { cause: e }));
+        return;
+      }
+      const at = progress[0] === 0 ? 0 : (progress[1] as number);
+      const stuck = jobs[at] as Job;
       if (ac.signal.aborted) {
         this.counters.timedOut++;
-        job.resolve({ equal: false, reason: 'timeout', gold: null, pred: null });
-      } else if (this.closed) {
-        job.reject(new MathVerifyError('pool_closed', 'the verifier pool was closed', {}, { cause: e }));
+        stuck.resolve({ equal: false, reason: 'timeout', gold: null, pred: null });
       } else {
         // The worker died (out of memory, a crash): the item is answered, the pool carries on.
         this.counters.failed++;
-        job.resolve({ equal: false, reason: `worker_failed: ${e instanceof Error ? e.message : String(e)}`, gold: null, pred: null });
+        stuck.resolve({ equal: false, reason: `worker_failed: ${e instanceof Error ? e.message : String(e)}`, gold: null, pred: null });
       }
+      // The other items of the chunk (done or not; their results died with the worker) are run again.
+      this.queue.unshift(...jobs.filter((_j, i) => i !== at));
     } finally {
       clearTimeout(timer);
     }

@@ -5,7 +5,7 @@
 import { type VerifyOptions, resolveOptions } from './options.js';
 import { type RewardResult, type VerifyResult, mathReward, verifyAnswer } from './verify.js';
 
-export interface WorkerTask {
+export interface WorkerItem {
   kind: 'reward' | 'verify';
   /** Completion (reward) or gold answer (verify). */
   a: string;
@@ -13,18 +13,35 @@ export interface WorkerTask {
   b: string;
   /** Resolved options as JSON: parsed once per distinct value in each worker. */
   options: string;
-  /** Shared 8 bytes where the worker writes the wall-clock time (ms) at which it took the item. */
-  started?: SharedArrayBuffer;
+}
+
+export interface WorkerTask {
+  items: WorkerItem[];
+  /**
+   * Shared progress: [0] = wall-clock time (ms) at which the current item started, [1] = its index. The pool
+   * reads it to time each item separately and to know which item a stuck worker was running.
+   */
+  progress: SharedArrayBuffer;
 }
 
 const resolved = new Map<string, VerifyOptions>();
 
-export default function run(task: WorkerTask): RewardResult | VerifyResult {
-  if (task.started) new Float64Array(task.started)[0] = Date.now();
-  let opts = resolved.get(task.options);
+function runItem(item: WorkerItem): RewardResult | VerifyResult {
+  let opts = resolved.get(item.options);
   if (opts === undefined) {
-    opts = resolveOptions(JSON.parse(task.options) as VerifyOptions);
-    if (resolved.size < 64) resolved.set(task.options, opts);
+    opts = resolveOptions(JSON.parse(item.options) as VerifyOptions);
+    if (resolved.size < 64) resolved.set(item.options, opts);
   }
-  return task.kind === 'reward' ? mathReward(task.a, task.b, opts) : verifyAnswer(task.a, task.b, opts);
+  return item.kind === 'reward' ? mathReward(item.a, item.b, opts) : verifyAnswer(item.a, item.b, opts);
+}
+
+export default function run(task: WorkerTask): (RewardResult | VerifyResult)[] {
+  const progress = new Float64Array(task.progress);
+  const out: (RewardResult | VerifyResult)[] = [];
+  for (let i = 0; i < task.items.length; i++) {
+    progress[1] = i;
+    progress[0] = Date.now();
+    out.push(runItem(task.items[i] as WorkerItem));
+  }
+  return out;
 }

@@ -1,0 +1,102 @@
+// Throughput of @rlvr/math-verify on the held-out corpus (486 cases, each with its source's settings):
+// single-threaded in-process, then VerifierPool with 1 and 2 worker threads, then the pool with pathological
+// items that must time out without stalling the rest. Run after building:
+//   npx tsc -b packages/math-verify && node tools/bench/math-verify/bench.mjs [--rounds 5] [--seconds 1] [--json out.json]
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as api from '../../../packages/math-verify/dist/index.js';
+import { loadCorpus, profileFor, runRow } from '../../../packages/math-verify/test/corpus-profile.mjs';
+
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '1' }, rounds: { type: 'string', default: '5' }, json: { type: 'string' } },
+});
+// The machine is shared: single-thread and pool measurements alternate round by round and the medians are reported.
+const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+const rows = loadCorpus(fileURLToPath(new URL('../../../packages/math-verify/test/fixtures/math-verify-cases.jsonl', import.meta.url)));
+const items = rows.map((row) => {
+  const p = profileFor(row);
+  return { row, p, gold: p.wrapGold ? `\\boxed{${row.gold}}` : row.gold };
+});
+
+/** Repeats full passes over the corpus for about SECONDS; returns answers per second. */
+function inProcess() {
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < SECONDS * 1000) {
+    for (const it of items) runRow(api, it.row, it.p);
+    n += items.length;
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+function submit(pool, it) {
+  return it.p.call === 'answer' ? pool.verify(it.row.gold, it.row.pred, it.p.options) : pool.reward(it.row.pred, it.gold, it.p.options);
+}
+
+/** Submits `reps` passes over the corpus at once (no barrier between passes); returns answers per second. */
+async function poolRate(pool, reps) {
+  const t0 = performance.now();
+  const all = [];
+  for (let r = 0; r < reps; r++) for (const it of items) all.push(submit(pool, it));
+  await Promise.all(all);
+  return (reps * items.length) / ((performance.now() - t0) / 1000);
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The corpus twice, with and without 8 items that run for seconds mixed in; timeout 200 ms, 2 workers. */
+async function withTimeouts(concurrency) {
+  const slow = { row: { gold: '1', pred: '\\boxed{\\sum_{k=1}^{2000} k^{k} + \\sum_{k=1}^{2000} k^{k}}' }, p: { call: 'reward', options: {} }, gold: '1' };
+  const pool = new api.VerifierPool({ concurrency, timeoutMs: 200 });
+  await Promise.all(items.map((it) => submit(pool, it)));
+  const clean = [...items, ...items];
+  let t0 = performance.now();
+  await Promise.all(clean.map((it) => submit(pool, it)));
+  const cleanSeconds = (performance.now() - t0) / 1000;
+  const batch = [...clean];
+  for (let i = 0; i < 8; i++) batch.splice(Math.floor(((i + 0.5) * batch.length) / 8), 0, slow);
+  t0 = performance.now();
+  const res = await Promise.all(batch.map((it) => submit(pool, it)));
+  const secs = (performance.now() - t0) / 1000;
+  const timeouts = res.filter((r) => r.reason === 'timeout').length;
+  const wrong = res.filter((r, i) => batch[i] !== slow && r.reason === 'timeout').length;
+  await pool.close();
+  return { items: batch.length, slowItems: 8, timeouts, otherItemsTimedOut: wrong, seconds: secs, secondsWithoutSlowItems: cleanSeconds };
+}
+
+const load0 = loadavg()[0];
+const p1 = new api.VerifierPool({ concurrency: 1, timeoutMs: 5_000 });
+const p2 = new api.VerifierPool({ concurrency: 2, timeoutMs: 5_000 });
+// Warm-up: start the threads and JIT the verifier everywhere.
+for (const pool of [p1, p2]) await Promise.all(items.map((it) => submit(pool, it)));
+inProcess();
+const reps = Math.max(1, Math.round((inProcess() * SECONDS) / items.length));
+const rounds = [];
+for (let r = 0; r < ROUNDS; r++) rounds.push({ single: inProcess(), pool1: await poolRate(p1, reps), pool2: await poolRate(p2, reps) });
+await p1.close();
+await p2.close();
+const single = median(rounds.map((x) => x.single));
+const pool1 = median(rounds.map((x) => x.pool1));
+const pool2 = median(rounds.map((x) => x.pool2));
+const stall = await withTimeouts(2);
+const result = {
+  machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), availableParallelism ${availableParallelism()}, node ${process.version}`,
+  loadAverage1mBeforeAfter: [+load0.toFixed(2), +loadavg()[0].toFixed(2)],
+  corpusCases: items.length,
+  rounds: ROUNDS,
+  secondsPerMeasurement: SECONDS,
+  perRound: rounds.map((x) => ({ single: Math.round(x.single), pool1: Math.round(x.pool1), pool2: Math.round(x.pool2) })),
+  singleThreadAnswersPerSecond: Math.round(single),
+  pool1AnswersPerSecond: Math.round(pool1),
+  pool2AnswersPerSecond: Math.round(pool2),
+  pool2OverSingleThread: +(pool2 / single).toFixed(2),
+  pool2OverPool1: +(pool2 / pool1).toFixed(2),
+  mathVerifyBaselineAnswersPerSecond: 37,
+  singleThreadOverMathVerify: +(single / 37).toFixed(1),
+  timeoutRun: { ...stall, seconds: +stall.seconds.toFixed(2), secondsWithoutSlowItems: +stall.secondsWithoutSlowItems.toFixed(2) },
+};
+console.log(JSON.stringify(result, null, 2));
+if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 2) + '\n');
