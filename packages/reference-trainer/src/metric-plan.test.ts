@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { MetricsRecord } from './run-dir.js';
-import { downsample, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
+import { downsample, mergeSteps, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
 
 describe('planMetricCharts', () => {
   test('known families share charts in section order; unknown metrics get their own', () => {
@@ -55,5 +55,27 @@ describe('series', () => {
       [5.5, 55],
       [8, 80],
     ]);
+  });
+});
+
+describe('mergeSteps', () => {
+  test('lines sharing a step merge, later values win, steps come out sorted', () => {
+    const lines: MetricsRecord[] = [
+      { step: 0, loss: 1 },
+      { step: 1, loss: 2 },
+      { step: 2, loss: 3 },
+      { step: 1, loss: 20, accuracy: 0.5 }, // a resumed run re-ran step 1 and logged an eval
+      { step: 2, accuracy: 0.6 },
+      { step: 2, accuracy: 0.7 },
+    ];
+    expect(mergeSteps(lines)).toEqual({
+      records: [
+        { step: 0, loss: 1 },
+        { step: 1, loss: 20, accuracy: 0.5 },
+        { step: 2, loss: 3, accuracy: 0.7 },
+      ],
+      repeated: 2,
+    });
+    expect(lines[1]).toEqual({ step: 1, loss: 2 });
   });
 });

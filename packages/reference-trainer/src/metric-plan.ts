@@ -20,6 +20,30 @@ export interface MetricChart {
   band?: string;
 }
 
+/**
+ * One record per step, in step order. Several lines may share a step (eval
+ * metrics logged on a line of their own, or steps re-run after a resume):
+ * their metrics are merged, a later line's value winning. `repeated` counts
+ * the steps that had more than one line.
+ */
+export function mergeSteps(records: readonly MetricsRecord[]): { records: MetricsRecord[]; repeated: number } {
+  const byStep = new Map<number, MetricsRecord>();
+  const seen = new Set<number>();
+  let repeated = 0;
+  for (const r of records) {
+    const prev = byStep.get(r.step);
+    if (prev === undefined) byStep.set(r.step, { ...r });
+    else {
+      if (!seen.has(r.step)) {
+        seen.add(r.step);
+        repeated++;
+      }
+      Object.assign(prev, r);
+    }
+  }
+  return { records: [...byStep.values()].sort((a, b) => a.step - b.step), repeated };
+}
+
 /** Every metric name that appears in `records`, in first-seen order (`step` excluded). */
 export function metricNames(records: readonly MetricsRecord[]): string[] {
   const seen = new Set<string>();

@@ -12,7 +12,7 @@ import type { ChartSize, RewardSeries } from './charts.js';
 import { ReferenceTrainerError } from './errors.js';
 import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
 import { escapeHtml, formatNumber } from './html.js';
-import { downsample, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
+import { downsample, mergeSteps, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
@@ -98,9 +98,14 @@ export async function writeReport(runDir: string, options: ReportOptions = {}): 
 }
 
 /** Render the report of an already-read run to one HTML string. */
-export async function renderReport(run: RunData, options: ReportOptions = {}, generatedAt: Date = new Date()): Promise<RenderedReport> {
+export async function renderReport(raw: RunData, options: ReportOptions = {}, generatedAt: Date = new Date()): Promise<RenderedReport> {
   const opts = parseReportOptions(options);
   const warnings: string[] = [];
+  const merged = mergeSteps(raw.metrics);
+  if (merged.repeated > 0) {
+    warnings.push(`${RUN_FILES.metrics}: ${merged.repeated} step(s) logged on more than one line (separate eval lines, or a resumed run); merged, later values winning`);
+  }
+  const run: RunData = { ...raw, metrics: merged.records };
   let charts = 0;
   const chart = async (spec: TopLevelSpec): Promise<string> => {
     const svg = await renderSvg(spec, (m) => warnings.push(`chart: ${m}`));
