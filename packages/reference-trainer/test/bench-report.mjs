@@ -2,7 +2,7 @@
 //   npx tsc -b packages/reference-trainer && node packages/reference-trainer/test/bench-report.mjs [STEPS] [SAMPLES] [TOKENS]
 // Writes a synthetic run (STEPS metric lines, SAMPLES completions of about TOKENS tokens)
 // to a temp dir, then times reading it and rendering + writing the report.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -35,5 +35,5 @@ const readMs = performance.now() - t0;
 t0 = performance.now();
 const r = await writeReport(dir);
 const totalMs = performance.now() - t0;
-console.log(JSON.stringify({ steps, samples, tokens: run.samples.reduce((n, s) => n + s.tokens.length, 0), readMs: Math.round(readMs), readRenderWriteMs: Math.round(totalMs), reportBytes: r.bytes, charts: r.charts }));
+console.log(JSON.stringify({ steps, samples, tokens: run.samples.reduce((n, s) => n + s.tokens.length, 0), samplesBytes: (await stat(join(dir, 'samples.jsonl'))).size, readMs: Math.round(readMs), readRenderWriteMs: Math.round(totalMs), reportBytes: r.bytes, charts: r.charts }));
 await rm(dir, { recursive: true, force: true });
