@@ -26,6 +26,8 @@ options:
   --hist-bins N       bins of the token-weight histogram (default 40)
   --samples N         sample completions shown as heatmaps (default 12)
   --sample-step N     show samples of this step only (default: the latest steps)
+  --weights-from N    token-weight figures use samples from step N on (default: all)
+  --weights-to N      ... and up to step N (inclusive)
   --max-points N      average longer metric curves into N points (default 1000)
   --title TEXT        page title (default: the run directory's name)
   -q, --quiet         print nothing on success
@@ -45,6 +47,8 @@ async function report(argv: string[]): Promise<void> {
       samples: { type: 'string' },
       'sample-step': { type: 'string' },
       'max-points': { type: 'string' },
+      'weights-from': { type: 'string' },
+      'weights-to': { type: 'string' },
       title: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
@@ -69,6 +73,8 @@ async function report(argv: string[]): Promise<void> {
     maxSamples: int('samples', values.samples),
     sampleStep: int('sample-step', values['sample-step']),
     maxPoints: int('max-points', values['max-points']),
+    weightsFromStep: int('weights-from', values['weights-from']),
+    weightsToStep: int('weights-to', values['weights-to']),
     title: values.title,
   });
   if (values.quiet) return;

@@ -140,6 +140,20 @@ describe('report of a full run', () => {
     expectIn(samples, 'class="legend-bar"');
   });
 
+  test('a step range restricts the weight figures to those samples', async () => {
+    const data = await readRunDir(run.dir);
+    const page = (await renderReport(data, { weightsFromStep: 40, weightsToStep: 40 })).html;
+    const rows = tableValues(page, 'weight-histogram');
+    const at40 = run.samples.filter((s) => s.step === 40);
+    const tokens = (c: boolean): number => at40.filter((s) => s.correct === c).reduce((n, s) => n + s.weights.length, 0);
+    expect(rows.reduce((n, r) => n + r[2]!, 0)).toBe(tokens(true));
+    expect(rows.reduce((n, r) => n + r[4]!, 0)).toBe(tokens(false));
+    expectIn(page, `over ${at40.length} sampled rollouts`);
+    expectIn(page, 'at steps 40–40.');
+    const none = (await renderReport(data, { weightsFromStep: 1000 })).html;
+    expectIn(figure(none, 'weight-histogram'), 'no data for token weights (samples.jsonl has no tokens at steps 1000–end)');
+  });
+
   test('the same run renders to the same page', async () => {
     const data = await readRunDir(run.dir);
     const at = new Date('2026-01-01T00:00:00Z');

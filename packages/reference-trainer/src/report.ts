@@ -33,6 +33,10 @@ export const ReportOptionsSchema = z
     maxSamples: z.int().min(0).max(500).default(12),
     /** Show samples of this step only (default: the latest steps). */
     sampleStep: z.int().nonnegative().optional(),
+    /** Token-weight statistics use samples from this step on (inclusive). */
+    weightsFromStep: z.int().nonnegative().optional(),
+    /** ... and up to this step (inclusive). */
+    weightsToStep: z.int().nonnegative().optional(),
     /** Longer metric curves are averaged into this many points. */
     maxPoints: z.int().min(10).max(100_000).default(1000),
     /** Page title; default the run directory's name. */
@@ -127,9 +131,13 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
     } else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
   }
 
-  // Token weights: the distribution and the U-shape, from samples.jsonl.
-  const samples = run.samples ?? [];
-  const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} has no tokens`;
+  // Token weights: the distribution and the U-shape, from samples.jsonl (optionally a step range of it).
+  const from = opts.weightsFromStep ?? 0;
+  const to = opts.weightsToStep ?? Infinity;
+  const ranged = opts.weightsFromStep !== undefined || opts.weightsToStep !== undefined;
+  const samples = (run.samples ?? []).filter((s) => s.step >= from && s.step <= to);
+  const range = ranged ? ` at steps ${from}–${opts.weightsToStep ?? 'end'}` : '';
+  const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} has no tokens${range}`;
   const hist = weightHistogram(samples, opts.histogramBins);
   const tokenCount = samples.reduce((n, s) => n + s.tokens.length, 0);
   const weightFigures: string[] = [];
@@ -144,7 +152,7 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
         'weight-histogram',
         'Token weights, correct vs wrong rollouts',
         (await chart(histogramSpec(hist, SIZE))) +
-          note(`Fraction of each outcome's tokens per weight bin, over ${samples.length} sampled rollouts (${tokenCount} tokens) from ${RUN_FILES.samples}.`) +
+          note(`Fraction of each outcome's tokens per weight bin, over ${samples.length} sampled rollouts (${tokenCount} tokens) from ${RUN_FILES.samples}${range || ', all steps'}.`) +
           histogramTable(hist),
       ),
     );
@@ -154,7 +162,7 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
         'Mean token weight against position in the completion',
         (await chart(positionSpec(profile, SIZE))) +
           note(
-            `Token t of a completion of len tokens falls in bin floor(t·${opts.positionBins}/len) of t/len. Each rollout's mean weight per bin is averaged over rollouts of that outcome; the band is ±1 standard error.`,
+            `Token t of a completion of len tokens falls in bin floor(t·${opts.positionBins}/len) of t/len. Each rollout's mean weight per bin is averaged over rollouts of that outcome; the band is ±1 standard error. ${samples.length} sampled rollouts${range || ', all steps'}.`,
           ) +
           positionTable(profile),
       ),
