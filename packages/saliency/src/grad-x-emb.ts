@@ -1,0 +1,117 @@
+import { SIGNAL_NAMES, totalTokens, type RolloutBatch } from '@rlvr/core';
+import type { Qwen3Model } from '@rlvr/policy';
+import { tf } from './tf.js';
+import { GradXEmbConfigSchema, parseBackendConfig, type GradXEmbConfig, type GradXEmbConfigInput } from './config.js';
+import { checkBatch, packRows, planMicroBatches, scatterRows, scoreOffset, type PackedRows } from './layout.js';
+import { countMissing, type FusedResult } from './result.js';
+
+/** Host arrays of one micro-batch of the fused pass (`[n, C]` unless said). */
+export interface GradXEmbRows {
+  logprobs: Float32Array;
+  entropy: Float32Array;
+  /** null when no row has an answer (the backward pass is skipped) */
+  scores: Float32Array | null;
+  /** `[n]` L_ans per row (0 without an answer) */
+  loss: Float32Array;
+  /** `[n, S, D]` dL_ans/de, only with `keepGradient` (tests) */
+  gradient?: Float32Array;
+}
+
+/**
+ * The fused pass on one packed micro-batch: ONE forward pass from the input embeddings gives the
+ * log-probs of every completion token and L_ans = -sum of the answer tokens' log-probs (all rows
+ * summed: rows are independent, so each row's gradient is that of its own L_ans); then the
+ * backward pass w.r.t. the embeddings only (`tf.grad` of the embedding tensor: no parameter
+ * gradient is computed or kept, and the LM head runs with `weightGrad: false`).
+ *
+ * Shapes: ids `[n, S]`, embeddings e `[n, S, D]`, hidden `[n, S, D]`; the hidden state at column
+ * P - 1 + j predicts completion token j; score `[n, C]` = || g (x) e ||_2 over D at column
+ * `scoreOffset + j`.
+ */
+export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEmbConfig, options: { keepGradient?: boolean } = {}): GradXEmbRows {
+  const { n, P, C, S } = packed;
+  const D = model.dims.D;
+  const anyAnswer = packed.hasAnswer.some((a) => a === 1);
+  let kept: tf.Tensor[] = [];
+  try {
+    return tf.tidy(() => {
+      const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
+      const mask = tf.tensor2d(packed.attentionMask, [n, S]);
+      const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
+      const answerMask = tf.tensor2d(packed.answerMask, [n, C]);
+      // A fresh leaf: the gradient is taken w.r.t. this tensor, never the embedding table.
+      const embeds = model.embed(ids);
+      const answerLoss = (e: tf.Tensor3D): tf.Scalar => {
+        const h = model.hidden({ embeds: e, attentionMask: mask });
+        const hs = tf.slice(h, [0, P - 1, 0], [n, C, D]) as tf.Tensor3D;
+        const r = model.tokenLogprobs(hs, targets, { temperature: cfg.temperature, weightGrad: false, maxChunkElements: cfg.maxChunkElements });
+        // The same forward pass yields the old log-probs: keep them past the gradient's tidy.
+        kept = [tf.keep(r.logprobs), tf.keep(r.entropy)];
+        return tf.neg(tf.sum(tf.mul(r.logprobs, answerMask))) as tf.Scalar;
+      };
+      let scores: Float32Array | null = null;
+      let gradient: Float32Array | undefined;
+      if (anyAnswer) {
+        const g = tf.grad(answerLoss)(embeds);
+        const off = scoreOffset(packed, cfg.alignment);
+        const ge = tf.mul(tf.slice(g, [0, off, 0], [n, C, D]), tf.slice(embeds, [0, off, 0], [n, C, D]));
+        scores = tf.sqrt(tf.sum(tf.square(ge), 2)).dataSync() as Float32Array;
+        if (options.keepGradient) gradient = g.dataSync() as Float32Array;
+      } else {
+        answerLoss(embeds);
+      }
+      const logprobs = kept[0]!.dataSync() as Float32Array;
+      const entropy = kept[1]!.dataSync() as Float32Array;
+      const loss = new Float32Array(n);
+      for (let r = 0; r < n; r++) {
+        let s = 0;
+        for (let j = 0; j < C; j++) s -= packed.answerMask[r * C + j]! * logprobs[r * C + j]!;
+        loss[r] = s;
+      }
+      return gradient ? { logprobs, entropy, scores, loss, gradient } : { logprobs, entropy, scores, loss };
+    });
+  } finally {
+    tf.dispose(kept);
+  }
+}
+
+/**
+ * GRAIL scores and the old log-probs of a whole batch in one pass per micro-batch: the fused path
+ * for a trainer (GRAIL then costs one input-gradient pass per rollout batch, nothing per
+ * optimisation step). Rollouts without an answer span get log-probs, no scores (flagged in
+ * `hasScores`, values 0).
+ *
+ * @returns `logprobs`, `entropy`, `scores` `[totalTokens]`; `hasScores`, `loss` (L_ans) `[B]`.
+ */
+export function logprobsWithGradXEmb(model: Qwen3Model, batch: RolloutBatch, config: GradXEmbConfigInput = {}): FusedResult {
+  const cfg = parseBackendConfig(GradXEmbConfigSchema, config, 'grad-x-emb');
+  checkBatch(batch, model.dims.V);
+  const T = totalTokens(batch);
+  const B = batch.numRollouts;
+  const out: FusedResult = {
+    signal: SIGNAL_NAMES.gradXEmb,
+    scores: new Float32Array(T),
+    hasScores: new Uint8Array(B),
+    missing: B,
+    loss: new Float32Array(B),
+    logprobs: new Float32Array(T),
+    entropy: new Float32Array(T),
+  };
+  for (const rows of planMicroBatches(batch, cfg.tokenBudget)) {
+    const packed = packRows(batch, rows, cfg.answerSpan, cfg.padId);
+    const r = gradXEmbRows(model, packed, cfg);
+    scatterRows(batch, packed, r.logprobs, out.logprobs);
+    scatterRows(batch, packed, r.entropy, out.entropy);
+    if (r.scores) {
+      // Rows without an answer have exactly zero gradient; zero them explicitly anyway.
+      for (let k = 0; k < packed.n; k++) if (!packed.hasAnswer[k]) r.scores.fill(0, k * packed.C, (k + 1) * packed.C);
+      scatterRows(batch, packed, r.scores, out.scores);
+    }
+    packed.rollouts.forEach((i, k) => {
+      out.hasScores[i] = packed.hasAnswer[k]!;
+      out.loss![i] = r.loss[k]!;
+    });
+  }
+  countMissing(out);
+  return out;
+}

@@ -1,0 +1,43 @@
+import type { SignalName } from '@rlvr/core';
+
+/**
+ * Per-completion-token scores of a batch, aligned with `batch.completionTokens`.
+ * Rollouts without scores (no answer span, or an empty one) hold 0 and are flagged in
+ * `hasScores`; no value is ever NaN.
+ */
+export interface SaliencyResult {
+  /** The core signal these scores stand for (`saliency.gradXEmb`, ...). */
+  signal: SignalName;
+  /** `[totalTokens]` raw scores, >= 0. */
+  scores: Float32Array;
+  /** `[B]` 1 where the rollout has scores. */
+  hasScores: Uint8Array;
+  /** Number of rollouts without scores. */
+  missing: number;
+  /**
+   * `[B]` the per-rollout loss the scores differentiate (GRAIL: L_ans; OAR-G: the KL at the
+   * noisy embeddings); 0 where a rollout has no scores. Absent for `precomputed` and `perturbation`.
+   */
+  loss?: Float32Array;
+}
+
+/** The fused pass: scores plus the token log-probs and entropies of the same forward pass. */
+export interface FusedResult extends SaliencyResult {
+  /** `[totalTokens]` log p(token | context) at the configured temperature: the "old" log-probs. */
+  logprobs: Float32Array;
+  /** `[totalTokens]` entropy of the next-token distribution that predicted each token. */
+  entropy: Float32Array;
+}
+
+/** An empty result for `B` rollouts and `T` tokens. */
+export function emptyResult(signal: SignalName, B: number, T: number): SaliencyResult {
+  return { signal, scores: new Float32Array(T), hasScores: new Uint8Array(B), missing: B };
+}
+
+/** Recount `missing` from `hasScores`. */
+export function countMissing(r: SaliencyResult): SaliencyResult {
+  let m = 0;
+  for (let i = 0; i < r.hasScores.length; i++) if (!r.hasScores[i]) m++;
+  r.missing = m;
+  return r;
+}
