@@ -94,6 +94,8 @@ function valueAxis(values: readonly number[]): { format?: string } {
 export interface RewardSeries {
   line: { step: number; mean: number }[];
   band: { step: number; lo: number; hi: number }[];
+  /** A centred moving average of `line`, drawn bold over it; empty for short runs. */
+  smooth: { step: number; mean: number }[];
 }
 
 /** Mean reward per step with a ±1 std band over the step's rollouts. */
@@ -109,11 +111,19 @@ export function rewardSpec(reward: RewardSeries, size: ChartSize): TopLevelSpec 
       encoding: { x, y: { field: 'lo', type: 'quantitative', title: 'reward (mean ± std)' }, y2: { field: 'hi' } },
     });
   }
+  const smoothed = reward.smooth.length > 0;
   layers.push({
     data: { values: reward.line },
-    mark: { type: 'line', strokeWidth: 1.8, color: SERIES_COLORS[0], point: reward.line.length <= 60 ? { size: 22, filled: true } : false },
+    mark: { type: 'line', strokeWidth: smoothed ? 1 : 1.8, opacity: smoothed ? 0.6 : 1, color: SERIES_COLORS[0], point: reward.line.length <= 60 ? { size: 22, filled: true } : false },
     encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'reward (mean ± std)', scale: yPad ? { domain: yPad } : { zero: false } } },
   });
+  if (smoothed) {
+    layers.push({
+      data: { values: reward.smooth },
+      mark: { type: 'line', strokeWidth: 2.4, color: '#1f3f73' },
+      encoding: { x, y: { field: 'mean', type: 'quantitative' } },
+    });
+  }
   return { width: size.width, height: size.height, layer: layers } as TopLevelSpec;
 }
 

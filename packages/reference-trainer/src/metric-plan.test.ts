@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { MetricsRecord } from './run-dir.js';
-import { downsample, mergeSteps, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
+import { downsample, mergeSteps, metricNames, movingAverage, smoothingWindow, planMetricCharts, seriesPoints } from './metric-plan.js';
 
 describe('planMetricCharts', () => {
   test('known families share charts in section order; unknown metrics get their own', () => {
@@ -77,5 +77,25 @@ describe('mergeSteps', () => {
       repeated: 2,
     });
     expect(lines[1]).toEqual({ step: 1, loss: 2 });
+  });
+});
+
+describe('moving average', () => {
+  test('centred, shrinking symmetrically at the ends', () => {
+    // window 3: ends use a window of 1, inside the mean of three neighbours
+    expect(movingAverage([1, 2, 6, 4, 10], 3)).toEqual([1, 3, 4, 20 / 3, 10]);
+    // window 5: index 1 can only use 3 points, index 2 all 5
+    const got = movingAverage([1, 2, 6, 4, 10, 0], 5);
+    expect(got[1]).toBeCloseTo(3, 12);
+    expect(got[2]).toBeCloseTo(23 / 5, 12);
+    expect(got[3]).toBeCloseTo(22 / 5, 12);
+    expect(got[4]).toBeCloseTo(14 / 3, 12);
+  });
+
+  test('window: none below 20 points, odd, about n/15', () => {
+    expect(smoothingWindow(19)).toBe(0);
+    expect(smoothingWindow(20)).toBe(3);
+    expect(smoothingWindow(60)).toBe(5);
+    expect(smoothingWindow(1000)).toBe(67);
   });
 });

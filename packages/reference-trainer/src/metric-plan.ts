@@ -166,3 +166,25 @@ export function downsample(xs: readonly number[], ys: readonly number[], maxPoin
   }
   return out;
 }
+
+/**
+ * Centred moving average over `window` points (odd); near the ends the window
+ * shrinks symmetrically so the curve neither lags nor runs off the data.
+ */
+export function movingAverage(values: readonly number[], window: number): number[] {
+  const half = Math.floor(window / 2);
+  const n = values.length;
+  const prefix = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + values[i]!;
+  return values.map((_, i) => {
+    const h = Math.min(half, i, n - 1 - i);
+    return (prefix[i + h + 1]! - prefix[i - h]!) / (2 * h + 1);
+  });
+}
+
+/** The moving-average window for a curve of `n` points: about n/15, odd, at least 3; 0 (no smoothing) below 20 points. */
+export function smoothingWindow(n: number): number {
+  if (n < 20) return 0;
+  const w = Math.max(3, Math.round(n / 15));
+  return w % 2 === 1 ? w : w + 1;
+}

@@ -12,7 +12,7 @@ import type { ChartSize, RewardSeries } from './charts.js';
 import { ReferenceTrainerError } from './errors.js';
 import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
 import { escapeHtml, formatNumber } from './html.js';
-import { downsample, mergeSteps, metricNames, planMetricCharts, seriesPoints } from './metric-plan.js';
+import { downsample, mergeSteps, metricNames, movingAverage, planMetricCharts, seriesPoints, smoothingWindow } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
@@ -228,7 +228,14 @@ function orderCharts(plan: MetricChart[]): (MetricChart | Expected)[] {
 }
 
 async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[], opts: Resolved, chart: (spec: TopLevelSpec) => Promise<string>): Promise<string> {
-  if (c.id === 'reward') return chart(rewardSpec(rewardSeries(records, c.band, opts.maxPoints), SIZE));
+  if (c.id === 'reward') {
+    const series = rewardSeries(records, c.band, opts.maxPoints);
+    const svg = await chart(rewardSpec(series, SIZE));
+    const w = smoothingWindow(series.line.length);
+    const parts = [c.band === undefined ? 'Mean reward per step' : `Mean reward per step, band ±1 std over the step's rollouts`];
+    if (w > 0) parts.push(`bold: centred moving average over ${w} points`);
+    return svg + note(parts.join('; ') + '.');
+  }
   const points = seriesPoints(records, c.metrics, opts.maxPoints);
   const yTitle = c.metrics.length === 1 ? c.metrics[0]! : c.title.toLowerCase();
   let svg = await chart(lineSpec(points, c.metrics, SIZE, yTitle));
@@ -262,9 +269,13 @@ function rewardSeries(records: readonly MetricsRecord[], band: string | undefine
   }
   const lo = downsample(bs, blo, maxPoints);
   const hi = downsample(bs, bhi, maxPoints);
+  const line = downsample(ls, lm, maxPoints).map(([step, mean]) => ({ step, mean }));
+  const w = smoothingWindow(line.length);
+  const avg = w === 0 ? [] : movingAverage(line.map((p) => p.mean), w);
   return {
-    line: downsample(ls, lm, maxPoints).map(([step, mean]) => ({ step, mean })),
+    line,
     band: lo.map(([step, l], i) => ({ step, lo: l, hi: hi[i]![1] })),
+    smooth: avg.map((mean, i) => ({ step: line[i]!.step, mean })),
   };
 }
 
