@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { cachedTranspose, swapLast } from './ops.js';
 
 /** Options of `tokenLogprobs`. */
 export interface TokenLogprobsOptions {
@@ -62,7 +63,7 @@ function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number
   const N = h.shape[0];
   const V = W.shape[0];
   const stats = (hh: tf.Tensor2D, ww: tf.Tensor2D) => {
-    let z = tf.matMul(hh, ww, false, true); // [N, V]
+    let z = tf.matMul(hh, cachedTranspose(ww) as tf.Tensor2D); // [N, V], plain product (see ops.ts)
     if (tau !== 1) z = tf.div(z, tau);
     const lse = tf.logSumExp(z, 1, true); // [N, 1]
     const logp = tf.sub(z, lse); // [N, V]
@@ -94,7 +95,7 @@ function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number
         gradFunc: (dy, saved) => {
           const [sh, sw, st] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
           const g = dLogits(sh, sw, st, dy);
-          return [tf.matMul(g, sw), tf.matMul(g, sh, true, false)];
+          return [tf.matMul(g, sw), tf.matMul(swapLast(g) as tf.Tensor2D, sh)];
         },
       };
     };

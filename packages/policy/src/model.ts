@@ -6,6 +6,8 @@ import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
 import { tokenLogprobs } from './logprobs.js';
+import { linear2d, matmul, releaseTranspose } from './ops.js';
+import { attention, rmsNorm, swiglu } from './fused.js';
 import type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
 import type { HostTensor } from './safetensors.js';
 
@@ -216,7 +218,7 @@ export class Qwen3Model {
   /** hidden `[B, T, D]` -> logits `[B, T, V]`. */
   project(hidden: tf.Tensor3D): tf.Tensor3D {
     const [B, T, D] = hidden.shape;
-    return tf.tidy(() => tf.reshape(tf.matMul(tf.reshape(hidden, [B * T, D]), this.lmHeadWeight(), false, true), [B, T, this.dims.V]) as tf.Tensor3D);
+    return tf.tidy(() => tf.reshape(linear2d(tf.reshape(hidden, [B * T, D]) as tf.Tensor2D, this.lmHeadWeight()), [B, T, this.dims.V]) as tf.Tensor3D);
   }
 
   /**
@@ -270,7 +272,10 @@ export class Qwen3Model {
   }
 
   dispose(): void {
-    for (const v of this.params.values()) v.dispose();
+    for (const v of this.params.values()) {
+      releaseTranspose(v);
+      v.dispose();
+    }
     this.rot.dispose();
     this.invFreq.dispose();
   }
@@ -341,15 +346,14 @@ export class Qwen3Model {
     // Queries grouped by their KV head: (B, H, T, hd) -> (B, KV, G*T, hd), since head = kv*G + g;
     // so K/V are never repeated.
     const qg = tf.reshape(tf.mul(tf.transpose(q, [0, 2, 1, 3]), 1 / Math.sqrt(hd)), [B, KV, G * T, hd]) as tf.Tensor4D;
-    const scores = tf.add(tf.matMul(qg, kAll, false, true), bias); // (B, KV, G*T, S)
-    const att = tf.softmax(scores, -1) as tf.Tensor4D;
-    const y = tf.reshape(tf.matMul(att, vAll), [B, H, T, hd]); // (B, KV, G*T, hd) -> (B, H, T, hd)
+    // softmax(q k^T + bias) v: (B, KV, G*T, S) scores, (B, KV, G*T, hd) out -> (B, H, T, hd)
+    const y = tf.reshape(attention(qg, kAll, vAll, bias), [B, H, T, hd]);
     const merged = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B, T, H * hd]) as tf.Tensor3D;
     const x1 = tf.add(x, this.linear(merged, p + 'self_attn.o_proj.weight')) as tf.Tensor3D;
     const h2 = this.rmsNorm(x1, p + 'post_attention_layernorm.weight');
     const gate = this.linear(h2, p + 'mlp.gate_proj.weight');
     const up = this.linear(h2, p + 'mlp.up_proj.weight');
-    const act = tf.mul(tf.mul(gate, tf.sigmoid(gate)), up) as tf.Tensor3D; // SwiGLU: silu(gate) * up
+    const act = swiglu(gate, up); // silu(gate) * up
     const x2 = tf.add(x1, this.linear(act, p + 'mlp.down_proj.weight')) as tf.Tensor3D;
     return { x: x2, kv: { k: kAll, v: vAll } };
   }
@@ -359,19 +363,18 @@ export class Qwen3Model {
     const W = this.param(name) as tf.Tensor2D;
     const inDim = x.shape[x.rank - 1];
     const outShape = [...x.shape.slice(0, -1), W.shape[0]];
-    return tf.reshape(tf.matMul(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, W, false, true), outShape) as T;
+    return tf.reshape(linear2d(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, W), outShape) as T;
   }
 
   /** RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * w. */
   private rmsNorm<T extends tf.Tensor>(x: T, name: string): T {
-    const ms = tf.mean(tf.square(x), -1, true);
-    return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, this.config.rms_norm_eps))), this.param(name)) as T;
+    return rmsNorm(x, this.param(name), this.config.rms_norm_eps);
   }
 
   /** x `[B, T, nh, hd]` -> x * cos + rotate_half(x) * sin. */
   private applyRope(x: tf.Tensor, rope: { cos: tf.Tensor; sin: tf.Tensor }): tf.Tensor {
     const { hd } = this.dims;
-    const rotated = tf.reshape(tf.matMul(tf.reshape(x, [-1, hd]) as tf.Tensor2D, this.rot), x.shape);
+    const rotated = tf.reshape(matmul(tf.reshape(x, [-1, hd]), this.rot), x.shape);
     return tf.add(tf.mul(x, rope.cos), tf.mul(rotated, rope.sin));
   }
 }

@@ -1,0 +1,82 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { swapLast } from './ops.js';
+
+/**
+ * Fused blocks with hand-written gradients. Why: the tape of plain tfjs ops keeps every
+ * intermediate (a batch of 16 x 256 tokens overflowed the wasm heap) and each op costs a kernel
+ * launch. Each function here saves only what its backward needs and runs plain matrix products.
+ * The unfused twins are the plain-op formulas in the comments; the PyTorch fixture tests check
+ * values and gradients through all of them.
+ */
+
+type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[] };
+
+/**
+ * RMSNorm over the last axis: y = x * r * w, r = rsqrt(mean(x^2) + eps). x `[..., D]`, w `[D]`.
+ * Backward: g = dy * w ; dx = r * (g - x * r^2 * mean(g * x)) ; dw = sum(dy * x * r) over leading axes.
+ */
+export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor, eps: number): T {
+  const f: GradFn = (xx, ww, save) => {
+    const X = xx as tf.Tensor;
+    const r = tf.rsqrt(tf.add(tf.mean(tf.square(X), -1, true), eps));
+    (save as tf.GradSaveFunc)([X, ww as tf.Tensor, r]);
+    return {
+      value: tf.mul(tf.mul(X, r), ww as tf.Tensor),
+      gradFunc: (dy, [sx, sw, sr]) => {
+        const D = sx.shape[sx.rank - 1];
+        const g = tf.mul(dy, sw);
+        const m = tf.mean(tf.mul(g, sx), -1, true);
+        const dx = tf.mul(sr, tf.sub(g, tf.mul(sx, tf.mul(tf.square(sr), m))));
+        const dw = tf.sum(tf.reshape(tf.mul(dy, tf.mul(sx, sr)), [-1, D]), 0);
+        return [dx, dw];
+      },
+    };
+  };
+  return tf.customGrad(f as never)(x, w) as T;
+}
+
+/**
+ * SwiGLU: silu(gate) * up, silu(z) = z * sigmoid(z). gate, up `[..., I]`.
+ * Backward: d_up = dy * silu(gate) ; d_gate = dy * up * s * (1 + gate * (1 - s)), s = sigmoid(gate).
+ */
+export function swiglu<T extends tf.Tensor>(gate: T, up: T): T {
+  const f: GradFn = (g, u, save) => {
+    (save as tf.GradSaveFunc)([g as tf.Tensor, u as tf.Tensor]);
+    const s = tf.sigmoid(g as tf.Tensor);
+    return {
+      value: tf.mul(tf.mul(g as tf.Tensor, s), u as tf.Tensor),
+      gradFunc: (dy, [sg, su]) => {
+        const sig = tf.sigmoid(sg);
+        const dUp = tf.mul(dy, tf.mul(sg, sig));
+        const dGate = tf.mul(tf.mul(dy, su), tf.mul(sig, tf.add(1, tf.mul(sg, tf.sub(1, sig)))));
+        return [dGate, dUp];
+      },
+    };
+  };
+  return tf.customGrad(f as never)(gate, up) as T;
+}
+
+/**
+ * Attention core: y = softmax(q k^T + bias) v, per (batch, KV head) group.
+ * q `[B, KV, M, hd]` (already scaled by 1/sqrt(hd)), k, v `[B, KV, S, hd]`, bias `[B, 1, M, S]`
+ * (a constant: no gradient) -> y `[B, KV, M, hd]`. Saves q, k, v and the probabilities P only.
+ * Backward: dV = P^T dY ; dP = dY V^T ; dS = P * (dP - sum(dP * P)) ; dQ = dS K ; dK = dS^T Q.
+ */
+export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor4D {
+  const f: GradFn = (qq, kk, vv, save) => {
+    const P = tf.softmax(tf.add(tf.matMul(qq as tf.Tensor, swapLast(kk as tf.Tensor)), bias), -1);
+    (save as tf.GradSaveFunc)([qq as tf.Tensor, kk as tf.Tensor, vv as tf.Tensor, P]);
+    return {
+      value: tf.matMul(P, vv as tf.Tensor),
+      gradFunc: (dY, [sq, sk, sv, sp]) => {
+        const dV = tf.matMul(swapLast(sp), dY);
+        const dP = tf.matMul(dY, swapLast(sv));
+        const dS = tf.mul(sp, tf.sub(dP, tf.sum(tf.mul(dP, sp), -1, true)));
+        const dQ = tf.matMul(dS, sk);
+        const dK = tf.matMul(swapLast(dS), sq);
+        return [dQ, dK, dV];
+      },
+    };
+  };
+  return tf.customGrad(f as never)(q, k, v) as tf.Tensor4D;
+}

@@ -1,0 +1,149 @@
+// @rlvr/policy speed: forward+backward tokens/s and KV-cache decode tokens/s of a ~9M-parameter
+// Qwen3-architecture config, beside the same model in PyTorch on the CPU (2 threads), same run.
+//
+//   npx tsc -b packages/policy && node tools/bench/policy/bench.mjs [--backend wasm|cpu|tensorflow]
+//        [--steps 3] [--new-tokens 64] [--profile] [--no-torch] [--threads 2]
+//
+// Prints a JSON summary (and, with --profile, where a training step's time goes by kernel).
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as tf from '@tensorflow/tfjs-core';
+import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
+
+const { values } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'wasm' },
+    steps: { type: 'string', default: '3' },
+    'new-tokens': { type: 'string', default: '64' },
+    batch: { type: 'string', default: '16' },
+    seq: { type: 'string', default: '256' },
+    threads: { type: 'string', default: '2' },
+    profile: { type: 'boolean', default: false },
+    'no-torch': { type: 'boolean', default: false },
+  },
+});
+
+export const BENCH_CONFIG = {
+  model_type: 'qwen3',
+  vocab_size: 4096,
+  hidden_size: 256,
+  intermediate_size: 1280,
+  num_hidden_layers: 6,
+  num_attention_heads: 8,
+  num_key_value_heads: 4,
+  head_dim: 32,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  max_position_embeddings: 1024,
+  tie_word_embeddings: false,
+};
+
+const B = Number(values.batch);
+const T = Number(values.seq);
+const steps = Number(values.steps);
+const prompt = 16;
+const newTokens = Number(values['new-tokens']);
+const log = [];
+const backend = await selectBackend({ backend: values.backend }, { info: (m) => log.push(m) });
+const config = parseModelConfig(BENCH_CONFIG);
+const model = Qwen3Model.random(config, 0, 0.02);
+
+const ids = tf.randomUniform([B, T], 0, config.vocab_size, 'int32', 1);
+const targets = tf.concat([tf.slice(ids, [0, 1], [B, T - 1]), tf.zeros([B, 1], 'int32')], 1);
+const mask = tf.ones([B, T], 'int32');
+
+function trainStep() {
+  const { value, grads } = tf.variableGrads(() => {
+    const h = model.hidden({ ids, attentionMask: mask });
+    return tf.neg(tf.mean(model.tokenLogprobs(h, targets).logprobs));
+  }, model.variables());
+  value.dataSync();
+  tf.dispose([value, ...Object.values(grads)]);
+}
+
+function decode() {
+  const pid = tf.randomUniform([B, prompt], 0, config.vocab_size, 'int32', 2);
+  const { logits, cache } = model.prefill(pid);
+  let tok = tf.argMax(logits, 1);
+  logits.dispose();
+  pid.dispose();
+  const t0 = performance.now();
+  for (let s = 0; s < newTokens; s++) {
+    const next = tf.tidy(() => tf.argMax(model.decodeStep(cache, tok), 1));
+    tok.dispose();
+    tok = next;
+  }
+  tok.dataSync();
+  const dt = (performance.now() - t0) / 1000;
+  tok.dispose();
+  cache.dispose();
+  return dt;
+}
+
+trainStep(); // warm-up (kernel setup, allocation)
+let t0 = performance.now();
+for (let i = 0; i < steps; i++) trainStep();
+const trainS = (performance.now() - t0) / 1000 / steps;
+decode(); // warm-up
+const decodeS = decode();
+
+const tfjs = {
+  framework: 'tfjs',
+  backend,
+  parameters: model.numParameters(),
+  train_step_s: trainS,
+  train_tokens_per_s: (B * T) / trainS,
+  decode_s: decodeS,
+  decode_tokens_per_s: (B * newTokens) / decodeS,
+};
+
+let profile;
+if (values.profile) {
+  const p = await tf.profile(() => trainStep());
+  const byKernel = new Map();
+  const byMatmul = new Map();
+  let total = 0;
+  for (const k of p.kernels) {
+    const ms = Number(k.kernelTimeMs) || 0;
+    total += ms;
+    const e = byKernel.get(k.name) ?? { count: 0, ms: 0 };
+    e.count++;
+    e.ms += ms;
+    byKernel.set(k.name, e);
+    if (k.name === 'BatchMatMul' || k.name === '_FusedMatMul') {
+      const key = k.inputShapes.map((s) => `[${s}]`).join(' x ') + ` ${JSON.stringify(k.extraInfo ?? '')}`;
+      const m = byMatmul.get(key) ?? { count: 0, ms: 0 };
+      m.count++;
+      m.ms += ms;
+      byMatmul.set(key, m);
+    }
+  }
+  const top = (m, n) => [...m].sort((a, b) => b[1].ms - a[1].ms).slice(0, n).map(([name, e]) => ({ name, count: e.count, ms: Math.round(e.ms), share: +(e.ms / total).toFixed(3) }));
+  profile = { kernels: p.kernels.length, kernel_ms: Math.round(total), by_kernel: top(byKernel, 15), matmul_shapes: top(byMatmul, 12) };
+}
+
+let torch;
+if (!values['no-torch']) {
+  const script = fileURLToPath(new URL('./bench_torch.py', import.meta.url));
+  const arg = JSON.stringify({ config: BENCH_CONFIG, batch: B, seq: T, train_steps: steps, prompt, new_tokens: newTokens, threads: Number(values.threads) });
+  const r = spawnSync('/usr/bin/python3', [script, arg], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`PyTorch bench failed: ${r.stderr}`);
+  torch = JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+const summary = {
+  config: `hidden ${config.hidden_size}, ${config.num_hidden_layers} layers, ${config.num_attention_heads} heads (${config.num_key_value_heads} KV), vocab ${config.vocab_size}, ${(tfjs.parameters / 1e6).toFixed(2)}M params`,
+  train: `batch ${B} x ${T} tokens, forward + backward (mean token log-prob loss, all parameter gradients)`,
+  decode: `batch ${B}, prompt ${prompt}, ${newTokens} greedy steps with KV cache`,
+  log,
+  tfjs,
+  torch,
+  ratio_vs_torch: torch && {
+    train: +(tfjs.train_tokens_per_s / torch.train_tokens_per_s).toFixed(3),
+    decode: +(tfjs.decode_tokens_per_s / torch.decode_tokens_per_s).toFixed(3),
+  },
+  profile,
+};
+console.log(JSON.stringify(summary, null, 2));
+model.dispose();
