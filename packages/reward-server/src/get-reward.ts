@@ -1,0 +1,107 @@
+/**
+ * `POST /get_reward`: OpenRLHF's remote reward-model protocol. The body is
+ * `{"query": string[], "prompts": string[], "labels": string[]}` (query = prompt + completion, label = gold answer);
+ * the answer is `{"rewards": number[], "scores": number[], "extra_logs": {name: number[]}}`, item i for query i.
+ */
+import { z } from 'zod';
+import { formatZodIssues } from '@rlvr/core';
+import type { RewardResult, VerifierPool } from '@rlvr/math-verify';
+import { RewardServerError } from './errors.js';
+import type { RewardServerOptions } from './options.js';
+
+/** Extra keys (OpenRLHF forks send more) are ignored; labels may be numbers (a numeric `--label_key` column). */
+export const GetRewardRequestSchema = z.object({
+  query: z.array(z.string()),
+  prompts: z.array(z.string()).optional(),
+  labels: z.array(z.union([z.string(), z.number().finite()])),
+});
+export type GetRewardRequest = z.output<typeof GetRewardRequestSchema>;
+
+/** How a completion was cut out of its query. */
+export type PromptMatch = 'prefix' | 'inside' | 'missing';
+
+/**
+ * The completion of `query`: the text after `prompt`. The query normally starts with the prompt (`prefix`); after a
+ * tokenizer round trip it may carry left padding or a BOS token first, so the first occurrence is used (`inside`);
+ * when the prompt is nowhere in the query (`missing`), the whole query is returned and the caller decides.
+ */
+export function completionOf(query: string, prompt: string): { completion: string; match: PromptMatch } {
+  if (query.startsWith(prompt)) return { completion: query.slice(prompt.length), match: 'prefix' };
+  const at = query.indexOf(prompt);
+  if (at >= 0) return { completion: query.slice(at + prompt.length), match: 'inside' };
+  return { completion: query, match: 'missing' };
+}
+
+/** Validates a parsed body: field types by zod, then the three lengths against each other. */
+export function parseGetRewardRequest(body: unknown): GetRewardRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new RewardServerError('invalid_request', `POST /get_reward takes a JSON object {"query": string[], "prompts": string[], "labels": string[]}, got ${Array.isArray(body) ? 'an array' : JSON.stringify(body)}`);
+  }
+  const r = GetRewardRequestSchema.safeParse(body);
+  if (!r.success) {
+    const first = r.error.issues[0];
+    throw new RewardServerError('invalid_request', `POST /get_reward: ${formatZodIssues(r.error.issues.slice(0, 5))}`, first ? { field: first.path.map(String).join('.') } : {}, { cause: r.error });
+  }
+  const { query, prompts, labels } = r.data;
+  if (labels.length !== query.length) {
+    throw new RewardServerError('length_mismatch', `query has ${query.length} entries but labels has ${labels.length}; item i of each belongs together`, { field: 'labels' });
+  }
+  if (prompts !== undefined && prompts.length !== query.length) {
+    throw new RewardServerError('length_mismatch', `query has ${query.length} entries but prompts has ${prompts.length}; item i of each belongs together`, { field: 'prompts' });
+  }
+  return r.data;
+}
+
+/** The response body. `extra_logs` holds one 0/1 number per item (OpenRLHF concatenates and averages them). */
+export interface GetRewardResponse {
+  rewards: number[];
+  scores: number[];
+  extra_logs: {
+    /** the verifier ran past `timeoutMs` (reward 0) */
+    timeout: number[];
+    /** no final answer was found in the completion */
+    no_answer: number[];
+    /** the query did not contain its prompt (see `onPromptMismatch`) */
+    prompt_not_found: number[];
+  };
+  /** With `?details=1`: the verifier's reason per item. */
+  reasons?: string[];
+  /** With `?details=1`: the answer text taken from each completion (null when none). */
+  extracted?: (string | null)[];
+}
+
+/** Grades a validated request on the pool; results come back in request order. */
+export async function gradeRequest(req: GetRewardRequest, pool: VerifierPool, opts: RewardServerOptions, details: boolean): Promise<GetRewardResponse> {
+  const n = req.query.length;
+  const completions: string[] = [];
+  const golds: string[] = [];
+  const missing: number[] = [];
+  const toPool: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const { completion, match } = completionOf(req.query[i]!, req.prompts?.[i] ?? '');
+    missing.push(match === 'missing' ? 1 : 0);
+    if (match === 'missing' && opts.onPromptMismatch === 'zero') continue;
+    toPool.push(i);
+    completions.push(completion);
+    golds.push(String(req.labels[i]));
+  }
+  const graded = await pool.rewardBatch(completions, golds);
+  const results: RewardResult[] = new Array(n);
+  for (let i = 0; i < n; i++) results[i] = { reward: 0, extracted: null, reason: 'prompt_not_found' };
+  toPool.forEach((i, k) => (results[i] = graded[k]!));
+  const rewards = results.map((r) => r.reward);
+  const out: GetRewardResponse = {
+    rewards,
+    scores: rewards,
+    extra_logs: {
+      timeout: results.map((r) => (r.reason === 'timeout' ? 1 : 0)),
+      no_answer: results.map((r) => (r.reason === 'no_answer' ? 1 : 0)),
+      prompt_not_found: missing,
+    },
+  };
+  if (details) {
+    out.reasons = results.map((r) => r.reason);
+    out.extracted = results.map((r) => r.extracted);
+  }
+  return out;
+}

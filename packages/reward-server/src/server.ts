@@ -1,0 +1,270 @@
+/**
+ * The HTTP server: routes, the size-limited body reader, error answers and graceful shutdown around one
+ * `VerifierPool`. Stateless between requests, so scaling out is starting more replicas and listing their URLs.
+ *
+ * Routes: `POST /get_reward` (OpenRLHF remote reward model), `POST /advantages` (interop rows -> per-token
+ * advantages), `GET /health`. Every answer is JSON; every refusal is `{"error": {"code", "message", ...}}` with a
+ * 4xx status, and a failure inside the server is a 500 with the same shape: no request can bring the process down.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { VerifierPool } from '@rlvr/math-verify';
+import { estimateToJson, parseAdvantagesRequest } from './advantages-route.js';
+import { ClientGone, parseJson, readBody } from './body.js';
+import { RewardServerError } from './errors.js';
+import { gradeRequest, parseGetRewardRequest } from './get-reward.js';
+import { type RewardServerOptions, type RewardServerOptionsInput, resolveServerOptions } from './options.js';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+/** Where the server reports what happened (the library never prints; the CLI passes one that writes to stderr). */
+export type Logger = (level: LogLevel, message: string) => void;
+
+/** Counters since start (also in `GET /health`). */
+export interface RewardServerStats {
+  /** requests received, all routes */
+  requests: number;
+  /** requests being handled now */
+  inFlight: number;
+  /** completions graded by `/get_reward` */
+  answers: number;
+  /** of those, how many ran past the timeout */
+  timeouts: number;
+  /** 4xx answers */
+  clientErrors: number;
+  /** 5xx answers (other than 503 while draining) */
+  serverErrors: number;
+  /** requests whose client went away before the answer */
+  clientsGone: number;
+}
+
+const ROUTES = 'POST /get_reward, POST /advantages, GET /health';
+
+export class RewardServer {
+  readonly options: RewardServerOptions;
+  private readonly server: Server;
+  private readonly pool: VerifierPool;
+  private readonly log: Logger;
+  private readonly startedAt = Date.now();
+  private draining = false;
+  private closing: Promise<void> | null = null;
+  private idleWaiters: (() => void)[] = [];
+  private readonly counters: RewardServerStats = { requests: 0, inFlight: 0, answers: 0, timeouts: 0, clientErrors: 0, serverErrors: 0, clientsGone: 0 };
+
+  private constructor(options: RewardServerOptions, log: Logger) {
+    this.options = options;
+    this.log = log;
+    this.pool = new VerifierPool({
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      timeoutMs: options.timeoutMs,
+      workerMemoryMb: options.workerMemoryMb,
+      verify: options.verify,
+    });
+    this.server = createServer((req, res) => this.onRequest(req, res));
+    // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before it is sent.
+    this.server.on('checkContinue', (req, res) => {
+      const declared = Number(req.headers['content-length']);
+      if (Number.isFinite(declared) && declared > this.options.maxBodyBytes) {
+        this.counters.requests++;
+        const err = new RewardServerError('body_too_large', `request body is ${declared} bytes, more than the limit of ${this.options.maxBodyBytes} bytes (server option maxBodyBytes, CLI --max-body-bytes)`);
+        this.sendJson(res, err.status, JSON.stringify(err.toJSON()), true);
+        this.counters.clientErrors++;
+        return;
+      }
+      res.writeContinue();
+      this.onRequest(req, res);
+    });
+    // A request line or header the parser rejects: answer 400 if the socket still can, never throw.
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const body = JSON.stringify(new RewardServerError('invalid_request', `malformed HTTP request: ${err.message}`).toJSON());
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    });
+  }
+
+  /**
+   * Validates the options, starts the verifier workers and listens. Throws `RewardServerError` with
+   * `invalid_options` (naming each bad field) or `listen_failed` (port taken, address not available).
+   */
+  static async start(options: RewardServerOptionsInput = {}, log: Logger = () => {}): Promise<RewardServer> {
+    const s = new RewardServer(resolveServerOptions(options), log);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        s.server.once('error', reject);
+        s.server.listen(s.options.port, s.options.host, () => {
+          s.server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      await s.pool.close();
+      throw new RewardServerError('listen_failed', `cannot listen on ${s.options.host}:${s.options.port}: ${(err as Error).message}`, {}, { cause: err });
+    }
+    return s;
+  }
+
+  /** The port actually bound (useful with `port: 0`). */
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** `http://host:port` (IPv6 hosts in brackets). */
+  get url(): string {
+    const a = this.server.address() as AddressInfo;
+    return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
+  get stats(): RewardServerStats {
+    return { ...this.counters };
+  }
+
+  /** Worker threads of the verifier pool. */
+  get concurrency(): number {
+    return this.pool.concurrency;
+  }
+
+  /**
+   * Graceful shutdown: stop accepting connections, answer new requests on open keep-alive connections with 503,
+   * let the requests in flight finish (at most `shutdownTimeoutMs`, then their connections are cut), then stop the
+   * verifier workers. Idempotent: a second call returns the same promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.draining = true;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.options.shutdownTimeoutMs);
+    });
+    const idle = this.counters.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if ((await Promise.race([idle.then(() => closed), deadline])) === 'timeout') {
+      this.log('warn', `shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`);
+      this.server.closeAllConnections();
+      await closed;
+    }
+    clearTimeout(timer);
+    await this.pool.close();
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.counters.requests++;
+    this.counters.inFlight++;
+    // Errors on a dead socket surface here and in the handler's catch; they must not become unhandled events.
+    req.on('error', () => {});
+    res.on('error', () => {});
+    this.route(req, res)
+      .catch((err: unknown) => this.fail(req, res, err))
+      .catch((err: unknown) => this.log('error', `while answering an error: ${String(err)}`))
+      .finally(() => {
+        this.counters.inFlight--;
+        if (this.counters.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const allow = (method: string) => {
+      if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
+        res.setHeader('Allow', method === 'GET' ? 'GET, HEAD' : method);
+        throw new RewardServerError('method_not_allowed', `${req.method} ${path}: this route takes ${method}`);
+      }
+    };
+    if (path === '/health') {
+      allow('GET');
+      const body = {
+        status: this.draining ? 'draining' : 'ok',
+        uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+        concurrency: this.pool.concurrency,
+        timeoutMs: this.options.timeoutMs,
+        maxBodyBytes: this.options.maxBodyBytes,
+        stats: this.stats,
+        pool: this.pool.stats,
+      };
+      this.sendJson(res, this.draining ? 503 : 200, JSON.stringify(body));
+      return;
+    }
+    if (path !== '/get_reward' && path !== '/advantages') throw new RewardServerError('not_found', `no route ${req.method} ${path}; routes: ${ROUTES}`);
+    allow('POST');
+    if (this.draining) throw new RewardServerError('shutting_down', 'the server is shutting down; send this request to another replica');
+    const text = (await readBody(req, this.options.maxBodyBytes)).toString('utf8');
+    if (path === '/get_reward') {
+      const request = parseGetRewardRequest(parseJson(text, 'POST /get_reward'));
+      const details = url.searchParams.has('details') && url.searchParams.get('details') !== '0';
+      const out = await gradeRequest(request, this.pool, this.options, details);
+      this.counters.answers += out.rewards.length;
+      for (const t of out.extra_logs.timeout) this.counters.timeouts += t;
+      this.sendJson(res, 200, JSON.stringify(out));
+    } else {
+      this.sendJson(res, 200, estimateToJson(parseAdvantagesRequest(text, url.searchParams)));
+    }
+  }
+
+  private sendJson(res: ServerResponse, status: number, body: string, close = false): void {
+    if (res.headersSent || res.destroyed) return;
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    if (close || this.draining) res.setHeader('Connection', 'close');
+    res.end(body);
+  }
+
+  /** Answers a failed request; an oversized body is drained (up to `maxDiscardBytes`) first, so the client reads the 413. */
+  private async fail(req: IncomingMessage, res: ServerResponse, err: unknown): Promise<void> {
+    if (err instanceof ClientGone || res.destroyed) {
+      this.counters.clientsGone++;
+      return;
+    }
+    let e: RewardServerError;
+    if (err instanceof RewardServerError) e = err;
+    else {
+      e = new RewardServerError('internal', `${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`, {}, { cause: err });
+      this.log('error', `${req.method} ${req.url}: ${e.message}${err instanceof Error && err.stack ? `\n${err.stack}` : ''}`);
+    }
+    if (e.status >= 500 && e.code !== 'shutting_down') this.counters.serverErrors++;
+    else if (e.status < 500) this.counters.clientErrors++;
+    if (e.code === 'body_too_large' && !req.complete) {
+      await this.discardRest(req);
+      if (res.destroyed) return;
+    }
+    this.sendJson(res, e.status, JSON.stringify(e.toJSON()), e.code === 'body_too_large');
+  }
+
+  /** Reads and drops the rest of a refused body; resolves at its end, past `maxDiscardBytes`, or when the client goes. */
+  private discardRest(req: IncomingMessage): Promise<void> {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.options.maxBodyBytes + this.options.maxDiscardBytes) return Promise.resolve();
+    return new Promise((resolve) => {
+      let dropped = 0;
+      const done = () => {
+        req.off('data', onData);
+        req.off('end', done);
+        req.off('close', done);
+        resolve();
+      };
+      const onData = (chunk: Buffer) => {
+        dropped += chunk.length;
+        if (dropped > this.options.maxDiscardBytes) {
+          req.pause();
+          done();
+        }
+      };
+      req.on('data', onData);
+      req.on('end', done);
+      req.on('close', done);
+      req.resume();
+    });
+  }
+}
+
+/** `RewardServer.start(options, log)`. */
+export function startRewardServer(options: RewardServerOptionsInput = {}, log?: Logger): Promise<RewardServer> {
+  return RewardServer.start(options, log);
+}
