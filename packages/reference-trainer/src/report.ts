@@ -10,15 +10,14 @@ import { writeFileAtomic } from './atomic-write.js';
 import { histogramSpec, lineSpec, positionSpec, renderSvg, rewardSpec } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
 import { ReferenceTrainerError } from './errors.js';
-import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
 import { escapeHtml, formatNumber } from './html.js';
 import { downsample, mergeSteps, metricNames, movingAverage, planMetricCharts, seriesPoints, smoothingWindow } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
+import { configSection, figure, histogramTable, lastValue, noData, note, positionTable, samplesSection, summary } from './report-parts.js';
 import { REPORT_CSS } from './styles.js';
-import { OUTCOMES, positionProfile, weightHistogram } from './weight-stats.js';
-import type { PositionBin, WeightHistogram } from './weight-stats.js';
+import { positionProfile, weightHistogram } from './weight-stats.js';
 
 /** Options of `rlvr report`. */
 export const ReportOptionsSchema = z
@@ -278,105 +277,3 @@ function rewardSeries(records: readonly MetricsRecord[], band: string | undefine
     smooth: avg.map((mean, i) => ({ step: line[i]!.step, mean })),
   };
 }
-
-function lastValue(records: readonly MetricsRecord[], name: string): { step: number; value: number } | null {
-  for (let i = records.length - 1; i >= 0; i--) {
-    const v = records[i]![name];
-    if (typeof v === 'number') return { step: records[i]!.step, value: v };
-  }
-  return null;
-}
-
-function firstValue(records: readonly MetricsRecord[], name: string): { step: number; value: number } | null {
-  for (const r of records) {
-    const v = r[name];
-    if (typeof v === 'number') return { step: r.step, value: v };
-  }
-  return null;
-}
-
-function summary(run: RunData): string {
-  const rows: [string, string][] = [];
-  const m = run.metrics;
-  rows.push(['optimizer steps logged', m.length === 0 ? '0' : `${m.length} (steps ${m[0]!.step}–${m[m.length - 1]!.step})`]);
-  for (const name of ['reward/mean', 'accuracy']) {
-    const first = firstValue(m, name);
-    const last = lastValue(m, name);
-    if (first === null || last === null) continue;
-    let best = first;
-    for (const r of m) {
-      const v = r[name];
-      if (typeof v === 'number' && v > best.value) best = { step: r.step, value: v };
-    }
-    rows.push([name, `${formatNumber(first.value)} at step ${first.step} → ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`]);
-  }
-  if (run.samples !== null) {
-    const correct = run.samples.filter((s) => s.correct).length;
-    rows.push(['sampled rollouts', `${run.samples.length} (${correct} correct, ${run.samples.length - correct} wrong)`]);
-  } else rows.push(['sampled rollouts', `none (no ${RUN_FILES.samples})`]);
-  rows.push(['metrics logged', String(metricNames(m).length)]);
-  return `<table class="summary">${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
-}
-
-function samplesSection(run: RunData, opts: Resolved, warnings: string[]): string {
-  if (run.samples === null || run.samples.length === 0) {
-    const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} is empty`;
-    warnings.push(`no data for sample completions: ${why}`);
-    return noData(`sample completions (${why})`);
-  }
-  const shown = selectSamples(run.samples, opts.maxSamples, opts.sampleStep);
-  if (shown.length === 0) {
-    const why = opts.sampleStep === undefined ? 'none selected' : `no samples at step ${opts.sampleStep}`;
-    warnings.push(`no data for sample completions: ${why}`);
-    return noData(`sample completions (${why})`);
-  }
-  const scale = weightScale(shown);
-  const lead = `<p class="lead">${shown.length} of ${run.samples.length} sampled rollouts, ${opts.sampleStep === undefined ? 'from the latest steps' : `from step ${opts.sampleStep}`}, correct and wrong alternating. Each token is coloured by its weight; hover a token for its exact weight.</p>`;
-  return `${lead}\n${renderLegend(scale)}\n<div class="samples">\n${shown.map((s) => renderSampleCard(s, scale)).join('\n')}\n</div>`;
-}
-
-function configSection(run: RunData): string {
-  if (run.config === null) return noData(`config (no ${RUN_FILES.config} in the run directory)`);
-  return `<details class="config"><summary>${RUN_FILES.config}</summary><pre>${escapeHtml(JSON.stringify(run.config, null, 2))}</pre></details>`;
-}
-
-function figure(id: string, title: string, body: string): string {
-  return `<figure class="chart" data-chart="${escapeHtml(id)}"><figcaption>${escapeHtml(title)}</figcaption>${body}</figure>`;
-}
-
-function noData(what: string): string {
-  return `<p class="nodata">no data for ${escapeHtml(what)}</p>`;
-}
-
-function note(text: string): string {
-  return `<p class="note">${escapeHtml(text)}</p>`;
-}
-
-/** A data cell: the rounded value shown, the exact value in `data-value` for tools and tests. */
-function cell(x: number | null): string {
-  return x === null ? '<td>–</td>' : `<td data-value="${x}">${formatNumber(x)}</td>`;
-}
-
-function histogramTable(h: WeightHistogram): string {
-  const head = '<tr><th>weight from</th><th>to</th><th>correct tokens</th><th>fraction</th><th>wrong tokens</th><th>fraction</th></tr>';
-  const rows = h.edges.slice(0, -1).map((lo, i) => {
-    const cells = [cell(lo), cell(h.edges[i + 1]!)];
-    for (const o of OUTCOMES) {
-      const n = h.counts[o][i]!;
-      cells.push(cell(n), cell(h.totals[o] > 0 ? n / h.totals[o] : null));
-    }
-    return `<tr>${cells.join('')}</tr>`;
-  });
-  return `<details class="data"><summary>data</summary><table data-table="weight-histogram">${head}${rows.join('')}</table></details>`;
-}
-
-function positionTable(bins: readonly PositionBin[]): string {
-  const head = '<tr><th>bin</th><th>t/len from</th><th>to</th><th>correct mean</th><th>± s.e.</th><th>rollouts</th><th>wrong mean</th><th>± s.e.</th><th>rollouts</th></tr>';
-  const rows = bins.map((b) => {
-    const cells = [cell(b.bin), cell(b.lo), cell(b.hi)];
-    for (const o of OUTCOMES) cells.push(cell(b.stats[o].mean), cell(b.stats[o].sem), cell(b.stats[o].rollouts));
-    return `<tr data-bin="${b.bin}">${cells.join('')}</tr>`;
-  });
-  return `<details class="data"><summary>data</summary><table data-table="position-profile">${head}${rows.join('')}</table></details>`;
-}
-

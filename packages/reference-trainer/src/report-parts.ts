@@ -1,0 +1,120 @@
+/** The HTML fragments of the report page: figures, notes, data tables, summary, samples and config sections. */
+import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
+import { escapeHtml, formatNumber } from './html.js';
+import { metricNames } from './metric-plan.js';
+import { RUN_FILES } from './run-dir.js';
+import type { MetricsRecord, RunData } from './run-dir.js';
+import { OUTCOMES } from './weight-stats.js';
+import type { PositionBin, WeightHistogram } from './weight-stats.js';
+
+/** The last logged value of metric `name`, with its step. */
+export function lastValue(records: readonly MetricsRecord[], name: string): { step: number; value: number } | null {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const v = records[i]![name];
+    if (typeof v === 'number') return { step: records[i]!.step, value: v };
+  }
+  return null;
+}
+
+/** The first logged value of metric `name`, with its step. */
+function firstValue(records: readonly MetricsRecord[], name: string): { step: number; value: number } | null {
+  for (const r of records) {
+    const v = r[name];
+    if (typeof v === 'number') return { step: r.step, value: v };
+  }
+  return null;
+}
+
+/** The summary table: steps logged, first/last/best reward and accuracy, sample counts. */
+export function summary(run: RunData): string {
+  const rows: [string, string][] = [];
+  const m = run.metrics;
+  rows.push(['optimizer steps logged', m.length === 0 ? '0' : `${m.length} (steps ${m[0]!.step}–${m[m.length - 1]!.step})`]);
+  for (const name of ['reward/mean', 'accuracy']) {
+    const first = firstValue(m, name);
+    const last = lastValue(m, name);
+    if (first === null || last === null) continue;
+    let best = first;
+    for (const r of m) {
+      const v = r[name];
+      if (typeof v === 'number' && v > best.value) best = { step: r.step, value: v };
+    }
+    rows.push([name, `${formatNumber(first.value)} at step ${first.step} → ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`]);
+  }
+  if (run.samples !== null) {
+    const correct = run.samples.filter((s) => s.correct).length;
+    rows.push(['sampled rollouts', `${run.samples.length} (${correct} correct, ${run.samples.length - correct} wrong)`]);
+  } else rows.push(['sampled rollouts', `none (no ${RUN_FILES.samples})`]);
+  rows.push(['metrics logged', String(metricNames(m).length)]);
+  return `<table class="summary">${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
+}
+
+/** The heatmaps of the selected sample completions, with their legend; a note when there are none. */
+export function samplesSection(run: RunData, opts: { maxSamples: number; sampleStep?: number | undefined }, warnings: string[]): string {
+  if (run.samples === null || run.samples.length === 0) {
+    const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} is empty`;
+    warnings.push(`no data for sample completions: ${why}`);
+    return noData(`sample completions (${why})`);
+  }
+  const shown = selectSamples(run.samples, opts.maxSamples, opts.sampleStep);
+  if (shown.length === 0) {
+    const why = opts.sampleStep === undefined ? 'none selected' : `no samples at step ${opts.sampleStep}`;
+    warnings.push(`no data for sample completions: ${why}`);
+    return noData(`sample completions (${why})`);
+  }
+  const scale = weightScale(shown);
+  const lead = `<p class="lead">${shown.length} of ${run.samples.length} sampled rollouts, ${opts.sampleStep === undefined ? 'from the latest steps' : `from step ${opts.sampleStep}`}, correct and wrong alternating. Each token is coloured by its weight; hover a token for its exact weight.</p>`;
+  return `${lead}\n${renderLegend(scale)}\n<div class="samples">\n${shown.map((s) => renderSampleCard(s, scale)).join('\n')}\n</div>`;
+}
+
+/** The resolved config, folded. */
+export function configSection(run: RunData): string {
+  if (run.config === null) return noData(`config (no ${RUN_FILES.config} in the run directory)`);
+  return `<details class="config"><summary>${RUN_FILES.config}</summary><pre>${escapeHtml(JSON.stringify(run.config, null, 2))}</pre></details>`;
+}
+
+/** A chart's frame: `data-chart` names it for tools and tests. */
+export function figure(id: string, title: string, body: string): string {
+  return `<figure class="chart" data-chart="${escapeHtml(id)}"><figcaption>${escapeHtml(title)}</figcaption>${body}</figure>`;
+}
+
+/** The note shown instead of a chart with nothing to draw. */
+export function noData(what: string): string {
+  return `<p class="nodata">no data for ${escapeHtml(what)}</p>`;
+}
+
+/** A caption line under a chart. */
+export function note(text: string): string {
+  return `<p class="note">${escapeHtml(text)}</p>`;
+}
+
+/** A data cell: the rounded value shown, the exact value in `data-value` for tools and tests. */
+function cell(x: number | null): string {
+  return x === null ? '<td>–</td>' : `<td data-value="${x}">${formatNumber(x)}</td>`;
+}
+
+/** The weight histogram's numbers, folded under its chart. */
+export function histogramTable(h: WeightHistogram): string {
+  const head = '<tr><th>weight from</th><th>to</th><th>correct tokens</th><th>fraction</th><th>wrong tokens</th><th>fraction</th></tr>';
+  const rows = h.edges.slice(0, -1).map((lo, i) => {
+    const cells = [cell(lo), cell(h.edges[i + 1]!)];
+    for (const o of OUTCOMES) {
+      const n = h.counts[o][i]!;
+      cells.push(cell(n), cell(h.totals[o] > 0 ? n / h.totals[o] : null));
+    }
+    return `<tr>${cells.join('')}</tr>`;
+  });
+  return `<details class="data"><summary>data</summary><table data-table="weight-histogram">${head}${rows.join('')}</table></details>`;
+}
+
+/** The U-shape's numbers per bin, folded under its chart. */
+export function positionTable(bins: readonly PositionBin[]): string {
+  const head = '<tr><th>bin</th><th>t/len from</th><th>to</th><th>correct mean</th><th>± s.e.</th><th>rollouts</th><th>wrong mean</th><th>± s.e.</th><th>rollouts</th></tr>';
+  const rows = bins.map((b) => {
+    const cells = [cell(b.bin), cell(b.lo), cell(b.hi)];
+    for (const o of OUTCOMES) cells.push(cell(b.stats[o].mean), cell(b.stats[o].sem), cell(b.stats[o].rollouts));
+    return `<tr data-bin="${b.bin}">${cells.join('')}</tr>`;
+  });
+  return `<details class="data"><summary>data</summary><table data-table="position-profile">${head}${rows.join('')}</table></details>`;
+}
+
