@@ -45,7 +45,7 @@ describe('rlvr-verify', () => {
     const rows = [
       { gold: '1', pred: '\\boxed{1}. Checking again carefully, we get \\boxed{2}' },
       { gold: '7', pred: 'I think 7' },
-      { gold: '1', pred: '\\boxed{\\sum_{k=1}^{2000} k^{k}}' },
+      { gold: '1', pred: '\\boxed{\\sum_{k=1000}^{3000} k!}' },
     ];
     const r = run(['--extract', 'first', '--fallbacks', '--timeout-ms', '100', '--concurrency', '1'], rows.map((x) => JSON.stringify(x)).join('\n'));
     expect(r.status).toBe(0);

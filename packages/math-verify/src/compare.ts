@@ -19,6 +19,8 @@ export interface CompareSettings {
   roundedDecimals: boolean;
   /** Accept an inequality pred for an interval gold (the reverse is always accepted). */
   allowSetRelationComp: boolean;
+  /** False: also accept the same expression in other variable names. */
+  strict: boolean;
 }
 
 export interface CompareResult {
@@ -208,6 +210,20 @@ export function relationToInterval(n: Node): Node | null {
     ops = [...ops].reverse().map((o) => (o === '>' ? '<' : '<='));
   } else if (!ops.every((o) => o === '<' || o === '<=')) return null;
   const t = ts.indexOf(true);
+  const target = items[t] as Node;
+  if (items.length === 3 && t === 1 && target.k === 'fn' && target.name === 'abs') {
+    // a <= |z| <= b with 0 < a: [-b, -a] U [a, b].
+    const [lo, , hi] = items as [Node, Node, Node];
+    const neg = (x: Node): Node => ({ k: 'neg', x });
+    const [o0, o1] = ops as [string, string];
+    return {
+      k: 'union',
+      parts: [
+        { k: 'tuple', open: o1 === '<' ? '(' : '[', close: o0 === '<' ? ')' : ']', items: [neg(hi), neg(lo)] },
+        { k: 'tuple', open: o0 === '<' ? '(' : '[', close: o1 === '<' ? ')' : ']', items: [lo, hi] },
+      ],
+    };
+  }
   if (items.length === 2) {
     if (t === 0) return { k: 'tuple', open: '(', close: ops[0] === '<' ? ')' : ']', items: [ninf, items[1] as Node] };
     return { k: 'tuple', open: ops[0] === '<' ? '(' : '[', close: ')', items: [items[0] as Node, inf] };
@@ -607,7 +623,28 @@ function compareScalars(g: Node, p: Node, ctx: Ctx): CompareResult {
     last = vars.length === 0 ? compareConstants(g, p, pct, ctx) : compareSampled(g, p, vars, pct, ctx);
     if (last.equal) return pct || modes.length === 1 ? last : EQ(`${last.reason} (percent read as a plain number)`);
   }
+  if (!ctx.settings.strict) {
+    const renamed = compareRenamed(g, p, ctx);
+    if (renamed !== null) return renamed;
+  }
   return last;
+}
+
+/** `strict: false`: the same expression in other variable names (`f(x)` vs `f(y)`), up to three variables. */
+function compareRenamed(g: Node, p: Node, ctx: Ctx): CompareResult | null {
+  const gv = [...freeSymbols(g)].sort();
+  const pv = [...freeSymbols(p)].sort();
+  if (gv.length === 0 || gv.length !== pv.length || gv.length > 3 || gv.join() === pv.join()) return null;
+  const perms = (xs: string[]): string[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((r) => [x, ...r])));
+  for (const perm of perms(gv)) {
+    let q = p;
+    // Rename through temporary names so that swaps (x <-> y) do not collide.
+    pv.forEach((name, i) => (q = substituteName(q, name, `\u0000${i}`)));
+    perm.forEach((name, i) => (q = substituteName(q, `\u0000${i}`, name)));
+    const r = compareSampled(g, q, gv, true, ctx);
+    if (r.equal) return EQ(`${r.reason} after renaming variables`);
+  }
+  return null;
 }
 
 function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResult {

@@ -52,6 +52,7 @@ export interface EvalContext {
 
 const MAX_FACTORIAL = 3000;
 const MAX_BIGOP_TERMS = 2_000;
+const SUM_EXACT_BITS = 512;
 
 function exact(r: Rational | null, dec: boolean): Value {
   if (r === null) throw new EvalError('exact arithmetic overflow');
@@ -279,6 +280,9 @@ function bigop(n: Extract<Node, { k: 'bigop' }>, ctx: EvalContext): Value {
     env.set(n.index, c(Number(k)));
     // The index is exact: evaluate the body with it bound as a number literal.
     const body = evaluate(substituteIndex(n.body, n.index, k), inner);
+    // Exact sums of fractions grow their denominators term by term (and every add pays a gcd): past
+    // SUM_EXACT_BITS the rest of the sum continues in floating point.
+    if (acc.ex && (bitLength(acc.ex.d) > SUM_EXACT_BITS || bitLength(acc.ex.n) > SUM_EXACT_BITS)) acc = { ex: null, v: acc.v, dec: acc.dec };
     if (n.op === 'sum') {
       const ex = acc.ex && body.ex ? rAdd(acc.ex, body.ex) : null;
       acc = { ex, v: ex ? c(rToNumber(ex)) : cAdd(acc.v, body.v), dec: acc.dec || body.dec };

@@ -39,6 +39,7 @@ describe('fallback extraction', () => {
     expect(anchoredAnswers('Final Answer: The volume of $ABCD$ is 120. I hope it is correct.')[0]).toBe('120');
     expect(anchoredAnswers('blah\nAnswer: C')).toContain('C');
     expect(anchoredAnswers('<answer>12.5</answer>')).toContain('12.5');
+    expect(anchoredAnswers('58 + 2 = 60, so he saves **60 riyals** after 3 weeks.')).toEqual(['60']);
   });
   it('finds the last number that is not part of a word', () => {
     expect(numberAnswer('AZYUK2A', 'last')).toBeNull();

@@ -186,6 +186,13 @@ export function anchoredAnswers(text: string): string[] {
     }
     if (t.length > 0) out.push(t);
   }
+  // Markdown bold near the end (`**60 ريالاً**`): the number or formula it holds.
+  let bold: string | null = null;
+  for (const m of text.slice(-ANCHOR_SPAN).matchAll(/\*\*([^*\n]{1,80})\*\*/g)) bold = m[1] ?? null;
+  if (bold !== null) {
+    const f = /^[\x00-\x7f]*$/.test(bold) && !looksLikeProse(bold) ? bold.trim() : FORMULA.exec(bold)?.[0];
+    if (f) out.push(f);
+  }
   return out;
 }
 

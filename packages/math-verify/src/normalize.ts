@@ -47,7 +47,7 @@ export function normalizeAnswer(input: string): string {
   s = s.replace(/\\lbrace(?![a-zA-Z])/g, '\\{').replace(/\\rbrace(?![a-zA-Z])/g, '\\}');
   s = s.replace(/\\(?:lvert|rvert|vert)(?![a-zA-Z])/g, '|');
   // Thousands separators written as {,} or ,\! or \, between digit groups.
-  s = s.replace(/(\d)\{,\}(?=\d{3})/g, '$1,');
+  s = s.replace(/(\d)\s*\{\s*,\s*\}\s*(?=\d{3})/g, '$1,');
   s = s.replace(/(\d),\\!\s*(?=\d{3}(?!\d))/g, '$1,');
   s = s.replace(/(\d)\\[,!]\s*(?=\d{3}(?!\d))/g, '$1');
   s = s.replace(/\\!/g, '');

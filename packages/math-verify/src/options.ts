@@ -37,6 +37,8 @@ export const VerifyOptionsSchema = z
     roundedDecimals: z.boolean().default(true),
     /** Accept an inequality pred for an interval gold (gold inequality vs pred interval is always accepted). */
     allowSetRelationComp: z.boolean().default(false),
+    /** `false` also accepts the same expression in other variable names (`f(x)` for `f(y)`), as Math-Verify's `strict=False`. */
+    strict: z.boolean().default(true),
     /** Longer completions are refused with reason `completion_too_large` (characters). */
     maxCompletionChars: z.number().int().positive().default(1_000_000),
     /** Longer extracted answers are refused with reason `answer_too_large` (characters). */

@@ -1,13 +1,13 @@
 /**
  * The worker pool, loaded from the built package (`dist/worker.js` is what piscina starts), with real threads.
- * Timeouts are provoked with a genuinely slow item (a 2,000-term sum of k^k: hundreds of ms in-process).
+ * Timeouts are provoked with a genuinely slow item (a sum of 2,001 factorials up to 3000!: seconds in-process).
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MathVerifyError, VerifierPool, mathReward } from '@rlvr/math-verify';
 import { loadCorpus, profileFor } from '../test/corpus-profile.mjs';
 
-const SLOW = '\\boxed{\\sum_{k=1}^{2000} k^{k}}';
+const SLOW = '\\boxed{\\sum_{k=1000}^{3000} k!}';
 const rows = loadCorpus(fileURLToPath(new URL('../test/fixtures/math-verify-cases.jsonl', import.meta.url)));
 
 describe('VerifierPool', () => {
@@ -53,7 +53,7 @@ describe('VerifierPool timeouts', () => {
       });
       expect(pool.stats.timedOut).toBe(3);
       expect(pool.stats.completed).toBe(40);
-      const v = await pool.verify('1', '\\sum_{k=1}^{2000} k^{k}');
+      const v = await pool.verify('1', '\\sum_{k=1000}^{3000} k!');
       expect(v).toEqual({ equal: false, reason: 'timeout', gold: null, pred: null });
     } finally {
       await pool.close();

@@ -165,7 +165,13 @@ export class VerifierPool {
       else timer = setTimeout(check, s > 0 ? s + this.timeoutMs - now : this.timeoutMs);
     };
     timer = setTimeout(check, this.timeoutMs);
-    const task: WorkerTask = { items: jobs.map((j) => j.item), progress: shared };
+    const options: string[] = [];
+    const items = jobs.map(({ item }) => {
+      let o = options.indexOf(item.options);
+      if (o < 0) o = options.push(item.options) - 1;
+      return { kind: item.kind, a: item.a, b: item.b, o };
+    });
+    const task: WorkerTask = { items, options, progress: shared };
     try {
       const results = (await this.piscina.run(task, { signal: ac.signal })) as (RewardResult | VerifyResult)[];
       this.counters.completed += jobs.length;

@@ -118,6 +118,17 @@ describe('verifyAnswer: structures', () => {
     expect(eq('[5, \\infty)', 'x \\geq 5')).toBe(false);
     expect(eq('[5, \\infty)', 'x \\geq 5', { allowSetRelationComp: true })).toBe(true);
   });
+  it('renames variables only when strict is off', () => {
+    expect(eq('f(x)', 'f(y)')).toBe(false);
+    expect(eq('f(x)', 'f(y)', { strict: false })).toBe(true);
+    expect(eq('x^2 + y', 'a^2 + b', { strict: false })).toBe(true);
+    expect(eq('x^2 + y', 'a + b^2', { strict: false })).toBe(true);
+    expect(eq('x^2 + y', 'a^3 + b', { strict: false })).toBe(false);
+  });
+  it('reads a <= |z| <= b as two intervals', () => {
+    expect(eq('1 \\leq |z| \\leq \\frac{3}{2}', 'z \\in [-\\frac{3}{2}, -1] \\cup [1, \\frac{3}{2}]')).toBe(true);
+    expect(eq('1 \\leq |z| \\leq \\frac{3}{2}', 'z \\in [1, \\frac{3}{2}]')).toBe(false);
+  });
   it('compares choices and words', () => {
     expect(eq('C', '\\text{(C)}')).toBe(true);
     expect(eq('C', 'D')).toBe(false);

@@ -15,8 +15,10 @@ export interface WorkerItem {
   options: string;
 }
 
+/** A chunk as sent: each item names its options by index into `options`, so repeated options are sent once. */
 export interface WorkerTask {
-  items: WorkerItem[];
+  items: { kind: 'reward' | 'verify'; a: string; b: string; o: number }[];
+  options: string[];
   /**
    * Shared progress: [0] = wall-clock time (ms) at which the current item started, [1] = its index. The pool
    * reads it to time each item separately and to know which item a stuck worker was running.
@@ -26,13 +28,13 @@ export interface WorkerTask {
 
 const resolved = new Map<string, VerifyOptions>();
 
-function runItem(item: WorkerItem): RewardResult | VerifyResult {
-  let opts = resolved.get(item.options);
+function optionsFor(json: string): VerifyOptions {
+  let opts = resolved.get(json);
   if (opts === undefined) {
-    opts = resolveOptions(JSON.parse(item.options) as VerifyOptions);
-    if (resolved.size < 64) resolved.set(item.options, opts);
+    opts = resolveOptions(JSON.parse(json) as VerifyOptions);
+    if (resolved.size < 64) resolved.set(json, opts);
   }
-  return item.kind === 'reward' ? mathReward(item.a, item.b, opts) : verifyAnswer(item.a, item.b, opts);
+  return opts;
 }
 
 export default function run(task: WorkerTask): (RewardResult | VerifyResult)[] {
@@ -41,7 +43,9 @@ export default function run(task: WorkerTask): (RewardResult | VerifyResult)[] {
   for (let i = 0; i < task.items.length; i++) {
     progress[1] = i;
     progress[0] = Date.now();
-    out.push(runItem(task.items[i] as WorkerItem));
+    const item = task.items[i] as WorkerTask['items'][number];
+    const opts = optionsFor(task.options[item.o] as string);
+    out.push(item.kind === 'reward' ? mathReward(item.a, item.b, opts) : verifyAnswer(item.a, item.b, opts));
   }
   return out;
 }

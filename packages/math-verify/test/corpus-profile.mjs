@@ -36,6 +36,7 @@ export function profileFor(row) {
           lastNumber: !note.includes('LaTeX-only'),
           minervaSentence: note.includes('library defaults') ? 'before_boxes' : 'by_position',
           allowSetRelationComp: note.includes('allow_set_relation_comp=True'),
+          strict: !note.includes('strict=False'),
         },
       };
     case 'huggingface/lighteval':
