@@ -1,7 +1,7 @@
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { ReferenceTrainerError } from './errors.js';
 import { readRunDir } from './run-dir.js';
 import type { SampleRecord } from './run-dir.js';
@@ -152,6 +152,20 @@ describe('report of a full run', () => {
     expectIn(page, 'at steps 40–40.');
     const none = (await renderReport(data, { weightsFromStep: 1000 })).html;
     expectIn(figure(none, 'weight-histogram'), 'no data for token weights (samples.jsonl has no tokens at steps 1000–end)');
+  });
+
+  test('rendering prints nothing (library code takes no console)', async () => {
+    const spies = (['log', 'info', 'warn', 'error', 'debug'] as const).map((m) => vi.spyOn(console, m).mockImplementation(() => {}));
+    const write = vi.spyOn(process.stderr, 'write');
+    try {
+      const data = await readRunDir(run.dir);
+      await renderReport({ ...data, metrics: [...data.metrics, { step: 60, entropy: 1e300, lr: 0 }] });
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled();
+      expect(write).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+      write.mockRestore();
+    }
   });
 
   test('the same run renders to the same page', async () => {
