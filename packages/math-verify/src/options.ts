@@ -21,6 +21,11 @@ export const VerifyOptionsSchema = z
     minervaSentence: z.enum(['after_boxes', 'by_position', 'before_boxes']).default('after_boxes'),
     /** With `fallbacks`, also take the last number of the text as a last resort. */
     lastNumber: z.boolean().default(true),
+    /**
+     * The completion ends at the first of these chat-template markers; text after it (a hallucinated next turn) is
+     * not graded. `[]` turns this off.
+     */
+    endOfTurnMarkers: z.array(z.string().min(1)).default(['<|im_end|>', '<|im_start|>', '<|endoftext|>', '<|eot_id|>']),
     /** Grade only the text after the last of these delimiters (e.g. `["</think>"]`); none present = no answer. */
     reasoningDelimiters: z.array(z.string().min(1)).default([]),
     /** `math` (default) or `choice`: multiple-choice letters, read from anchors, a leading `(C)`, or the last letter. */

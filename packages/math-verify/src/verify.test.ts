@@ -152,6 +152,11 @@ describe('mathReward', () => {
     expect(mathReward('first \\boxed{3} ... finally \\boxed{6}', 'The solution gives $\\boxed{6}$.').reward).toBe(1);
     expect(mathReward('first \\boxed{3} ... finally \\boxed{6}', '3', { extract: 'first' }).reward).toBe(1);
   });
+  it('stops at the end of the turn: a hallucinated next turn is not graded', () => {
+    const c = 'so b = \\boxed{\\frac{5}{3}}. <|im_start|>user Next problem... <|im_start|>assistant x = \\boxed{8}';
+    expect(mathReward(c, '\\frac{5}{3}').reward).toBe(1);
+    expect(mathReward(c, '8', { endOfTurnMarkers: [] }).reward).toBe(1);
+  });
   it('grades only after the reasoning delimiter when asked', () => {
     const opts = { reasoningDelimiters: ['</think>'] };
     expect(mathReward('<think> \\boxed{42} </think> no box here', '42', opts)).toMatchObject({ reward: 0, reason: 'no_answer' });

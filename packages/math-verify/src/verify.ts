@@ -147,6 +147,10 @@ export function mathReward(completion: string, gold: string, options?: VerifyOpt
   if (completion.length > opts.maxCompletionChars) return { reward: 0, extracted: null, reason: 'completion_too_large' };
   if (gold.length > opts.maxCompletionChars) return { reward: 0, extracted: null, reason: 'gold_too_large' };
   let text = completion;
+  for (const marker of opts.endOfTurnMarkers) {
+    const at = text.indexOf(marker);
+    if (at >= 0) text = text.slice(0, at);
+  }
   if (opts.reasoningDelimiters.length > 0) {
     const after = afterReasoning(completion, opts.reasoningDelimiters);
     if (after === null) return { reward: 0, extracted: null, reason: 'no_reasoning_end' };
