@@ -42,7 +42,7 @@ describe('oar-g weights, by hand', () => {
   });
 });
 
-/** The slow, obviously-correct twin of the fast path (radix select on bits, Goldberg log1p): sort and Math.log1p. */
+/** The slow, obviously-correct twin of the fast path (radix select on float32 bits): a sort. */
 function twin(scores: number[], tau = 0.4, beta = 2, floor = 0.1, eps = 1e-12): number[] {
   const n = scores.length;
   const I = scores.map((s) => Math.log1p(s));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SIGNAL_NAMES, SPAN_STRIDE } from '@rlvr/core';
 import type { TokenWeighting } from '../types.js';
-import { badScore, log1p, maxCompletionLength } from './scores.js';
+import { badScore, maxCompletionLength } from './scores.js';
 import { selectKthBits } from './select.js';
 
 export const OarGConfigSchema = z.strictObject({
@@ -76,9 +76,9 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
         if (x > maxBits) maxBits = x;
       }
       f32Bits[0] = minBits;
-      const lo = log1p(f32[0]!);
+      const lo = Math.log1p(f32[0]!);
       f32Bits[0] = maxBits;
-      const range = log1p(f32[0]!) - lo + eps;
+      const range = Math.log1p(f32[0]!) - lo + eps;
       const rank = Math.min(Math.floor(tau * n), n - 1);
       if (negativeZero) {
         // rare: select on a copy with -0 written as +0, so the unsigned order holds
@@ -87,14 +87,14 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
       } else {
         f32Bits[0] = selectKthBits(bits, c0, n, rank, counts, candidates);
       }
-      const thr = (log1p(f32[0]!) - lo) / range;
+      const thr = (Math.log1p(f32[0]!) - lo) / range;
       // reciprocals: one multiply per token instead of a divide (a 1-ulp difference)
       const invRange = 1 / range;
       const lowScale = 1 / (thr + eps);
       const highScale = beta / (1 - thr + eps);
       let sum = 0;
       for (let t = 0; t < n; t++) {
-        const v = (log1p(scores[c0 + t]!) - lo) * invRange;
+        const v = (Math.log1p(scores[c0 + t]!) - lo) * invRange;
         let wt: number;
         if (v < thr) {
           wt = v * lowScale;

@@ -22,13 +22,3 @@ export function maxCompletionLength(offsets: Int32Array, numRollouts: number): n
   return m;
 }
 
-/**
- * ln(1 + x) for x >= 0, as accurate as `Math.log1p` (a few ulps, also for tiny x)
- * but faster in V8: with u = 1 + x rounded, ln(1 + x) = ln(u) * x / (u - 1)
- * (Goldberg, "What every computer scientist should know about floating-point
- * arithmetic", 1991, Theorem 4). `Math.log1p` is its slow, obviously-correct twin.
- */
-export function log1p(x: number): number {
-  const u = 1 + x;
-  return u === 1 ? x : (Math.log(u) * x) / (u - 1);
-}
