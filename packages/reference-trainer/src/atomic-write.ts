@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ReferenceTrainerError } from './errors.js';
 
@@ -25,6 +26,24 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await rename(tmp, path);
   } catch (err) {
     if (created) await rm(tmp, { force: true }).catch(() => {});
+    throw new ReferenceTrainerError('write_failed', `cannot write ${path}: ${reason(err, path, dir)}`, { file: path }, { cause: err });
+  }
+}
+
+/**
+ * Fail early, with the same one-line message `writeFileAtomic` would give, when
+ * `path` clearly cannot be written: its directory is missing, not a directory or
+ * not writable, or `path` is itself a directory. Saves rendering a report that
+ * could not be saved; `writeFileAtomic` still guards the write itself.
+ */
+export async function assertWritable(path: string): Promise<void> {
+  const dir = dirname(path);
+  try {
+    if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    await access(dir, constants.W_OK);
+    const target = await stat(path).catch(() => null);
+    if (target?.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+  } catch (err) {
     throw new ReferenceTrainerError('write_failed', `cannot write ${path}: ${reason(err, path, dir)}`, { file: path }, { cause: err });
   }
 }

@@ -271,7 +271,7 @@ describe('errors', () => {
     await expect(readdir(join(root, 'no'))).rejects.toThrow();
   });
 
-  test('an output path that is a directory: the temporary file is removed', async () => {
+  test('an output path that is a directory: nothing written', async () => {
     const out = join(root, 'outdir');
     await mkdir(out);
     const before = await readdir(root);

@@ -6,7 +6,7 @@ import { basename, join, resolve } from 'node:path';
 import { formatZodIssues } from '@rlvr/core';
 import type { TopLevelSpec } from 'vega-lite';
 import { z } from 'zod';
-import { writeFileAtomic } from './atomic-write.js';
+import { assertWritable, writeFileAtomic } from './atomic-write.js';
 import { histogramSpec, lineSpec, positionSpec, renderSvg, rewardSpec } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
 import { ReferenceTrainerError } from './errors.js';
@@ -95,6 +95,7 @@ export async function writeReport(runDir: string, options: ReportOptions = {}): 
   const opts = parseReportOptions(options);
   const path = opts.out ?? join(runDir, 'report.html');
   const run = await readRunDir(runDir);
+  await assertWritable(path);
   const { html, charts, warnings } = await renderReport(run, opts);
   await writeFileAtomic(path, html);
   return { path, bytes: Buffer.byteLength(html), charts, warnings };
