@@ -42,7 +42,7 @@ export const NoisyKlConfigSchema = z.strictObject({
    * unused): row t is added to the embedding that scores completion token t. For tests and
    * cross-framework checks.
    */
-  noise: z.instanceof(Float32Array).optional(),
+  noise: z.custom<Float32Array>((v) => v instanceof Float32Array, 'must be a Float32Array').optional(),
 });
 export type NoisyKlConfig = z.output<typeof NoisyKlConfigSchema>;
 export type NoisyKlConfigInput = z.input<typeof NoisyKlConfigSchema>;
@@ -69,7 +69,7 @@ export type PerturbationConfigInput = z.input<typeof PerturbationConfigSchema>;
 /** `precomputed`: scores made elsewhere (another framework), checked and placed in the batch layout. */
 export const PrecomputedConfigSchema = z.strictObject({
   /** Per rollout: one score per completion token, or null for a rollout without scores. */
-  scores: z.array(z.union([z.array(z.number()), z.instanceof(Float32Array), z.null()])),
+  scores: z.array(z.union([z.array(z.number()), z.custom<Float32Array>((v) => v instanceof Float32Array, 'must be a number array or a Float32Array'), z.null()])),
   /** Which signal the scores stand for. */
   signal: z.string().min(1).default(SIGNAL_NAMES.gradXEmb),
 });

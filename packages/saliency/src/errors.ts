@@ -18,11 +18,14 @@ export class SaliencyError extends Error {
   override readonly name = 'SaliencyError';
   readonly code: SaliencyErrorCode;
   readonly location: SaliencyErrorLocation;
+  /** The message without its location prefix. */
+  readonly detail: string;
 
   constructor(code: SaliencyErrorCode, message: string, location: SaliencyErrorLocation = {}, options?: { cause?: unknown }) {
     super(prefix(location) + message, options);
     this.code = code;
     this.location = location;
+    this.detail = message;
   }
 }
 

@@ -33,8 +33,9 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
   const D = model.dims.D;
   const anyAnswer = packed.hasAnswer.some((a) => a === 1);
   let kept: tf.Tensor[] = [];
+  let result: GradXEmbRows | undefined;
   try {
-    return tf.tidy(() => {
+    tf.tidy(() => {
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
       const mask = tf.tensor2d(packed.attentionMask, [n, S]);
       const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
@@ -52,7 +53,7 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
       let scores: Float32Array | null = null;
       let gradient: Float32Array | undefined;
       if (anyAnswer) {
-        const g = tf.grad(answerLoss)(embeds);
+        const g = tf.grad((x) => answerLoss(x as tf.Tensor3D))(embeds);
         const off = scoreOffset(packed, cfg.alignment);
         const ge = tf.mul(tf.slice(g, [0, off, 0], [n, C, D]), tf.slice(embeds, [0, off, 0], [n, C, D]));
         scores = tf.sqrt(tf.sum(tf.square(ge), 2)).dataSync() as Float32Array;
@@ -68,11 +69,12 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
         for (let j = 0; j < C; j++) s -= packed.answerMask[r * C + j]! * logprobs[r * C + j]!;
         loss[r] = s;
       }
-      return gradient ? { logprobs, entropy, scores, loss, gradient } : { logprobs, entropy, scores, loss };
+      result = gradient ? { logprobs, entropy, scores, loss, gradient } : { logprobs, entropy, scores, loss };
     });
   } finally {
     tf.dispose(kept);
   }
+  return result!;
 }
 
 /**

@@ -24,8 +24,9 @@ export function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlC
   const D = model.dims.D;
   if (!packed.hasAnswer.some((a) => a === 1)) return { scores: null, kl: new Float32Array(n) };
   let kept: tf.Tensor[] = [];
+  let result: { scores: Float32Array | null; kl: Float32Array } | undefined;
   try {
-    return tf.tidy(() => {
+    tf.tidy(() => {
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
       const mask = tf.tensor2d(packed.attentionMask, [n, S]);
       const answerMask = tf.tensor2d(packed.answerMask, [n, C]);
@@ -47,15 +48,16 @@ export function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlC
         kept = [tf.keep(kl)];
         return tf.sum(tf.mul(kl, has)) as tf.Scalar;
       };
-      const g = tf.grad(loss)(noisy);
+      const g = tf.grad((x) => loss(x as tf.Tensor3D))(noisy);
       const ge = tf.mul(tf.slice(g, [0, off, 0], [n, C, D]), tf.slice(noisy, [0, off, 0], [n, C, D]));
       const scores = tf.abs(tf.sum(ge, 2)).dataSync() as Float32Array;
       const kl = Float32Array.from(kept[0]!.dataSync() as Float32Array, (v, r) => (packed.hasAnswer[r] ? v : 0));
-      return { scores, kl };
+      result = { scores, kl };
     });
   } finally {
     tf.dispose(kept);
   }
+  return result!;
 }
 
 /**

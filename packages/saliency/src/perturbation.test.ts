@@ -21,18 +21,23 @@ function bruteForce(model: Qwen3Model, b: RolloutBatch, i: number, opts: { align
   const ids = [...prompt, ...completion];
   const pl = prompt.length;
   const { D, V } = model.dims;
-  const answerDist = (replaceAt: number): Float64Array =>
-    tf.tidy(() => {
+  const answerDist = (replaceAt: number): Float64Array => {
+    const t = tf.tidy(() => {
       const e = model.embed(tf.tensor2d(ids, [1, ids.length], 'int32')).arraySync()[0]!;
       if (replaceAt >= 0) e[replaceAt] = opts.replacement === 'zero' ? new Array(D).fill(0) : model.embed(tf.tensor2d([[opts.replacement]], [1, 1], 'int32')).arraySync()[0]![0]!;
-      const logits = model.logits({ embeds: tf.tensor3d([e]) }).arraySync()[0]!;
+      return model.logits({ embeds: tf.tensor3d([e]) });
+    });
+    const logits = t.arraySync()[0]!;
+    t.dispose();
+    {
       const mean = new Float64Array(V);
       for (let j = a0; j < a1; j++) for (let v = 0; v < V; v++) mean[v] += logits[pl - 1 + j]![v]! / (a1 - a0);
       const mx = Math.max(...mean);
       let z = 0;
       for (let v = 0; v < V; v++) z += Math.exp(mean[v]! - mx);
       return mean.map((m) => Math.exp(m - mx) / z);
-    });
+    }
+  };
   const p0 = answerDist(-1);
   const out = new Float64Array(completion.length);
   for (let j = 0; j < completion.length; j++) {
