@@ -37,3 +37,8 @@ export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } 
 export { HttpSamplerOptionsSchema, httpSampler } from './http-sampler.js';
 export type { HttpSamplerOptions, HttpSamplerOptionsInput, HttpSamplerEvent, HttpSamplerHooks } from './http-sampler.js';
 export { CompletionResponseSchema, ChatResponseSchema } from './http-protocol.js';
+export { PolicySamplerOptionsSchema, policySampler, policyTokenBytes } from './policy-sampler.js';
+export type { PolicySampler, PolicySamplerOptions, PolicySamplerOptionsInput, PolicySamplerHooks } from './policy-sampler.js';
+export { pickToken } from './token-sampling.js';
+export type { TokenChoice, Picked } from './token-sampling.js';
+export { StopMatcher } from './stop-matcher.js';
