@@ -37,7 +37,7 @@ export type Node =
   /** `\sum` / `\prod` over an integer range. */
   | { k: 'bigop'; op: 'sum' | 'prod'; index: string; lo: Node; hi: Node; body: Node }
   /** A clock time `h:mm(:ss)` or a ratio `a:b`, kept as its parts. */
-  | { k: 'colon'; items: Node[]; pm: boolean };
+  | { k: 'colon'; items: Node[] };
 
 export type NodeKind = Node['k'];
 
@@ -82,7 +82,7 @@ export function show(n: Node): string {
     case 'bigop':
       return `${n.op}(${show(n.body)}, ${n.index}=${show(n.lo)}..${show(n.hi)})`;
     case 'colon':
-      return n.items.map(show).join(':') + (n.pm ? ' pm' : '');
+      return n.items.map(show).join(':');
   }
 }
 

@@ -7,7 +7,6 @@ import {
   type Complex,
   type Rational,
   C_ZERO,
-  MAX_BITS,
   bitLength,
   c,
   cAbs,
@@ -21,9 +20,7 @@ import {
   cRoot,
   cSin,
   cSqrt,
-  cSub,
   factorial,
-  isFiniteC,
   rAdd,
   rDiv,
   rMul,
@@ -413,10 +410,3 @@ function fn(name: string, args: Node[], ctx: EvalContext): Value {
       throw new EvalError(`unknown function ${name}`);
   }
 }
-
-/** Guard used by callers before they trust a floating value. */
-export function finiteValue(v: Value): boolean {
-  return isFiniteC(v.v) && (v.ex === null || bitLength(v.ex.n) <= MAX_BITS);
-}
-
-export { cSub };

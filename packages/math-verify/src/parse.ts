@@ -5,7 +5,7 @@
  * Depth is bounded so that 10,000 nested braces fail fast instead of overflowing the stack.
  */
 import type { Node, RelOp } from './ast.js';
-import { rFromDecimal, rat } from './numeric.js';
+import { rFromDecimal } from './numeric.js';
 import { tokenize, type Token } from './tokenize.js';
 
 export class ParseError extends Error {}
@@ -217,7 +217,7 @@ export class Parser {
       this.next();
       items.push(this.parseUnion());
     }
-    return { k: 'colon', items, pm: false };
+    return { k: 'colon', items };
   }
 
   private parseUnion(): Node {
@@ -815,11 +815,4 @@ export function textNode(raw: string): Node {
 /** Parses one normalised answer; throws `ParseError` (or `TokenizeError`) on malformed input. */
 export function parseAnswerText(src: string): Node {
   return new Parser(src).parseAnswer();
-}
-
-/** Exposed for tests: a rational from integer parts. */
-export function ratio(n: number, d: number): Node {
-  const value = rat(BigInt(n), BigInt(d));
-  if (value === null) throw new ParseError('bad ratio');
-  return { k: 'num', value, text: `${n}/${d}`, decimals: -1 };
 }

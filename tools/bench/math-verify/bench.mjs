@@ -104,12 +104,29 @@ heavyInProcess();
 for (let k = 0; k < 10; k++) for (const pool of [p1, p2]) await Promise.all([...items, ...heavy].map((it) => submit(pool, it)));
 const reps = Math.max(1, Math.round((inProcess() * SECONDS) / items.length));
 const heavyReps = Math.max(1, Math.round((heavyInProcess() * SECONDS) / heavy.length));
+/**
+ * CPU time of the whole process (all threads) per answer, in microseconds: unlike answers per second it does not
+ * depend on how much of the shared machine other people are using, and it shows what the pool's messaging costs.
+ */
+const cpu = { single: [], pool1: [], pool2: [] };
+async function timed(key, f) {
+  const c0 = process.cpuUsage();
+  const rate = await f();
+  const c = process.cpuUsage(c0);
+  cpu[key].push((c.user + c.system) / (rate.n ?? 1));
+  return rate.rate;
+}
+const counted = (rate, n) => ({ rate, n });
 const rounds = [];
 for (let r = 0; r < ROUNDS; r++) {
   rounds.push({
-    single: inProcess(),
-    pool1: await poolRate(p1, reps),
-    pool2: await poolRate(p2, reps),
+    single: await timed('single', () => {
+      const t0 = performance.now();
+      const rate = inProcess();
+      return counted(rate, Math.round((rate * (performance.now() - t0)) / 1000));
+    }),
+    pool1: await timed('pool1', async () => counted(await poolRate(p1, reps), reps * items.length)),
+    pool2: await timed('pool2', async () => counted(await poolRate(p2, reps), reps * items.length)),
     heavySingle: heavyInProcess(),
     heavyPool1: await heavyPoolRate(p1, heavyReps),
     heavyPool2: await heavyPoolRate(p2, heavyReps),
@@ -131,6 +148,11 @@ const result = {
   singleThreadAnswersPerSecond: Math.round(single),
   pool1AnswersPerSecond: Math.round(pool1),
   pool2AnswersPerSecond: Math.round(pool2),
+  cpuMicrosecondsPerAnswer: {
+    single: Math.round(median(cpu.single)),
+    pool1: Math.round(median(cpu.pool1)),
+    pool2: Math.round(median(cpu.pool2)),
+  },
   pool2OverSingleThread: +(pool2 / single).toFixed(2),
   pool2OverPool1: +(pool2 / pool1).toFixed(2),
   heavy: {
