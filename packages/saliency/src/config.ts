@@ -69,7 +69,8 @@ export type PerturbationConfigInput = z.input<typeof PerturbationConfigSchema>;
 /** `precomputed`: scores made elsewhere (another framework), checked and placed in the batch layout. */
 export const PrecomputedConfigSchema = z.strictObject({
   /** Per rollout: one score per completion token, or null for a rollout without scores. */
-  scores: z.array(z.union([z.array(z.number()), z.custom<Float32Array>((v) => v instanceof Float32Array, 'must be a number array or a Float32Array'), z.null()])),
+  // Values are checked by the backend, which names the rollout and token of a bad one.
+  scores: z.array(z.union([z.custom<ArrayLike<number>>((v) => Array.isArray(v) || v instanceof Float32Array, 'must be an array of numbers, a Float32Array or null'), z.null()])),
   /** Which signal the scores stand for. */
   signal: z.string().min(1).default(SIGNAL_NAMES.gradXEmb),
 });

@@ -20,7 +20,7 @@ export function precomputed(batch: RolloutBatch, config: PrecomputedConfigInput)
     if (s.length !== cl) throw new SaliencyError('invalid_scores', `has ${s.length} scores but the completion has ${cl} tokens`, { rollout: i, field: 'scores' });
     for (let t = 0; t < cl; t++) {
       const v = s[t]!;
-      if (!(v >= 0 && v < Infinity)) throw new SaliencyError('invalid_scores', `scores must be finite and >= 0, found ${v}`, { rollout: i, field: `scores.${t}` });
+      if (typeof v !== 'number' || !(v >= 0 && v < Infinity)) throw new SaliencyError('invalid_scores', `scores must be finite and >= 0, found ${v}`, { rollout: i, field: `scores.${t}` });
       out.scores[c0 + t] = v;
     }
     out.hasScores[i] = 1;
