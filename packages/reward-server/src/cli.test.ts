@@ -1,0 +1,81 @@
+/** `rlvr-reward-server` as a child process (the built `dist/cli.js`): serve, SIGTERM with a request in flight, bad arguments. */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { mathReward } from '@rlvr/math-verify';
+import { SLOW, body, makeCases } from './test-utils/cases.js';
+import { post, send } from './test-utils/http.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+/** Starts the CLI and resolves with its URL once it prints the listening line. */
+function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string; exit: Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1]!, stderr: () => err, exit });
+    });
+    void exit.then((code) => reject(new Error(`CLI exited with ${code} before listening: ${err}`)));
+  });
+}
+
+describe('rlvr-reward-server CLI', () => {
+  it('serves /get_reward on loopback and drains a request in flight on SIGTERM, exiting 0', async () => {
+    const { child, url, stderr, exit } = await startCli(['--port', '0', '--concurrency', '1', '--timeout-ms', '4000']);
+    try {
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const cases = makeCases(30);
+      const r = await post(`${url}/get_reward`, body(cases));
+      expect(r.json.rewards).toEqual(cases.map((c) => mathReward(c.completion, c.gold).reward));
+      const slow = [...makeCases(4), { prompt: '', completion: SLOW, gold: '1', expected: 0 as const }];
+      const inFlight = post(`${url}/get_reward`, body(slow));
+      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2); // itself + the slow one
+      child.kill('SIGTERM');
+      const done = await inFlight;
+      expect(done.status).toBe(200);
+      expect(done.json.rewards).toEqual(slow.map((c) => mathReward(c.completion, c.gold).reward));
+      expect(await exit).toBe(0);
+      expect(stderr()).toMatch(/SIGTERM: draining 1 request\(s\) in flight/);
+      expect(stderr()).toMatch(/stopped/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it.each([
+    [['--port', 'abc'], /--port must be an integer/],
+    [['--timeout-ms', '0'], /timeoutMs/],
+    [['--verify', '{"percent": "sometimes"}'], /verify\.percent/],
+    [['--verify', 'not json'], /--verify must be a JSON object/],
+    [['--on-prompt-mismatch', 'ignore'], /onPromptMismatch: must be one of "whole_query", "zero"/],
+    [['--bogus'], /Unknown option '--bogus'/],
+  ])('%j exits 2 with a message', (args, message) => {
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('exits 1 when the port is taken', async () => {
+    const { child, url, exit } = await startCli(['--port', '0', '--concurrency', '1']);
+    try {
+      const r = spawnSync(process.execPath, [CLI, '--port', new URL(url).port, '--concurrency', '1'], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
+    } finally {
+      child.kill('SIGINT');
+      expect(await exit).toBe(0);
+    }
+  }, 30_000);
+
+  it('--help prints the options and exits 0', () => {
+    const r = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/--max-body-bytes N/);
+  });
+});

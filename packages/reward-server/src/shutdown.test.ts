@@ -1,0 +1,71 @@
+/**
+ * Graceful shutdown with real requests in flight: `close()` lets them finish, refuses new connections, and cuts
+ * only what outlives `shutdownTimeoutMs`.
+ */
+import { Agent } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { mathReward } from '@rlvr/math-verify';
+import { RewardServer } from './server.js';
+import { SLOW, body, makeCases } from './test-utils/cases.js';
+import { post, send } from './test-utils/http.js';
+
+/** A batch whose grading takes over a second: one slow item (no timeout hit with the default 5 s) among quick ones. */
+function slowBatch() {
+  const cases = makeCases(12);
+  cases[5] = { ...cases[5]!, completion: `so ${SLOW}`, gold: '1' };
+  return cases;
+}
+
+describe('graceful shutdown', () => {
+  it('finishes the request in flight, answers it correctly, then refuses new connections', async () => {
+    const server = await RewardServer.start({ port: 0, concurrency: 1 });
+    const url = server.url;
+    const cases = slowBatch();
+    const inFlight = post(`${url}/get_reward`, body(cases));
+    await expect.poll(() => server.stats.inFlight).toBe(1);
+    await new Promise((r) => setTimeout(r, 100)); // the body is read and the batch is on the pool
+    const closed = server.close();
+    expect(server.close()).toBe(closed); // idempotent
+    const r = await inFlight;
+    expect(r.status).toBe(200);
+    expect(r.headers.connection).toBe('close');
+    expect(r.json.rewards).toEqual(cases.map((c) => mathReward(c.completion, c.gold).reward));
+    expect(r.json.extra_logs.timeout).toEqual(cases.map(() => 0));
+    await closed;
+    await expect(send(`${url}/health`, 'GET')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  }, 30_000);
+
+  it('answers 503 to a new request on an open keep-alive connection while draining', async () => {
+    const server = await RewardServer.start({ port: 0, concurrency: 1 });
+    const url = server.url;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect((await send(`${url}/health`, 'GET', undefined, { agent })).status).toBe(200);
+      const other = post(`${url}/get_reward`, body(slowBatch())); // keeps the server draining for a while
+      await expect.poll(() => server.stats.inFlight).toBe(1);
+      await new Promise((r) => setTimeout(r, 100));
+      const closed = server.close();
+      // The keep-alive socket was idle, so close() ended it; a fresh one is refused. Either way nothing hangs.
+      const late = await send(`${url}/get_reward`, 'POST', JSON.stringify(body(makeCases(2))), { agent }).catch((e: NodeJS.ErrnoException) => e);
+      if (late instanceof Error) expect(['ECONNREFUSED', 'ECONNRESET']).toContain(late.code);
+      else expect([late.status, late.json.error.code]).toEqual([503, 'shutting_down']);
+      expect((await other).status).toBe(200);
+      await closed;
+    } finally {
+      agent.destroy();
+    }
+  }, 30_000);
+
+  it('cuts a request that outlives shutdownTimeoutMs and still stops', async () => {
+    const server = await RewardServer.start({ port: 0, concurrency: 1, timeoutMs: 60_000, shutdownTimeoutMs: 100 });
+    const cases = makeCases(3).map((c) => ({ ...c, completion: SLOW, gold: '1' })); // several seconds of work
+    const inFlight = post(`${server.url}/get_reward`, body(cases)).catch((e: Error) => e);
+    await expect.poll(() => server.stats.inFlight).toBe(1);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await server.close();
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    const r = await inFlight;
+    expect(r).toBeInstanceOf(Error);
+  }, 30_000);
+});

@@ -1,0 +1,74 @@
+/**
+ * docs/examples/verl_reward.py, run by Debian's Python (standard library only) against real servers on loopback:
+ * per-response `compute_score`, the batch hook, fail-over past a dead replica, and a 4xx surfacing as an error.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mathReward } from '@rlvr/math-verify';
+import { RewardServer } from './server.js';
+import { makeCases } from './test-utils/cases.js';
+
+const PY = '/usr/bin/python3';
+const EXAMPLE = fileURLToPath(new URL('../../../docs/examples/verl_reward.py', import.meta.url));
+
+/** Runs the example asynchronously: the servers live in this process, so blocking on the child would starve them. */
+function runExample(urls: string[], rows: object[], args: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(PY, [EXAMPLE, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RLVR_REWARD_URLS: urls.join(','), RLVR_REWARD_RETRIES: '2' },
+    timeout: 60_000,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  child.stderr.on('data', (c) => (stderr += c));
+  child.stdin.end(rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+}
+
+let a: RewardServer;
+let b: RewardServer;
+let deadUrl: string;
+beforeAll(async () => {
+  [a, b] = await Promise.all([RewardServer.start({ port: 0, concurrency: 1 }), RewardServer.start({ port: 0, concurrency: 1 })]);
+  const dead = await RewardServer.start({ port: 0, concurrency: 1 });
+  deadUrl = dead.url;
+  await dead.close();
+});
+afterAll(() => Promise.all([a.close(), b.close()]));
+
+describe.skipIf(!existsSync(PY))('verl custom reward function (docs/examples/verl_reward.py)', () => {
+  const cases = makeCases(40);
+  const rows = cases.map((c, i) => ({ data_source: 'math', solution_str: c.completion, ground_truth: i % 4 === 0 && /^\d+$/.test(c.gold) ? Number(c.gold) : c.gold }));
+  const want = cases.map((c) => mathReward(c.completion, c.gold).reward);
+
+  it('compute_score: one request per response, scores equal to in-process mathReward', async () => {
+    const r = await runExample([a.url], rows);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim().split('\n').map(Number)).toEqual(want);
+  });
+
+  it('compute_score_batch over two replicas, with a dead one listed first', async () => {
+    const before = [a.stats.answers, b.stats.answers];
+    const r = await runExample([deadUrl, a.url, b.url], rows, ['--batch']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim().split('\n').map(Number)).toEqual(want);
+    // the batch is split in contiguous chunks, one per listed URL; the dead URL's chunk failed over to a live one
+    expect(a.stats.answers - before[0]! + (b.stats.answers - before[1]!)).toBe(rows.length);
+    expect(b.stats.answers - before[1]!).toBeGreaterThan(0);
+  });
+
+  it('a request the server refuses (here 413) raises with the server message, without retrying', async () => {
+    const tiny = await RewardServer.start({ port: 0, concurrency: 1, maxBodyBytes: 64 });
+    try {
+      const r = await runExample([tiny.url], [{ data_source: 'math', solution_str: 'x'.repeat(100), ground_truth: '1' }]);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/ValueError: .* refused the request \(413\): .*body_too_large/);
+      expect(tiny.stats.requests).toBe(1);
+    } finally {
+      await tiny.close();
+    }
+  });
+});
