@@ -42,3 +42,8 @@ export type { PolicySampler, PolicySamplerOptions, PolicySamplerOptionsInput, Po
 export { pickToken } from './token-sampling.js';
 export type { TokenChoice, Picked } from './token-sampling.js';
 export { StopMatcher } from './stop-matcher.js';
+export { PolicyServerOptionsSchema, startPolicyServer } from './serve.js';
+export type { PolicyServer, PolicyServerOptions, PolicyServerOptionsInput, ServedPolicy } from './serve.js';
+export { ServeCompletionRequestSchema, ServeChatRequestSchema } from './serve-protocol.js';
+export { runServe } from './cli-serve.js';
+export type { ServeResult } from './cli-serve.js';
