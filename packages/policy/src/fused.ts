@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { swapLast } from './ops.js';
+import { bmm, swapLast } from './ops.js';
 
 /**
  * Fused blocks with hand-written gradients. Why: the tape of plain tfjs ops keeps every
@@ -64,16 +64,16 @@ export function swiglu<T extends tf.Tensor>(gate: T, up: T): T {
  */
 export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor4D {
   const f: GradFn = (qq, kk, vv, save) => {
-    const P = tf.softmax(tf.add(tf.matMul(qq as tf.Tensor, swapLast(kk as tf.Tensor)), bias), -1);
+    const P = tf.softmax(tf.add(bmm(qq as tf.Tensor, swapLast(kk as tf.Tensor)), bias), -1);
     (save as tf.GradSaveFunc)([qq as tf.Tensor, kk as tf.Tensor, vv as tf.Tensor, P]);
     return {
-      value: tf.matMul(P, vv as tf.Tensor),
+      value: bmm(P, vv as tf.Tensor),
       gradFunc: (dY, [sq, sk, sv, sp]) => {
-        const dV = tf.matMul(swapLast(sp), dY);
-        const dP = tf.matMul(dY, swapLast(sv));
+        const dV = bmm(swapLast(sp), dY);
+        const dP = bmm(dY, swapLast(sv));
         const dS = tf.mul(sp, tf.sub(dP, tf.sum(tf.mul(dP, sp), -1, true)));
-        const dQ = tf.matMul(dS, sk);
-        const dK = tf.matMul(swapLast(dS), sq);
+        const dQ = bmm(dS, sk);
+        const dK = bmm(swapLast(dS), sq);
         return [dQ, dK, dV];
       },
     };

@@ -73,3 +73,20 @@ export function matmul<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
   };
   return tf.customGrad(f as never)(a, b) as T;
 }
+
+/**
+ * Batched plain product a `[..., M, K]` @ b `[..., K, N]` (no autodiff of its own: for use inside
+ * custom gradients). On wasm, the batched kernel is ~5x slower than a loop of 2-D products when N
+ * is wide (measured 132 vs 25 ms for 16 x [512,32]x[32,256]) but faster when N is narrow
+ * (67 vs 94 ms for N = 32), so wide products are unrolled over the batch.
+ */
+export function bmm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  const N = b.shape[b.rank - 1];
+  const lead = a.shape.slice(0, -2);
+  const nb = lead.reduce((x, y) => x * y, 1);
+  if (a.rank < 3 || nb === 1 || N < 64 || tf.getBackend() !== 'wasm') return tf.matMul(a, b);
+  const [M, K] = a.shape.slice(-2);
+  const as = tf.unstack(tf.reshape(a, [nb, M, K]));
+  const bs = tf.unstack(tf.reshape(b, [nb, K, N]));
+  return tf.reshape(tf.stack(as.map((x, i) => tf.matMul(x as tf.Tensor2D, bs[i] as tf.Tensor2D))), [...lead, M, N]);
+}

@@ -38,10 +38,11 @@ def main():
 
     train_step()  # warm-up
     steps = args.get("train_steps", 3)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         train_step()
     train_s = (time.perf_counter() - t0) / steps
+    train_cpu = (time.process_time() - c0) / steps
 
     prompt, new = args.get("prompt", 16), args.get("new_tokens", 64)
     with torch.no_grad():
@@ -59,15 +60,20 @@ def main():
                 tok = (h[:, -1] @ Q.lm_head(p, cfg).T).argmax(-1)
             return time.perf_counter() - t0
         decode()  # warm-up
+        c0 = time.process_time()
         decode_s = decode()
+        decode_cpu = time.process_time() - c0
     print(json.dumps({
         "framework": "pytorch",
         "version": torch.__version__,
         "threads": torch.get_num_threads(),
         "train_step_s": train_s,
         "train_tokens_per_s": B * T / train_s,
+        "train_cpu_s": train_cpu,
+        "train_tokens_per_cpu_s": B * T / train_cpu,
         "decode_s": decode_s,
         "decode_tokens_per_s": B * new / decode_s,
+        "decode_tokens_per_cpu_s": B * new / decode_cpu,
     }))
 
 
