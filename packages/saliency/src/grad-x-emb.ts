@@ -39,16 +39,23 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
       const mask = tf.tensor2d(packed.attentionMask, [n, S]);
       const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
-      const answerMask = tf.tensor2d(packed.answerMask, [n, C]);
       // A fresh leaf: the gradient is taken w.r.t. this tensor, never the embedding table.
       const embeds = model.embed(ids);
+      const { positions, answerTargets } = answerPositions(packed);
+      const lpOptions = { temperature: cfg.temperature, weightGrad: false, maxChunkElements: cfg.maxChunkElements };
       const answerLoss = (e: tf.Tensor3D): tf.Scalar => {
         const h = model.hidden({ embeds: e, attentionMask: mask });
         const hs = tf.slice(h, [0, P - 1, 0], [n, C, D]) as tf.Tensor3D;
-        const r = model.tokenLogprobs(hs, targets, { temperature: cfg.temperature, weightGrad: false, maxChunkElements: cfg.maxChunkElements });
-        // The same forward pass yields the old log-probs: keep them past the gradient's tidy.
+        // The same forward pass yields the old log-probs of every token: keep them past the
+        // gradient's tidy. They do not lead to the loss, so the backward pass never visits them.
+        const r = model.tokenLogprobs(hs, targets, lpOptions);
         kept = [tf.keep(r.logprobs), tf.keep(r.entropy)];
-        return tf.neg(tf.sum(tf.mul(r.logprobs, answerMask))) as tf.Scalar;
+        if (positions.length === 0) return tf.scalar(0);
+        // L_ans from the answer positions' hidden states only `[1, N, D]`: the backward pass then
+        // recomputes the LM head for N positions instead of all n x C.
+        const ha = tf.reshape(gatherRows(tf.reshape(h, [n * S, D]) as tf.Tensor2D, positions), [1, positions.length, D]) as tf.Tensor3D;
+        const la = model.tokenLogprobs(ha, tf.tensor2d(answerTargets, [1, positions.length], 'int32'), lpOptions).logprobs;
+        return tf.neg(tf.sum(la)) as tf.Scalar;
       };
       let scores: Float32Array | null = null;
       let gradient: Float32Array | undefined;
@@ -75,6 +82,39 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
     tf.dispose(kept);
   }
   return result!;
+}
+
+/** Flat hidden-state rows `r * S + P - 1 + j` that predict the answer tokens, and those tokens. */
+function answerPositions(packed: PackedRows): { positions: Int32Array; answerTargets: Int32Array } {
+  const { n, P, C, S } = packed;
+  const pos: number[] = [];
+  const tgt: number[] = [];
+  for (let r = 0; r < n; r++) {
+    for (let j = 0; j < C; j++) {
+      if (packed.answerMask[r * C + j]) {
+        pos.push(r * S + P - 1 + j);
+        tgt.push(packed.ids[r * S + P + j]!);
+      }
+    }
+  }
+  return { positions: Int32Array.from(pos), answerTargets: Int32Array.from(tgt) };
+}
+
+/**
+ * Rows `idx` of x `[M, D]` -> `[N, D]`, with a scatter-add gradient (tfjs's own gather gradient
+ * needs UnsortedSegmentSum, which the wasm backend lacks).
+ */
+function gatherRows(x: tf.Tensor2D, idx: Int32Array): tf.Tensor2D {
+  const [M, D] = x.shape;
+  const f = (xx: tf.Tensor, save: tf.GradSaveFunc) => {
+    const i = tf.tensor1d(idx, 'int32');
+    save([i]);
+    return {
+      value: tf.gather(xx, i),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.scatterND(tf.reshape(saved[0]!, [idx.length, 1]), dy, [M, D]),
+    };
+  };
+  return tf.customGrad(f as never)(x) as tf.Tensor2D;
 }
 
 /**

@@ -1,0 +1,133 @@
+// @rlvr/saliency cost: on the benchmark config of @rlvr/policy (hidden 256, 6 layers, 8 heads,
+// vocab 4096; batch 16 x 256 tokens), all in one run, on one backend:
+//   (a) the old-log-prob forward alone (what a trainer runs anyway once per rollout batch),
+//   (b) the fused forward + GRAIL input-only backward (`logprobsWithGradXEmb`: old log-probs AND scores),
+//   (c) OAR-G (`noisyKl`: clean forward + noisy forward + input-only backward),
+//   (d) one full training forward + backward (tf.variableGrads over all parameters of a log-prob loss).
+// Goals of issue 5: (b)/(a) <= 2.0 and (b)/(d) <= 1.
+//
+//   npx tsc -b packages/saliency && node tools/bench/saliency/bench.mjs [--backend wasm|cpu|tensorflow] [--steps 2]
+//
+// Prints a JSON summary. Timings are wall-clock means over --steps after one warm-up each.
+import { parseArgs } from 'node:util';
+import * as tf from '@tensorflow/tfjs-core';
+import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
+import { batchFromRows } from '@rlvr/core';
+import { logprobsWithGradXEmb, noisyKl, packRows } from '@rlvr/saliency';
+
+const { values } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'wasm' },
+    steps: { type: 'string', default: '2' },
+    batch: { type: 'string', default: '16' },
+    seq: { type: 'string', default: '256' },
+    prompt: { type: 'string', default: '32' },
+  },
+});
+
+// The benchmark config of tools/bench/policy/bench.mjs.
+const BENCH_CONFIG = {
+  model_type: 'qwen3',
+  vocab_size: 4096,
+  hidden_size: 256,
+  intermediate_size: 1280,
+  num_hidden_layers: 6,
+  num_attention_heads: 8,
+  num_key_value_heads: 4,
+  head_dim: 32,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  max_position_embeddings: 1024,
+  tie_word_embeddings: false,
+};
+
+const B = Number(values.batch);
+const S = Number(values.seq);
+const P = Number(values.prompt);
+const C = S - P;
+const steps = Number(values.steps);
+const log = [];
+const backend = await selectBackend({ backend: values.backend }, { info: (m) => log.push(m) });
+const config = parseModelConfig(BENCH_CONFIG);
+const model = Qwen3Model.random(config, 0, 0.02);
+
+// 16 rollouts of 32 prompt + 224 completion tokens; the boxed answer sits 20 tokens before the end.
+let seed = 1;
+const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const tok = (n) => Array.from({ length: n }, () => 3 + Math.floor(rand() * (config.vocab_size - 3)));
+const rows = Array.from({ length: B }, (_, i) => ({
+  group: Math.floor(i / 8),
+  reward: i % 2,
+  prompt: tok(P),
+  completion: tok(C),
+  spans: { open: [C - 20, C - 17], content: [C - 17, C - 12], close: [C - 12, C - 11] },
+}));
+const batch = batchFromRows(rows);
+const tokenBudget = B * S;
+const packed = packRows(batch, [...Array(B).keys()], 'boxed');
+
+/** (a) the old log-probs alone: one forward pass from ids, chunked log-softmax, read back. */
+function oldLogprobs() {
+  return tf.tidy(() => {
+    const ids = tf.tensor2d(packed.ids, [B, S], 'int32');
+    const mask = tf.tensor2d(packed.attentionMask, [B, S]);
+    const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [B, C, config.hidden_size]);
+    return model.tokenLogprobs(h, tf.slice(ids, [0, P], [B, C])).logprobs.dataSync();
+  });
+}
+
+/** (d) one training forward + backward over every parameter (the update a PPO epoch runs). */
+function trainStep() {
+  const ids = tf.tensor2d(packed.ids, [B, S], 'int32');
+  const mask = tf.tensor2d(packed.attentionMask, [B, S]);
+  const targets = tf.slice(ids, [0, P], [B, C]);
+  const { value, grads } = tf.variableGrads(() => {
+    const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [B, C, config.hidden_size]);
+    return tf.neg(tf.mean(model.tokenLogprobs(h, targets).logprobs));
+  }, model.variables());
+  value.dataSync();
+  for (const g of Object.values(grads)) g.dataSync();
+  tf.dispose([value, ids, mask, targets, ...Object.values(grads)]);
+}
+
+const cases = {
+  a_old_logprobs: oldLogprobs,
+  b_fused_grail: () => logprobsWithGradXEmb(model, batch, { tokenBudget }),
+  c_oar_g: () => noisyKl(model, batch, { tokenBudget }),
+  d_train_step: trainStep,
+};
+const seconds = {};
+const leaks = {};
+for (const [name, fn] of Object.entries(cases)) {
+  fn(); // warm-up (kernel setup, allocation)
+  const before = tf.memory().numTensors;
+  const t0 = performance.now();
+  for (let i = 0; i < steps; i++) fn();
+  seconds[name] = (performance.now() - t0) / 1000 / steps;
+  leaks[name] = tf.memory().numTensors - before;
+}
+
+const r = (x) => Math.round(x * 100) / 100;
+console.log(
+  JSON.stringify(
+    {
+      backend,
+      log,
+      parameters: model.numParameters(),
+      batch: `${B} x ${S} (prompt ${P}, completion ${C})`,
+      steps,
+      seconds,
+      ratios: {
+        'b/a (goal <= 2.0)': r(seconds.b_fused_grail / seconds.a_old_logprobs),
+        'b/d (goal <= 1)': r(seconds.b_fused_grail / seconds.d_train_step),
+        'c/a': r(seconds.c_oar_g / seconds.a_old_logprobs),
+        'c/d': r(seconds.c_oar_g / seconds.d_train_step),
+        'GRAIL overhead per update with 4 epochs = (b - a) / (4 d + a)': r((seconds.b_fused_grail - seconds.a_old_logprobs) / (4 * seconds.d_train_step + seconds.a_old_logprobs)),
+      },
+      leaked_tensors: leaks,
+    },
+    null,
+    2,
+  ),
+);
+model.dispose();
