@@ -11,14 +11,14 @@ import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaselin
  */
 export function mergeConfigSchemas(name: string, baseline: SequenceBaseline, weighting: TokenWeighting): ConfigSchema {
   const shape: Record<string, z.ZodType> = {};
-  const owner: Record<string, string> = {};
+  const owner = new Map<string, string>();
   for (const [part, schema] of [[`baseline ${baseline.name}`, baseline.configSchema], [`weighting ${weighting.name}`, weighting.configSchema]] as const) {
     for (const [key, field] of Object.entries(schema.shape)) {
-      if (key in shape) {
-        throw new AdvantagesError('config_clash', `estimator ${name}: option "${key}" is declared by both ${owner[key]} and ${part}; rename one of them`, { field: key });
+      if (owner.has(key)) {
+        throw new AdvantagesError('config_clash', `estimator ${name}: option "${key}" is declared by both ${owner.get(key)} and ${part}; rename one of them`, { field: key });
       }
       shape[key] = field as z.ZodType;
-      owner[key] = part;
+      owner.set(key, part);
     }
   }
   const parts = [baseline.configSchema, weighting.configSchema];
