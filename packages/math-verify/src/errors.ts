@@ -1,5 +1,5 @@
 /** Every way a caller can misuse `@rlvr/math-verify`. Closed union: callers may switch on it. */
-export type MathVerifyErrorCode = 'invalid_options' | 'invalid_row' | 'pool_closed' | 'worker_failed';
+export type MathVerifyErrorCode = 'invalid_options' | 'invalid_row' | 'pool_closed';
 
 /** Where an error happened, when known: the input file and 1-based line (CLI), or the batch index. */
 export interface MathVerifyErrorLocation {

@@ -297,6 +297,8 @@ function substituteIndex(n: Node, name: string, k: bigint): Node {
     switch (x.k) {
       case 'sym':
         return x.name === name ? lit : x;
+      case 'const':
+        return x.name === name ? lit : x;
       case 'add':
         return { k: 'add', terms: x.terms.map(go) };
       case 'mul':

@@ -87,7 +87,7 @@ const REL_CMDS: Record<string, RelOp> = {
 };
 const REL_OPS: Record<string, RelOp> = { '=': '=', '<': '<', '>': '>', '<=': '<=', '>=': '>=', '!=': '!=' };
 /** Single letters that read as a function when followed directly by `(`: f(x), g(2), W(n). */
-const FUNCTION_LETTERS = new Set(['f', 'g', 'h', 'F', 'G', 'H', 'W', 'P', 'Q', 'p', 'q', 'r', 'u', 'v']);
+const FUNCTION_LETTERS = new Set(['f', 'g', 'h', 'F', 'G', 'H', 'W', 'P', 'Q']);
 /** Commands that end an expression (they belong to a looser level). */
 const STOP_CMDS = new Set(['cup', 'cap', 'setminus', 'pm', 'mp', 'to', 'rightarrow', 'implies', 'iff', 'Rightarrow', 'end', 'quad', 'qquad', 'rfloor', 'rceil', 'pmod', 'bmod', 'mod']);
 const SEPARATOR_WORDS = new Set(['and', 'or', 'und', 'et', 'ou', 'y', 'o']);
@@ -779,9 +779,11 @@ export class Parser {
       if (this.isOp('_')) {
         this.next();
         const sub = this.parseScript();
-        if (sub.k === 'rel' && sub.ops[0] === '=' && sub.items[0]?.k === 'sym') {
-          index = sub.items[0].name;
-          lo = sub.items[1] as Node;
+        const idx = sub.k === 'rel' && sub.ops[0] === '=' ? sub.items[0] : undefined;
+        if (idx !== undefined && (idx.k === 'sym' || (idx.k === 'const' && (idx.name === 'i' || idx.name === 'e')))) {
+          // `\sum_{i=1}^n`: here i is an index, not the imaginary unit.
+          index = idx.name;
+          lo = (sub as Extract<Node, { k: 'rel' }>).items[1] as Node;
         } else throw new ParseError('sum without index range');
       } else if (this.isOp('^')) {
         this.next();

@@ -55,6 +55,8 @@ describe('verifyAnswer: symbolic', () => {
     expect(eq('\\tan^2(y)+1', '\\sec^2(y)')).toBe(true);
     expect(eq('\\frac{x+2}{7}', '\\frac{x}{7}+\\frac{2}{7}')).toBe(true);
     expect(eq('x+2n+1', 'x+1')).toBe(false);
+    expect(eq('p(1-p)', 'p - p^2')).toBe(true); // a product, not a function p
+    expect(eq('f(x)', 'f(x)')).toBe(true);
     expect(eq('\\sin(90^{\\circ}-x)', '\\cos(x)')).toBe(true);
   });
   it('evaluates pi, e, roots, logs and trig', () => {
@@ -65,6 +67,8 @@ describe('verifyAnswer: symbolic', () => {
     expect(eq('-1', 'e^{i\\pi}')).toBe(true);
     expect(eq('3\\sqrt{13}', '\\sqrt{117}')).toBe(true);
     expect(eq('55', '\\sum_{n=1}^{10} n')).toBe(true);
+    expect(eq('55', '\\sum_{i=1}^{10} i')).toBe(true);
+    expect(eq('ab', 'ba')).toBe(true);
   });
   it('handles complex numbers', () => {
     expect(eq('1+2i', 'i(2-i)')).toBe(true);

@@ -42,7 +42,8 @@ const FUNCTION_WORDS = /^(?:sin|cos|tan|sec|csc|cot|log|ln|exp|sqrt|pi)$/;
 function parseNormalized(norm: string): Parsed {
   const comma = decimalCommaForm(norm);
   const src = comma ?? norm;
-  if (/^[A-Za-z][A-Za-z' ]*$/.test(src) && /[A-Za-z]{2,}/.test(src) && !FUNCTION_WORDS.test(src) && !/^(?:[a-z] )+[a-z]$/.test(src)) {
+  // Words (`odd`, `Evelyn`, `no solution`) are text; two letters without a space (`ab`) stay a product.
+  if (/^[A-Za-z][A-Za-z' ]*$/.test(src) && /[A-Za-z]{3,}|[A-Za-z]{2} /.test(src) && !FUNCTION_WORDS.test(src) && !/^(?:[a-z] )+[a-z]$/.test(src)) {
     return { text: norm, node: textNode(src), error: null };
   }
   try {

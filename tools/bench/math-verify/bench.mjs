@@ -87,12 +87,19 @@ function heavyInProcess() {
   return n / ((performance.now() - t0) / 1000);
 }
 
-async function heavyPoolRate(pool, reps) {
+/** CPU seconds the process used per wall-clock second in the heavy pool runs: how many cores it actually got. */
+const coresUsed = { heavyPool1: [], heavyPool2: [] };
+
+async function heavyPoolRate(pool, reps, key) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const all = [];
   for (let r = 0; r < reps; r++) for (const it of heavy) all.push(pool.reward(it.row.pred, it.gold));
   await Promise.all(all);
-  return (reps * heavy.length) / ((performance.now() - t0) / 1000);
+  const wall = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  coresUsed[key].push((c.user + c.system) / 1e6 / wall);
+  return (reps * heavy.length) / wall;
 }
 
 const load0 = loadavg()[0];
@@ -128,8 +135,8 @@ for (let r = 0; r < ROUNDS; r++) {
     pool1: await timed('pool1', async () => counted(await poolRate(p1, reps), reps * items.length)),
     pool2: await timed('pool2', async () => counted(await poolRate(p2, reps), reps * items.length)),
     heavySingle: heavyInProcess(),
-    heavyPool1: await heavyPoolRate(p1, heavyReps),
-    heavyPool2: await heavyPoolRate(p2, heavyReps),
+    heavyPool1: await heavyPoolRate(p1, heavyReps, 'heavyPool1'),
+    heavyPool2: await heavyPoolRate(p2, heavyReps, 'heavyPool2'),
   });
 }
 await p1.close();
@@ -161,6 +168,8 @@ const result = {
     pool1AnswersPerSecond: Math.round(median(rounds.map((x) => x.heavyPool1))),
     pool2AnswersPerSecond: Math.round(median(rounds.map((x) => x.heavyPool2))),
     pool2OverPool1: +(median(rounds.map((x) => x.heavyPool2)) / median(rounds.map((x) => x.heavyPool1))).toFixed(2),
+    coresUsedPool1: +median(coresUsed.heavyPool1).toFixed(2),
+    coresUsedPool2: +median(coresUsed.heavyPool2).toFixed(2),
   },
   mathVerifyBaselineAnswersPerSecond: 37,
   singleThreadOverMathVerify: +(single / 37).toFixed(1),
