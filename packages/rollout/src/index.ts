@@ -8,7 +8,7 @@ export { boxedContent, DEFAULT_BOX_MARKERS } from './boxes.js';
 export { VocabFileSchema, vocabFromJson, loadVocab } from './vocab.js';
 export type { Vocab, VocabFile } from './vocab.js';
 export { vocabFromHfTokenizer, loadHfTokenizer } from './hf-tokenizer.js';
-export { vocabLoader, hfLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
+export { vocabLoader, hfLoader, tiktokenLoader, prunedLoader, modelLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
 export type { TokenizerLoader } from './tokenizer-spec.js';
 export { runCli } from './cli-run.js';
 export type { CliIo } from './cli-io.js';
@@ -37,7 +37,8 @@ export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } 
 export { HttpSamplerOptionsSchema, httpSampler } from './http-sampler.js';
 export type { HttpSamplerOptions, HttpSamplerOptionsInput, HttpSamplerEvent, HttpSamplerHooks } from './http-sampler.js';
 export { CompletionResponseSchema, ChatResponseSchema } from './http-protocol.js';
-export { PolicySamplerOptionsSchema, policySampler, policyTokenBytes } from './policy-sampler.js';
+export { PolicySamplerOptionsSchema, policySampler } from './policy-sampler.js';
+export { policyTokenBytes } from './policy-token-bytes.js';
 export type { PolicySampler, PolicySamplerOptions, PolicySamplerOptionsInput, PolicySamplerHooks } from './policy-sampler.js';
 export { pickToken } from './token-sampling.js';
 export type { TokenChoice, Picked } from './token-sampling.js';

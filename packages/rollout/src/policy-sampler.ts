@@ -5,6 +5,7 @@ import type { KVCache, Qwen3Model, Tokenizer } from '@rlvr/policy';
 import type { ApplyChatTemplate } from './prompt.js';
 import type { PromptSamples, SampledCompletion, Sampler, SampleRequest, SamplingParams } from './sampler.js';
 import type { TokenBytes } from './spans.js';
+import { policyTokenBytes } from './policy-token-bytes.js';
 import { StopMatcher } from './stop-matcher.js';
 import { pickToken } from './token-sampling.js';
 
@@ -38,27 +39,6 @@ export interface PolicySampler extends Sampler {
   readonly eosTokenIds: readonly number[];
   /** The prompt ids a request would be conditioned on (tokens as given; text / messages encoded). Throws on a prompt it cannot encode. */
   promptIds(request: SampleRequest): number[];
-}
-
-/**
- * Token bytes of a `@rlvr/policy` tokenizer as decoded text sees them: special tokens (and ids
- * the tokenizer does not know, e.g. the padding rows of a larger embedding table) are empty,
- * so `<|im_end|>` never shows up in completion text, stop-string matching or answer spans.
- */
-export function policyTokenBytes(tokenizer: Tokenizer): TokenBytes {
-  const special = new Set(tokenizer.specialTokens.values());
-  const empty = new Uint8Array(0);
-  return {
-    tokenBytes: (id: number) => (special.has(id) || !Number.isInteger(id) || id < 0 || id >= tokenizer.vocabSize ? empty : safeBytes(tokenizer, id)),
-  };
-}
-
-function safeBytes(tokenizer: Tokenizer, id: number): Uint8Array {
-  try {
-    return tokenizer.tokenBytes(id);
-  } catch {
-    return new Uint8Array(0); // an unused id inside the tokenizer's range
-  }
 }
 
 /** One completion being decoded. */

@@ -103,7 +103,7 @@ describe('rlvr-serve', () => {
     const one = await post('/v1/completions', { model: 'tiny', prompt: b, n: 1, max_tokens: 4, temperature: 0, logprobs: 0, return_tokens_as_token_ids: true });
     const ids = one.json.choices[0].logprobs.tokens.map((t: string) => Number(t.slice('token_id:'.length)));
     expect(json.choices[2].logprobs.tokens).toEqual(ids.map((id: number) => new TextDecoder().decode(tokenizer.tokenBytes(id))));
-    expect(json.choices[2].text).toBe(json.choices[2].logprobs.tokens.join(''));
+    expect(json.choices[2].text).toBe(json.choices[2].logprobs.tokens.filter((t: string) => t !== '<|im_end|>').join(''));
     // as OpenAI and vLLM count: each prompt once, every completion token
     expect(json.usage).toEqual({ prompt_tokens: a!.length + b!.length, completion_tokens: 16, total_tokens: a!.length + b!.length + 16 });
     const noLp = await post('/v1/completions', { model: 'tiny', prompt: 'Ann', max_tokens: 2 });

@@ -102,7 +102,10 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
     };
   };
 
-  const name = (asIds: boolean): TokenName => (asIds ? (id) => `token_id:${id}` : pieceText);
+  // token strings in the log-probs: special tokens by their text (`<|im_end|>`), others decoded
+  const specialText = new Map([...tokenizer.specialTokens].map(([text, id]) => [id, text]));
+  const tokenString = (id: number) => specialText.get(id) ?? pieceText(id);
+  const name = (asIds: boolean): TokenName => (asIds ? (id) => `token_id:${id}` : tokenString);
 
   const generate = async (prompts: number[][], n: number, params: SamplingParams, signal: AbortSignal): Promise<PromptSamples[]> => {
     const out = await serial(() => {

@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { Registry } from '@rlvr/core';
 import { RolloutError } from './errors.js';
 import type { TokenBytes } from './spans.js';
@@ -30,11 +31,48 @@ export const hfLoader: TokenizerLoader = {
   load: (arg) => loadHfTokenizer(arg),
 };
 
-/** A fresh registry with the loaders this package ships (`vocab`, `hf`). */
+/**
+ * A `@rlvr/policy` tokenizer (tiktoken-based) by its own spec. Imported on first use, so that the
+ * CLI starts without loading the policy package (and tfjs) unless such a tokenizer is asked for.
+ */
+async function policyTokenizer(spec: string): Promise<TokenBytes> {
+  const [{ loadTokenizer: load, PolicyError }, { policyTokenBytes }] = await Promise.all([import('@rlvr/policy'), import('./policy-token-bytes.js')]);
+  try {
+    return policyTokenBytes(load(spec), { strict: true });
+  } catch (cause) {
+    if (cause instanceof PolicyError) throw new RolloutError('invalid_tokenizer', cause.message, { field: 'tokenizer' }, { cause });
+    throw cause;
+  }
+}
+
+/** `tiktoken:NAME`: a built-in tiktoken encoding of `@rlvr/policy` (`gpt2`, `cl100k_base`, `o200k_base`, ...). */
+export const tiktokenLoader: TokenizerLoader = {
+  name: 'tiktoken',
+  usage: 'tiktoken:NAME      a built-in tiktoken encoding (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base)',
+  load: (arg) => policyTokenizer(`tiktoken:${arg}`),
+};
+
+/** `pruned:PATH`: a `@rlvr/policy` pruned vocabulary (`tokenizer.pruned.json`, or a directory holding one). */
+export const prunedLoader: TokenizerLoader = {
+  name: 'pruned',
+  usage: 'pruned:PATH        a @rlvr/policy pruned vocabulary (tokenizer.pruned.json or its directory)',
+  load: (arg) => policyTokenizer(`pruned:${arg}`),
+};
+
+/** `model:DIR`: the tokenizer of a `@rlvr/policy` model directory (its `tokenizer.pruned.json`, else its `tokenizer.json`). */
+export const modelLoader: TokenizerLoader = {
+  name: 'model',
+  usage: 'model:DIR          the tokenizer of a model directory (tokenizer.pruned.json, else tokenizer.json)',
+  load: async (arg) => {
+    if (!existsSync(arg) || !statSync(arg).isDirectory()) throw new RolloutError('invalid_tokenizer', `model:${arg} is not a directory`, { field: 'tokenizer' });
+    return policyTokenizer(arg);
+  },
+};
+
+/** A fresh registry with the loaders this package ships (`vocab`, `hf`, and `@rlvr/policy`'s `tiktoken`, `pruned`, `model`). */
 export function defaultTokenizerLoaders(): Registry<TokenizerLoader> {
   const r = new Registry<TokenizerLoader>('tokenizer kind');
-  r.register(vocabLoader);
-  r.register(hfLoader);
+  for (const l of [vocabLoader, hfLoader, tiktokenLoader, prunedLoader, modelLoader]) r.register(l);
   return r;
 }
 
