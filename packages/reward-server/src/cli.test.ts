@@ -73,6 +73,16 @@ describe('rlvr-reward-server CLI', () => {
     }
   }, 30_000);
 
+  it('examples/usage.mjs (the README example) runs and prints reward 1', async () => {
+    const example = fileURLToPath(new URL('../examples/usage.mjs', import.meta.url));
+    const child = spawn(process.execPath, [example], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (c) => (out += c));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(out).toMatch(/rewards: \[ 1 \]/);
+  }, 30_000);
+
   it('--help prints the options and exits 0', () => {
     const r = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });
     expect(r.status).toBe(0);
