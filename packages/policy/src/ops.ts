@@ -76,16 +76,21 @@ export function matmul<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
 
 /**
  * Batched plain product a `[..., M, K]` @ b `[..., K, N]` (no autodiff of its own: for use inside
- * custom gradients). On wasm, the batched kernel is ~5x slower than a loop of 2-D products when N
- * is wide (measured 132 vs 25 ms for 16 x [512,32]x[32,256]) but faster when N is narrow
- * (67 vs 94 ms for N = 32), so wide products are unrolled over the batch.
+ * custom gradients). On wasm the batched kernel runs at ~1.3 GFLOP/s, while a 2-D product with a
+ * wide output runs at 6-18 GFLOP/s (XNNPACK); but splitting a batch (Unpack) costs ~100 ms of CPU
+ * per 8 MB. So only products with a short inner axis K (cheap to split: q k^T and dY V^T, K =
+ * head size) and a wide N are unrolled over the batch (measured 132 -> 25 ms for
+ * 16 x [512,32]x[32,256]); the rest use the batched kernel (the transposed trick (b^T a^T)^T
+ * measured 66 -> 109 ms of CPU for 16 x [512,256]x[256,32], so it is not used).
  */
 export function bmm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   const N = b.shape[b.rank - 1];
+  const M = a.shape[a.rank - 2];
   const lead = a.shape.slice(0, -2);
   const nb = lead.reduce((x, y) => x * y, 1);
-  if (a.rank < 3 || nb === 1 || N < 64 || tf.getBackend() !== 'wasm') return tf.matMul(a, b);
-  const [M, K] = a.shape.slice(-2);
+  if (a.rank < 3 || nb === 1 || tf.getBackend() !== 'wasm') return tf.matMul(a, b);
+  const K = a.shape[a.rank - 1];
+  if (N < 64 || K > 64 || M < 16) return tf.matMul(a, b);
   const as = tf.unstack(tf.reshape(a, [nb, M, K]));
   const bs = tf.unstack(tf.reshape(b, [nb, K, N]));
   return tf.reshape(tf.stack(as.map((x, i) => tf.matMul(x as tf.Tensor2D, bs[i] as tf.Tensor2D))), [...lead, M, N]);
