@@ -13,6 +13,8 @@ export interface Case {
 const SUM = '\\sum_{k=1}^{2000} k^{k}';
 /** A genuinely slow item: four 2,000-term sums of k^k (over a second in-process; reward 0 when it finishes). */
 export const SLOW = `\\boxed{${[SUM, SUM, SUM, SUM].join(' + ')}}`;
+/** Twice that: for tests that need an item to outlast a budget with a wide margin on a loaded or a fast machine. */
+export const SLOWER = `\\boxed{${Array(8).fill(SUM).join(' + ')}}`;
 
 const PAIRS: [string, string, 0 | 1][] = [
   ['The answer is \\boxed{2}.', '2', 1],
@@ -29,12 +31,12 @@ const PAIRS: [string, string, 0 | 1][] = [
   ['\\boxed{\\dfrac{3}{4}}', '0.75', 1],
 ];
 
-export function makeCases(n: number, slowEvery = 0): Case[] {
+export function makeCases(n: number, slowEvery = 0, slow = SLOW): Case[] {
   const out: Case[] = [];
   for (let i = 0; i < n; i++) {
     const prompt = `<|im_start|>user\nProblem ${i}: solve it.<|im_end|>\n<|im_start|>assistant\n`;
     if (slowEvery > 0 && i % slowEvery === slowEvery - 1) {
-      out.push({ prompt, completion: `Let me add these. ${SLOW}`, gold: '1', expected: 0 });
+      out.push({ prompt, completion: `Let me add these. ${slow}`, gold: '1', expected: 0 });
       continue;
     }
     const [completion, gold, expected] = PAIRS[i % PAIRS.length]!;
