@@ -48,21 +48,21 @@ async function policyTokenizer(spec: string): Promise<TokenBytes> {
 /** `tiktoken:NAME`: a built-in tiktoken encoding of `@rlvr/policy` (`gpt2`, `cl100k_base`, `o200k_base`, ...). */
 export const tiktokenLoader: TokenizerLoader = {
   name: 'tiktoken',
-  usage: 'tiktoken:NAME      a built-in tiktoken encoding (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base)',
+  usage: 'tiktoken:NAME  a built-in tiktoken encoding (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base)',
   load: (arg) => policyTokenizer(`tiktoken:${arg}`),
 };
 
 /** `pruned:PATH`: a `@rlvr/policy` pruned vocabulary (`tokenizer.pruned.json`, or a directory holding one). */
 export const prunedLoader: TokenizerLoader = {
   name: 'pruned',
-  usage: 'pruned:PATH        a @rlvr/policy pruned vocabulary (tokenizer.pruned.json or its directory)',
+  usage: 'pruned:PATH  a @rlvr/policy pruned vocabulary (tokenizer.pruned.json or its directory)',
   load: (arg) => policyTokenizer(`pruned:${arg}`),
 };
 
 /** `model:DIR`: the tokenizer of a `@rlvr/policy` model directory (its `tokenizer.pruned.json`, else its `tokenizer.json`). */
 export const modelLoader: TokenizerLoader = {
   name: 'model',
-  usage: 'model:DIR          the tokenizer of a model directory (tokenizer.pruned.json, else tokenizer.json)',
+  usage: 'model:DIR  the tokenizer of a model directory (tokenizer.pruned.json, else tokenizer.json)',
   load: async (arg) => {
     if (!existsSync(arg) || !statSync(arg).isDirectory()) throw new RolloutError('invalid_tokenizer', `model:${arg} is not a directory`, { field: 'tokenizer' });
     return policyTokenizer(arg);
