@@ -33,13 +33,14 @@ export const NE = (reason: string): CompareResult => ({ equal: false, reason });
 /** Evaluation steps allowed per comparison (all sample points together). */
 export const STEP_BUDGET = 200_000;
 const SAMPLE_POINTS = 6;
+const NEGATIVE_POINTS = 4;
 
 export type Ctx = { settings: CompareSettings; budget: { steps: number } };
 
 
 /** Deterministic sample points in [1.6, 3.4) per variable (positive, so radicands and logs are mostly real); a small LCG keeps them reproducible. */
-function samplePoints(vars: string[], count: number): Map<string, Complex>[] {
-  let state = 0x9e3779b9;
+function samplePoints(vars: string[], count: number, mixedSigns = false): Map<string, Complex>[] {
+  let state = mixedSigns ? 0x2545f491 : 0x9e3779b9;
   const rnd = (): number => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return state / 4294967296;
@@ -47,7 +48,7 @@ function samplePoints(vars: string[], count: number): Map<string, Complex>[] {
   const pts: Map<string, Complex>[] = [];
   for (let i = 0; i < count; i++) {
     const m = new Map<string, Complex>();
-    for (const v of vars) m.set(v, c(1.6 + 1.8 * rnd()));
+    for (const v of vars) m.set(v, c(mixedSigns ? (rnd() < 0.7 ? -1 : 1) * (0.3 + 3 * rnd()) : 1.6 + 1.8 * rnd()));
     pts.push(m);
   }
   return pts;
@@ -195,7 +196,20 @@ function compareSampled(g: Node, p: Node, vars: string[], pct: boolean, ctx: Ctx
     if (!close(a.v, b.v, tol)) return NE(`differ at a sample point (${vars.join(', ')})`);
     valid++;
   }
-  return valid >= 2 ? EQ('symbolic (sampled)') : NE('too few finite sample points');
+  if (valid < 2) return NE('too few finite sample points');
+  // Points with negative values catch sign errors that positive points hide (|x| vs x, sqrt(x^2) vs x). They count
+  // only where both sides are real: principal powers of negatives are complex and say nothing about the answer.
+  for (const env of samplePoints(vars, NEGATIVE_POINTS, true)) {
+    const a = ev(g, env, pct, ctx);
+    const b = ev(p, env, pct, ctx);
+    if (a === null || b === null || !isRealFinite(a.v) || !isRealFinite(b.v)) continue;
+    if (!close(a.v, b.v, tol)) return NE(`differ at a sample point with negative values (${vars.join(', ')})`);
+  }
+  return EQ('symbolic (sampled)');
+}
+
+function isRealFinite(v: Complex): boolean {
+  return Number.isFinite(v.re) && Number.isFinite(v.im) && Math.abs(v.im) <= 1e-12 * Math.max(1, Math.abs(v.re));
 }
 
 /** f_pred = lambda * f_gold for one constant lambda != 0 (> 0 for inequalities) over the sample points. */

@@ -57,6 +57,10 @@ describe('verifyAnswer: symbolic', () => {
     expect(eq('x+2n+1', 'x+1')).toBe(false);
     expect(eq('p(1-p)', 'p - p^2')).toBe(true); // a product, not a function p
     expect(eq('f(x)', 'f(x)')).toBe(true);
+    expect(eq('|x|', 'x')).toBe(false); // caught at negative sample points
+    expect(eq('\\sqrt{x^2}', 'x')).toBe(false);
+    expect(eq('\\sqrt{x^2}', '|x|')).toBe(true);
+    expect(eq('x^{2/3}', '\\sqrt[3]{x}^2')).toBe(true); // complex principal powers at negatives are skipped
     expect(eq('\\sin(90^{\\circ}-x)', '\\cos(x)')).toBe(true);
   });
   it('evaluates pi, e, roots, logs and trig', () => {
