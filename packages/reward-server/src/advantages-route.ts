@@ -9,7 +9,7 @@
  */
 import { CoreError, formatZodIssues } from '@rlvr/core';
 import { AdvantagesError, InteropRowSchema, interopBatch, interopRowProblem, prepareEstimator, type InteropRow, type PreparedEstimator } from '@rlvr/advantages';
-import { RewardServerError } from './errors.js';
+import { RewardServerError, preview } from './errors.js';
 import { formatFloat32Array } from './float32.js';
 
 /** What `/advantages` was asked to do, before any estimation. */
@@ -40,7 +40,16 @@ function paramValue(text: string): unknown {
 function flag(text: string, name: string): boolean {
   if (text === '' || text === '1' || text === 'true') return true;
   if (text === '0' || text === 'false') return false;
-  throw new RewardServerError('invalid_request', `query parameter ${name} must be 1, 0, true or false (got ${JSON.stringify(text)})`, { field: name });
+  throw new RewardServerError('invalid_request', `query parameter ${name} must be 1, 0, true or false (got ${preview(text)})`, { field: name });
+}
+
+/** zod issues with the offending values when they can be shown (a deeply nested value cannot: then without them). */
+function issuesText(issues: Parameters<typeof formatZodIssues>[0], input: unknown): string {
+  try {
+    return formatZodIssues(issues, input);
+  } catch {
+    return formatZodIssues(issues);
+  }
 }
 
 /** Splits a body that is not one JSON document into JSONL rows; errors name the 1-based line. */
@@ -81,22 +90,22 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams): A
     if (extra.length > 0) throw new RewardServerError('invalid_request', `unknown key${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; the object form takes rows, estimator, options, weights`, { field: extra[0]! });
     rawRows = o.rows;
     if (o.estimator !== undefined) {
-      if (typeof o.estimator !== 'string') throw new RewardServerError('invalid_request', `estimator must be a string (got ${JSON.stringify(o.estimator)})`, { field: 'estimator' });
+      if (typeof o.estimator !== 'string') throw new RewardServerError('invalid_request', `estimator must be a string (got ${preview(o.estimator)})`, { field: 'estimator' });
       estimator = o.estimator;
     }
     if (o.options !== undefined) {
       if (o.options === null || typeof o.options !== 'object' || Array.isArray(o.options)) {
-        throw new RewardServerError('invalid_request', `options must be a JSON object of estimator options (got ${JSON.stringify(o.options)})`, { field: 'options' });
+        throw new RewardServerError('invalid_request', `options must be a JSON object of estimator options (got ${preview(o.options)})`, { field: 'options' });
       }
       options = { ...(o.options as Record<string, unknown>) };
     }
     if (o.weights !== undefined) {
-      if (typeof o.weights !== 'boolean') throw new RewardServerError('invalid_request', `weights must be true or false (got ${JSON.stringify(o.weights)})`, { field: 'weights' });
+      if (typeof o.weights !== 'boolean') throw new RewardServerError('invalid_request', `weights must be true or false (got ${preview(o.weights)})`, { field: 'weights' });
       weights = o.weights;
     }
   } else if (doc !== null && typeof doc === 'object') rawRows = [doc]; // a one-line JSONL body
-  else throw new RewardServerError('invalid_request', `POST /advantages takes a JSON array of rows, JSONL, or {"rows": [...]}; got ${JSON.stringify(doc)}`);
-  if (!Array.isArray(rawRows)) throw new RewardServerError('invalid_request', `rows must be an array of rows (got ${JSON.stringify(rawRows)})`, { field: 'rows' });
+  else throw new RewardServerError('invalid_request', `POST /advantages takes a JSON array of rows, JSONL, or {"rows": [...]}; got ${preview(doc)}`);
+  if (!Array.isArray(rawRows)) throw new RewardServerError('invalid_request', `rows must be an array of rows (got ${preview(rawRows)})`, { field: 'rows' });
   if (rawRows.length === 0) throw new RewardServerError('invalid_request', 'rows is empty: send at least one rollout', { field: 'rows' });
 
   for (const [name, value] of params) {
@@ -109,7 +118,7 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams): A
     const where = jsonl ? { line: i + 1 } : { index: i };
     if (!r.success) {
       const first = r.error.issues[0];
-      throw new RewardServerError('invalid_request', `row ${i}: ${formatZodIssues(r.error.issues.slice(0, 5), raw)}`, { ...where, ...(first ? { field: first.path.map(String).join('.') } : {}) }, { cause: r.error });
+      throw new RewardServerError('invalid_request', `row ${i}: ${issuesText(r.error.issues.slice(0, 5), raw)}`, { ...where, ...(first ? { field: first.path.map(String).join('.') } : {}) }, { cause: r.error });
     }
     return r.data;
   });
@@ -123,6 +132,8 @@ function prepare(req: AdvantagesRequest): PreparedEstimator {
     prepared = prepareEstimator(req.estimator, req.options);
   } catch (err) {
     if (err instanceof CoreError || err instanceof AdvantagesError) throw new RewardServerError('invalid_estimator', err.message, {}, { cause: err });
+    // formatting a deeply nested option value for the message overflows the stack
+    if (err instanceof RangeError) throw new RewardServerError('invalid_estimator', `estimator ${req.estimator}: options are not valid (${err.message})`, { field: 'options' }, { cause: err });
     throw err;
   }
   if (prepared.needs.length > 1) {

@@ -77,3 +77,14 @@ export class RewardServerError extends Error {
     return { error: { code: this.code, message: this.message, ...this.location } };
   }
 }
+
+/** A value as it may appear in an error message: JSON, cut at `max` characters; never throws (cycles, deep nesting). */
+export function preview(value: unknown, max = 80): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Array.isArray(value) ? 'a deeply nested array' : typeof value === 'object' && value !== null ? 'a deeply nested object' : String(value);
+  }
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}

@@ -101,6 +101,21 @@ describe('faults', () => {
     }
   });
 
+  it('deeply nested JSON (400,000 levels) is a 400 on both routes', async () => {
+    const deep = '['.repeat(400_000) + ']'.repeat(400_000);
+    for (const [path, payload] of [
+      ['/get_reward', deep],
+      ['/get_reward', `{"query": ${deep}, "labels": []}`],
+      ['/advantages', deep],
+      ['/advantages', `{"rows": [{"group": 1, "reward": 1, "length": 0}], "estimator": "grpo", "options": {"bessel": ${deep}}}`],
+    ] as const) {
+      const r = await post(`${url}${path}`, payload);
+      expect([path, r.status]).toEqual([path, 400]);
+      expect(r.json.error.message.length).toBeLessThan(2000);
+    }
+    await answersCorrectly();
+  });
+
   it('a malformed HTTP request gets a 400 and the server stays up', async () => {
     const u = new URL(url);
     const reply = await new Promise<string>((resolve) => {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import type { RewardResult, VerifierPool } from '@rlvr/math-verify';
-import { RewardServerError } from './errors.js';
+import { RewardServerError, preview } from './errors.js';
 import type { RewardServerOptions } from './options.js';
 
 /** Extra keys (OpenRLHF forks send more) are ignored; labels may be numbers (a numeric `--label_key` column). */
@@ -35,7 +35,7 @@ export function completionOf(query: string, prompt: string): { completion: strin
 /** Validates a parsed body: field types by zod, then the three lengths against each other. */
 export function parseGetRewardRequest(body: unknown): GetRewardRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new RewardServerError('invalid_request', `POST /get_reward takes a JSON object {"query": string[], "prompts": string[], "labels": string[]}, got ${Array.isArray(body) ? 'an array' : JSON.stringify(body)}`);
+    throw new RewardServerError('invalid_request', `POST /get_reward takes a JSON object {"query": string[], "prompts": string[], "labels": string[]}, got ${Array.isArray(body) ? 'an array' : preview(body)}`);
   }
   const r = GetRewardRequestSchema.safeParse(body);
   if (!r.success) {

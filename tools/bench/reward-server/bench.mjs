@@ -10,7 +10,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { VerifierPool, mathReward } from '../../../packages/math-verify/dist/index.js';
-import { makeBatch } from './mix.mjs';
+import { PATHOLOGICAL, makeBatch } from './mix.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -33,13 +33,19 @@ const CONCURRENCY = Number(values.concurrency);
 const ROUNDS = Number(values.rounds);
 const DISTINCT = 32; // distinct batches, cycled
 
-// The reference: in-process mathReward, memoised (the pathological strings repeat; each takes ~0.6 s).
+// The reference: in-process mathReward, memoised (the pathological strings repeat; each takes seconds).
 const memo = new Map();
 const reference = (c, g) => {
   const key = `${g}\u0000${c}`;
   if (!memo.has(key)) memo.set(key, mathReward(c, g).reward);
   return memo.get(key);
 };
+// What one pathological item costs without a budget (in-process, single thread), for comparison with the latencies.
+const pathologicalMs = PATHOLOGICAL.map(({ completion, gold }) => {
+  const t = performance.now();
+  memo.set(`${gold}\u0000${completion}`, mathReward(completion, gold).reward);
+  return Math.round(performance.now() - t);
+});
 const batches = Array.from({ length: DISTINCT }, (_, s) => {
   const b = makeBatch(s + 1, BATCH, SLOW);
   return { ...b, want: b.completions.map((c, i) => reference(c, b.golds[i])), body: JSON.stringify({ query: b.completions.map((c, i) => b.prompts[i] + c), prompts: b.prompts, labels: b.golds }) };
@@ -140,11 +146,13 @@ const served = mean((x) => x.server.answersPerSecond);
 const result = {
   machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), availableParallelism ${availableParallelism()}, node ${process.version}; shared with other engineers' jobs`,
   loadAverage1mBeforeAfter: [+load0.toFixed(2), +load1.toFixed(2)],
+  pathologicalItemInProcessMs: pathologicalMs,
   settings: { seconds: SECONDS, clients: CLIENTS, batch: BATCH, pathologicalPerBatch: SLOW, timeoutMs: TIMEOUT_MS, workers: CONCURRENCY, rounds: ROUNDS },
   rounds,
   inProcessPoolAnswersPerSecond: baseline,
   serverAnswersPerSecond: served,
   serverOverInProcessPool: +(served / baseline).toFixed(2),
+  serverP99OverTimeout: +(Math.max(...rounds.map((x) => x.server.p99Ms)) / TIMEOUT_MS).toFixed(1),
   allRepliesCorrect: rounds.every((x) => x.server.badReplies === 0 && x.inProcessPool.badReplies === 0),
 };
 console.log(JSON.stringify(result, null, 2));
