@@ -56,6 +56,21 @@ describe('rlvr-verify', () => {
     ]);
   });
 
+  it('grades only after --reasoning-delimiter', () => {
+    const rows = [
+      { gold: '42', pred: '<think> \\boxed{42} </think> no box after' },
+      { gold: '42', pred: '<think> ... </think> \\boxed{42}' },
+      { gold: '42', pred: '<think> never closed \\boxed{42}' },
+    ];
+    const r = run(['--reasoning-delimiter', '</think>'], rows.map((x) => JSON.stringify(x)).join('\n'));
+    expect(r.status).toBe(0);
+    expect(lines(r.stdout).map((x) => [x.equal, x.reason])).toEqual([
+      [false, 'no_answer'],
+      [true, 'same_text'],
+      [false, 'no_reasoning_end'],
+    ]);
+  });
+
   it('exits 2 with usage on bad arguments', () => {
     const r = run(['--extract', 'middle']);
     expect(r.status).toBe(2);

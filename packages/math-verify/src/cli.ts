@@ -26,6 +26,7 @@ options:
   --mode math|choice       multiple-choice letters with 'choice' (default math)
   --percent either|fraction|strip   how x% reads (default either)
   --ordered-lists          compare bare lists in order (default: as sets)
+  --reasoning-delimiter S  grade only the text after the last S (repeatable; e.g. '</think>')
   --rel-tol X              relative tolerance for inexact values (default 1e-6)
   -h, --help               this help`;
 
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
         mode: { type: 'string' },
         percent: { type: 'string' },
         'ordered-lists': { type: 'boolean' },
+        'reasoning-delimiter': { type: 'string', multiple: true },
         'rel-tol': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -89,6 +91,10 @@ async function main(): Promise<void> {
   }
   if (v.fallbacks) verify.fallbacks = true;
   if (v['ordered-lists']) verify.listOrder = 'ordered';
+  if (v['reasoning-delimiter'] !== undefined) {
+    if (v['reasoning-delimiter'].some((d) => d.length === 0)) fail('--reasoning-delimiter must not be empty');
+    verify.reasoningDelimiters = v['reasoning-delimiter'];
+  }
   if (v['rel-tol'] !== undefined) {
     const x = Number(v['rel-tol']);
     if (!(x > 0 && x <= 0.1)) fail(`--rel-tol must be in (0, 0.1] (got ${JSON.stringify(v['rel-tol'])})`);

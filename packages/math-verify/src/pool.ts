@@ -14,6 +14,9 @@ import { type VerifyOptionsInput, resolveOptions } from './options.js';
 import type { RewardResult, VerifyResult } from './verify.js';
 import type { WorkerItem, WorkerTask } from './worker.js';
 
+/** JSON of each resolved options object, computed once (options are sent to workers as strings). */
+const optionKeys = new WeakMap<object, string>();
+
 /** Longest a worker may take to start before its item is answered as a timeout. */
 const STARTUP_LIMIT_MS = 30_000;
 
@@ -115,7 +118,14 @@ export class VerifierPool {
   }
 
   private optionsKey(options: VerifyOptionsInput | undefined): string {
-    return options === undefined ? this.defaultOptions : JSON.stringify(resolveOptions(options));
+    if (options === undefined) return this.defaultOptions;
+    const resolved = resolveOptions(options);
+    let key = optionKeys.get(resolved);
+    if (key === undefined) {
+      key = JSON.stringify(resolved);
+      optionKeys.set(resolved, key);
+    }
+    return key;
   }
 
   private submit(item: WorkerItem): Promise<RewardResult | VerifyResult> {
