@@ -21,3 +21,5 @@ export type { PrunedVocab } from './tokenizer/pruned.js';
 export { loadTokenizer } from './tokenizer/load.js';
 export { ChatTemplate } from './tokenizer/chat.js';
 export type { ChatMessage, ChatRenderOptions } from './tokenizer/chat.js';
+export { completionLogprobs, packSequences } from './sequences.js';
+export type { SequenceRow, PackedSequences } from './sequences.js';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PolicyError } from './errors.js';
+import type { TensorToWrite } from './safetensors.js';
 import { CheckpointReader, SafetensorsFile, floatToBf16, floatToHalf, halfToFloat, writeCheckpointWeights, writeSafetensors } from './safetensors.js';
 import { FIXTURES } from './test-utils/fixtures.js';
 
@@ -48,7 +49,7 @@ describe('safetensors', () => {
 
   it('writes and reads sharded checkpoints with a Hugging Face index', () => {
     const dir = tmp();
-    const tensors = new Map([...'abcde'].map((k, i) => [`t.${k}`, { shape: [100], data: new Float32Array(100).fill(i) }] as const));
+    const tensors = new Map<string, TensorToWrite>([...'abcde'].map((k, i) => [`t.${k}`, { shape: [100], data: new Float32Array(100).fill(i) }]));
     const files = writeCheckpointWeights(dir, tensors, { maxShardBytes: 900 });
     expect(files).toEqual(['model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors', 'model-00003-of-00003.safetensors']);
     const index = JSON.parse(readFileSync(join(dir, 'model.safetensors.index.json'), 'utf8'));
