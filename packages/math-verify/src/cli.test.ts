@@ -71,6 +71,14 @@ describe('rlvr-verify', () => {
     ]);
   });
 
+  it('exits 1 and writes nothing when the input cannot be read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rlvr-verify-'));
+    const r = run([join(dir, 'missing.jsonl'), '-o', join(dir, 'out.jsonl')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/ENOENT/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('exits 2 with usage on bad arguments', () => {
     const r = run(['--extract', 'middle']);
     expect(r.status).toBe(2);
