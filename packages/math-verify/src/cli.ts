@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { VerifierPool } from './pool.js';
 import type { VerifyOptionsInput } from './options.js';
-import type { RewardResult } from './verify.js';
+import type { RewardResult } from './grade.js';
 
 const USAGE = `usage: rlvr-verify [FILE] [options]
 

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import { MathVerifyError } from './errors.js';
 import { type VerifyOptionsInput, resolveOptions } from './options.js';
-import type { RewardResult, VerifyResult } from './verify.js';
+import type { RewardResult, VerifyResult } from './grade.js';
 import type { WorkerItem, WorkerTask } from './worker.js';
 
 /** JSON of each resolved options object, computed once (options are sent to workers as strings). */

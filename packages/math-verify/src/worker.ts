@@ -2,8 +2,8 @@
  * Worker-thread entry of `VerifierPool` (loaded from `dist/worker.js` by piscina). Runs the pure verifier; the
  * pool kills this thread when an item exceeds its wall-clock budget.
  */
-import { type VerifyOptions, resolveOptions } from './options.js';
-import { type RewardResult, type VerifyResult, mathReward, verifyAnswer } from './verify.js';
+import { type RewardResult, type VerifyResult, gradeAnswer, gradeCompletion } from './grade.js';
+import type { VerifyOptions } from './options.js';
 
 export interface WorkerItem {
   kind: 'reward' | 'verify';
@@ -31,7 +31,8 @@ const resolved = new Map<string, VerifyOptions>();
 function optionsFor(json: string): VerifyOptions {
   let opts = resolved.get(json);
   if (opts === undefined) {
-    opts = resolveOptions(JSON.parse(json) as VerifyOptions);
+    // Resolved and validated by the pool in the main thread; the worker does not load zod.
+    opts = JSON.parse(json) as VerifyOptions;
     if (resolved.size < 64) resolved.set(json, opts);
   }
   return opts;
@@ -45,7 +46,7 @@ export default function run(task: WorkerTask): (RewardResult | VerifyResult)[] {
     progress[0] = Date.now();
     const item = task.items[i] as WorkerTask['items'][number];
     const opts = optionsFor(task.options[item.o] as string);
-    out.push(item.kind === 'reward' ? mathReward(item.a, item.b, opts) : verifyAnswer(item.a, item.b, opts));
+    out.push(item.kind === 'reward' ? gradeCompletion(item.a, item.b, opts) : gradeAnswer(item.a, item.b, opts));
   }
   return out;
 }
