@@ -154,3 +154,35 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     }
   });
 });
+
+describe.each(TEST_BACKENDS)('activation checkpointing on %s', (backend) => {
+  it('gives the same loss and gradients (input embeddings and every parameter), without leaks', async () => {
+    await useBackend(backend);
+    const model = Qwen3Model.random(config, 5, 0.2);
+    const ids = tf.tensor2d([[1, 2, 3, 4, 5, 6], [0, 0, 7, 8, 9, 10]], undefined, 'int32');
+    const mask = tf.tensor2d([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]], undefined, 'int32');
+    const tg = tf.tensor2d([[2, 3, 4, 5, 6, 0], [0, 7, 8, 9, 10, 0]], undefined, 'int32');
+    const run = (checkpoint: boolean) => {
+      const embeds = model.embed(ids);
+      const vars = model.variables();
+      const { value, grads } = tf.variableGrads(() => {
+        const h = model.hidden({ embeds: model.embed(ids), attentionMask: mask, checkpoint });
+        return tf.neg(tf.mean(model.tokenLogprobs(h, tg).logprobs)) as tf.Scalar;
+      }, vars);
+      const gE = tf.grad((e: tf.Tensor) => tf.sum(model.tokenLogprobs(model.hidden({ embeds: e as tf.Tensor3D, attentionMask: mask, checkpoint }), tg).logprobs) as tf.Scalar)(embeds);
+      const out = { loss: value.dataSync()[0], grads: vars.map((v) => grads[v.name].dataSync()), gE: gE.dataSync() };
+      tf.dispose([embeds, value, gE, ...Object.values(grads)]);
+      return out;
+    };
+    const plain = run(false);
+    const ck = run(true);
+    const before = tf.memory().numTensors;
+    run(true);
+    expect(tf.memory().numTensors).toBe(before);
+    expect(Math.abs(ck.loss - plain.loss)).toBeLessThan(1e-6);
+    expect(relError(ck.gE, plain.gE)).toBeLessThan(1e-5);
+    plain.grads.forEach((g, k) => expect(relError(ck.grads[k], g), model.variables()[k].name).toBeLessThan(1e-5));
+    tf.dispose([ids, mask, tg]);
+    model.dispose();
+  });
+});

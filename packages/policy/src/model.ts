@@ -39,6 +39,12 @@ export interface ForwardInput {
   attentionMask?: tf.Tensor2D;
   /** `[B, T]` position ids. Default: cumsum(attentionMask) - 1, clamped at 0. */
   positionIds?: tf.Tensor2D;
+  /**
+   * Activation checkpointing: keep only each layer's input during the forward pass and recompute
+   * the layer in the backward pass (about one extra forward of compute, much less memory: tfjs
+   * otherwise keeps every intermediate until backprop ends). Same values and gradients.
+   */
+  checkpoint?: boolean;
 }
 
 /** Keys and values of one layer: `[B, KV, S, hd]` each. */
@@ -206,7 +212,7 @@ export class Qwen3Model {
       const [B, T] = x.shape;
       const mask = (input.attentionMask ? tf.cast(input.attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
       const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : positionsFromMask(mask);
-      return this.run(x, pos, mask, null).h;
+      return this.run(x, pos, mask, null, input.checkpoint ?? false).h;
     });
   }
 
@@ -299,7 +305,7 @@ export class Qwen3Model {
    * x `[B, T, D]`, positions `[B, T]` float, keyMask `[B, S]` (S = past + T) -> final-normed
    * hidden `[B, T, D]` and every layer's keys/values `[B, KV, S, hd]`.
    */
-  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null): { h: tf.Tensor3D; kv: LayerKV[] } {
+  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null, checkpoint = false): { h: tf.Tensor3D; kv: LayerKV[] } {
     const [B, T] = x.shape;
     const { L, G, hd } = this.dims;
     const S = keyMask.shape[1];
@@ -316,6 +322,10 @@ export class Qwen3Model {
     const kv: LayerKV[] = [];
     let h = x;
     for (let i = 0; i < L; i++) {
+      if (checkpoint && !past) {
+        h = this.checkpointedBlock(i, h, rope, bias);
+        continue;
+      }
       const out = this.block(i, h, rope, bias, past ? past[i] : null);
       h = out.x;
       kv.push(out.kv);
@@ -358,6 +368,31 @@ export class Qwen3Model {
     return { x: x2, kv: { k: kAll, v: vAll } };
   }
 
+  /**
+   * A block whose forward keeps nothing but its input (a custom gradient): the backward pass
+   * recomputes the block under a nested tape and differentiates it w.r.t. the input and the
+   * block's parameters. Rotary tables and the bias are saved (kept alive), not recomputed.
+   */
+  private checkpointedBlock(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor): tf.Tensor3D {
+    const prefix = `model.layers.${i}.`;
+    const vars = [...this.params].filter(([n]) => n.startsWith(prefix)).map(([, v]) => v);
+    const f = (...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+      const save = args[args.length - 1] as tf.GradSaveFunc;
+      const xx = args[0] as tf.Tensor3D;
+      save([xx, rope.cos, rope.sin, bias]);
+      return {
+        value: this.block(i, xx, rope, bias, null).x,
+        gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+          const [sx, cos, sin, b] = saved;
+          // The variables in `vars` are the very tensors the block reads, so the nested tape
+          // differentiates w.r.t. them.
+          return nestedGrads(() => this.block(i, sx as tf.Tensor3D, { cos, sin }, b, null).x, [sx, ...vars], dy);
+        },
+      };
+    };
+    return tf.customGrad(f as never)(x, ...vars) as tf.Tensor3D;
+  }
+
   /** x `[..., in]` @ W^T, W `[out, in]` (Hugging Face layout) -> `[..., out]`. */
   private linear<T extends tf.Tensor>(x: T, name: string): T {
     const W = this.param(name) as tf.Tensor2D;
@@ -376,6 +411,21 @@ export class Qwen3Model {
     const { hd } = this.dims;
     const rotated = tf.reshape(matmul(tf.reshape(x, [-1, hd]), this.rot), x.shape);
     return tf.add(tf.mul(x, rope.cos), tf.mul(rotated, rope.sin));
+  }
+}
+
+/**
+ * `tf.grads` called from inside a backward pass. tfjs keeps one active tape in engine state and a
+ * top-level `gradients()` call replaces it and sets it to null when done, which would break the
+ * outer backward pass (and leak its saved tensors); so the outer tape is put back afterwards.
+ */
+function nestedGrads(f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor): tf.Tensor[] {
+  const state = (tf.engine() as unknown as { state: { activeTape: unknown } }).state;
+  const outer = state.activeTape;
+  try {
+    return tf.grads(f)(xs, dy);
+  } finally {
+    state.activeTape = outer;
   }
 }
 

@@ -24,6 +24,9 @@ const { values } = parseArgs({
     seq: { type: 'string', default: '256' },
     threads: { type: 'string', default: '2' },
     profile: { type: 'boolean', default: false },
+    // Activation checkpointing (recompute each layer in the backward pass): lets a whole batch of
+    // 16 x 256 fit the wasm heap in one pass, at the cost of about one extra forward.
+    checkpoint: { type: 'boolean', default: false },
     'no-torch': { type: 'boolean', default: false },
   },
 });
@@ -65,7 +68,7 @@ function trainStep() {
   let acc = null;
   for (const [i, t, m] of micro) {
     const { value, grads } = tf.variableGrads(() => {
-      const h = model.hidden({ ids: i, attentionMask: m });
+      const h = model.hidden({ ids: i, attentionMask: m, checkpoint: values.checkpoint });
       return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, t).logprobs)), B * T);
     }, model.variables());
     value.dispose();
@@ -161,7 +164,7 @@ if (!values['no-torch']) {
 
 const summary = {
   config: `hidden ${config.hidden_size}, ${config.num_hidden_layers} layers, ${config.num_attention_heads} heads (${config.num_key_value_heads} KV), vocab ${config.vocab_size}, ${(tfjs.parameters / 1e6).toFixed(2)}M params`,
-  train: `batch ${B} x ${T} tokens (${B / mb} micro-batches of ${mb}), forward + backward (mean token log-prob loss, all parameter gradients)`,
+  train: `batch ${B} x ${T} tokens (${B / mb} micro-batches of ${mb}${values.checkpoint ? ', activation checkpointing' : ''}), forward + backward (mean token log-prob loss, all parameter gradients)`,
   decode: `batch ${B}, prompt ${prompt}, ${newTokens} greedy steps with KV cache`,
   log,
   tfjs,
