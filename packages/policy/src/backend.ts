@@ -20,8 +20,6 @@ export const BACKEND_ENV = 'RLVR_TFJS_BACKEND';
 export const BackendOptionsSchema = z.object({
   /** `auto` tries tensorflow, then wasm, then cpu. An explicit name fails if that backend cannot start. */
   backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
-  /** Threads for the wasm backend (only where the runtime supports wasm threads). */
-  wasmThreads: z.number().int().positive().optional(),
 });
 export type BackendOptions = z.input<typeof BackendOptionsSchema>;
 
@@ -45,23 +43,22 @@ async function tryTensorflow(): Promise<string | null> {
 }
 
 let wasmReady = false;
-function prepareWasm(threads?: number): void {
+function prepareWasm(): void {
   if (wasmReady) return;
   // In Node the .wasm binaries are read from the package's dist folder.
   const require = createRequire(import.meta.url);
   const dir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm'));
   setWasmPaths(dir + '/');
-  if (threads !== undefined) tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', threads > 1);
   wasmReady = true;
 }
 
-async function start(name: BackendName, options: { wasmThreads?: number }): Promise<string | null> {
+async function start(name: BackendName): Promise<string | null> {
   if (name === 'tensorflow') {
     const pkg = await tryTensorflow();
     if (!pkg) return null;
     return (await tf.setBackend('tensorflow')) ? pkg : null;
   }
-  if (name === 'wasm') prepareWasm(options.wasmThreads);
+  if (name === 'wasm') prepareWasm();
   return (await tf.setBackend(name)) ? `@tensorflow/tfjs-backend-${name}` : null;
 }
 
@@ -90,7 +87,7 @@ export async function selectBackend(options: BackendOptions = {}, logger?: Logge
   for (const name of candidates) {
     let pkg: string | null = null;
     try {
-      pkg = await start(name, opts);
+      pkg = await start(name);
     } catch (cause) {
       if (requested !== 'auto') throw new PolicyError('backend_unavailable', `backend ${name} failed to start: ${(cause as Error).message}`, {}, { cause });
     }

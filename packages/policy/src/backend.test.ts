@@ -1,0 +1,33 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs-core';
+import { BACKEND_ENV, selectBackend } from './backend.js';
+
+describe('selectBackend', () => {
+  const saved = process.env[BACKEND_ENV];
+  afterEach(() => {
+    if (saved === undefined) delete process.env[BACKEND_ENV];
+    else process.env[BACKEND_ENV] = saved;
+  });
+
+  it('auto falls back past the absent tfjs-node to wasm and logs one line', async () => {
+    delete process.env[BACKEND_ENV];
+    const lines: string[] = [];
+    expect(await selectBackend({}, { info: (m) => lines.push(m) })).toBe('wasm');
+    expect(lines).toEqual(['tfjs backend: wasm (@tensorflow/tfjs-backend-wasm, auto)']);
+    expect(tf.getBackend()).toBe('wasm');
+  });
+
+  it('the environment variable overrides auto, an explicit option overrides both', async () => {
+    process.env[BACKEND_ENV] = 'cpu';
+    const lines: string[] = [];
+    expect(await selectBackend({}, { info: (m) => lines.push(m) })).toBe('cpu');
+    expect(lines[0]).toBe(`tfjs backend: cpu (@tensorflow/tfjs-backend-cpu, from ${BACKEND_ENV})`);
+    expect(await selectBackend({ backend: 'wasm' })).toBe('wasm');
+    process.env[BACKEND_ENV] = 'gpu';
+    await expect(selectBackend({})).rejects.toThrow(`${BACKEND_ENV}=gpu is not a backend (allowed: auto, tensorflow, wasm, cpu)`);
+  });
+
+  it('an explicit tensorflow backend that is not installed is an error naming the packages', async () => {
+    await expect(selectBackend({ backend: 'tensorflow' })).rejects.toThrow(/backend tensorflow is not available \(install @tensorflow\/tfjs-node or @tensorflow\/tfjs-node-gpu\)/);
+  });
+});
