@@ -124,7 +124,7 @@ function firstParsed(cands: string[], opts: VerifyOptions): Parsed | null {
   return fallback;
 }
 
-/** Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks. */
+/** Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks; null when too large. */
 export function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
   const boxed = boxedAnswer(gold, opts.extract);
   if (boxed !== null) return boxed.length > opts.maxAnswerChars ? null : parseAnswer(boxed);
@@ -144,7 +144,7 @@ export function gradeCompletion(completion: string, gold: string, opts: VerifyOp
     if (at >= 0) text = text.slice(0, at);
   }
   if (opts.reasoningDelimiters.length > 0) {
-    const after = afterReasoning(completion, opts.reasoningDelimiters);
+    const after = afterReasoning(text, opts.reasoningDelimiters);
     if (after === null) return { reward: 0, extracted: null, reason: 'no_reasoning_end' };
     text = after;
   }
@@ -156,7 +156,8 @@ export function gradeCompletion(completion: string, gold: string, opts: VerifyOp
     return { reward: g === p ? 1 : 0, extracted: p, reason: g === p ? 'same_choice' : 'different_choice' };
   }
   const g = goldAnswer(gold, opts);
-  if (g === null || g.text.length === 0) return { reward: 0, extracted: null, reason: 'gold_empty' };
+  if (g === null) return { reward: 0, extracted: null, reason: 'gold_too_large' };
+  if (g.text.length === 0) return { reward: 0, extracted: null, reason: 'gold_empty' };
   const cands = answerCandidates(text, opts);
   if (cands.length === 0) return { reward: 0, extracted: null, reason: 'no_answer' };
   const oversized = cands.every((c) => c.length > opts.maxAnswerChars);

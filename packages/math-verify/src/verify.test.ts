@@ -165,6 +165,9 @@ describe('mathReward', () => {
     expect(mathReward(c, '\\frac{5}{3}').reward).toBe(1);
     expect(mathReward(c, '8', { endOfTurnMarkers: [] }).reward).toBe(1);
   });
+  it('refuses an oversized gold answer with a reason', () => {
+    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toEqual({ reward: 0, extracted: null, reason: 'gold_too_large' });
+  });
   it('grades only after the reasoning delimiter when asked', () => {
     const opts = { reasoningDelimiters: ['</think>'] };
     expect(mathReward('<think> \\boxed{42} </think> no box here', '42', opts)).toMatchObject({ reward: 0, reason: 'no_answer' });
