@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { agreementTable, loadCorpus } from '../test/corpus-profile.mjs';
+import { agreementTable, loadCorpus, profileFor, runRow } from '../test/corpus-profile.mjs';
 import { mathReward, verifyAnswer } from './verify.js';
 
 const rows = loadCorpus(fileURLToPath(new URL('../test/fixtures/math-verify-cases.jsonl', import.meta.url)));
@@ -53,6 +53,26 @@ describe('held-out corpus agreement', () => {
     const mv = table.filter((r) => r.source.startsWith('Math-Verify/'));
     expect(mv.reduce((s, r) => s + r.cases, 0)).toBe(266);
     expect(mv.reduce((s, r) => s + r.agree, 0)).toBeGreaterThan(255);
+  });
+
+  it('a correct integer answer with its last digit changed is no longer rewarded', () => {
+    let checked = 0;
+    for (const row of rows) {
+      if (!row.expected) continue;
+      const profile = profileFor(row);
+      const r = runRow({ mathReward, verifyAnswer }, row, profile);
+      if (!r.got || r.pred === null || !/^-?\d+$/.test(r.pred)) continue;
+      const at = row.pred.lastIndexOf(r.pred);
+      if (at < 0) continue;
+      const last = r.pred.length - 1;
+      const changed = r.pred.slice(0, last) + String((Number(r.pred[last]) + 1) % 10);
+      const pred = row.pred.slice(0, at) + changed + row.pred.slice(at + r.pred.length);
+      const again = runRow({ mathReward, verifyAnswer }, { ...row, pred }, profile);
+      if (again.pred !== changed) continue; // the edit moved extraction elsewhere: not this check's business
+      expect(again.got, `${row.source}: ${r.pred} -> ${changed} (${again.reason})`).toBe(false);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(60);
   });
 
   it('has no false positives left: every disagreement is a missed equality', () => {

@@ -39,8 +39,11 @@ function braceMatches(text: string): Map<number, number> {
   return match;
 }
 
-/** All outermost boxes, left to right. Unbalanced boxes are skipped; `\boxed 5` takes one token. */
-export function findBoxes(text: string): Box[] {
+/**
+ * All outermost boxes, left to right; `\boxed 5` takes one token. An unbalanced box is skipped, or with
+ * `unclosedToEnd` (gold answers typed by people) runs to the end of the text.
+ */
+export function findBoxes(text: string, unclosedToEnd = false): Box[] {
   const out: Box[] = [];
   let matches: Map<number, number> | null = null;
   BOX_RE.lastIndex = 0;
@@ -50,7 +53,11 @@ export function findBoxes(text: string): Box[] {
     if (text[i] === '{') {
       matches ??= text.length > 4096 ? braceMatches(text) : null;
       const end = matches ? (matches.get(i) ?? -1) : matchBrace(text, i);
-      if (end < 0) continue;
+      if (end < 0) {
+        if (unclosedToEnd) out.push({ start: m.index, end: text.length, content: text.slice(i + 1) });
+        if (unclosedToEnd) break;
+        continue;
+      }
       out.push({ start: m.index, end: end + 1, content: text.slice(i + 1, end) });
       BOX_RE.lastIndex = end + 1;
     } else if (i > m.index + m[0].length) {
@@ -82,8 +89,8 @@ function sameAnswer(gap: string): boolean {
 }
 
 /** The boxes that make up the final (or first) answer, as one comma-separated answer string. */
-export function boxedAnswer(text: string, which: 'first' | 'last'): string | null {
-  const boxes = findBoxes(text);
+export function boxedAnswer(text: string, which: 'first' | 'last', unclosedToEnd = false): string | null {
+  const boxes = findBoxes(text, unclosedToEnd);
   if (boxes.length === 0) return null;
   let lo: number;
   let hi: number;

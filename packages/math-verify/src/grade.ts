@@ -126,7 +126,7 @@ function firstParsed(cands: string[], opts: VerifyOptions): Parsed | null {
 
 /** Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks; null when too large. */
 export function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
-  const boxed = boxedAnswer(gold, opts.extract);
+  const boxed = boxedAnswer(gold, opts.extract, true);
   if (boxed !== null) return boxed.length > opts.maxAnswerChars ? null : parseAnswer(boxed);
   if (gold.length > opts.maxAnswerChars && !looksLikeProse(gold.slice(0, 10_000))) return null;
   const whole = parseAnswer(gold);

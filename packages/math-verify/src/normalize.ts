@@ -53,6 +53,8 @@ export function normalizeAnswer(input: string): string {
   s = s.replace(/\\!/g, '');
   s = s.replace(/\\q?quad/g, ' ').replace(/\\[,;:> ]/g, ' ').replace(/~/g, ' ');
   s = s.replace(/\*\*/g, '^');
+  // `W(x)=1orW(x)=-1`: a glued "or"/"and" between two answers.
+  s = s.replace(/([\d)])(or|and)(?=[A-Z(\\])/g, '$1 $2 ');
   // Degrees and percent.
   s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])/g, '\\degree ');
   s = s.replace(/\\%/g, '%');

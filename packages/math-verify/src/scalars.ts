@@ -152,7 +152,10 @@ function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResu
     if (rEq(a.ex, b.ex)) return EQ('exact');
     if (!a.dec && !b.dec) return NE(`exact values differ: ${valueToString(a)} vs ${valueToString(b)}`);
   }
-  if (close(a.v, b.v, ctx.settings.relTol)) return EQ(a.dec || b.dec ? 'numeric (decimal)' : 'numeric');
+  // Two terminating decimals (16386.17 vs 16386.18) differ in a stated digit: no relative tolerance, only the
+  // rounded-decimal rule (0.290243 vs 0.29) below.
+  const bothDecimal = a.ex !== null && b.ex !== null && a.dec && b.dec;
+  if (!bothDecimal && close(a.v, b.v, ctx.settings.relTol)) return EQ(a.dec || b.dec ? 'numeric (decimal)' : 'numeric');
   if (ctx.settings.roundedDecimals) {
     const r = roundedMatch(g, a, p, b) || roundedMatch(p, b, g, a);
     if (r) return EQ('rounded decimal');

@@ -16,8 +16,10 @@ describe('verifyAnswer: numbers', () => {
     expect(eq('\\frac{2}{4}', '1/2')).toBe(true);
     expect(eq('\\frac{1}{12}', '0.0833333333333333')).toBe(true);
     expect(eq('5', '5.001')).toBe(false);
-    expect(eq('1000', '1000.0000001', { relTol: 1e-6 })).toBe(true);
+    expect(eq('\\sqrt{2}', '1.41421356', { relTol: 1e-6, roundedDecimals: false })).toBe(true);
     expect(eq('1000', '1000.01', { relTol: 1e-6 })).toBe(false);
+    expect(eq('16386.17', '16386.18')).toBe(false); // both decimals: a stated digit differs
+    expect(eq('0.29', '0.290243531202435')).toBe(true); // a rounded decimal against a more precise one
   });
   it('accepts a decimal that agrees with an exact value in every digit it states, unless turned off', () => {
     expect(eq('\\sqrt{2}', '1.414')).toBe(true);
