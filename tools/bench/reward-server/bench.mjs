@@ -1,8 +1,8 @@
 // Load test of rlvr-reward-server on loopback, with the in-process VerifierPool measured in the same run as the
 // baseline. Several clients each keep one POST /get_reward of `batch` completions in flight for `seconds`; every
 // reply is checked (status, count, order, every reward equal to in-process mathReward). Run after building:
-//   npx tsc -b packages/reward-server && node tools/bench/reward-server/bench.mjs [--seconds 15] [--clients 4] \
-//     [--batch 256] [--slow 2] [--timeout-ms 250] [--concurrency N] [--rounds 2] [--json out.json]
+//   npx tsc -b packages/reward-server && node tools/bench/reward-server/bench.mjs [--seconds 12] [--clients 4] \
+//     [--batch 256] [--slow 2] [--timeout-ms 250] [--concurrency N] [--rounds 5] [--json out.json]
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -14,13 +14,13 @@ import { PATHOLOGICAL, makeBatch } from './mix.mjs';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '15' },
+    seconds: { type: 'string', default: '12' },
     clients: { type: 'string', default: '4' },
     batch: { type: 'string', default: '256' },
     slow: { type: 'string', default: '2' },
     'timeout-ms': { type: 'string', default: '250' },
     concurrency: { type: 'string', default: String(availableParallelism()) },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '5' },
     json: { type: 'string' },
   },
 });
@@ -140,18 +140,21 @@ child.kill('SIGTERM');
 await new Promise((resolve) => child.on('exit', resolve));
 await pool.close();
 
-const mean = (f) => Math.round(rounds.reduce((a, x) => a + f(x), 0) / rounds.length);
-const baseline = mean((x) => x.inProcessPool.answersPerSecond);
-const served = mean((x) => x.server.answersPerSecond);
+// The machine is shared: pool and server alternate round by round; the ratio is taken per round, then the median.
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const baseline = median(rounds.map((x) => x.inProcessPool.answersPerSecond));
+const served = median(rounds.map((x) => x.server.answersPerSecond));
+const ratios = rounds.map((x) => +(x.server.answersPerSecond / x.inProcessPool.answersPerSecond).toFixed(2));
 const result = {
   machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), availableParallelism ${availableParallelism()}, node ${process.version}; shared with other engineers' jobs`,
   loadAverage1mBeforeAfter: [+load0.toFixed(2), +load1.toFixed(2)],
   pathologicalItemInProcessMs: pathologicalMs,
   settings: { seconds: SECONDS, clients: CLIENTS, batch: BATCH, pathologicalPerBatch: SLOW, timeoutMs: TIMEOUT_MS, workers: CONCURRENCY, rounds: ROUNDS },
   rounds,
-  inProcessPoolAnswersPerSecond: baseline,
-  serverAnswersPerSecond: served,
-  serverOverInProcessPool: +(served / baseline).toFixed(2),
+  medianInProcessPoolAnswersPerSecond: baseline,
+  medianServerAnswersPerSecond: served,
+  serverOverInProcessPoolPerRound: ratios,
+  medianServerOverInProcessPool: median(ratios),
   serverP99OverTimeout: +(Math.max(...rounds.map((x) => x.server.p99Ms)) / TIMEOUT_MS).toFixed(1),
   allRepliesCorrect: rounds.every((x) => x.server.badReplies === 0 && x.inProcessPool.badReplies === 0),
 };

@@ -1,12 +1,12 @@
 // Batches of completions for the reward-server load test: easy answers, symbolic ones, wrong ones, no answer, and a
-// few pathological ones (eight 2,000-term sums of k^k: seconds in-process, so they always hit the timeout).
+// few pathological ones (twenty-four 2,000-term sums of k^k: about 4 s each in-process, so they always hit the timeout).
 // Every batch carries its own numbers, so a reply sent to the wrong request or out of order cannot match.
 
 const SUM = '\\sum_{k=1}^{2000} k^{k}';
-const EIGHT = Array(8).fill(SUM).join(' + ');
+const MANY = Array(24).fill(SUM).join(' + ');
 export const PATHOLOGICAL = [
-  { completion: `The total is \\boxed{${EIGHT}}`, gold: '1' },
-  { completion: `So the answer is \\boxed{2 + ${EIGHT}}`, gold: '3' },
+  { completion: `The total is \\boxed{${MANY}}`, gold: '1' },
+  { completion: `So the answer is \\boxed{2 + ${MANY}}`, gold: '3' },
 ];
 
 const SYMBOLIC = [
