@@ -53,9 +53,11 @@ describe('faults', () => {
     const cases = makeCases(40, 10, SLOWER); // slow items keep the batch busy past the disconnect
     const payload = JSON.stringify(body(cases));
     const head = `POST /get_reward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n`;
+    const gone = server.stats.clientsGone;
     await disconnectMidBody(head, payload);
     await answersCorrectly();
     await expect.poll(() => server.stats.inFlight, { timeout: 10_000 }).toBe(0);
+    expect(server.stats.clientsGone).toBe(gone + 1);
     await answersCorrectly();
   });
 

@@ -208,7 +208,11 @@ export class RewardServer {
   }
 
   private sendJson(res: ServerResponse, status: number, body: string, close = false): void {
-    if (res.headersSent || res.destroyed) return;
+    if (res.destroyed) {
+      this.counters.clientsGone++; // it left while its request was handled; the work is done, the answer dropped
+      return;
+    }
+    if (res.headersSent) return;
     res.statusCode = status;
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(body));
