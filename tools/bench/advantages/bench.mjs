@@ -3,9 +3,11 @@
 // (numpy_weights.py) measured in the same run on the same scores. Also checks
 // that both compute the same weights.
 //
-// Rounds alternate the two sides (rlvr runs, then a NumPy process), so both
-// see the same background load; the table gives the minimum and the median
-// over all timed runs of all rounds.
+// Times are CPU time of the process (user + system, all threads), not wall
+// time: on a shared machine wall time mostly measures the other jobs. Rounds
+// alternate the two sides (rlvr runs, then a NumPy process), so both see the
+// same background load; the table gives the minimum and the median over all
+// timed runs of all rounds.
 //
 // Build first: npx tsc -b packages/advantages
 // Run:         node tools/bench/advantages/bench.mjs [--rollouts 256] [--tokens 4096] [--repeats 9] [--rounds 3]
@@ -65,9 +67,10 @@ function timeJs(name, batch, signals, into) {
   const est = estimators[name];
   let result;
   for (let k = 0; k < REPEATS; k++) {
-    const t0 = process.hrtime.bigint();
+    const t0 = process.cpuUsage();
     result = est.estimate(batch, signals);
-    into.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const d = process.cpuUsage(t0);
+    into.push((d.user + d.system) / 1e3);
   }
   return result;
 }
@@ -97,7 +100,7 @@ try {
   }
   const tokens = B * T;
   const lines = [];
-  lines.push(`advantages bench: ${B} rollouts x ${T} tokens = ${tokens} tokens, ${ROUNDS} rounds x ${REPEATS} timed runs per side (min / median ms); node ${process.version}, numpy ${numpyVersion}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})`);
+  lines.push(`advantages bench: ${B} rollouts x ${T} tokens = ${tokens} tokens, ${ROUNDS} rounds x ${REPEATS} timed runs per side (CPU ms, min / median); node ${process.version}, numpy ${numpyVersion}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})`);
   lines.push('');
   lines.push('| estimator | rlvr ms | rlvr tokens/s (min) | NumPy float32 ms | NumPy float64 ms | speed-up vs NumPy f32 (min) | vs NumPy f64 (min) | max weight diff vs NumPy f64 |');
   lines.push('|---|---|---|---|---|---|---|---|');

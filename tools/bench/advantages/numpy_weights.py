@@ -4,7 +4,7 @@ dense [B, T] batch, timed; called by bench.mjs with the same scores it times.
 
 argv: DIR B T REPEATS. Reads DIR/{scores.f32, rewards.f32, groups.i32, spans.i32},
 writes DIR/{grail,oar-g}.f64 (float64 weights, for the agreement check) and prints
-JSON timings (ms of every timed run) for float32 and float64 arithmetic.
+JSON timings (CPU ms of every timed run) for float32 and float64 arithmetic.
 """
 import json
 import sys
@@ -80,9 +80,9 @@ def main():
             estimate()  # warm-up
             ms = []
             for _ in range(repeats):
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 _, w = estimate()
-                ms.append((time.perf_counter() - t0) * 1e3)
+                ms.append((time.process_time() - t0) * 1e3)
             out[name][np.dtype(dtype).name] = ms
             if dtype is np.float64:
                 w.astype(np.float64).tofile(f"{d}/{name}.f64")

@@ -64,7 +64,7 @@ describe('oar-g fast path', () => {
         const want = twin(scores);
         w[0]!.forEach((v, t) => expect(Math.abs(v - want[t]!)).toBeLessThan(1e-6 * Math.max(1, want[t]!)));
       }),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
   });
 });

@@ -42,10 +42,11 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
     const offsets = batch.completionOffsets;
     const B = batch.numRollouts;
     const maxLen = maxCompletionLength(offsets, B);
-    const w = new Float64Array(maxLen); // [n] weights of the current rollout before renormalising
+    const w = new Float64Array(maxLen); // [n] ln(1 + s), then the weights before renormalising, of the current rollout
     const candidates = new Uint32Array(maxLen);
     const positive = new Uint32Array(maxLen);
     const counts = new Int32Array(2048);
+    const choice = new Float64Array(3); // [high, low, floor] candidates of the current token
     const f32 = new Float32Array(1);
     const f32Bits = new Uint32Array(f32.buffer);
     let noAnswer = 0;
@@ -87,22 +88,27 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
       } else {
         f32Bits[0] = selectKthBits(bits, c0, n, rank, counts, candidates);
       }
-      const thr = (Math.log1p(f32[0]!) - lo) / range;
-      // reciprocals: one multiply per token instead of a divide (a 1-ulp difference)
+      // reciprocals: one multiply per token instead of a divide (a 1-ulp difference).
+      // thr is scaled exactly like the tokens, so the threshold token gets v == thr.
       const invRange = 1 / range;
+      const thr = (Math.log1p(f32[0]!) - lo) * invRange;
+      // The log gets its own loop: a call clobbers the float registers, and here
+      // nothing else is live across it.
+      for (let t = 0; t < n; t++) w[t] = Math.log1p(scores[c0 + t]!);
       const lowScale = 1 / (thr + eps);
       const highScale = beta / (1 - thr + eps);
+      choice[2] = floor;
       let sum = 0;
       for (let t = 0; t < n; t++) {
-        const v = (Math.log1p(scores[c0 + t]!) - lo) * invRange;
-        let wt: number;
-        if (v < thr) {
-          wt = v * lowScale;
-          if (wt < floor) wt = floor;
-          below++;
-        } else {
-          wt = 1 + highScale * (v - thr);
-        }
+        const v = (w[t]! - lo) * invRange;
+        const low = v * lowScale;
+        // w = v < thr ? max(low, floor) : high, chosen by index: the comparison is
+        // unpredictable, and a mispredicted branch costs more than the arithmetic
+        choice[0] = 1 + highScale * (v - thr);
+        choice[1] = low;
+        const isLow = +(v < thr); // unary plus: a flag, not a branch
+        below += isLow;
+        const wt = choice[isLow + (isLow & +(low < floor))]!;
         w[t] = wt;
         sum += wt;
       }
