@@ -33,6 +33,8 @@ import zlib
 URLS = [u.strip().rstrip("/") for u in os.environ.get("RLVR_REWARD_URLS", "http://127.0.0.1:5000").split(",") if u.strip()]
 TIMEOUT_S = float(os.environ.get("RLVR_REWARD_TIMEOUT_S", "300"))
 RETRIES = int(os.environ.get("RLVR_REWARD_RETRIES", "3"))
+if not URLS:
+    raise RuntimeError("RLVR_REWARD_URLS is empty: list the rlvr-reward-server base URLs, comma-separated")
 
 
 def _post(path, payload, start):

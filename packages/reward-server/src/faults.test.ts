@@ -129,6 +129,16 @@ describe('faults', () => {
     });
     expect(reply).toMatch(/^HTTP\/1\.1 400/);
     await answersCorrectly();
+    // a request target that is not a URL
+    const bad = await new Promise<string>((resolve) => {
+      const s = connect(Number(u.port), u.hostname, () => s.write('GET http://[oops/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      let text = '';
+      s.on('data', (c) => (text += c.toString()));
+      s.on('close', () => resolve(text));
+      s.on('error', () => resolve(text));
+    });
+    expect(bad).toMatch(/^HTTP\/1\.1 400/);
+    await answersCorrectly();
   });
 
   it('1,000 requests in a burst (50 in flight): every one answered, in order', async () => {

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { VerifierPool } from '@rlvr/math-verify';
 import { estimateToJson, parseAdvantagesRequest } from './advantages-route.js';
 import { ClientGone, parseJson, readBody } from './body.js';
-import { RewardServerError } from './errors.js';
+import { RewardServerError, preview } from './errors.js';
 import { gradeRequest, parseGetRewardRequest } from './get-reward.js';
 import { type RewardServerOptions, type RewardServerOptionsInput, resolveServerOptions } from './options.js';
 
@@ -169,7 +169,12 @@ export class RewardServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch (err) {
+      throw new RewardServerError('invalid_request', `the request target ${preview(req.url)} is not a valid URL path`, {}, { cause: err });
+    }
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const allow = (method: string) => {
       if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
