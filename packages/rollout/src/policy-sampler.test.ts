@@ -91,6 +91,21 @@ describe('policySampler', () => {
     expect(b.map((r) => r.completions.map((c) => c.tokens))).toEqual(a.map((r) => r.completions.map((c) => c.tokens)));
   });
 
+  it('rows that end early leave the KV cache without changing the other rows (against the recompute twin)', async () => {
+    // 80 of the ~545 ids end a completion, so rows finish at staggered steps and the cache is compacted
+    const eosTokenIds = Array.from({ length: 80 }, (_, i) => i * 3);
+    const reqs = requests(PROMPTS(), 4, { temperature: 1, maxNewTokens: 24 });
+    const before = tf.memory().numTensors;
+    const a = await policySampler(tiny.model, tiny.tokenizer, { eosTokenIds, batchSize: 12 }).sample(reqs);
+    expect(tf.memory().numTensors).toBe(before);
+    const b = await policySampler(tiny.model, tiny.tokenizer, { eosTokenIds, batchSize: 12, kvCache: false }).sample(reqs);
+    const lengths = a.flatMap((r) => r.completions.map((c) => c.tokens.length));
+    expect(new Set(lengths).size).toBeGreaterThan(3); // staggered ends
+    expect(lengths.filter((n) => n < 12).length).toBeGreaterThan(6); // more than half done by step 12: compacted
+    expect(b.map((r) => r.completions.map((c) => c.tokens))).toEqual(a.map((r) => r.completions.map((c) => c.tokens)));
+    a.forEach((r, i) => r.completions.forEach((c, j) => c.logprobs!.forEach((x, t) => expect(Math.abs(x - b[i]!.completions[j]!.logprobs![t]!)).toBeLessThan(1e-4))));
+  });
+
   it('a row does not depend on the padding or the other rows of its batch', async () => {
     const prompts = PROMPTS();
     const alone = await policySampler(tiny.model, tiny.tokenizer).sample(requests([prompts[0]!], 2, { temperature: 0.8, maxNewTokens: 15 }));

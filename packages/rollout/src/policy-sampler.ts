@@ -64,7 +64,8 @@ interface Row {
  *   differ in the last bit across batch layouts).
  * - A row ends at an EOS id (kept, finish `stop`), when its decoded bytes contain a stop string
  *   (tokens up to the one completing it are kept, the text is cut before it: finish `stop`), or
- *   after `maxNewTokens` (finish `length`). Finished rows are fed padding with a 0 step mask.
+ *   after `maxNewTokens` (finish `length`). Finished rows are fed padding with a 0 step mask;
+ *   once at most half of the cache's rows are live, the finished ones are dropped from it.
  * - Behaviour log-probs: log-softmax(logits / T) of the sampled token over the whole vocabulary
  *   (T = 1 for greedy), see `pickToken`.
  * - A prompt that cannot be decoded (empty, an id outside the vocabulary, longer than the model's
@@ -161,38 +162,49 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
       } else {
         logits = lastLogits(model, ids, mask, B, width, P);
       }
+      // cache row s holds rows[slots[s]]; finished rows leave the cache once at most half are live
+      let slots = rows.map((_, b) => b);
       for (let t = 0; ; t++) {
         const host = (await logits.data()) as Float32Array;
         logits.dispose();
         signal?.throwIfAborted();
-        const next = new Int32Array(B).fill(o.padTokenId);
-        const live = new Float32Array(B);
-        rows.forEach((r, b) => {
+        let next = new Int32Array(slots.length).fill(o.padTokenId);
+        let live = new Float32Array(slots.length);
+        slots.forEach((ri, s) => {
+          const r = rows[ri]!;
           if (r.finish !== null) return;
-          const { id, logprob } = pickToken(host.subarray(b * V, (b + 1) * V), r.params, r.rng);
+          const { id, logprob } = pickToken(host.subarray(s * V, (s + 1) * V), r.params, r.rng);
           r.tokens.push(id);
           r.logprobs.push(logprob);
           if (eos.has(id)) r.finish = 'stop';
           else if (r.matcher.push(bytes.tokenBytes(id))) r.finish = 'stop';
           else if (r.tokens.length >= r.params.maxNewTokens) r.finish = 'length';
-          next[b] = id;
-          live[b] = 1;
+          next[s] = id;
+          live[s] = 1;
         });
         if (rows.every((r) => r.finish !== null) || t + 1 >= steps) {
           for (const r of rows) r.finish ??= 'length';
           return;
         }
-        // the sampled tokens become column P + t; a row that is done feeds padding, masked out
-        for (let b = 0; b < B; b++) {
-          ids[b * width + P + t] = next[b]!;
-          mask[b * width + P + t] = live[b]!;
-        }
-        if (cache) {
-          const c = cache;
-          logits = tf.tidy(() => model.decodeStep(c, tf.tensor1d(next, 'int32'), tf.tensor1d(live, 'float32')));
-        } else {
+        if (!cache) {
+          // the sampled tokens become column P + t; a row that is done feeds padding, masked out
+          for (let b = 0; b < B; b++) {
+            ids[b * width + P + t] = next[b]!;
+            mask[b * width + P + t] = live[b]!;
+          }
           logits = lastLogits(model, ids, mask, B, width, P + t + 1);
+          continue;
         }
+        const keep = slots.flatMap((ri, s) => (rows[ri]!.finish === null ? [s] : []));
+        if (keep.length <= slots.length / 2) {
+          compact(cache, keep);
+          slots = keep.map((s) => slots[s]!);
+          next = Int32Array.from(keep, (s) => next[s]!);
+          live = new Float32Array(keep.length).fill(1);
+        }
+        const c = cache;
+        const [n, l] = [next, live];
+        logits = tf.tidy(() => model.decodeStep(c, tf.tensor1d(n, 'int32'), tf.tensor1d(l, 'float32')));
       }
     } finally {
       cache?.dispose();
@@ -206,6 +218,17 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
     promptIds,
     sample,
   };
+}
+
+/** Keep only the cache rows `keep` (batch positions, in order): keys, values `[B, KV, S, hd]` and the key mask `[B, S]`. */
+function compact(cache: KVCache, keep: number[]): void {
+  const idx = tf.tensor1d(keep, 'int32');
+  const old = cache.layers;
+  const oldMask = cache.keyMask;
+  cache.layers = old.map((l) => ({ k: tf.gather(l.k, idx) as tf.Tensor4D, v: tf.gather(l.v, idx) as tf.Tensor4D }));
+  cache.keyMask = tf.gather(oldMask, idx) as tf.Tensor2D;
+  for (const l of old) tf.dispose([l.k, l.v]);
+  tf.dispose([oldMask, idx]);
 }
 
 /** The recompute twin: logits `[B, V]` of the last of the first `len` columns, from a full forward pass. */

