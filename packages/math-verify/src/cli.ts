@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     });
 
   // Rows are graded concurrently but written in input order; at most `window` rows are held in memory.
-  const window = pool.concurrency * 8;
+  const window = pool.concurrency * pool.chunkSize * 4;
   const held: Row[] = [];
   let lineNo = 0;
   let bad = 0;
