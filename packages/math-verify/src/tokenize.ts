@@ -65,7 +65,7 @@ function insideBrackets(s: string, i: number): boolean {
   let k = i - 1;
   while (k >= 0 && (s[k] === ' ' || s[k] === '-' || s[k] === '+')) k--;
   const ch = s[k];
-  return ch === '(' || ch === '[' || ch === '{' || (ch === '{' && s[k - 1] === '\\');
+  return ch === '(' || ch === '[' || ch === '{';
 }
 
 export function tokenize(s: string): Token[] {
