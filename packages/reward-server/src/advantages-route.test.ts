@@ -104,10 +104,14 @@ describe('POST /advantages', () => {
 
   it('names the JSONL line of a bad row and of broken JSON', async () => {
     const lines = JSONL.trim().split('\n');
-    const badRow = [...lines.slice(0, 3), '{"group": "q9", "reward": "high", "length": 1, "saliency": [1]}', ...lines.slice(3)].join('\n');
+    // a blank line first: lines count from the top of the body, rows do not
+    const badRow = ['', ...lines.slice(0, 3), '{"group": "q9", "reward": "high", "length": 1, "saliency": [1]}', ...lines.slice(3)].join('\n');
     const r = await post(`${url}/advantages`, badRow);
-    expect([r.status, r.json.error.line]).toEqual([400, 4]);
-    expect(r.json.error.message).toMatch(/line 4.*reward/);
+    expect([r.status, r.json.error.line, r.json.error.index]).toEqual([400, 5, 3]);
+    expect(r.json.error.message).toMatch(/line 5, item 3.*row 3: reward/);
+    const shortSaliency = ['', ...lines.slice(0, 2), '{"group": "q9", "reward": 1, "length": 3, "saliency": [1]}'].join('\n');
+    const s = await post(`${url}/advantages?estimator=grail`, shortSaliency);
+    expect([s.status, s.json.error.line, s.json.error.field]).toEqual([400, 4, 'saliency']);
     const broken = [...lines.slice(0, 5), '{"group": ', ...lines.slice(5)].join('\n');
     const b = await post(`${url}/advantages`, broken);
     expect([b.status, b.json.error.code, b.json.error.line]).toEqual([400, 'invalid_json', 6]);

@@ -18,6 +18,8 @@ export interface AdvantagesRequest {
   estimator: string;
   options: Record<string, unknown>;
   weights: boolean;
+  /** For a JSONL body: the 1-based line of each row, so errors can name it. */
+  lines?: number[];
 }
 
 const DEFAULT_ESTIMATOR = 'grail';
@@ -52,32 +54,33 @@ function issuesText(issues: Parameters<typeof formatZodIssues>[0], input: unknow
   }
 }
 
-/** Splits a body that is not one JSON document into JSONL rows; errors name the 1-based line. */
-function parseJsonl(text: string): unknown[] {
+/** Splits a body that is not one JSON document into JSONL rows (and their 1-based lines); errors name the line. */
+function parseJsonl(text: string): { rows: unknown[]; lines: number[] } {
   const rows: unknown[] = [];
+  const numbers: number[] = [];
   const lines = text.split('\n');
   for (let k = 0; k < lines.length; k++) {
     const line = lines[k]!.trim();
     if (line === '') continue;
     try {
       rows.push(JSON.parse(line));
+      numbers.push(k + 1);
     } catch (err) {
       throw new RewardServerError('invalid_json', `POST /advantages: the body is neither one JSON document nor JSONL: ${(err as Error).message}`, { line: k + 1 }, { cause: err });
     }
   }
   if (rows.length === 0) throw new RewardServerError('invalid_json', 'POST /advantages: the body is empty; send a JSON array of rows, JSONL, or {"rows": [...]}');
-  return rows;
+  return { rows, lines: numbers };
 }
 
 /** Reads the body and the query string into a request; nothing is estimated yet. */
 export function parseAdvantagesRequest(text: string, params: URLSearchParams): AdvantagesRequest {
   let doc: unknown;
-  let jsonl = false;
+  let lines: number[] | undefined;
   try {
     doc = JSON.parse(text);
   } catch {
-    doc = parseJsonl(text);
-    jsonl = true;
+    ({ rows: doc, lines } = parseJsonl(text));
   }
   let rawRows: unknown;
   let estimator = DEFAULT_ESTIMATOR;
@@ -115,14 +118,19 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams): A
   }
   const rows = rawRows.map((raw, i) => {
     const r = InteropRowSchema.safeParse(raw);
-    const where = jsonl ? { line: i + 1 } : { index: i };
+    const where = lines ? { line: lines[i]!, index: i } : { index: i };
     if (!r.success) {
       const first = r.error.issues[0];
       throw new RewardServerError('invalid_request', `row ${i}: ${issuesText(r.error.issues.slice(0, 5), raw)}`, { ...where, ...(first ? { field: first.path.map(String).join('.') } : {}) }, { cause: r.error });
     }
     return r.data;
   });
-  return { rows, estimator, options, weights };
+  return lines ? { rows, estimator, options, weights, lines } : { rows, estimator, options, weights };
+}
+
+/** Where row `i` is in the request: its index, and its line for a JSONL body. */
+function where(req: AdvantagesRequest, i: number): { index: number; line?: number } {
+  return req.lines ? { index: i, line: req.lines[i]! } : { index: i };
 }
 
 /** Resolves the estimator and its options; the errors of `@rlvr/advantages` become `invalid_estimator`. */
@@ -153,7 +161,7 @@ export function estimateToJson(req: AdvantagesRequest): string {
   const needsSaliency = prepared.needs.length > 0;
   req.rows.forEach((row, i) => {
     const p = interopRowProblem(row, needsSaliency);
-    if (p) throw new RewardServerError('invalid_request', `row ${i}: ${p.message}`, { index: i, field: p.field });
+    if (p) throw new RewardServerError('invalid_request', `row ${i}: ${p.message}`, { ...where(req, i), field: p.field });
   });
   let result;
   let offsets: Int32Array;
@@ -164,7 +172,7 @@ export function estimateToJson(req: AdvantagesRequest): string {
   } catch (err) {
     if (err instanceof CoreError || err instanceof AdvantagesError) {
       const at = err.location.rollout;
-      throw new RewardServerError('invalid_request', err.message, at !== undefined ? { index: at } : {}, { cause: err });
+      throw new RewardServerError('invalid_request', err.message, at !== undefined ? where(req, at) : {}, { cause: err });
     }
     throw err;
   }
