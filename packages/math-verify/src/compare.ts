@@ -99,9 +99,9 @@ function compareText(g: Node, p: Node): CompareResult {
   const a = textOf(g);
   const b = textOf(p);
   if (a === null || b === null) return NE('text vs mathematics');
-  const norm = (s: string): string => s.replace(/\s+/g, ' ').trim();
-  const x = norm(a);
-  const y = norm(b);
+  // Spacing never matters; case matters only for single letters (`E` vs `e` may be different choices or constants).
+  const x = a.replace(/\s+/g, '');
+  const y = b.replace(/\s+/g, '');
   if (x === y) return EQ('same_text');
   if (x.length > 1 && y.length > 1 && x.toLowerCase() === y.toLowerCase()) return EQ('same_text_ignoring_case');
   return NE('different_text');

@@ -144,6 +144,7 @@ describe('verifyAnswer: structures', () => {
     expect(eq('C', 'D')).toBe(false);
     expect(eq('\\text{Even}', 'even')).toBe(true);
     expect(eq('odd', '\\text{oddd}')).toBe(false);
+    expect(eq('\\text{No  solution}', 'nosolution')).toBe(true);
     expect(eq('\\text{E}', 'E')).toBe(true);
     expect(eq('d', '\\text{E}')).toBe(false);
   });
