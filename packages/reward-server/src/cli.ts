@@ -20,6 +20,7 @@ options:
   --concurrency N          verifier worker threads (default: available parallelism)
   --timeout-ms N           wall-clock budget per completion in ms (default 5000); past it: reward 0
   --max-body-bytes N       largest request body (default 67108864); larger ones get 413
+  --max-in-flight N        requests handled at once (default 256); more get 503 with Retry-After
   --verify JSON            verifier options, e.g. '{"reasoningDelimiters": ["</think>"]}'
   --on-prompt-mismatch whole_query|zero
                            a query that does not contain its prompt: grade it whole (default) or give 0
@@ -52,6 +53,7 @@ function options(argv: string[]): RewardServerOptionsInput {
         concurrency: { type: 'string' },
         'timeout-ms': { type: 'string' },
         'max-body-bytes': { type: 'string' },
+        'max-in-flight': { type: 'string' },
         verify: { type: 'string' },
         'on-prompt-mismatch': { type: 'string' },
         'shutdown-timeout-ms': { type: 'string' },
@@ -76,6 +78,7 @@ function options(argv: string[]): RewardServerOptionsInput {
   set('concurrency', intArg(values.concurrency, '--concurrency'));
   set('timeoutMs', intArg(values['timeout-ms'], '--timeout-ms'));
   set('maxBodyBytes', intArg(values['max-body-bytes'], '--max-body-bytes'));
+  set('maxInFlight', intArg(values['max-in-flight'], '--max-in-flight'));
   set('shutdownTimeoutMs', intArg(values['shutdown-timeout-ms'], '--shutdown-timeout-ms'));
   set('onPromptMismatch', values['on-prompt-mismatch']);
   if (values.verify !== undefined) {

@@ -19,6 +19,8 @@ export type RewardServerErrorCode =
   | 'method_not_allowed'
   /** the server is draining for shutdown */
   | 'shutting_down'
+  /** `maxInFlight` requests are being handled already; retry shortly (`Retry-After`) or on another replica */
+  | 'overloaded'
   /** the server could not listen (port taken, address not available) */
   | 'listen_failed'
   /** a bug: the request was fine but the server failed; the message says what threw */
@@ -44,6 +46,7 @@ const STATUS: Record<RewardServerErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   shutting_down: 503,
+  overloaded: 503,
   listen_failed: 500,
   internal: 500,
 };

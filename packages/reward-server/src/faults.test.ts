@@ -173,6 +173,27 @@ describe('faults', () => {
     await answersCorrectly();
   }, 30_000);
 
+  it('past maxInFlight: 503 overloaded with Retry-After, and the requests in flight are unaffected', async () => {
+    const small = await RewardServer.start({ port: 0, concurrency: 1, timeoutMs: 800, maxInFlight: 2 });
+    try {
+      const slow = makeCases(4, 2, SLOWER); // two slow items: over a second of grading
+      const busy = [post(`${small.url}/get_reward`, body(slow)), post(`${small.url}/get_reward`, body(slow))];
+      await expect.poll(() => small.stats.inFlight).toBe(2);
+      const r = await post(`${small.url}/get_reward`, body(probe));
+      expect([r.status, r.json.error.code, r.headers['retry-after']]).toEqual([503, 'overloaded', '1']);
+      for (const b of await Promise.all(busy)) {
+        expect(b.status).toBe(200);
+        expect(b.json.extra_logs.timeout).toEqual([0, 1, 0, 1]);
+      }
+      const again = await post(`${small.url}/get_reward`, body(probe));
+      expect(again.json.rewards).toEqual(probeWant);
+      expect(small.stats.overloaded).toBe(1);
+      expect(small.stats.serverErrors).toBe(0);
+    } finally {
+      await small.close();
+    }
+  }, 30_000);
+
   it('counts no server error through all of this', async () => {
     const h = await send(`${url}/health`, 'GET');
     expect(h.json.stats.serverErrors).toBe(0);

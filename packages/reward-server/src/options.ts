@@ -30,6 +30,11 @@ export const RewardServerOptionsSchema = z
     onPromptMismatch: z.enum(['whole_query', 'zero']).default('whole_query'),
     /** Verifier options for every completion (`@rlvr/math-verify`'s `VerifyOptionsSchema`). */
     verify: VerifyOptionsSchema.prefault({}),
+    /**
+     * Requests handled at once (reading, grading, answering); one more gets 503 `overloaded` with `Retry-After: 1`
+     * before its body is read. Bounds memory (at most this many bodies of up to `maxBodyBytes`).
+     */
+    maxInFlight: z.number().int().min(1).default(256),
     /** On `close()`, in-flight requests get this long to finish before their connections are cut (ms). */
     shutdownTimeoutMs: z.number().int().min(0).default(30_000),
     /** Heap limit of each verifier worker (MiB). */

@@ -31,10 +31,12 @@ export interface RewardServerStats {
   timeouts: number;
   /** 4xx answers */
   clientErrors: number;
-  /** 5xx answers (other than 503 while draining) */
+  /** 5xx answers (other than 503 while draining or overloaded) */
   serverErrors: number;
   /** requests whose client went away before the answer */
   clientsGone: number;
+  /** requests refused with 503 because `maxInFlight` were being handled */
+  overloaded: number;
 }
 
 const ROUTES = 'POST /get_reward, POST /advantages, GET /health';
@@ -48,7 +50,7 @@ export class RewardServer {
   private draining = false;
   private closing: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
-  private readonly counters: RewardServerStats = { requests: 0, inFlight: 0, answers: 0, timeouts: 0, clientErrors: 0, serverErrors: 0, clientsGone: 0 };
+  private readonly counters: RewardServerStats = { requests: 0, inFlight: 0, answers: 0, timeouts: 0, clientErrors: 0, serverErrors: 0, clientsGone: 0, overloaded: 0 };
 
   private constructor(options: RewardServerOptions, log: Logger) {
     this.options = options;
@@ -155,10 +157,17 @@ export class RewardServer {
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     this.counters.requests++;
-    this.counters.inFlight++;
     // Errors on a dead socket surface here and in the handler's catch; they must not become unhandled events.
     req.on('error', () => {});
     res.on('error', () => {});
+    if (this.counters.inFlight >= this.options.maxInFlight) {
+      this.counters.overloaded++;
+      const err = new RewardServerError('overloaded', `${this.counters.inFlight} requests are in flight (the limit, maxInFlight / --max-in-flight); retry shortly or send it to another replica`);
+      res.setHeader('Retry-After', '1');
+      this.sendJson(res, err.status, JSON.stringify(err.toJSON()), true);
+      return;
+    }
+    this.counters.inFlight++;
     this.route(req, res)
       .catch((err: unknown) => this.fail(req, res, err))
       .catch((err: unknown) => this.log('error', `while answering an error: ${String(err)}`))
