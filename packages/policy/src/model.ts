@@ -1,7 +1,4 @@
 import * as tf from '@tensorflow/tfjs-core';
-// Gradient functions are registered by the @tensorflow/tfjs union package (tfjs-core alone registers
-// none, and its per-op ESM gradient files are not loadable by Node's ESM resolver).
-import '@tensorflow/tfjs';
 import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';

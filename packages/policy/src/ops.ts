@@ -1,4 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
+// Gradient functions are registered by the @tensorflow/tfjs union package (tfjs-core alone registers
+// none, and its per-op ESM gradient files are not loadable by Node's ESM resolver). Every
+// differentiable module of this package imports this one.
+import '@tensorflow/tfjs';
 
 /**
  * Matrix products that never ask the backend for a transposed operand.
