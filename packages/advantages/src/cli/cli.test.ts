@@ -61,7 +61,8 @@ beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`build first: ${CLI} is missing (npx tsc -b packages/advantages)`);
 });
 
-describe('rlvr-advantages', () => {
+// child processes: generous timeouts, the machine running CI may be busy
+describe('rlvr-advantages', { timeout: 60_000 }, () => {
   const example = readFileSync(EXAMPLE, 'utf8');
   const exampleRows = rowsOf(example);
 
