@@ -40,4 +40,21 @@ describe('checkpoints', () => {
     expect(() => loadModel(dir)).toThrow(/config\.json: config\.json is not valid JSON/);
     expect(tf.memory().numTensors).toBeGreaterThanOrEqual(0);
   });
+
+  it('a tied config ignores a stored lm_head.weight; an unknown tensor is an error naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'policy-ck-'));
+    cpSync(TINY_DIR, dir, { recursive: true });
+    const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...cfg, tie_word_embeddings: true }));
+    const tied = loadModel(dir);
+    expect(tied.params.has('lm_head.weight')).toBe(false);
+    expect(tied.lmHeadWeight()).toBe(tied.param('model.embed_tokens.weight'));
+    tied.dispose();
+    const f = SafetensorsFile.open(join(dir, 'model.safetensors'));
+    const tensors = new Map([...f.tensors.keys()].map((k) => [k, f.read(k)] as const));
+    tensors.set('model.layers.0.self_attn.q_proj.bias', { shape: [64], data: new Float32Array(64) });
+    writeSafetensors(join(dir, 'model.safetensors'), tensors);
+    expect(() => loadModel(dir)).toThrow(/unexpected tensors in the checkpoint \(not part of this config\): model\.layers\.0\.self_attn\.q_proj\.bias/);
+    expect(tf.memory().numTensors).toBe(0);
+  });
 });
