@@ -8,7 +8,7 @@ import { compareAnswers } from './compare.js';
 import { FALLBACK_WINDOW, afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer } from './extract.js';
 import { decimalCommaForm, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
-import { textNode, parseAnswerText } from './parse.js';
+import { parseAnswerText, textNode } from './parse.js';
 
 /** The verdict on one pair, with the parsed forms so a user can see why. */
 export interface VerifyResult {

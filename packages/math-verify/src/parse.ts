@@ -93,6 +93,15 @@ const STOP_CMDS = new Set(['cup', 'cap', 'setminus', 'pm', 'mp', 'to', 'rightarr
 const SEPARATOR_WORDS = new Set(['and', 'or', 'und', 'et', 'ou', 'y', 'o']);
 const MATRIX_ENVS = new Set(['pmatrix', 'bmatrix', 'Bmatrix', 'vmatrix', 'Vmatrix', 'matrix', 'smallmatrix', 'array', 'cases', 'aligned', 'align', 'align*', 'gathered', 'split', 'dcases']);
 
+const REALS: Node = { k: 'tuple', open: '(', close: ')', items: [{ k: 'neg', x: { k: 'const', name: 'inf' } }, { k: 'const', name: 'inf' }] };
+
+/** Words that name a mathematical object (`all real numbers`, `infinity`); keys are lower case without spaces. */
+const NAMED_ANSWERS: Record<string, Node> = {
+  allrealnumbers: REALS,
+  realnumbers: REALS,
+  infinity: { k: 'const', name: 'inf' },
+};
+
 function isAssignment(n: Node): boolean {
   return n.k === 'rel' && n.ops[0] === '=' && (n.items[0]?.k === 'sym' || n.items[0]?.k === 'call');
 }
@@ -741,6 +750,12 @@ export class Parser {
       case 'sum':
       case 'prod':
         return this.bigOp(name);
+      case 'mathbb': {
+        const inner = this.parseArg();
+        // \mathbb{R}: all real numbers, the interval (-oo, oo).
+        if (inner.k === 'sym' && inner.name === 'R') return REALS;
+        return { k: 'sym', name: `mathbb(${show0(inner)})` };
+      }
       case 'overline':
       case 'vec':
       case 'hat':
@@ -748,7 +763,6 @@ export class Parser {
       case 'tilde':
       case 'widehat':
       case 'overrightarrow':
-      case 'mathbb':
       case 'mathcal':
       case 'boldsymbol':
       case 'angle': {
@@ -809,6 +823,8 @@ export function textNode(raw: string): Node {
   const v = raw.trim();
   if (/^\d+(?:\.\d+)?$/.test(v)) return num(v);
   if (v === 'e') return { k: 'const', name: 'e' };
+  const named = NAMED_ANSWERS[v.toLowerCase().replace(/\s+/g, '')];
+  if (named) return named;
   const choice = /^\(([A-Za-z])\)$/.exec(v);
   if (choice) return { k: 'text', value: choice[1] as string };
   return { k: 'text', value: v };

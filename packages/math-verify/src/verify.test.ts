@@ -103,6 +103,9 @@ describe('verifyAnswer: structures', () => {
   it('compares intervals with their ends and unions in any order', () => {
     expect(eq('[0,1)', '[0,1)')).toBe(true);
     expect(eq('(0,9)', '[0,9)')).toBe(false);
+    expect(eq('(-\\infty, \\infty)', '\\mathbb{R}')).toBe(true);
+    expect(eq('(-\\infty, \\infty)', '\\text{all real numbers}')).toBe(true);
+    expect(eq('\\infty', 'infinity')).toBe(true);
     expect(eq('(-\\infty, -3] \\cup [2, \\infty)', '[2,\\infty) \\cup (-\\infty,-3]')).toBe(true);
     expect(eq('(\\frac{3}{5},\\frac{8}{3}]', '(0.6,2.6667]')).toBe(true);
   });
