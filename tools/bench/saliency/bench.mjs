@@ -22,6 +22,9 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '16' },
     seq: { type: 'string', default: '256' },
     prompt: { type: 'string', default: '32' },
+    // Rows per forward/backward pass for all four cases (wasm's 4 GB heap does not hold the
+    // 16 x 256 backward tape in one go); the same micro-batches as tools/bench/policy.
+    'micro-batch': { type: 'string', default: '4' },
   },
 });
 
@@ -63,31 +66,45 @@ const rows = Array.from({ length: B }, (_, i) => ({
   spans: { open: [C - 20, C - 17], content: [C - 17, C - 12], close: [C - 12, C - 11] },
 }));
 const batch = batchFromRows(rows);
-const tokenBudget = B * S;
-const packed = packRows(batch, [...Array(B).keys()], 'boxed');
+const mb = Math.min(B, Number(values['micro-batch']));
+const tokenBudget = mb * S;
+const micro = [];
+for (let s = 0; s < B; s += mb) micro.push(packRows(batch, [...Array(Math.min(mb, B - s)).keys()].map((k) => s + k), 'boxed'));
 
-/** (a) the old log-probs alone: one forward pass from ids, chunked log-softmax, read back. */
+/** (a) the old log-probs alone: one forward pass from ids per micro-batch, chunked log-softmax, read back. */
 function oldLogprobs() {
-  return tf.tidy(() => {
-    const ids = tf.tensor2d(packed.ids, [B, S], 'int32');
-    const mask = tf.tensor2d(packed.attentionMask, [B, S]);
-    const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [B, C, config.hidden_size]);
-    return model.tokenLogprobs(h, tf.slice(ids, [0, P], [B, C])).logprobs.dataSync();
-  });
+  for (const p of micro) {
+    tf.tidy(() => {
+      const ids = tf.tensor2d(p.ids, [p.n, S], 'int32');
+      const mask = tf.tensor2d(p.attentionMask, [p.n, S]);
+      const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [p.n, C, config.hidden_size]);
+      model.tokenLogprobs(h, tf.slice(ids, [0, P], [p.n, C])).logprobs.dataSync();
+    });
+  }
 }
 
-/** (d) one training forward + backward over every parameter (the update a PPO epoch runs). */
+/** (d) one training forward + backward over every parameter (the update a PPO epoch runs), gradients summed over micro-batches. */
 function trainStep() {
-  const ids = tf.tensor2d(packed.ids, [B, S], 'int32');
-  const mask = tf.tensor2d(packed.attentionMask, [B, S]);
-  const targets = tf.slice(ids, [0, P], [B, C]);
-  const { value, grads } = tf.variableGrads(() => {
-    const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [B, C, config.hidden_size]);
-    return tf.neg(tf.mean(model.tokenLogprobs(h, targets).logprobs));
-  }, model.variables());
-  value.dataSync();
-  for (const g of Object.values(grads)) g.dataSync();
-  tf.dispose([value, ids, mask, targets, ...Object.values(grads)]);
+  let acc = null;
+  for (const p of micro) {
+    const ids = tf.tensor2d(p.ids, [p.n, S], 'int32');
+    const mask = tf.tensor2d(p.attentionMask, [p.n, S]);
+    const targets = tf.slice(ids, [0, P], [p.n, C]);
+    const { value, grads } = tf.variableGrads(() => {
+      const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [p.n, C, config.hidden_size]);
+      return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, targets).logprobs)), B * C);
+    }, model.variables());
+    tf.dispose([value, ids, mask, targets]);
+    if (acc === null) acc = grads;
+    else
+      for (const k of Object.keys(grads)) {
+        const sum = tf.add(acc[k], grads[k]);
+        tf.dispose([acc[k], grads[k]]);
+        acc[k] = sum;
+      }
+  }
+  Object.values(acc)[0].dataSync();
+  tf.dispose(Object.values(acc));
 }
 
 const cases = {
@@ -96,34 +113,43 @@ const cases = {
   c_oar_g: () => noisyKl(model, batch, { tokenBudget }),
   d_train_step: trainStep,
 };
+const r = (x) => Math.round(x * 100) / 100;
 const seconds = {};
+const cpuSeconds = {};
 const leaks = {};
 for (const [name, fn] of Object.entries(cases)) {
   fn(); // warm-up (kernel setup, allocation)
   const before = tf.memory().numTensors;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < steps; i++) fn();
+  const c = process.cpuUsage(c0);
   seconds[name] = (performance.now() - t0) / 1000 / steps;
+  // CPU time of this process: less disturbed than wall time on a shared machine (the wasm
+  // backend runs on one thread, so on a quiet machine the two agree).
+  cpuSeconds[name] = (c.user + c.system) / 1e6 / steps;
   leaks[name] = tf.memory().numTensors - before;
 }
+const ratios = (t) => ({
+  'b/a (goal <= 2.0)': r(t.b_fused_grail / t.a_old_logprobs),
+  'b/d (goal <= 1)': r(t.b_fused_grail / t.d_train_step),
+  'c/a': r(t.c_oar_g / t.a_old_logprobs),
+  'c/d': r(t.c_oar_g / t.d_train_step),
+  'GRAIL overhead per update with 4 epochs = (b - a) / (4 d + a)': r((t.b_fused_grail - t.a_old_logprobs) / (4 * t.d_train_step + t.a_old_logprobs)),
+});
 
-const r = (x) => Math.round(x * 100) / 100;
 console.log(
   JSON.stringify(
     {
       backend,
       log,
       parameters: model.numParameters(),
-      batch: `${B} x ${S} (prompt ${P}, completion ${C})`,
+      batch: `${B} x ${S} (prompt ${P}, completion ${C}), ${micro.length} micro-batches of ${mb}`,
       steps,
       seconds,
-      ratios: {
-        'b/a (goal <= 2.0)': r(seconds.b_fused_grail / seconds.a_old_logprobs),
-        'b/d (goal <= 1)': r(seconds.b_fused_grail / seconds.d_train_step),
-        'c/a': r(seconds.c_oar_g / seconds.a_old_logprobs),
-        'c/d': r(seconds.c_oar_g / seconds.d_train_step),
-        'GRAIL overhead per update with 4 epochs = (b - a) / (4 d + a)': r((seconds.b_fused_grail - seconds.a_old_logprobs) / (4 * seconds.d_train_step + seconds.a_old_logprobs)),
-      },
+      cpu_seconds: cpuSeconds,
+      ratios_wall: ratios(seconds),
+      ratios_cpu: ratios(cpuSeconds),
       leaked_tensors: leaks,
     },
     null,
