@@ -75,7 +75,10 @@ describe('rlvr-reward-server CLI', () => {
 
   it('examples/usage.mjs (the README example) runs and prints reward 1', async () => {
     const example = fileURLToPath(new URL('../examples/usage.mjs', import.meta.url));
-    const child = spawn(process.execPath, [example], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // FORCE_COLOR (set by test runners and CI) would make console.log colour the numbers
+    const env = { ...process.env, NO_COLOR: '1' };
+    delete env.FORCE_COLOR;
+    const child = spawn(process.execPath, [example], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     child.stdout!.on('data', (c) => (out += c));
     const code = await new Promise((resolve) => child.on('exit', resolve));
