@@ -137,6 +137,11 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     expect(() => model.hidden({})).toThrow(/exactly one of ids/);
     const e = tf.zeros([1, 2, 31]) as tf.Tensor3D;
     expect(() => model.hidden({ embeds: e })).toThrow(/embeds must be \[B, T, 32\], got \[1,2,31\]/);
+    const ids = tf.zeros([2, 3], 'int32') as tf.Tensor2D;
+    expect(() => model.hidden({ ids, attentionMask: tf.ones([2, 4]) as tf.Tensor2D })).toThrow(/attentionMask must be \[2, 3\] like the input, got \[2,4\]/);
+    const long = tf.zeros([1, 4097], 'int32') as tf.Tensor2D;
+    expect(() => model.hidden({ ids: long })).toThrow(/4097 tokens exceeds max_position_embeddings 4096/);
+    tf.dispose([ids, long]);
     e.dispose();
     const good = model.toHost();
     const bad = (name: string, t: { shape: number[]; data: Float32Array } | undefined) => () =>

@@ -293,9 +293,19 @@ export class Qwen3Model {
       if (input.embeds.rank !== 3 || input.embeds.shape[2] !== this.dims.D) {
         throw new PolicyError('invalid_input', `embeds must be [B, T, ${this.dims.D}], got [${input.embeds.shape}]`);
       }
-      return input.embeds;
+    } else if (input.ids!.rank !== 2) {
+      throw new PolicyError('invalid_input', `ids must be [B, T], got [${input.ids!.shape}]`);
     }
-    return this.embed(input.ids!);
+    const [B, T] = input.embeds ? input.embeds.shape : input.ids!.shape;
+    for (const [name, t] of [['attentionMask', input.attentionMask], ['positionIds', input.positionIds]] as const) {
+      if (t && (t.rank !== 2 || t.shape[0] !== B || t.shape[1] !== T)) {
+        throw new PolicyError('invalid_input', `${name} must be [${B}, ${T}] like the input, got [${t.shape}]`);
+      }
+    }
+    if (T > this.config.max_position_embeddings) {
+      throw new PolicyError('invalid_input', `sequence of ${T} tokens exceeds max_position_embeddings ${this.config.max_position_embeddings}`);
+    }
+    return input.embeds ?? this.embed(input.ids!);
   }
 
   /**
