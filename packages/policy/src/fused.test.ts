@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
-import { attention, rmsNorm, swiglu } from './fused.js';
+import { attention, rmsNorm, rope, swiglu } from './fused.js';
 import { bmm, linear2d, matmul } from './ops.js';
 import { TEST_BACKENDS, relError, useBackend } from './test-utils/fixtures.js';
 
@@ -29,13 +29,24 @@ describe.each(TEST_BACKENDS)('fused ops equal their plain-op twins on %s (values
     }
   });
 
-  it('RMSNorm, SwiGLU, linear, matmul and bmm', async () => {
+  it('RMSNorm, SwiGLU, rotary, linear, matmul and bmm', async () => {
     await useBackend(backend);
     const x = tf.randomNormal([3, 5, 16], 0, 2, 'float32', 5);
     const w = tf.randomNormal([16], 1, 0.1, 'float32', 6);
     compare((a, b) => rmsNorm(a, b, 1e-6), (a, b) => tf.mul(tf.mul(a, tf.rsqrt(tf.add(tf.mean(tf.square(a), -1, true), 1e-6))), b), [x, w]);
     const u = tf.randomNormal([3, 5, 16], 0, 2, 'float32', 7);
     compare((a, b) => swiglu(a, b), (a, b) => tf.mul(tf.mul(a, tf.sigmoid(a)), b), [x, u]);
+    // rotary: rotate_half as concat(-x2, x1), the Hugging Face definition, in the slow twin
+    const R = new Float32Array(16 * 16);
+    for (let j = 0; j < 8; j++) R[(j + 8) * 16 + j] = -1;
+    for (let j = 8; j < 16; j++) R[(j - 8) * 16 + j] = 1;
+    const rot = tf.tensor2d(R, [16, 16]);
+    const xr = tf.randomNormal([2, 3, 4, 16], 0, 1, 'float32', 12);
+    const ang = tf.randomUniform([2, 3, 1, 16], 0, 6, 'float32', 13);
+    const [c, sn] = [tf.cos(ang), tf.sin(ang)];
+    const half = (t: tf.Tensor) => tf.concat([tf.neg(tf.slice(t, [0, 0, 0, 8], [-1, -1, -1, 8])), tf.slice(t, [0, 0, 0, 0], [-1, -1, -1, 8])], 3);
+    compare((a) => rope(a, c, sn, rot), (a) => tf.add(tf.mul(a, c), tf.mul(half(a), sn)), [xr]);
+    tf.dispose([rot, xr, ang, c, sn]);
     const x2 = tf.randomNormal([7, 16], 0, 1, 'float32', 8);
     const W = tf.randomNormal([12, 16], 0, 1, 'float32', 9);
     compare((a, b) => linear2d(a as tf.Tensor2D, b as tf.Tensor2D), (a, b) => tf.matMul(a, b, false, true), [x2, W]);

@@ -127,3 +127,22 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
   };
   return tf.customGrad(f as never)(q, k, v) as tf.Tensor4D;
 }
+
+/**
+ * Rotary embedding: x * cos + rotate_half(x) * sin, with rotate_half(x) = x @ rot.
+ * x `[B, T, nh, hd]`, cos/sin `[B, T, 1, hd]` (constants), rot `[hd, hd]`. Since rot^T = -rot,
+ * the backward is dx = dy * cos - rotate_half(dy * sin); nothing but cos and sin is saved.
+ */
+export function rope<T extends tf.Tensor>(x: T, cos: tf.Tensor, sin: tf.Tensor, rot: tf.Tensor2D): T {
+  const hd = rot.shape[0];
+  const rotate = (t: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(t, [-1, hd]) as tf.Tensor2D, rot), t.shape);
+  const f: GradFn = (xx, save) => {
+    (save as tf.GradSaveFunc)([cos, sin]);
+    const X = xx as tf.Tensor;
+    return {
+      value: tf.add(tf.mul(X, cos), tf.mul(rotate(X), sin)),
+      gradFunc: (dy, [c, s]) => [tf.sub(tf.mul(dy, c), rotate(tf.mul(dy, s)))],
+    };
+  };
+  return tf.customGrad(f as never)(x) as T;
+}

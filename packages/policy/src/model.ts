@@ -3,8 +3,8 @@ import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
 import { tokenLogprobs } from './logprobs.js';
-import { linear2d, matmul, releaseTranspose } from './ops.js';
-import { attention, rmsNorm, swiglu } from './fused.js';
+import { linear2d, releaseTranspose } from './ops.js';
+import { attention, rmsNorm, rope as applyRotary, swiglu } from './fused.js';
 import type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
 import type { HostTensor } from './safetensors.js';
 
@@ -415,9 +415,7 @@ export class Qwen3Model {
 
   /** x `[B, T, nh, hd]` -> x * cos + rotate_half(x) * sin. */
   private applyRope(x: tf.Tensor, rope: { cos: tf.Tensor; sin: tf.Tensor }): tf.Tensor {
-    const { hd } = this.dims;
-    const rotated = tf.reshape(matmul(tf.reshape(x, [-1, hd]), this.rot), x.shape);
-    return tf.add(tf.mul(x, rope.cos), tf.mul(rotated, rope.sin));
+    return applyRotary(x, rope.cos, rope.sin, this.rot);
   }
 }
 
