@@ -40,16 +40,16 @@ describe.each(TEST_BACKENDS)('noisy-kl (OAR-G) vs PyTorch autograd on %s', (back
       expect(Array.from(out.hasScores)).toEqual([1, 1, 0, 1]);
       // At noise 1e-3 the KL (~5e-7) is a difference of nearly equal float32 numbers, so its
       // value is rounding noise (PyTorch's own float32 KL is 20% off the float64 one); its
-      // gradient p_noisy - p0 is well conditioned. The KL is checked at 30x the noise below.
+      // gradient p_noisy - p0 is well conditioned. The KL is checked at 100x the noise below.
       expect(out.loss!.every((v) => Number.isFinite(v))).toBe(true);
     }
   });
 
-  it('at 30x the noise, where the KL is well conditioned, KL and scores match (rel. error <= 1e-3)', () => {
-    const noise = fixtureNoise().map((v) => 30 * v);
+  it('at 100x the noise, where the KL is well conditioned, KL and scores match (rel. error <= 1e-3)', () => {
+    const noise = fixtureNoise().map((v) => 100 * v);
     const out = noisyKl(model, batch, { noise });
-    expect(relError(out.loss!, ref.get('oarg.x30.previous.kl')!.data)).toBeLessThan(1e-3);
-    expect(relError(out.scores, unpackRows(batch, ref.get('oarg.x30.previous.scores')!.data, C))).toBeLessThan(1e-3);
+    expect(relError(out.loss!, ref.get('oarg.x100.previous.kl')!.data)).toBeLessThan(1e-3);
+    expect(relError(out.scores, unpackRows(batch, ref.get('oarg.x100.previous.scores')!.data, C))).toBeLessThan(1e-3);
   });
 
   it('seeded noise: same seed same scores whatever the micro-batching, another seed other scores; no leak', () => {
