@@ -22,4 +22,4 @@ export { Trainer } from './trainer.js';
 export type { AdvantageInput, StepOptions, StepResult } from './trainer.js';
 export { TrainerConfigSchema } from './config.js';
 export type { TrainerConfig, TrainerConfigInput } from './config.js';
-export { completionLogprobs } from './logprobs.js';
+export { microBatchLogprobs } from './logprobs.js';

@@ -8,7 +8,7 @@ import type { PackedMicroBatch } from './micro-batches.js';
  * must hold at least one token.
  * @returns logp, entropy `[b, C]` (padding columns hold junk: mask them)
  */
-export function completionLogprobs(model: Qwen3Model, mb: PackedMicroBatch): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+export function microBatchLogprobs(model: Qwen3Model, mb: PackedMicroBatch): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
   const b = mb.size;
   const P = mb.promptLength;
   const C = mb.completionLength;

@@ -8,7 +8,7 @@ import { tf } from './tf.js';
 import { Trainer } from './trainer.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { clippedSurrogate } from './surrogate.js';
-import { completionLogprobs } from './logprobs.js';
+import { microBatchLogprobs } from './logprobs.js';
 import { packMicroBatch } from './micro-batches.js';
 import { TrainerError } from './errors.js';
 
@@ -54,7 +54,7 @@ function advantagesOf(batch: RolloutBatch): Float32Array {
 function currentLogprobs(model: Qwen3Model, batch: RolloutBatch): Float32Array {
   const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
   const mb = packMicroBatch(batch, rows, 0);
-  const { logp, entropy } = completionLogprobs(model, mb);
+  const { logp, entropy } = microBatchLogprobs(model, mb);
   const d = logp.dataSync();
   tf.dispose([logp, entropy]);
   const out = new Float32Array(batch.completionTokens.length);
@@ -108,14 +108,14 @@ describe('Trainer gradients', () => {
     const opts = { clipLow: 0.2, clipHigh: 0.28, dualClip: null, logRatioClamp: 20 };
     const vars = model.variables();
     // weights computed from the parameters themselves (like saliency weights from the policy)
-    const weightsOf = () => tf.exp(tf.mul(completionLogprobs(model, mb).entropy, 0.3));
+    const weightsOf = () => tf.exp(tf.mul(microBatchLogprobs(model, mb).entropy, 0.3));
     const withWeights = tf.variableGrads(() => {
-      const { logp } = completionLogprobs(model, mb);
+      const { logp } = microBatchLogprobs(model, mb);
       return tf.sum(tf.mul(clippedSurrogate(logp, old, tf.mul(A, weightsOf()), opts).loss, mask)) as tf.Scalar;
     }, vars);
     const w = tf.keep(weightsOf());
     const preMultiplied = tf.variableGrads(() => {
-      const { logp } = completionLogprobs(model, mb);
+      const { logp } = microBatchLogprobs(model, mb);
       return tf.sum(tf.mul(clippedSurrogate(logp, old, tf.mul(A, w), opts).loss, mask)) as tf.Scalar;
     }, vars);
     const a = new Map(Object.entries(withWeights.grads));

@@ -10,7 +10,7 @@ import { aggregate, aggregationScale, type AggregationScale } from './aggregate.
 import { klPenalty } from './kl.js';
 import { packMicroBatch, planMicroBatches, type PackedMicroBatch } from './micro-batches.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
-import { completionLogprobs } from './logprobs.js';
+import { microBatchLogprobs } from './logprobs.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 
@@ -178,7 +178,7 @@ export class Trainer {
     const out = new Float32Array(T);
     for (const mb of planMicroBatches(batch, maskOf(batch.numRollouts, rows), this.config.tokenBudget)) {
       const packed = packMicroBatch(batch, mb, this.#padId);
-      const { logp, entropy } = completionLogprobs(model, packed);
+      const { logp, entropy } = microBatchLogprobs(model, packed);
       const data = logp.dataSync();
       tf.dispose([logp, entropy]);
       scatter(batch, packed, data, out);
@@ -252,7 +252,7 @@ export class Trainer {
   #loss(mb: PackedMicroBatch, adv: Float32Array, old: Float32Array, ref: Float32Array | null, scale: AggregationScale, kept: tf.Scalar[]): tf.Scalar {
     const cfg = this.config;
     const shape: [number, number] = [mb.size, mb.completionLength];
-    const { logp, entropy } = completionLogprobs(this.model, mb);
+    const { logp, entropy } = microBatchLogprobs(this.model, mb);
     const mask = tf.tensor2d(mb.completionMask, shape);
     const oldT = tf.tensor2d(mb.gather(old), shape);
     const terms = clippedSurrogate(logp, oldT, tf.tensor2d(mb.gather(adv), shape), cfg);
