@@ -63,7 +63,7 @@ describe('rlvr-rollout spans', () => {
     const dir = await setup('{"completion": [1, 2]}\n');
     const { io: x, err } = io();
     expect(await runCli(['spans', '--tokenizer', 'qwen3:/models/x', '--in', join(dir, 'in.jsonl')], x)).toBe(1);
-    expect(err.join('')).toContain('unknown tokenizer kind "qwen3"; known: hf:..., vocab:...');
+    expect(err.join('')).toContain('unknown tokenizer kind "qwen3"; known: hf:..., model:..., pruned:..., tiktoken:..., vocab:...');
     // the extension point: a caller registers another kind (here an in-memory one for the test)
     const loaders = new Registry<TokenizerLoader>('tokenizer kind');
     loaders.register({ name: 'mem', usage: 'mem:', load: async () => vocabFromJson({ encoding: 'utf8', tokens: ['x', '\\fbox{', '7}'] }) });

@@ -35,7 +35,7 @@ function greedyReference(prompt: number[], steps: number): number[] {
   for (let t = 0; t < steps; t++) {
     const row = tf.tidy(() => {
       const logits = tiny.model.logits({ ids: tf.tensor2d([seq], undefined, 'int32') });
-      return tf.argMax(tf.slice(logits, [0, seq.length - 1, 0], [1, 1, tiny.model.dims.V]).reshape([-1])).dataSync()[0]!;
+      return tf.argMax(tf.reshape(tf.slice(logits, [0, seq.length - 1, 0], [1, 1, tiny.model.dims.V]), [-1])).dataSync()[0]!;
     });
     seq.push(row);
   }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadModel, loadTokenizer, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
 import { runServe } from './cli-serve.js';
@@ -155,6 +157,27 @@ describe('rlvr-serve', () => {
 });
 
 describe('rlvr-serve command line', () => {
+  it("renders chat with the model directory's tokenizer_config.json template", async () => {
+    const template = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}";
+    writeFileSync(join(dir.dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: template }));
+    const { out, io: cli } = io();
+    const r = await runServe(['--model', dir.dir, '--port', '0', '--backend', 'cpu', '--quiet'], cli);
+    try {
+      expect(r.code, out.stderr).toBe(0);
+      const res = await fetch(`${r.server!.url}/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: basename(dir.dir), messages: [{ role: 'user', content: 'Ann has 12 apples.' }], max_tokens: 2 }),
+      });
+      const json = (await res.json()) as { usage: { prompt_tokens: number } };
+      expect(json.usage.prompt_tokens).toBe(tokenizer.encode('[user] Ann has 12 apples.\n[assistant]').length);
+      expect(out.stderr).not.toMatch(/ChatML/);
+    } finally {
+      await r.server?.close();
+      r.dispose?.();
+      rmSync(join(dir.dir, 'tokenizer_config.json'));
+    }
+  });
+
   it('exits 2 on bad usage and 1 on a directory that is not a model', async () => {
     const a = io();
     expect((await runServe([], a.io)).code).toBe(2);

@@ -62,6 +62,31 @@ describe('pickToken', () => {
     expected(1, [0, 3, 5]).forEach((x, i) => expect(Math.abs(h[i]! - x)).toBeLessThan(0.01));
   });
 
+  it('top-p on a large vocabulary draws exactly what a full sort would (the pre-filter drops no nucleus id)', () => {
+    const V = 3000;
+    const rng0 = new Rng(8);
+    for (const scale of [0.01, 1, 4]) {
+      const logits = Float32Array.from({ length: V }, () => rng0.normal() * scale);
+      // reference nucleus by a full sort
+      const order = Array.from({ length: V }, (_, i) => i).sort((a, b) => logits[b]! - logits[a]! || a - b);
+      const w = order.map((i) => Math.exp(logits[i]!));
+      const z = w.reduce((s, x) => s + x, 0);
+      let cum = 0;
+      let m = 0;
+      while (m < V) {
+        cum += w[m]!;
+        m++;
+        if (cum >= 0.9 * z) break;
+      }
+      const nucleus = new Set(order.slice(0, m));
+      const rng = new Rng(2);
+      const seen = new Set<number>();
+      for (let i = 0; i < (m <= 50 ? 3000 : 300); i++) seen.add(pickToken(logits, { temperature: 1, topK: 0, topP: 0.9 }, rng).id);
+      expect([...seen].filter((id) => !nucleus.has(id))).toEqual([]);
+      if (m <= 50) expect(seen.size).toBe(m); // a small nucleus: every member gets drawn
+    }
+  });
+
   it('the same seed gives the same draws; the large-vocabulary top-k path equals the sort path', () => {
     const V = 5000;
     const rng0 = new Rng(4);

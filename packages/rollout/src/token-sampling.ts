@@ -60,11 +60,11 @@ export function pickToken(logits: ArrayLike<number>, p: TokenChoice, rng: Rng): 
   }
   // Candidates sorted by probability (desc), ties by id (asc): top-k first, then the nucleus of
   // the renormalised top-k distribution (as vLLM applies them), always keeping the first.
-  let ids = sortedCandidates(logits, useK ? p.topK : V);
+  let ids = useK ? sortedCandidates(logits, p.topK) : nucleusCandidates(logits, max, invT, z, p.topP);
   const w = ids.map((id) => Math.exp((logits[id]! - max) * invT));
   let keep = ids.length;
   if (useP) {
-    const mass = w.reduce((s, x) => s + x, 0);
+    const mass = useK ? w.reduce((s, x) => s + x, 0) : z; // top-p of the renormalised top-k, or of everything
     let cum = 0;
     keep = 0;
     while (keep < ids.length) {
@@ -82,6 +82,19 @@ export function pickToken(logits: ArrayLike<number>, p: TokenChoice, rng: Rng): 
     if (u < 0) return { id: ids[i]!, logprob: logprob(ids[i]!) };
   }
   return { id: ids[keep - 1]!, logprob: logprob(ids[keep - 1]!) };
+}
+
+/**
+ * Every id that can be in the top-p nucleus, sorted like `sortedCandidates`, without sorting the
+ * whole vocabulary: the ids of weight >= tau = (1 - p) Z / V hold more than p Z between them
+ * (the others hold less than V tau), so the sorted prefix reaching p Z never leaves them.
+ */
+function nucleusCandidates(logits: ArrayLike<number>, max: number, invT: number, z: number, topP: number): number[] {
+  const V = logits.length;
+  const tau = ((1 - topP) * z) / V;
+  const ids: number[] = [];
+  for (let v = 0; v < V; v++) if (Math.exp((logits[v]! - max) * invT) >= tau) ids.push(v);
+  return ids.sort((a, b) => logits[b]! - logits[a]! || a - b);
 }
 
 /** The `k` ids of largest logit, sorted by logit descending, ties by id ascending. */

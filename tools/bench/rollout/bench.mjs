@@ -5,7 +5,10 @@
 // weights), batch 16 (one prompt, n = 16), a 16-token prompt, 256 new tokens, no EOS.
 //
 //   npx tsc -b packages/rollout && node tools/bench/rollout/bench.mjs [--backend wasm|cpu|tensorflow]
-//        [--batch 16] [--new-tokens 256] [--no-cache-tokens 16] [--no-torch] [--threads 2]
+//        [--batch 16] [--new-tokens 256] [--no-cache-tokens 16] [--rounds 2] [--no-torch] [--threads 2]
+//
+// tfjs and PyTorch alternate, mode by mode, for --rounds rounds (so both meet the same load);
+// each mode's fastest round is compared (the least disturbed one), all rounds are printed.
 //
 // The recompute twin at 256 new tokens would run for many minutes here (step t is a forward over
 // 16 x (16 + t) tokens), so its time at --new-tokens is ESTIMATED: one recompute step (forward
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     'new-tokens': { type: 'string', default: '256' },
     'no-cache-tokens': { type: 'string', default: '16' },
     threads: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '2' },
     'no-torch': { type: 'boolean', default: false },
   },
 });
@@ -108,10 +112,29 @@ function integrate(grid, n) {
   return total;
 }
 
+function torchRun(mode) {
+  const script = fileURLToPath(new URL('./generate_torch.py', import.meta.url));
+  const arg = JSON.stringify({ config: BENCH_CONFIG, batch: B, prompt: P, new_tokens: N, threads: Number(values.threads), modes: [mode] });
+  const r = spawnSync('/usr/bin/python3', [script, arg], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`PyTorch bench failed: ${r.stderr}`);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop());
+  torchInfo = { framework: out.framework, version: out.version, threads: out.threads };
+  return out[mode];
+}
+let torchInfo;
+
 await run(true, 1, 8, true); // warm-up: kernels, allocation
 await run(false, 1, 2, true);
-const cached = await run(true, 1, N);
-const cachedGreedy = await run(true, 0, N);
+const rounds = { tfjs_sampled: [], tfjs_greedy: [], torch_sampled: [], torch_greedy: [] };
+for (let r = 0; r < Number(values.rounds); r++) {
+  rounds.tfjs_sampled.push(await run(true, 1, N));
+  if (!values['no-torch']) rounds.torch_sampled.push(torchRun('sampled'));
+  rounds.tfjs_greedy.push(await run(true, 0, N));
+  if (!values['no-torch']) rounds.torch_greedy.push(torchRun('greedy'));
+}
+const best = (xs) => xs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+const cached = best(rounds.tfjs_sampled);
+const cachedGreedy = best(rounds.tfjs_greedy);
 const recomputeMeasured = await run(false, 1, NC);
 const grid = [];
 for (const t of [0, 32, 64, 96, 128, 160, 192, 224, N - 1].filter((t) => t < N)) grid.push({ t, L: P + t, s: +(await recomputeStep(P + t)).toFixed(3) });
@@ -126,14 +149,7 @@ const recompute = {
   check: { new_tokens: NC, measured_seconds: recomputeMeasured.seconds, estimated_seconds: +integrate(grid, NC).toFixed(3) },
 };
 
-let torch;
-if (!values['no-torch']) {
-  const script = fileURLToPath(new URL('./generate_torch.py', import.meta.url));
-  const arg = JSON.stringify({ config: BENCH_CONFIG, batch: B, prompt: P, new_tokens: N, threads: Number(values.threads) });
-  const r = spawnSync('/usr/bin/python3', [script, arg], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`PyTorch bench failed: ${r.stderr}`);
-  torch = JSON.parse(r.stdout.trim().split('\n').pop());
-}
+const torch = values['no-torch'] ? undefined : { ...torchInfo, sampled: best(rounds.torch_sampled), greedy: best(rounds.torch_greedy) };
 
 const summary = {
   config: `hidden ${BENCH_CONFIG.hidden_size}, ${BENCH_CONFIG.num_hidden_layers} layers, ${BENCH_CONFIG.num_attention_heads} heads (${BENCH_CONFIG.num_key_value_heads} KV), vocab ${BENCH_CONFIG.vocab_size}, ${(model.numParameters() / 1e6).toFixed(2)}M params`,
@@ -142,6 +158,7 @@ const summary = {
   backend,
   tfjs: { cached_sampled: cached, cached_greedy: cachedGreedy, recompute_sampled_estimated: recompute },
   torch,
+  rounds: Object.fromEntries(Object.entries(rounds).map(([k, xs]) => [k, xs.map((x) => [x.seconds, x.cpu_seconds])])),
   ratios: {
     kv_cache_vs_recompute: +(cached.tokens_per_s / recompute.tokens_per_s).toFixed(2),
     ...(torch

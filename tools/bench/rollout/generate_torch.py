@@ -2,7 +2,7 @@
 (tools/fixtures/policy/qwen3_torch.py, plain torch, random weights) generating with a KV cache,
 greedy and sampled (temperature 1, with the sampled token's log-prob, as the tfjs sampler does).
 
-    /usr/bin/python3 tools/bench/rollout/generate_torch.py '{"config": {...}, "batch": 16, "prompt": 16, "new_tokens": 256, "threads": 2}'
+    /usr/bin/python3 tools/bench/rollout/generate_torch.py '{"config": {...}, "batch": 16, "prompt": 16, "new_tokens": 256, "threads": 2, "modes": ["sampled", "greedy"]}'
 
 Prints one JSON line with tokens/s (wall-clock and per CPU-second) of each mode (times include the prefill).
 """
@@ -50,7 +50,7 @@ def main():
     out = {"framework": "pytorch", "version": torch.__version__, "threads": torch.get_num_threads()}
     with torch.no_grad():
         generate(p, cfg, prompt_ids, 8, True, gen)  # warm-up
-        for mode in ("sampled", "greedy"):
+        for mode in args.get("modes", ["sampled", "greedy"]):
             t0, c0 = time.perf_counter(), time.process_time()
             toks, _ = generate(p, cfg, prompt_ids, N, mode == "greedy", gen)
             s, cpu = time.perf_counter() - t0, time.process_time() - c0
