@@ -26,3 +26,5 @@ export { Signals, SIGNAL_NAMES } from './signals.js';
 export type { SignalName } from './signals.js';
 export { Registry } from './registry.js';
 export { Rng } from './rng.js';
+export { planMicroBatches, packRollouts, gatherPacked, scatterPacked } from './layout.js';
+export type { PackedRollouts } from './layout.js';

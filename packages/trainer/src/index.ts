@@ -14,8 +14,6 @@ export type { TrainerErrorCode } from './errors.js';
 export { CheckpointStore } from './checkpoint-store.js';
 export type { CheckpointMeta } from './checkpoint-store.js';
 export { configHash, configDiff, canonicalJson } from './config-hash.js';
-export { planMicroBatches, packMicroBatch } from './micro-batches.js';
-export type { PackedMicroBatch } from './micro-batches.js';
 export { selectRollouts, batchMetrics } from './batch-filters.js';
 export type { RolloutSelection } from './batch-filters.js';
 export { Trainer } from './trainer.js';

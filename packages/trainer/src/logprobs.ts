@@ -1,6 +1,6 @@
 import { tf } from './tf.js';
 import type { Qwen3Model } from '@rlvr/policy';
-import type { PackedMicroBatch } from './micro-batches.js';
+import type { PackedRollouts } from '@rlvr/core';
 
 /**
  * Log-probs and entropies of a micro-batch's completion tokens under `model`.
@@ -8,11 +8,8 @@ import type { PackedMicroBatch } from './micro-batches.js';
  * must hold at least one token.
  * @returns logp, entropy `[b, C]` (padding columns hold junk: mask them)
  */
-export function microBatchLogprobs(model: Qwen3Model, mb: PackedMicroBatch): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
-  const b = mb.size;
-  const P = mb.promptLength;
-  const C = mb.completionLength;
-  const S = P + C;
+export function microBatchLogprobs(model: Qwen3Model, mb: PackedRollouts): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+  const { n: b, P, C, S } = mb;
   return tf.tidy(() => {
     const ids = tf.tensor2d(mb.ids, [b, S], 'int32');
     const mask = tf.tensor2d(mb.attentionMask, [b, S]);

@@ -2,14 +2,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { batchFromRows, Rng, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
+import { batchFromRows, gatherPacked, packRollouts, Rng, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
 import { Qwen3Model, parseModelConfig, loadModel } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { Trainer } from './trainer.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { clippedSurrogate } from './surrogate.js';
 import { microBatchLogprobs } from './logprobs.js';
-import { packMicroBatch } from './micro-batches.js';
 import { TrainerError } from './errors.js';
 
 const config = parseModelConfig({
@@ -53,13 +52,13 @@ function advantagesOf(batch: RolloutBatch): Float32Array {
 
 function currentLogprobs(model: Qwen3Model, batch: RolloutBatch): Float32Array {
   const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
-  const mb = packMicroBatch(batch, rows, 0);
+  const mb = packRollouts(batch, rows, 0);
   const { logp, entropy } = microBatchLogprobs(model, mb);
   const d = logp.dataSync();
   tf.dispose([logp, entropy]);
   const out = new Float32Array(batch.completionTokens.length);
   rows.forEach((i) => {
-    for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) out[t] = d[i * mb.completionLength + t - batch.completionOffsets[i]!]!;
+    for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) out[t] = d[i * mb.C + t - batch.completionOffsets[i]!]!;
   });
   return out;
 }
@@ -100,11 +99,11 @@ describe('Trainer gradients', () => {
     const model = Qwen3Model.random(config, 4);
     const batch = makeBatch(2, 1, 3);
     const rows = [0, 1, 2];
-    const mb = packMicroBatch(batch, rows, 0);
-    const shape: [number, number] = [mb.size, mb.completionLength];
+    const mb = packRollouts(batch, rows, 0);
+    const shape: [number, number] = [mb.n, mb.C];
     const mask = tf.tensor2d(mb.completionMask, shape);
-    const A = tf.tensor2d(mb.gather(advantagesOf(batch)), shape);
-    const old = tf.tensor2d(mb.gather(currentLogprobs(model, batch)), shape);
+    const A = tf.tensor2d(gatherPacked(batch, mb, advantagesOf(batch)), shape);
+    const old = tf.tensor2d(gatherPacked(batch, mb, currentLogprobs(model, batch)), shape);
     const opts = { clipLow: 0.2, clipHigh: 0.28, dualClip: null, logRatioClamp: 20 };
     const vars = model.variables();
     // weights computed from the parameters themselves (like saliency weights from the policy)

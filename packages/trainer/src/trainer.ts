@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type RolloutBatch, Rng, parseConfig, totalTokens, validateBatch } from '@rlvr/core';
+import { type RolloutBatch, type PackedRollouts, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, scatterPacked, totalTokens, validateBatch } from '@rlvr/core';
 import { CheckpointReader, SafetensorsFile, saveModel, writeSafetensors, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
@@ -8,7 +8,6 @@ import { learningRate } from './schedule.js';
 import { clippedSurrogate } from './surrogate.js';
 import { aggregate, aggregationScale, type AggregationScale } from './aggregate.js';
 import { klPenalty } from './kl.js';
-import { packMicroBatch, planMicroBatches, type PackedMicroBatch } from './micro-batches.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
 import { microBatchLogprobs } from './logprobs.js';
 import { TrainerError } from './errors.js';
@@ -176,12 +175,12 @@ export class Trainer {
   /** log-probs of every completion token of `rows` under `model`, scattered into `[T]`. */
   #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[], T: number): Float32Array {
     const out = new Float32Array(T);
-    for (const mb of planMicroBatches(batch, maskOf(batch.numRollouts, rows), this.config.tokenBudget)) {
-      const packed = packMicroBatch(batch, mb, this.#padId);
+    for (const mb of planMicroBatches(batch, this.config.tokenBudget, maskOf(batch.numRollouts, rows))) {
+      const packed = packRollouts(batch, mb, this.#padId);
       const { logp, entropy } = microBatchLogprobs(model, packed);
       const data = logp.dataSync();
       tf.dispose([logp, entropy]);
-      scatter(batch, packed, data, out);
+      scatterPacked(batch, packed, data, out);
     }
     return out;
   }
@@ -220,10 +219,10 @@ export class Trainer {
     const byVarName = new Map(vars.map((v, k) => [v.name, names[k]!]));
     const grads = new Map<string, tf.Tensor>();
     let loss = 0;
-    for (const mb of planMicroBatches(batch, maskOf(batch.numRollouts, rows), cfg.tokenBudget)) {
-      const packed = packMicroBatch(batch, mb, this.#padId);
+    for (const mb of planMicroBatches(batch, cfg.tokenBudget, maskOf(batch.numRollouts, rows))) {
+      const packed = packRollouts(batch, mb, this.#padId);
       const kept: tf.Scalar[] = [];
-      const { value, grads: g } = tf.variableGrads(() => this.#loss(packed, adv, old, ref, scale, kept), vars);
+      const { value, grads: g } = tf.variableGrads(() => this.#loss(batch, packed, adv, old, ref, scale, kept), vars);
       loss += value.dataSync()[0]!;
       value.dispose();
       const [clipLow, clipHigh, approxKl, entropy, refKl] = kept.map((t) => t.dataSync()[0]!);
@@ -249,15 +248,15 @@ export class Trainer {
   }
 
   /** The micro-batch's share of the loss; per-token sums for metrics are kept in `kept`. */
-  #loss(mb: PackedMicroBatch, adv: Float32Array, old: Float32Array, ref: Float32Array | null, scale: AggregationScale, kept: tf.Scalar[]): tf.Scalar {
+  #loss(batch: RolloutBatch, mb: PackedRollouts, adv: Float32Array, old: Float32Array, ref: Float32Array | null, scale: AggregationScale, kept: tf.Scalar[]): tf.Scalar {
     const cfg = this.config;
-    const shape: [number, number] = [mb.size, mb.completionLength];
+    const shape: [number, number] = [mb.n, mb.C];
     const { logp, entropy } = microBatchLogprobs(this.model, mb);
     const mask = tf.tensor2d(mb.completionMask, shape);
-    const oldT = tf.tensor2d(mb.gather(old), shape);
-    const terms = clippedSurrogate(logp, oldT, tf.tensor2d(mb.gather(adv), shape), cfg);
+    const oldT = tf.tensor2d(gatherPacked(batch, mb, old), shape);
+    const terms = clippedSurrogate(logp, oldT, tf.tensor2d(gatherPacked(batch, mb, adv), shape), cfg);
     let total = aggregate(terms.loss, mask, cfg.aggregation, scale);
-    const refT = ref ? tf.tensor2d(mb.gather(ref), shape) : null;
+    const refT = ref ? tf.tensor2d(gatherPacked(batch, mb, ref), shape) : null;
     if (refT && cfg.klCoef > 0) total = tf.add(total, tf.mul(aggregate(klPenalty(logp, refT, cfg.klEstimator), mask, cfg.aggregation, scale), cfg.klCoef));
     if (cfg.entropyCoef > 0) total = tf.sub(total, tf.mul(aggregate(entropy, mask, cfg.aggregation, scale), cfg.entropyCoef));
     const masked = (x: tf.Tensor) => tf.keep(tf.sum(tf.mul(x, mask)) as tf.Scalar);
@@ -334,13 +333,4 @@ function sum(a: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]!;
   return s;
-}
-
-/** Write a packed `[b, C]` array back to the batch's per-token layout. */
-function scatter(batch: RolloutBatch, mb: PackedMicroBatch, data: ArrayLike<number>, out: Float32Array): void {
-  mb.rollouts.forEach((i, r) => {
-    const c0 = batch.completionOffsets[i]!;
-    const cl = batch.completionOffsets[i + 1]! - c0;
-    for (let t = 0; t < cl; t++) out[c0 + t] = data[r * mb.completionLength + t]!;
-  });
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { batchFromRows } from '@rlvr/core';
-import { planMicroBatches, packMicroBatch } from './micro-batches.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
 
 const batch = batchFromRows([
@@ -10,32 +9,6 @@ const batch = batchFromRows([
   { group: 1, prompt: [4], completion: [17, 18, 19], reward: 1 },
   { group: 2, prompt: [5, 6], completion: [20], reward: 0, finish: 'error' },
 ]);
-
-describe('packMicroBatch', () => {
-  it('left-pads prompts and right-pads completions so completions start at column P', () => {
-    const m = packMicroBatch(batch, [0, 2], 0);
-    expect([m.promptLength, m.completionLength]).toEqual([3, 2]);
-    expect(Array.from(m.ids)).toEqual([1, 2, 3, 10, 11, 0, 0, 4, 16, 0]);
-    expect(Array.from(m.attentionMask)).toEqual([1, 1, 1, 1, 1, 0, 0, 1, 1, 0]);
-    expect(Array.from(m.completionMask)).toEqual([1, 1, 1, 0]);
-    const perToken = Float32Array.from({ length: 11 }, (_, t) => t + 0.5);
-    expect(Array.from(m.gather(perToken))).toEqual([0.5, 1.5, 6.5, 0]);
-  });
-});
-
-describe('planMicroBatches', () => {
-  it('keeps padded size within the budget, covers each included rollout once, deterministically', () => {
-    const plan = planMicroBatches(batch, null, 10);
-    expect(plan.flat().sort()).toEqual([0, 1, 2, 3, 4]);
-    for (const mb of plan) {
-      const m = packMicroBatch(batch, mb, 0);
-      expect(mb.length === 1 || m.size * (m.promptLength + m.completionLength) <= 10).toBe(true);
-    }
-    expect(planMicroBatches(batch, null, 10)).toEqual(plan);
-    expect(planMicroBatches(batch, [true, false, true, false, false], 1000)).toEqual([[2, 0]]);
-    expect(() => planMicroBatches(batch, null, 0)).toThrow(/tokenBudget must be positive/);
-  });
-});
 
 describe('selectRollouts and batchMetrics', () => {
   it('drops errored, optionally truncated and zero-spread groups, and counts each', () => {
