@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import { parseConfig, Rng, type FinishReason } from '@rlvr/core';
@@ -167,6 +168,9 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
       for (let t = 0; ; t++) {
         const host = (await logits.data()) as Float32Array;
         logits.dispose();
+        // data() resolves as a microtask on the cpu and wasm backends: yield a macrotask so that
+        // I/O (a server's other requests, a client's disconnect) and abort signals get through
+        await setImmediate();
         signal?.throwIfAborted();
         let next = new Int32Array(slots.length).fill(o.padTokenId);
         let live = new Float32Array(slots.length);

@@ -61,7 +61,7 @@ export interface PromptSamples {
 
 /**
  * Something that turns prompts into completions: the OpenAI-compatible HTTP
- * sampler, the in-process policy sampler of `@rlvr/policy`, or your own.
+ * sampler, the in-process policy sampler (`policySampler` on a `@rlvr/policy` model), or your own.
  *
  * Contract (checked by `sampleGroups`): `sample` resolves to one `PromptSamples`
  * per request, in request order, each with exactly `n` completions. A request

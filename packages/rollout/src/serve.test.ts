@@ -8,7 +8,7 @@ import { httpSampler } from './http-sampler.js';
 import { policySampler } from './policy-sampler.js';
 import { chatmlTemplate } from './prompt.js';
 import { sampleGroups, type SampleOptionsInput } from './sample-groups.js';
-import type { PolicyServer } from './serve.js';
+import { startPolicyServer, type PolicyServer } from './serve.js';
 import { describeSamplerContract } from './test-utils/sampler-contract.js';
 import { tinyModelDir, useCpu } from './test-utils/tiny-policy.js';
 
@@ -145,6 +145,28 @@ describe('rlvr-serve', () => {
     for (let i = 0; i < 3; i++) await post('/v1/completions', { model: 'tiny', prompt: 'Ann has', n: 2, max_tokens: 5, logprobs: 0 });
     await post('/v1/completions', { model: 'tiny', prompt: [1, 99999] });
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('a client that disconnects cancels its request; the next one is served and nothing leaks', async () => {
+    const lines: string[] = [];
+    const own = await startPolicyServer({ model, tokenizer }, { port: 0, servedModelName: 'tiny' }, { info: (m) => lines.push(m), warn: (m) => lines.push(m) });
+    try {
+      const call = (body: unknown, signal?: AbortSignal) => fetch(`${own.url}/completions`, { method: 'POST', body: JSON.stringify(body), signal });
+      await (await call({ model: 'tiny', prompt: 'Ann', max_tokens: 2 })).json();
+      const before = tf.memory().numTensors;
+      const ac = new AbortController();
+      const long = call({ model: 'tiny', prompt: 'Ann', n: 8, max_tokens: 240 }, ac.signal);
+      await new Promise((r) => setTimeout(r, 300));
+      ac.abort();
+      await expect(long).rejects.toThrow();
+      const next = await call({ model: 'tiny', prompt: 'Ann', max_tokens: 2 });
+      expect(next.status).toBe(200);
+      await next.json();
+      expect(lines).toContain('POST /v1/completions: client disconnected, request cancelled');
+      expect(tf.memory().numTensors).toBe(before);
+    } finally {
+      await own.close();
+    }
   });
 
   it('serves concurrent requests one after another, each with its own result', async () => {

@@ -171,9 +171,10 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const ac = new AbortController();
-    res.on('close', () => {
+    const onClose = () => {
       if (!res.writableFinished) ac.abort(new Error('client disconnected'));
-    });
+    };
+    res.once('close', onClose);
     const path = (req.url ?? '/').split('?')[0]!;
     const started = performance.now();
     try {

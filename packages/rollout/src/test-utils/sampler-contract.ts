@@ -1,6 +1,7 @@
 /**
  * The contract every `Sampler` keeps, as one suite to run against each
- * implementation (the HTTP sampler now, the in-process policy sampler later).
+ * implementation (the HTTP sampler against the vLLM double and against rlvr-serve, the
+ * in-process policy sampler).
  */
 import { describe, expect, it } from 'vitest';
 import type { Sampler, SampleRequest, SamplePrompt, SamplingParams } from '../sampler.js';
