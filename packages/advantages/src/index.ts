@@ -19,4 +19,5 @@ export type { GrailConfig } from './weightings/grail.js';
 export { oarG, OarGConfigSchema } from './weightings/oar-g.js';
 export type { OarGConfig } from './weightings/oar-g.js';
 export { InteropRowSchema, interopBatch, interopRowProblem } from './interop.js';
+export { formatFloat32, formatFloat32Array } from './cli/format.js';
 export type { InteropRow } from './interop.js';

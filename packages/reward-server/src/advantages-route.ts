@@ -8,9 +8,8 @@
  * which overrides the body. The whole body is one batch: groups need not be consecutive.
  */
 import { CoreError, formatZodIssues } from '@rlvr/core';
-import { AdvantagesError, InteropRowSchema, interopBatch, interopRowProblem, prepareEstimator, type InteropRow, type PreparedEstimator } from '@rlvr/advantages';
+import { AdvantagesError, InteropRowSchema, formatFloat32Array, interopBatch, interopRowProblem, prepareEstimator, type InteropRow, type PreparedEstimator } from '@rlvr/advantages';
 import { RewardServerError, preview } from './errors.js';
-import { formatFloat32Array } from './float32.js';
 
 /** What `/advantages` was asked to do, before any estimation. */
 export interface AdvantagesRequest {

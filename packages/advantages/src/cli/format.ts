@@ -5,6 +5,7 @@
  */
 export function formatFloat32(v: number): string {
   if (v === 0) return '0';
+  if (!Number.isFinite(v)) return 'null'; // JSON has no NaN or Infinity
   for (let p = 6; p < 9; p++) {
     const n = Number(v.toPrecision(p));
     if (Math.fround(n) === v) return String(n);
