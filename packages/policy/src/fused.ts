@@ -14,21 +14,34 @@ type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor
 /**
  * RMSNorm over the last axis: y = x * r * w, r = rsqrt(mean(x^2) + eps). x `[..., D]`, w `[D]`.
  * Backward: g = dy * w ; dx = r * (g - x * r^2 * mean(g * x)) ; dw = sum(dy * x * r) over leading axes.
+ * `weightGrad: false`: w is a constant of the custom gradient and dw is never computed.
  */
-export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor, eps: number): T {
+export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor, eps: number, weightGrad = true): T {
+  const dxOf = (dy: tf.Tensor, sx: tf.Tensor, sw: tf.Tensor, sr: tf.Tensor) => {
+    const g = tf.mul(dy, sw);
+    const m = tf.mean(tf.mul(g, sx), -1, true);
+    return tf.mul(sr, tf.sub(g, tf.mul(sx, tf.mul(tf.square(sr), m))));
+  };
+  const norm = (X: tf.Tensor) => tf.rsqrt(tf.add(tf.mean(tf.square(X), -1, true), eps));
+  if (!weightGrad) {
+    const g: GradFn = (xx, save) => {
+      const X = xx as tf.Tensor;
+      const r = norm(X);
+      (save as tf.GradSaveFunc)([X, w, r]);
+      return { value: tf.mul(tf.mul(X, r), w), gradFunc: (dy, [sx, sw, sr]) => [dxOf(dy, sx, sw, sr)] };
+    };
+    return tf.customGrad(g as never)(x) as T;
+  }
   const f: GradFn = (xx, ww, save) => {
     const X = xx as tf.Tensor;
-    const r = tf.rsqrt(tf.add(tf.mean(tf.square(X), -1, true), eps));
+    const r = norm(X);
     (save as tf.GradSaveFunc)([X, ww as tf.Tensor, r]);
     return {
       value: tf.mul(tf.mul(X, r), ww as tf.Tensor),
       gradFunc: (dy, [sx, sw, sr]) => {
         const D = sx.shape[sx.rank - 1];
-        const g = tf.mul(dy, sw);
-        const m = tf.mean(tf.mul(g, sx), -1, true);
-        const dx = tf.mul(sr, tf.sub(g, tf.mul(sx, tf.mul(tf.square(sr), m))));
         const dw = tf.sum(tf.reshape(tf.mul(dy, tf.mul(sx, sr)), [-1, D]), 0);
-        return [dx, dw];
+        return [dxOf(dy, sx, sw, sr), dw];
       },
     };
   };

@@ -42,6 +42,14 @@ export interface ForwardInput {
    * otherwise keeps every intermediate until backprop ends). Same values and gradients.
    */
   checkpoint?: boolean;
+  /**
+   * Whether the backward pass computes parameter gradients. Default true (training). `false`
+   * (input-only: saliency, gradients w.r.t. `embeds`): every weight of the network is a constant
+   * of the custom gradients, so no weight-gradient product or reduction is ever computed and the
+   * activations that only they need are not kept. Gradients w.r.t. the input are the same; the
+   * parameters then get no gradient (`tf.variableGrads` would see none).
+   */
+  weightGrad?: boolean;
 }
 
 /** Keys and values of one layer: `[B, KV, S, hd]` each. */
@@ -209,19 +217,22 @@ export class Qwen3Model {
       const [B, T] = x.shape;
       const mask = (input.attentionMask ? tf.cast(input.attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
       const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : positionsFromMask(mask);
-      return this.run(x, pos, mask, null, input.checkpoint ?? false).h;
+      return this.run(x, pos, mask, null, input.checkpoint ?? false, input.weightGrad ?? true).h;
     });
   }
 
   /** Logits `[B, T, V]` (materialised: for small vocabularies and tests; use `tokenLogprobs` for training). */
   logits(input: ForwardInput): tf.Tensor3D {
-    return tf.tidy(() => this.project(this.hidden(input)));
+    return tf.tidy(() => this.project(this.hidden(input), { weightGrad: input.weightGrad }));
   }
 
-  /** hidden `[B, T, D]` -> logits `[B, T, V]`. */
-  project(hidden: tf.Tensor3D): tf.Tensor3D {
+  /**
+   * hidden `[B, T, D]` -> logits `[B, T, V]`. `weightGrad: false`: gradients reach `hidden` only
+   * (the LM-head weight gradient is never computed).
+   */
+  project(hidden: tf.Tensor3D, options: { weightGrad?: boolean } = {}): tf.Tensor3D {
     const [B, T, D] = hidden.shape;
-    return tf.tidy(() => tf.reshape(linear2d(tf.reshape(hidden, [B * T, D]) as tf.Tensor2D, this.lmHeadWeight()), [B, T, this.dims.V]) as tf.Tensor3D);
+    return tf.tidy(() => tf.reshape(linear2d(tf.reshape(hidden, [B * T, D]) as tf.Tensor2D, this.lmHeadWeight(), options.weightGrad ?? true), [B, T, this.dims.V]) as tf.Tensor3D);
   }
 
   /**
@@ -312,7 +323,7 @@ export class Qwen3Model {
    * x `[B, T, D]`, positions `[B, T]` float, keyMask `[B, S]` (S = past + T) -> final-normed
    * hidden `[B, T, D]` and every layer's keys/values `[B, KV, S, hd]`.
    */
-  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null, checkpoint = false): { h: tf.Tensor3D; kv: LayerKV[] } {
+  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null, checkpoint = false, weightGrad = true): { h: tf.Tensor3D; kv: LayerKV[] } {
     const [B, T] = x.shape;
     const { L, G, hd } = this.dims;
     const S = keyMask.shape[1];
@@ -330,27 +341,27 @@ export class Qwen3Model {
     let h = x;
     for (let i = 0; i < L; i++) {
       if (checkpoint && !past) {
-        h = this.checkpointedBlock(i, h, rope, bias);
+        h = this.checkpointedBlock(i, h, rope, bias, weightGrad);
         continue;
       }
-      const out = this.block(i, h, rope, bias, past ? past[i] : null);
+      const out = this.block(i, h, rope, bias, past ? past[i] : null, weightGrad);
       h = out.x;
       kv.push(out.kv);
     }
-    return { h: this.rmsNorm(h, 'model.norm.weight'), kv };
+    return { h: this.rmsNorm(h, 'model.norm.weight', weightGrad), kv };
   }
 
-  private block(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, past: LayerKV | null): { x: tf.Tensor3D; kv: LayerKV } {
+  private block(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, past: LayerKV | null, weightGrad = true): { x: tf.Tensor3D; kv: LayerKV } {
     const p = `model.layers.${i}.`;
     const [B, T] = x.shape;
     const { H, KV, G, hd } = this.dims;
-    const h = this.rmsNorm(x, p + 'input_layernorm.weight');
-    let q: tf.Tensor = tf.reshape(this.linear(h, p + 'self_attn.q_proj.weight'), [B, T, H, hd]);
-    let k: tf.Tensor = tf.reshape(this.linear(h, p + 'self_attn.k_proj.weight'), [B, T, KV, hd]);
-    const v = tf.reshape(this.linear(h, p + 'self_attn.v_proj.weight'), [B, T, KV, hd]);
+    const h = this.rmsNorm(x, p + 'input_layernorm.weight', weightGrad);
+    let q: tf.Tensor = tf.reshape(this.linear(h, p + 'self_attn.q_proj.weight', weightGrad), [B, T, H, hd]);
+    let k: tf.Tensor = tf.reshape(this.linear(h, p + 'self_attn.k_proj.weight', weightGrad), [B, T, KV, hd]);
+    const v = tf.reshape(this.linear(h, p + 'self_attn.v_proj.weight', weightGrad), [B, T, KV, hd]);
     if (this.dims.qkNorm) {
-      q = this.rmsNorm(q, p + 'self_attn.q_norm.weight');
-      k = this.rmsNorm(k, p + 'self_attn.k_norm.weight');
+      q = this.rmsNorm(q, p + 'self_attn.q_norm.weight', weightGrad);
+      k = this.rmsNorm(k, p + 'self_attn.k_norm.weight', weightGrad);
     }
     q = this.applyRope(q, rope);
     k = this.applyRope(k, rope);
@@ -366,12 +377,12 @@ export class Qwen3Model {
     // softmax(q k^T + bias) v: (B, KV, G*T, S) scores, (B, KV, G*T, hd) out -> (B, H, T, hd)
     const y = tf.reshape(attention(qg, kAll, vAll, bias), [B, H, T, hd]);
     const merged = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B, T, H * hd]) as tf.Tensor3D;
-    const x1 = tf.add(x, this.linear(merged, p + 'self_attn.o_proj.weight')) as tf.Tensor3D;
-    const h2 = this.rmsNorm(x1, p + 'post_attention_layernorm.weight');
-    const gate = this.linear(h2, p + 'mlp.gate_proj.weight');
-    const up = this.linear(h2, p + 'mlp.up_proj.weight');
+    const x1 = tf.add(x, this.linear(merged, p + 'self_attn.o_proj.weight', weightGrad)) as tf.Tensor3D;
+    const h2 = this.rmsNorm(x1, p + 'post_attention_layernorm.weight', weightGrad);
+    const gate = this.linear(h2, p + 'mlp.gate_proj.weight', weightGrad);
+    const up = this.linear(h2, p + 'mlp.up_proj.weight', weightGrad);
     const act = swiglu(gate, up); // silu(gate) * up
-    const x2 = tf.add(x1, this.linear(act, p + 'mlp.down_proj.weight')) as tf.Tensor3D;
+    const x2 = tf.add(x1, this.linear(act, p + 'mlp.down_proj.weight', weightGrad)) as tf.Tensor3D;
     return { x: x2, kv: { k: kAll, v: vAll } };
   }
 
@@ -380,20 +391,21 @@ export class Qwen3Model {
    * recomputes the block under a nested tape and differentiates it w.r.t. the input and the
    * block's parameters. Rotary tables and the bias are saved (kept alive), not recomputed.
    */
-  private checkpointedBlock(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor): tf.Tensor3D {
+  private checkpointedBlock(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, weightGrad = true): tf.Tensor3D {
     const prefix = `model.layers.${i}.`;
-    const vars = [...this.params].filter(([n]) => n.startsWith(prefix)).map(([, v]) => v);
+    // Input-only: the block's weights are constants (not inputs of the custom gradient).
+    const vars = weightGrad ? [...this.params].filter(([n]) => n.startsWith(prefix)).map(([, v]) => v) : [];
     const f = (...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
       const save = args[args.length - 1] as tf.GradSaveFunc;
       const xx = args[0] as tf.Tensor3D;
       save([xx, rope.cos, rope.sin, bias]);
       return {
-        value: this.block(i, xx, rope, bias, null).x,
+        value: this.block(i, xx, rope, bias, null, weightGrad).x,
         gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
           const [sx, cos, sin, b] = saved;
           // The variables in `vars` are the very tensors the block reads, so the nested tape
           // differentiates w.r.t. them.
-          return nestedGrads(() => this.block(i, sx as tf.Tensor3D, { cos, sin }, b, null).x, [sx, ...vars], dy);
+          return nestedGrads(() => this.block(i, sx as tf.Tensor3D, { cos, sin }, b, null, weightGrad).x, [sx, ...vars], dy);
         },
       };
     };
@@ -401,16 +413,16 @@ export class Qwen3Model {
   }
 
   /** x `[..., in]` @ W^T, W `[out, in]` (Hugging Face layout) -> `[..., out]`. */
-  private linear<T extends tf.Tensor>(x: T, name: string): T {
+  private linear<T extends tf.Tensor>(x: T, name: string, weightGrad = true): T {
     const W = this.param(name) as tf.Tensor2D;
     const inDim = x.shape[x.rank - 1];
     const outShape = [...x.shape.slice(0, -1), W.shape[0]];
-    return tf.reshape(linear2d(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, W), outShape) as T;
+    return tf.reshape(linear2d(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, W, weightGrad), outShape) as T;
   }
 
   /** RMSNorm over the last axis: x * rsqrt(mean(x^2) + eps) * w. */
-  private rmsNorm<T extends tf.Tensor>(x: T, name: string): T {
-    return rmsNorm(x, this.param(name), this.config.rms_norm_eps);
+  private rmsNorm<T extends tf.Tensor>(x: T, name: string, weightGrad = true): T {
+    return rmsNorm(x, this.param(name), this.config.rms_norm_eps, weightGrad);
   }
 
   /** x `[B, T, nh, hd]` -> x * cos + rotate_half(x) * sin. */

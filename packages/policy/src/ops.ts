@@ -51,8 +51,23 @@ export function releaseTranspose(W: tf.Tensor): void {
 /**
  * x `[N, in]` @ W^T for a weight `W` `[out, in]` (Hugging Face layout) -> `[N, out]`.
  * Gradients: dx = dy @ W ; dW = dy^T @ x, both plain products.
+ *
+ * `weightGrad: false` (input-only, e.g. saliency): W is a constant of the custom gradient, so only
+ * dx is computed (no `[out, in]` product, no transpose of dy) and x is not kept for the backward.
  */
-export function linear2d(x: tf.Tensor2D, W: tf.Tensor2D): tf.Tensor2D {
+export function linear2d(x: tf.Tensor2D, W: tf.Tensor2D, weightGrad = true): tf.Tensor2D {
+  if (!weightGrad) {
+    const g: GradFn = (xx, save) => {
+      // W is saved (kept alive by the engine), never only closed over: a caller's tidy may dispose
+      // a plain-tensor W before the gradient is taken.
+      (save as tf.GradSaveFunc)([W]);
+      return {
+        value: tf.matMul(xx as tf.Tensor2D, cachedTranspose(W) as tf.Tensor2D),
+        gradFunc: (dy, [sw]) => [tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D)],
+      };
+    };
+    return tf.customGrad(g as never)(x) as tf.Tensor2D;
+  }
   const f: GradFn = (xx, ww, save) => {
     (save as tf.GradSaveFunc)([xx as tf.Tensor, ww as tf.Tensor]);
     return {
