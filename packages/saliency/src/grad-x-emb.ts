@@ -22,7 +22,7 @@ export interface GradXEmbRows {
  * log-probs of every completion token and L_ans = -sum of the answer tokens' log-probs (all rows
  * summed: rows are independent, so each row's gradient is that of its own L_ans); then the
  * backward pass w.r.t. the embeddings only (`tf.grad` of the embedding tensor: no parameter
- * gradient is computed or kept, and the LM head runs with `weightGrad: false`).
+ * gradient is computed or kept: the decoder and the LM head both run with `weightGrad: false`).
  *
  * Shapes: ids `[n, S]`, embeddings e `[n, S, D]`, hidden `[n, S, D]`; the hidden state at column
  * P - 1 + j predicts completion token j; score `[n, C]` = || g (x) e ||_2 over D at column
@@ -44,7 +44,8 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
       const { positions, answerTargets } = answerPositions(packed);
       const lpOptions = { temperature: cfg.temperature, weightGrad: false, maxChunkElements: cfg.maxChunkElements };
       const answerLoss = (e: tf.Tensor3D): tf.Scalar => {
-        const h = model.hidden({ embeds: e, attentionMask: mask });
+        // Input-only: no weight-gradient product of any layer runs in the backward pass.
+        const h = model.hidden({ embeds: e, attentionMask: mask, weightGrad: false });
         const hs = tf.slice(h, [0, P - 1, 0], [n, C, D]) as tf.Tensor3D;
         // The same forward pass yields the old log-probs of every token: keep them past the
         // gradient's tidy. They do not lead to the loss, so the backward pass never visits them.

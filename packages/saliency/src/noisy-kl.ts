@@ -33,7 +33,7 @@ export function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlC
       const has = tf.tensor1d(Float32Array.from(packed.hasAnswer));
       const embeds = model.embed(ids);
       const answerOf = (e: tf.Tensor3D) => {
-        const h = model.hidden({ embeds: e, attentionMask: mask });
+        const h = model.hidden({ embeds: e, attentionMask: mask, weightGrad: false }); // input-only backward
         return answerLogProbs(model, tf.slice(h, [0, P - 1, 0], [n, C, D]) as tf.Tensor3D, answerMask, cfg.temperature);
       };
       const logP0 = answerOf(embeds); // a constant: outside the differentiated function
