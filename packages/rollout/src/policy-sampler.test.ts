@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { CoreError, FINISH_CODES } from '@rlvr/core';
 import { ChatTemplate } from '@rlvr/policy';
 import { policySampler, type PolicySampler } from './policy-sampler.js';
+import { RolloutError } from './errors.js';
 import { sampleGroups } from './sample-groups.js';
 import { chatmlTemplate } from './prompt.js';
 import type { SampleRequest, SamplingParams } from './sampler.js';
@@ -215,6 +216,11 @@ describe('policySampler', () => {
     expect(() => policySampler(tiny.model, tiny.tokenizer, { batchSize: 0 })).toThrow(CoreError);
     expect(() => policySampler(tiny.model, tiny.tokenizer, { batchSize: 0 })).toThrow(/batchSize/);
     expect(() => policySampler(tiny.model, tiny.tokenizer, { beams: 2 } as never)).toThrow(/beams/);
+    expect(() => policySampler(tiny.model, tiny.tokenizer, { eosTokenIds: [1, 100000] })).toThrow(/eosTokenIds has id 100000, outside the model's vocabulary/);
+    expect(() => policySampler(tiny.model, tiny.tokenizer, { padTokenId: 100000 })).toThrow(CoreError);
+    const s = policySampler(tiny.model, tiny.tokenizer);
+    expect(() => s.promptIds({ prompt: {}, n: 1, params: params() })).toThrow(RolloutError);
+    expect(s.promptIds({ prompt: { text: 'Ann' }, n: 1, params: params() })).toEqual(enc('Ann'));
   });
 
   it('feeds sampleGroups: a valid batch with behaviour log-probs, finish codes and texts', async () => {

@@ -1,8 +1,9 @@
 import { setImmediate } from 'node:timers/promises';
 import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
-import { parseConfig, Rng, type FinishReason } from '@rlvr/core';
+import { CoreError, parseConfig, Rng, type FinishReason } from '@rlvr/core';
 import type { KVCache, Qwen3Model, Tokenizer } from '@rlvr/policy';
+import { RolloutError } from './errors.js';
 import type { ApplyChatTemplate } from './prompt.js';
 import type { PromptSamples, SampledCompletion, Sampler, SampleRequest, SamplingParams } from './sampler.js';
 import type { TokenBytes } from './spans.js';
@@ -78,6 +79,10 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
   const maxPositions = model.config.max_position_embeddings;
   const bytes = policyTokenBytes(tokenizer);
   const eosIds = o.eosTokenIds ?? defaultEos(model, tokenizer);
+  for (const [field, ids] of [['padTokenId', [o.padTokenId]], ['eosTokenIds', eosIds]] as const) {
+    const bad = ids.find((id) => id >= V);
+    if (bad !== undefined) throw new CoreError('invalid_config', `policy sampler: ${field} has id ${bad}, outside the model's vocabulary [0, ${V})`, { field });
+  }
   const eos = new Set(eosIds);
 
   const promptIds = (req: SampleRequest): number[] => {
@@ -85,10 +90,10 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
     if (p.tokens !== undefined) return [...p.tokens];
     if (p.text !== undefined) return tokenizer.encode(p.text);
     if (p.messages !== undefined) {
-      if (!hooks.applyChatTemplate) throw new Error('a messages prompt needs a chat template (hooks.applyChatTemplate)');
+      if (!hooks.applyChatTemplate) throw new RolloutError('invalid_row', 'a messages prompt needs a chat template (hooks.applyChatTemplate)', { field: 'prompt.messages' });
       return tokenizer.encode(hooks.applyChatTemplate(p.messages, { addGenerationPrompt: true, enableThinking: hooks.enableThinking ?? false }));
     }
-    throw new Error('the prompt has none of tokens, text or messages');
+    throw new RolloutError('invalid_row', 'the prompt has none of tokens, text or messages', { field: 'prompt' });
   };
 
   const check = (ids: number[], params: SamplingParams): string | null => {
