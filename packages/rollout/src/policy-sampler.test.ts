@@ -212,6 +212,23 @@ describe('policySampler', () => {
     }
   });
 
+  it('memory is bounded by the batch, not by the number of rows', async () => {
+    const peak = async (rows: number, batchSize: number) => {
+      const s = policySampler(tiny.model, tiny.tokenizer, { batchSize, eosTokenIds: [] });
+      const info = await tf.profile(async () => {
+        await s.sample([{ prompt: { tokens: PROMPTS()[2]! }, n: rows, params: params({ maxNewTokens: 20 }) }]);
+        return [];
+      });
+      return info.peakBytes - info.newBytes - tf.memory().numBytes; // above what was allocated before
+    };
+    await peak(4, 4); // warm-up (first-call allocations)
+    const four = await peak(4, 4);
+    const sixteenInFours = await peak(16, 4);
+    const sixteen = await peak(16, 16);
+    expect(sixteenInFours).toBe(four); // 4 batches of 4 rows never hold more than one batch
+    expect(sixteen).toBeGreaterThan(four * 3); // the cache and activations scale with the batch
+  });
+
   it('rejects bad options naming the field', () => {
     expect(() => policySampler(tiny.model, tiny.tokenizer, { batchSize: 0 })).toThrow(CoreError);
     expect(() => policySampler(tiny.model, tiny.tokenizer, { batchSize: 0 })).toThrow(/batchSize/);

@@ -147,7 +147,7 @@ describe('rlvr-serve', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
-  it('a client that disconnects cancels its request; the next one is served and nothing leaks', async () => {
+  it('answers /health while decoding; a client that disconnects cancels its request; nothing leaks', async () => {
     const lines: string[] = [];
     const own = await startPolicyServer({ model, tokenizer }, { port: 0, servedModelName: 'tiny' }, { info: (m) => lines.push(m), warn: (m) => lines.push(m) });
     try {
@@ -156,7 +156,11 @@ describe('rlvr-serve', () => {
       const before = tf.memory().numTensors;
       const ac = new AbortController();
       const long = call({ model: 'tiny', prompt: 'Ann', n: 8, max_tokens: 240 }, ac.signal);
-      await new Promise((r) => setTimeout(r, 300));
+      let longSettled = false;
+      long.then(() => (longSettled = true), () => (longSettled = true));
+      // the server answers /health between decoding steps
+      expect((await fetch(own.url.replace(/\/v1$/, '/health'))).status).toBe(200);
+      expect(longSettled).toBe(false);
       ac.abort();
       await expect(long).rejects.toThrow();
       const next = await call({ model: 'tiny', prompt: 'Ann', max_tokens: 2 });
