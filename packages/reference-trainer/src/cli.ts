@@ -11,6 +11,7 @@ import { formatBytes } from './html.js';
 const USAGE = `usage: rlvr <command> [options]
 
 commands:
+  pretrain [--config FILE]      supervised warm-up of a tiny policy on synthetic worked solutions
   report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory
 
 run 'rlvr <command> --help' for the options of a command`;
@@ -33,7 +34,59 @@ options:
   -q, --quiet         print nothing on success
   -h, --help          this help`;
 
+const PRETRAIN_USAGE = `usage: rlvr pretrain [options]
+
+Train a tiny Qwen3 policy from scratch on synthetic arithmetic problems with worked
+solutions (cross-entropy on the completion tokens), evaluate greedy accuracy on held-out
+problems, and write a run directory with a checkpoint (safetensors, config.json,
+tokenizer.pruned.json). Progress goes to stderr; the summary (JSON) to stdout.
+
+options:
+  --config FILE   JSON config (see the README); flags below override it
+  --steps N       optimizer steps
+  --seed N        model initialisation and training-problem stream
+  --out DIR       run directory (default runs/pretrain); must not hold a metrics.jsonl
+  -q, --quiet     no progress lines
+  -h, --help      this help`;
+
 class UsageError extends Error {}
+
+async function pretrain(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      steps: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string', short: 'o' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(PRETRAIN_USAGE + '\n');
+    return;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const int = (flag: string, v: string): number => {
+    if (!/^\d+$/.test(v)) throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const { parsePretrainConfig, readConfigFile } = await import('./pretrain/config.js');
+  const raw = values.config === undefined ? {} : await readConfigFile(values.config);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file: values.config });
+  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  if (values.steps !== undefined) input.steps = int('steps', values.steps);
+  if (values.seed !== undefined) input.seed = int('seed', values.seed);
+  const config = parsePretrainConfig(input, values.config);
+  const { runPretrain } = await import('./pretrain/run.js');
+  const log = values.quiet ? () => {} : (m: string) => process.stderr.write(`rlvr pretrain: ${oneLine(m)}\n`);
+  const summary = await runPretrain(config, values.out ?? 'runs/pretrain', { info: log, warn: log });
+  const { evals, ...rest } = summary;
+  process.stdout.write(JSON.stringify({ ...rest, evals: evals.map(({ examples: _examples, ...e }) => e) }) + '\n');
+}
 
 async function report(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -94,11 +147,12 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     if (command === 'report') await report(rest);
-    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: report)`);
+    else if (command === 'pretrain') await pretrain(rest);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: pretrain, report)`);
     return 0;
   } catch (err) {
     const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;
-    const invalidOptions = err instanceof ReferenceTrainerError && err.code === 'invalid_options';
+    const invalidOptions = err instanceof ReferenceTrainerError && (err.code === 'invalid_options' || err.code === 'invalid_config');
     process.stderr.write(`rlvr ${command}: ${oneLine((err as Error).message)}\n`);
     return usage || invalidOptions ? 2 : 1;
   }

@@ -11,6 +11,8 @@ export type ReferenceTrainerErrorCode =
   | 'invalid_record'
   /** Options passed to a command are invalid (unknown flag, bad value). */
   | 'invalid_options'
+  /** A config (file or flags) fails its schema: unknown keys, bad values. */
+  | 'invalid_config'
   /** The output could not be written; nothing was left behind. */
   | 'write_failed';
 

@@ -1,0 +1,79 @@
+import { prunedTokenizer, prunedVocab } from '@rlvr/policy';
+import type { PrunedVocab, Tokenizer } from '@rlvr/policy';
+import { promptBuilder, syntheticGenerator } from '@rlvr/rollout';
+import type { PromptBuilder, SyntheticGenerator, SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
+import type { SftRow } from './sft.js';
+
+/** The end-of-text token that closes every completion (so that greedy decoding stops). */
+export const EOS_TOKEN = '<|endoftext|>';
+
+/** A synthetic problem tokenized for supervised training and for evaluation. */
+export interface SftTask extends SftRow {
+  question: string;
+  /** the gold final answer */
+  answer: string;
+}
+
+/**
+ * The warm-up corpus: training problems from task stream `seed`, minus any whose question is one
+ * of the held-out ones; prompts rendered with `promptBuilder()` (plain chat template, the boxed
+ * instruction); completions = worked solution + EOS.
+ */
+export class SyntheticCorpus {
+  readonly prompts: PromptBuilder = promptBuilder();
+  readonly train: SyntheticGenerator;
+  readonly heldOut: SyntheticTask[];
+  readonly vocab: PrunedVocab;
+  readonly tokenizer: Tokenizer;
+  readonly eosId: number;
+  readonly #heldOutQuestions: Set<string>;
+  #cursor = 0;
+
+  /**
+   * @param vocabProblems training problems whose texts (with every held-out problem) define the
+   *   pruned vocabulary: cl100k_base restricted to the tokens they use (+ bytes and merge parts).
+   */
+  constructor(
+    readonly seed: number,
+    trainOptions: SyntheticOptions,
+    heldOut: { seed: number; problems: number; options: SyntheticOptions },
+    vocabProblems: number,
+  ) {
+    this.train = syntheticGenerator(trainOptions);
+    const evalGen = syntheticGenerator(heldOut.options);
+    this.heldOut = Array.from({ length: heldOut.problems }, (_, i) => evalGen.task(heldOut.seed, i));
+    this.#heldOutQuestions = new Set(this.heldOut.map((t) => t.question));
+    const texts: string[] = [];
+    for (const t of [...this.heldOut, ...Array.from({ length: vocabProblems }, (_, i) => this.train.task(seed, i))]) {
+      texts.push(this.prompts.text(t.question), t.solution);
+    }
+    this.vocab = prunedVocab('cl100k_base', texts, [EOS_TOKEN]);
+    this.tokenizer = prunedTokenizer(this.vocab);
+    this.eosId = this.vocab.special[EOS_TOKEN]!;
+  }
+
+  /** Tokenize one task. */
+  encode(task: SyntheticTask): SftTask {
+    return {
+      question: task.question,
+      answer: task.answer,
+      prompt: this.tokenizer.encode(this.prompts.text(task.question), { allowSpecial: false }),
+      completion: [...this.tokenizer.encode(task.solution, { allowSpecial: false }), this.eosId],
+    };
+  }
+
+  /** The next `n` training problems of the stream (held-out questions skipped). Deterministic in call order. */
+  nextBatch(n: number): SftTask[] {
+    const out: SftTask[] = [];
+    while (out.length < n) {
+      const task = this.train.task(this.seed, this.#cursor++);
+      if (!this.#heldOutQuestions.has(task.question)) out.push(this.encode(task));
+    }
+    return out;
+  }
+
+  /** Training problems drawn so far (including skipped held-out duplicates). */
+  get cursor(): number {
+    return this.#cursor;
+  }
+}
