@@ -107,34 +107,42 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
   const S = k.shape[2];
   const n = B * KV;
   const f: GradFn = (qq, kk, vv, save) => {
-    const qs = tf.unstack(tf.reshape(qq as tf.Tensor, [n, M, hd]));
+    const Q = tf.reshape(qq as tf.Tensor, [n, M, hd]);
+    const V = tf.reshape(vv as tf.Tensor, [n, S, hd]);
+    const qs = tf.unstack(Q);
     const ks = tf.unstack(tf.reshape(kk as tf.Tensor, [n, S, hd]));
-    const vs = tf.unstack(tf.reshape(vv as tf.Tensor, [n, S, hd]));
+    const vs = tf.unstack(V);
     const bs = tf.unstack(tf.reshape(bias, [B, M, S]));
     const Ps = qs.map((qi, i) => tf.softmax(tf.add(tf.matMul(qi as tf.Tensor2D, tf.transpose(ks[i]) as tf.Tensor2D), bs[Math.floor(i / KV)]), -1));
     const ys = Ps.map((P, i) => tf.matMul(P as tf.Tensor2D, vs[i] as tf.Tensor2D));
-    (save as tf.GradSaveFunc)([...qs, ...ks, ...vs, ...Ps]);
+    // Q and V whole (saving shares their data): the backward transposes each once, not per group.
+    (save as tf.GradSaveFunc)([Q, V, ...ks, ...Ps]);
     return {
       value: tf.reshape(tf.stack(ys), [B, KV, M, hd]),
       gradFunc: (dY, saved) => {
-        const sq = saved.slice(0, n);
-        const sk = saved.slice(n, 2 * n);
-        const sv = saved.slice(2 * n, 3 * n);
-        const sp = saved.slice(3 * n, 4 * n);
-        const dYs = tf.unstack(tf.reshape(dY, [n, M, hd]));
+        const [sQ, sV] = saved as [tf.Tensor3D, tf.Tensor3D];
+        const sk = saved.slice(2, 2 + n);
+        const sp = saved.slice(2 + n, 2 + 2 * n);
+        const dY3 = tf.reshape(dY, [n, M, hd]);
+        const dYs = tf.unstack(dY3);
+        // Head-size-wide operands transposed once per call (cheap), so that dV and dK come out
+        // transposed, [hd, S] = dY^T P and Q^T dS: no transpose of the [M, S] matrices P and dS.
+        const dYT = tf.unstack(tf.transpose(dY3, [0, 2, 1]));
+        const qT = tf.unstack(tf.transpose(sQ, [0, 2, 1]));
+        const vT = tf.unstack(tf.transpose(sV, [0, 2, 1]));
         const dQ: tf.Tensor[] = [];
-        const dK: tf.Tensor[] = [];
-        const dV: tf.Tensor[] = [];
+        const dKT: tf.Tensor[] = [];
+        const dVT: tf.Tensor[] = [];
         for (let i = 0; i < n; i++) {
           const P = sp[i] as tf.Tensor2D;
-          const PT = tf.transpose(P) as tf.Tensor2D;
-          dV.push(tf.matMul(PT, dYs[i] as tf.Tensor2D)); // [S, hd]
-          const dP = tf.matMul(dYs[i] as tf.Tensor2D, tf.transpose(sv[i]) as tf.Tensor2D); // [M, S]
+          dVT.push(tf.matMul(dYT[i] as tf.Tensor2D, P)); // [hd, S]
+          const dP = tf.matMul(dYs[i] as tf.Tensor2D, vT[i] as tf.Tensor2D); // [M, S]
           const dS = tf.mul(P, tf.sub(dP, tf.sum(tf.mul(dP, P), -1, true)));
           dQ.push(tf.matMul(dS, sk[i] as tf.Tensor2D)); // [M, hd]
-          dK.push(tf.matMul(tf.transpose(dS) as tf.Tensor2D, sq[i] as tf.Tensor2D)); // [S, hd]
+          dKT.push(tf.matMul(qT[i] as tf.Tensor2D, dS)); // [hd, S]
         }
-        return [tf.reshape(tf.stack(dQ), [B, KV, M, hd]), tf.reshape(tf.stack(dK), [B, KV, S, hd]), tf.reshape(tf.stack(dV), [B, KV, S, hd])];
+        const back = (ts: tf.Tensor[]) => tf.reshape(tf.transpose(tf.stack(ts), [0, 2, 1]), [B, KV, S, hd]);
+        return [tf.reshape(tf.stack(dQ), [B, KV, M, hd]), back(dKT), back(dVT)];
       },
     };
   };
