@@ -1,4 +1,11 @@
 import { execFileSync } from 'node:child_process';
+
+/** The child's environment: cpu backend, and no FORCE_COLOR (set by test runners and CI), which would colour console.log's numbers. */
+function plainEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, RLVR_TFJS_BACKEND: 'cpu', NO_COLOR: '1' };
+  delete env.FORCE_COLOR;
+  return env;
+}
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +27,7 @@ describe.skipIf(!built)('README example through the built package in plain Node'
     writeFileSync(file, code);
     let out: string;
     try {
-      out = execFileSync(process.execPath, [file], { encoding: 'utf8', env: { ...process.env, RLVR_TFJS_BACKEND: 'cpu' }, cwd: PKG });
+      out = execFileSync(process.execPath, [file], { encoding: 'utf8', env: plainEnv(), cwd: PKG });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -181,9 +181,12 @@ describe('faults', () => {
       await expect.poll(() => small.stats.inFlight).toBe(2);
       const r = await post(`${small.url}/get_reward`, body(probe));
       expect([r.status, r.json.error.code, r.headers['retry-after']]).toEqual([503, 'overloaded', '1']);
+      // The slow items' reward is 0 whether they time out or finish in time (their verdict is
+      // 0 as well), so this holds on a fast machine too; the others are graded normally.
+      const want = slow.map((c) => (c.completion.includes(SLOWER) ? 0 : mathReward(c.completion, c.gold).reward));
       for (const b of await Promise.all(busy)) {
         expect(b.status).toBe(200);
-        expect(b.json.extra_logs.timeout).toEqual([0, 1, 0, 1]);
+        expect(b.json.rewards).toEqual(want);
       }
       const again = await post(`${small.url}/get_reward`, body(probe));
       expect(again.json.rewards).toEqual(probeWant);
