@@ -106,40 +106,37 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
   const [B, KV, M, hd] = q.shape;
   const S = k.shape[2];
   const n = B * KV;
+  // Outside the custom gradient (whose forward disposes its intermediates): the caller's scope
+  // keeps the split bias for the next layers, which share it.
+  const bs = biasRows(bias, B, M, S);
   const f: GradFn = (qq, kk, vv, save) => {
-    const Q = tf.reshape(qq as tf.Tensor, [n, M, hd]);
-    const V = tf.reshape(vv as tf.Tensor, [n, S, hd]);
-    const qs = tf.unstack(Q);
+    const qs = tf.unstack(tf.reshape(qq as tf.Tensor, [n, M, hd]));
     const ks = tf.unstack(tf.reshape(kk as tf.Tensor, [n, S, hd]));
-    const vs = tf.unstack(V);
-    const bs = tf.unstack(tf.reshape(bias, [B, M, S]));
+    const vs = tf.unstack(tf.reshape(vv as tf.Tensor, [n, S, hd]));
     const Ps = qs.map((qi, i) => tf.softmax(tf.add(tf.matMul(qi as tf.Tensor2D, tf.transpose(ks[i]) as tf.Tensor2D), bs[Math.floor(i / KV)]), -1));
     const ys = Ps.map((P, i) => tf.matMul(P as tf.Tensor2D, vs[i] as tf.Tensor2D));
-    // Q and V whole (saving shares their data): the backward transposes each once, not per group.
-    (save as tf.GradSaveFunc)([Q, V, ...ks, ...Ps]);
+    (save as tf.GradSaveFunc)([...qs, ...ks, ...vs, ...Ps]);
     return {
       value: tf.reshape(tf.stack(ys), [B, KV, M, hd]),
       gradFunc: (dY, saved) => {
-        const [sQ, sV] = saved as [tf.Tensor3D, tf.Tensor3D];
-        const sk = saved.slice(2, 2 + n);
-        const sp = saved.slice(2 + n, 2 + 2 * n);
-        const dY3 = tf.reshape(dY, [n, M, hd]);
-        const dYs = tf.unstack(dY3);
-        // Head-size-wide operands transposed once per call (cheap), so that dV and dK come out
-        // transposed, [hd, S] = dY^T P and Q^T dS: no transpose of the [M, S] matrices P and dS.
-        const dYT = tf.unstack(tf.transpose(dY3, [0, 2, 1]));
-        const qT = tf.unstack(tf.transpose(sQ, [0, 2, 1]));
-        const vT = tf.unstack(tf.transpose(sV, [0, 2, 1]));
+        const sq = saved.slice(0, n);
+        const sk = saved.slice(n, 2 * n);
+        const sv = saved.slice(2 * n, 3 * n);
+        const sp = saved.slice(3 * n, 4 * n);
+        const dYs = tf.unstack(tf.reshape(dY, [n, M, hd]));
         const dQ: tf.Tensor[] = [];
         const dKT: tf.Tensor[] = [];
         const dVT: tf.Tensor[] = [];
+        // Only head-size-wide operands are transposed ([M, hd], [S, hd]: small), so that dV and dK
+        // come out transposed, [hd, S] = dY^T P and Q^T dS: the [M, S] matrices P and dS never are.
+        // (Transposing dY or Q once per call and splitting it costs more: an Unpack per tensor.)
         for (let i = 0; i < n; i++) {
           const P = sp[i] as tf.Tensor2D;
-          dVT.push(tf.matMul(dYT[i] as tf.Tensor2D, P)); // [hd, S]
-          const dP = tf.matMul(dYs[i] as tf.Tensor2D, vT[i] as tf.Tensor2D); // [M, S]
+          dVT.push(tf.matMul(tf.transpose(dYs[i]) as tf.Tensor2D, P)); // [hd, S]
+          const dP = tf.matMul(dYs[i] as tf.Tensor2D, tf.transpose(sv[i]) as tf.Tensor2D); // [M, S]
           const dS = tf.mul(P, tf.sub(dP, tf.sum(tf.mul(dP, P), -1, true)));
           dQ.push(tf.matMul(dS, sk[i] as tf.Tensor2D)); // [M, hd]
-          dKT.push(tf.matMul(qT[i] as tf.Tensor2D, dS)); // [hd, S]
+          dKT.push(tf.matMul(tf.transpose(sq[i]) as tf.Tensor2D, dS)); // [hd, S]
         }
         const back = (ts: tf.Tensor[]) => tf.reshape(tf.transpose(tf.stack(ts), [0, 2, 1]), [B, KV, S, hd]);
         return [tf.reshape(tf.stack(dQ), [B, KV, M, hd]), back(dKT), back(dVT)];
@@ -147,6 +144,22 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
     };
   };
   return tf.customGrad(f as never)(q, k, v) as tf.Tensor4D;
+}
+
+const biasRowsCache = new WeakMap<tf.Tensor, tf.Tensor[]>();
+
+/**
+ * The attention bias `[B, 1, M, S]` split into its B rows `[M, S]`, once per bias tensor: every
+ * layer of a forward pass uses the same bias, and a split (Unpack) of it costs as much as a
+ * product on wasm. The rows belong to the scope that first split them; once that scope has
+ * disposed them they are split again.
+ */
+function biasRows(bias: tf.Tensor, B: number, M: number, S: number): tf.Tensor[] {
+  const hit = biasRowsCache.get(bias);
+  if (hit && hit.every((t) => !t.isDisposed)) return hit;
+  const rows = tf.unstack(tf.reshape(bias, [B, M, S]));
+  biasRowsCache.set(bias, rows);
+  return rows;
 }
 
 /**

@@ -37,6 +37,27 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     expect(relError(b, a)).toBeLessThan(1e-5);
   });
 
+  it('long rows (wasm: per-group attention, bias split shared by the layers): each padded row equals its sequence alone', () => {
+    // G * T >= 64 query rows per group: the per-group attention path on wasm; 3 rows with
+    // different left padding, so a bias row used for the wrong batch row (or a stale split) shows.
+    const seqs = [40, 36, 33].map((len, r) => Array.from({ length: len }, (_, i) => 1 + ((i * 31 + r * 17) % 96)));
+    const T = 40;
+    const ids = seqs.map((s) => [...new Array(T - s.length).fill(0), ...s]);
+    const mask = seqs.map((s) => [...new Array(T - s.length).fill(0), ...new Array(s.length).fill(1)]);
+    tf.tidy(() => model.hidden({ ids: tf.tensor2d([seqs[0]], undefined, 'int32') })); // warm the weights' cached transposes
+    const before = tf.memory().numTensors;
+    for (const weightGrad of [true, false]) {
+      const padded = tf.tidy(() => model.hidden({ ids: tf.tensor2d(ids, undefined, 'int32'), attentionMask: tf.tensor2d(mask, undefined, 'int32'), weightGrad }).dataSync());
+      seqs.forEach((s, r) => {
+        const alone = tf.tidy(() => model.hidden({ ids: tf.tensor2d([s], undefined, 'int32') }).dataSync());
+        const D = config.hidden_size;
+        const row = padded.subarray((r * T + T - s.length) * D, (r + 1) * T * D);
+        expect(relError(row, alone), `row ${r}`).toBeLessThan(1e-5);
+      });
+    }
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
   it('KV-cache decoding gives the logits of the full forward pass, with left padding and a masked step', () => {
     // Row 0: prompt [7, 8, 9]; row 1: left-padded prompt [11]. Then 3 decode steps, row 1's second one masked out.
     const prompt = tf.tensor2d([[7, 8, 9], [0, 0, 11]], undefined, 'int32');
