@@ -48,7 +48,8 @@ afterAll(async () => {
 describe('rlvr pretrain', () => {
   test('writes a run directory and a loadable checkpoint; same seed, same weights', async () => {
     const out = join(root, 'a');
-    const r = await rlvr('pretrain', '--config', cfg, '--out', out, '--seed', '7');
+    // seed 0 on purpose: tfjs's randomNormal treats seed 0 as unseeded
+    const r = await rlvr('pretrain', '--config', cfg, '--out', out, '--seed', '0');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('rlvr pretrain: step 3/3: loss ');
     expect(r.stderr).toMatch(/rlvr pretrain: eval step 2: accuracy \d+\.\d% \(\d\/4\)/);
@@ -60,7 +61,7 @@ describe('rlvr pretrain', () => {
     expect(run.metrics.map((m) => m.step)).toEqual([1, 2, 3]);
     expect(run.metrics.map((m) => typeof m.accuracy)).toEqual(['undefined', 'number', 'number']);
     for (const m of run.metrics) expect(m['loss/sft']).toBeGreaterThan(0);
-    expect(run.config).toMatchObject({ command: 'pretrain', seed: 7, steps: 3, derived: { vocab_size: summary.vocabSize, parameters: summary.parameters } });
+    expect(run.config).toMatchObject({ command: 'pretrain', seed: 0, steps: 3, derived: { vocab_size: summary.vocabSize, parameters: summary.parameters } });
 
     const ckpt = join(out, 'checkpoint');
     expect((await readdir(ckpt)).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.pruned.json']);
@@ -72,7 +73,7 @@ describe('rlvr pretrain', () => {
     expect(tok.decode(tok.encode('Tom has 3 apples.\n\\boxed{5}'))).toBe('Tom has 3 apples.\n\\boxed{5}');
     model.dispose();
 
-    const again = await rlvr('pretrain', '--config', cfg, '--out', join(root, 'b'), '--seed', '7', '-q');
+    const again = await rlvr('pretrain', '--config', cfg, '--out', join(root, 'b'), '--seed', '0', '-q');
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toBe('');
     const other = await rlvr('pretrain', '--config', cfg, '--out', join(root, 'c'), '--seed', '8', '-q');

@@ -1,6 +1,6 @@
 import { appendFile, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PRUNED_FILE, Qwen3Model, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
+import { PRUNED_FILE, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
 import { AdamW, learningRate } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
@@ -8,6 +8,7 @@ import { RUN_FILES } from '../run-dir.js';
 import type { PretrainConfig } from './config.js';
 import { SyntheticCorpus } from './data.js';
 import { greedyAccuracy } from './evaluate.js';
+import { initModel } from './init.js';
 import type { GreedyEval } from './evaluate.js';
 import { packSft, sftStep } from './sft.js';
 
@@ -68,7 +69,7 @@ export async function runPretrain(config: PretrainConfig, outDir: string, logger
     bos_token_id: corpus.eosId,
     eos_token_id: corpus.eosId,
   });
-  const model = Qwen3Model.random(modelConfig, config.seed);
+  const model = initModel(modelConfig, config.seed);
   const parameters = model.numParameters();
   logger.info(`model: ${parameters.toLocaleString('en')} parameters, vocabulary ${corpus.tokenizer.vocabSize} (pruned cl100k_base), ${config.model.num_hidden_layers} layers x ${config.model.hidden_size}`);
   await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify({ command: 'pretrain', ...config, derived: { vocab_size: corpus.tokenizer.vocabSize, parameters } }, null, 2) + '\n');
