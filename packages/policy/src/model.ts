@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { Rng } from '@rlvr/core';
 import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
@@ -142,15 +143,21 @@ export class Qwen3Model {
     return new Qwen3Model(config, params);
   }
 
-  /** A randomly initialised model (normal(0, std) weights, unit norms), seeded. */
+  /**
+   * A randomly initialised model: RMSNorm weights 1, every other weight N(0, std^2), drawn on the
+   * host from `@rlvr/core`'s seeded `Rng` (parameters in checkpoint order, one stream), so a seed
+   * gives the same weights on every backend and in every process. (tfjs's `randomNormal` treats
+   * seed 0 as unseeded and differs between backends.)
+   */
   static random(config: ModelConfig, seed = 0, std = 0.02): Qwen3Model {
     const shapes = parameterShapes(config);
-    let i = 0;
+    const rng = new Rng(seed);
     return Qwen3Model.fromWeights(config, (name) => {
       const shape = shapes.get(name)!;
-      const data = name.endsWith('norm.weight')
-        ? new Float32Array(shape[0]).fill(1)
-        : (tf.tidy(() => tf.randomNormal(shape, 0, std, 'float32', seed * 1000 + i++).dataSync()) as Float32Array);
+      const size = shape.reduce((a, b) => a * b, 1);
+      const data = new Float32Array(size);
+      if (name.endsWith('norm.weight')) data.fill(1);
+      else for (let k = 0; k < size; k++) data[k] = std * rng.normal();
       return { shape, data };
     });
   }
