@@ -3,7 +3,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { mathReward } from '@rlvr/math-verify';
-import { SLOW, body, makeCases } from './test-utils/cases.js';
+import { SLOWER, body, makeCases } from './test-utils/cases.js';
 import { post, send } from './test-utils/http.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -33,7 +33,7 @@ describe('rlvr-reward-server CLI', () => {
       const cases = makeCases(30);
       const r = await post(`${url}/get_reward`, body(cases));
       expect(r.json.rewards).toEqual(cases.map((c) => mathReward(c.completion, c.gold).reward));
-      const slow = [...makeCases(4), { prompt: '', completion: SLOW, gold: '1', expected: 0 as const }];
+      const slow = [...makeCases(4), { prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
       const inFlight = post(`${url}/get_reward`, body(slow));
       await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2); // itself + the slow one
       child.kill('SIGTERM');
@@ -76,7 +76,7 @@ describe('rlvr-reward-server CLI', () => {
   it('examples/usage.mjs (the README example) runs and prints reward 1', async () => {
     const example = fileURLToPath(new URL('../examples/usage.mjs', import.meta.url));
     // FORCE_COLOR (set by test runners and CI) would make console.log colour the numbers
-    const env = { ...process.env, NO_COLOR: '1' };
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
     delete env.FORCE_COLOR;
     const child = spawn(process.execPath, [example], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';

@@ -6,7 +6,7 @@ import { Agent } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { mathReward } from '@rlvr/math-verify';
 import { RewardServer } from './server.js';
-import { SLOW, body, makeCases } from './test-utils/cases.js';
+import { SLOW, SLOWER, body, makeCases } from './test-utils/cases.js';
 import { post, send } from './test-utils/http.js';
 
 /** A batch whose grading takes over a second: one slow item (no timeout hit with the default 5 s) among quick ones. */
@@ -58,7 +58,7 @@ describe('graceful shutdown', () => {
 
   it('cuts a request that outlives shutdownTimeoutMs and still stops', async () => {
     const server = await RewardServer.start({ port: 0, concurrency: 1, timeoutMs: 60_000, shutdownTimeoutMs: 100 });
-    const cases = makeCases(3).map((c) => ({ ...c, completion: SLOW, gold: '1' })); // several seconds of work
+    const cases = makeCases(3).map((c) => ({ ...c, completion: SLOWER, gold: '1' })); // several seconds of work
     const inFlight = post(`${server.url}/get_reward`, body(cases)).catch((e: Error) => e);
     await expect.poll(() => server.stats.inFlight).toBe(1);
     await new Promise((r) => setTimeout(r, 100));

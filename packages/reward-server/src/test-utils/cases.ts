@@ -13,8 +13,11 @@ export interface Case {
 const SUM = '\\sum_{k=1}^{2000} k^{k}';
 /** A genuinely slow item: four 2,000-term sums of k^k (over a second in-process; reward 0 when it finishes). */
 export const SLOW = `\\boxed{${[SUM, SUM, SUM, SUM].join(' + ')}}`;
-/** Twice that: for tests that need an item to outlast a budget with a wide margin on a loaded or a fast machine. */
-export const SLOWER = `\\boxed{${Array(8).fill(SUM).join(' + ')}}`;
+/**
+ * Twelve times that: for tests that need an item to outlast the 800 ms budget with a wide margin
+ * on a fast, idle machine too (about 1.8 s there; 8 sums took only 0.4 s and made tests flaky).
+ */
+export const SLOWER = `\\boxed{${Array(48).fill(SUM).join(' + ')}}`;
 
 const PAIRS: [string, string, 0 | 1][] = [
   ['The answer is \\boxed{2}.', '2', 1],
