@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
+import { BENCH_CONFIG } from './config.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -31,20 +32,6 @@ const { values } = parseArgs({
   },
 });
 
-export const BENCH_CONFIG = {
-  model_type: 'qwen3',
-  vocab_size: 4096,
-  hidden_size: 256,
-  intermediate_size: 1280,
-  num_hidden_layers: 6,
-  num_attention_heads: 8,
-  num_key_value_heads: 4,
-  head_dim: 32,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  max_position_embeddings: 1024,
-  tie_word_embeddings: false,
-};
 
 const B = Number(values.batch);
 const T = Number(values.seq);

@@ -14,6 +14,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
 import { batchFromRows } from '@rlvr/core';
 import { logprobsWithGradXEmb, noisyKl, packRows } from '@rlvr/saliency';
+import { BENCH_CONFIG } from '../policy/config.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -28,21 +29,6 @@ const { values } = parseArgs({
   },
 });
 
-// The benchmark config of tools/bench/policy/bench.mjs.
-const BENCH_CONFIG = {
-  model_type: 'qwen3',
-  vocab_size: 4096,
-  hidden_size: 256,
-  intermediate_size: 1280,
-  num_hidden_layers: 6,
-  num_attention_heads: 8,
-  num_key_value_heads: 4,
-  head_dim: 32,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  max_position_embeddings: 1024,
-  tie_word_embeddings: false,
-};
 
 const B = Number(values.batch);
 const S = Number(values.seq);
