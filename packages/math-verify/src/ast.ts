@@ -90,3 +90,31 @@ function wrap(n: Node): string {
   const s = show(n);
   return n.k === 'add' || n.k === 'neg' || n.k === 'div' || n.k === 'pm' || n.k === 'mul' ? `(${s})` : s;
 }
+
+/**
+ * Rebuild the arithmetic skeleton of `n` (add, mul, neg, div, pow, fn, call) with `leaf` applied
+ * to every other node: the one walk behind variable renaming and index substitution.
+ */
+export function mapArithmeticLeaves(n: Node, leaf: (x: Node) => Node): Node {
+  const go = (x: Node): Node => {
+    switch (x.k) {
+      case 'add':
+        return { k: 'add', terms: x.terms.map(go) };
+      case 'mul':
+        return { k: 'mul', factors: x.factors.map(go) };
+      case 'neg':
+        return { k: 'neg', x: go(x.x) };
+      case 'div':
+        return { k: 'div', num: go(x.num), den: go(x.den) };
+      case 'pow':
+        return { k: 'pow', base: go(x.base), exp: go(x.exp) };
+      case 'fn':
+        return { k: 'fn', name: x.name, args: x.args.map(go) };
+      case 'call':
+        return { k: 'call', name: x.name, args: x.args.map(go) };
+      default:
+        return leaf(x);
+    }
+  };
+  return go(n);
+}

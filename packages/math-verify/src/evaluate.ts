@@ -2,7 +2,7 @@
  * Evaluates a scalar `Node` to an exact rational where possible and to a complex double always.
  * Free variables take values from `env`; a step budget bounds every evaluation.
  */
-import type { Node } from './ast.js';
+import { mapArithmeticLeaves, type Node } from './ast.js';
 import {
   type Complex,
   type Rational,
@@ -293,31 +293,7 @@ function bigop(n: Extract<Node, { k: 'bigop' }>, ctx: EvalContext): Value {
 
 function substituteIndex(n: Node, name: string, k: bigint): Node {
   const lit: Node = k < 0n ? { k: 'neg', x: { k: 'num', value: { n: -k, d: 1n }, text: String(-k), decimals: -1 } } : { k: 'num', value: { n: k, d: 1n }, text: String(k), decimals: -1 };
-  const go = (x: Node): Node => {
-    switch (x.k) {
-      case 'sym':
-        return x.name === name ? lit : x;
-      case 'const':
-        return x.name === name ? lit : x;
-      case 'add':
-        return { k: 'add', terms: x.terms.map(go) };
-      case 'mul':
-        return { k: 'mul', factors: x.factors.map(go) };
-      case 'neg':
-        return { k: 'neg', x: go(x.x) };
-      case 'div':
-        return { k: 'div', num: go(x.num), den: go(x.den) };
-      case 'pow':
-        return { k: 'pow', base: go(x.base), exp: go(x.exp) };
-      case 'fn':
-        return { k: 'fn', name: x.name, args: x.args.map(go) };
-      case 'call':
-        return { k: 'call', name: x.name, args: x.args.map(go) };
-      default:
-        return x;
-    }
-  };
-  return go(n);
+  return mapArithmeticLeaves(n, (x) => ((x.k === 'sym' || x.k === 'const') && x.name === name ? lit : x));
 }
 
 function real(v: Value, f: (x: number) => number): Value {

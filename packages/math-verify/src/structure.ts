@@ -2,7 +2,7 @@
  * Transformations of parsed answers that the comparison relies on: which left sides name a quantity, how a relation
  * chain reads as a value or an interval, the expansion of \\pm, and matrix expressions.
  */
-import type { Node } from './ast.js';
+import { mapArithmeticLeaves, type Node } from './ast.js';
 import { EvalError, freeSymbols } from './evaluate.js';
 
 
@@ -238,27 +238,5 @@ export function matrixOf(n: Node): Node[][] | null {
 
 
 export function substituteName(n: Node, from: string, to: string): Node {
-  const go = (x: Node): Node => {
-    switch (x.k) {
-      case 'sym':
-        return x.name === from ? { k: 'sym', name: to } : x;
-      case 'add':
-        return { k: 'add', terms: x.terms.map(go) };
-      case 'mul':
-        return { k: 'mul', factors: x.factors.map(go) };
-      case 'neg':
-        return { k: 'neg', x: go(x.x) };
-      case 'div':
-        return { k: 'div', num: go(x.num), den: go(x.den) };
-      case 'pow':
-        return { k: 'pow', base: go(x.base), exp: go(x.exp) };
-      case 'fn':
-        return { k: 'fn', name: x.name, args: x.args.map(go) };
-      case 'call':
-        return { k: 'call', name: x.name, args: x.args.map(go) };
-      default:
-        return x;
-    }
-  };
-  return go(n);
+  return mapArithmeticLeaves(n, (x) => (x.k === 'sym' && x.name === from ? { k: 'sym', name: to } : x));
 }
