@@ -11,9 +11,7 @@ export { PretrainConfigSchema, PretrainModelSchema, PretrainEvalSchema, parsePre
 export type { PretrainConfig, PretrainConfigInput } from './pretrain/config.js';
 export { runPretrain, CHECKPOINT_DIR } from './pretrain/run.js';
 export type { PretrainLogger, PretrainSummary } from './pretrain/run.js';
-export { packSft, sftLoss, sftStep } from './pretrain/sft.js';
 export { initModel } from './pretrain/init.js';
-export type { SftRow, PackedSft, SftStepResult } from './pretrain/sft.js';
 export { SyntheticCorpus, EOS_TOKEN } from './pretrain/data.js';
 export type { SftTask } from './pretrain/data.js';
 export { greedyAccuracy } from './pretrain/evaluate.js';

@@ -2,7 +2,7 @@ import { prunedTokenizer, prunedVocab } from '@rlvr/policy';
 import type { PrunedVocab, Tokenizer } from '@rlvr/policy';
 import { promptBuilder, syntheticGenerator } from '@rlvr/rollout';
 import type { PromptBuilder, SyntheticGenerator, SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
-import type { SftRow } from './sft.js';
+import type { SftRow } from '@rlvr/trainer';
 
 /** The end-of-text token that closes every completion (so that greedy decoding stops). */
 export const EOS_TOKEN = '<|endoftext|>';

@@ -10,7 +10,7 @@ import { SyntheticCorpus } from './data.js';
 import { greedyAccuracy } from './evaluate.js';
 import { initModel } from './init.js';
 import type { GreedyEval } from './evaluate.js';
-import { packSft, sftStep } from './sft.js';
+import { packSft, sftStep } from '@rlvr/trainer';
 
 /** Where progress goes (the CLI prints it on stderr; library code never prints). */
 export interface PretrainLogger {

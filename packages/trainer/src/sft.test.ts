@@ -1,7 +1,7 @@
 import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
-import { AdamW, AdamWConfigSchema } from '@rlvr/trainer';
+import { AdamW, AdamWConfigSchema } from './adamw.js';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { tf } from '../tf.js';
+import { tf } from './tf.js';
 import { packSft, sftLoss, sftStep } from './sft.js';
 
 const config = parseModelConfig({ vocab_size: 23, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 });

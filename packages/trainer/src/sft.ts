@@ -1,7 +1,6 @@
 import type { Qwen3Model } from '@rlvr/policy';
-import type { AdamW } from '@rlvr/trainer';
-import { clipGradNorm } from '@rlvr/trainer';
-import { tf } from '../tf.js';
+import { clipGradNorm, type AdamW } from './adamw.js';
+import { tf } from './tf.js';
 
 /** One supervised example: the prompt (conditioned on, not learnt) and the completion (learnt). */
 export interface SftRow {
