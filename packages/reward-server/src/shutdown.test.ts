@@ -62,9 +62,7 @@ describe('graceful shutdown', () => {
     const inFlight = post(`${server.url}/get_reward`, body(cases)).catch((e: Error) => e);
     await expect.poll(() => server.stats.inFlight).toBe(1);
     await new Promise((r) => setTimeout(r, 100));
-    const t0 = Date.now();
-    await server.close();
-    expect(Date.now() - t0).toBeLessThan(20_000);
+    await server.close(); // resolves although the request would grade for seconds more (the test timeout guards a hang)
     const r = await inFlight;
     expect(r).toBeInstanceOf(Error);
   }, 30_000);
