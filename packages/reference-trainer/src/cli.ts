@@ -11,6 +11,7 @@ import { formatBytes } from './html.js';
 const USAGE = `usage: rlvr <command> [options]
 
 commands:
+  train [--config FILE]         the RLVR loop (embedded default: warm-up checkpoint, synthetic arithmetic, GRAIL)
   pretrain [--config FILE]      supervised warm-up of a tiny policy on synthetic worked solutions
   report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory
 
@@ -147,8 +148,9 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     if (command === 'report') await report(rest);
+    else if (command === 'train') await (await import('./train/command.js')).trainCommand(rest);
     else if (command === 'pretrain') await pretrain(rest);
-    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: pretrain, report)`);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, pretrain, report)`);
     return 0;
   } catch (err) {
     const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;

@@ -1,0 +1,143 @@
+/**
+ * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
+ */
+import { parseArgs } from 'node:util';
+import { ReferenceTrainerError } from '../errors.js';
+import { readConfigFile } from '../pretrain/config.js';
+import { parseTrainConfig } from './config.js';
+import { progressLine } from './progress.js';
+import { runTrain } from './run.js';
+import type { TrainLogger, TrainSummary } from './run.js';
+
+export const TRAIN_USAGE = `usage: rlvr train [options]
+
+Run the RLVR loop: sample groups of completions with the policy, grade them (math-verify),
+compute the signals the estimator needs, estimate per-token advantages, update the policy.
+With no config this is the embedded default: the shipped warm-up checkpoint on synthetic
+arithmetic, GRAIL advantages. Progress goes to stderr, the summary to stdout.
+
+options:
+  --config FILE       JSON config (see docs/getting-started.md); the flags below override it
+  --estimator NAME    advantage estimator (grpo, dr-grpo, grail, oar-g, rloo, baseline+weighting, ...)
+  --plugin FILE       a module that registers estimators (repeatable)
+  --checkpoint DIR    the starting policy (default: the embedded warm-up checkpoint)
+  --steps N           RL steps
+  --seed N            data order, sampling and shuffling
+  --out DIR           run directory (default runs/train); a fresh run refuses one with a metrics.jsonl
+  --resume            continue the run in --out from its latest checkpoint
+  --json              print the summary as JSON
+  -q, --quiet         no progress
+  -h, --help          this help
+
+Ctrl-C stops after the current step and saves a checkpoint (a second Ctrl-C exits at once).`;
+
+export async function trainCommand(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      config: { type: 'string', short: 'c' },
+      estimator: { type: 'string', short: 'e' },
+      plugin: { type: 'string', multiple: true },
+      checkpoint: { type: 'string' },
+      steps: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string', short: 'o' },
+      resume: { type: 'boolean' },
+      json: { type: 'boolean' },
+      quiet: { type: 'boolean', short: 'q' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(TRAIN_USAGE + '\n');
+    return;
+  }
+  const usage = (m: string) => new ReferenceTrainerError('invalid_options', m);
+  if (positionals.length > 0) throw usage(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const int = (flag: string, v: string): number => {
+    if (!/^\d+$/.test(v)) throw usage(`--${flag} must be a non-negative integer, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const raw = values.config === undefined ? {} : await readConfigFile(values.config);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file: values.config });
+  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  if (values.steps !== undefined) input.steps = int('steps', values.steps);
+  if (values.seed !== undefined) input.seed = int('seed', values.seed);
+  if (values.estimator !== undefined) input.estimator = values.estimator;
+  if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
+  if (values.plugin !== undefined) input.plugins = [...(Array.isArray(input.plugins) ? (input.plugins as unknown[]) : []), ...values.plugin];
+  const config = parseTrainConfig(input, values.config);
+
+  const out = values.out ?? 'runs/train';
+  const logger = terminalLogger(values.quiet === true);
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) process.exit(130);
+    abort.abort();
+    logger.info('stopping after this step (Ctrl-C again to exit now)');
+  };
+  process.on('SIGINT', onSigint);
+  let summary: TrainSummary;
+  try {
+    summary = await runTrain(config, out, { resume: values.resume === true, logger, signal: abort.signal });
+  } finally {
+    process.off('SIGINT', onSigint);
+    logger.done();
+  }
+  if (values.json) {
+    process.stdout.write(JSON.stringify(summary) + '\n');
+    return;
+  }
+  process.stdout.write(formatSummary(summary) + '\n');
+}
+
+/** The human summary: held-out accuracy before and after, the time per step, where the run is. */
+export function formatSummary(s: TrainSummary): string {
+  const first = s.evals[0];
+  const last = s.evals.at(-1);
+  const pct = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
+  const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${last?.step ?? 0}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
+  if (first !== undefined && last !== undefined) {
+    lines.push(`held-out accuracy (${first.problems} problems, mean of ${first.n} samples): ${pct(first.accuracy)} at step ${first.step} -> ${pct(last.accuracy)} at step ${last.step}`);
+    lines.push(`pass@${first.n}: ${pct(first.passAtN)} -> ${pct(last.passAtN)}`);
+    if (first.greedyAccuracy !== undefined) lines.push(`greedy accuracy: ${pct(first.greedyAccuracy)} -> ${pct(last.greedyAccuracy)}`);
+  }
+  lines.push(`run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
+  return lines.join('\n');
+}
+
+/** Progress on stderr: a live bar on a terminal, a line every few steps otherwise. */
+function terminalLogger(quiet: boolean): TrainLogger & { done(): void } {
+  const tty = process.stderr.isTTY === true;
+  let bar = '';
+  const clear = () => {
+    if (bar !== '') process.stderr.write('\r\x1b[2K');
+  };
+  const line = (m: string) => {
+    if (quiet) return;
+    clear();
+    process.stderr.write(`rlvr train: ${m.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (bar !== '') process.stderr.write(bar);
+  };
+  return {
+    info: line,
+    warn: (m) => line(`warning: ${m}`),
+    progress(p) {
+      if (quiet) return;
+      const text = progressLine(p);
+      if (tty) {
+        clear();
+        bar = text;
+        process.stderr.write(bar);
+      } else if (p.step === p.steps || p.step % 5 === 0) {
+        process.stderr.write(`rlvr train: ${text}\n`);
+      }
+    },
+    done() {
+      if (tty && bar !== '') process.stderr.write('\n');
+      bar = '';
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { fileURLToPath } from 'node:url';
+import { formatZodIssues } from '@rlvr/core';
+import { BACKEND_NAMES } from '@rlvr/policy';
+import { SyntheticOptionsSchema } from '@rlvr/rollout';
+import { TrainerConfigSchema } from '@rlvr/trainer';
+import { z } from 'zod';
+import { ReferenceTrainerError } from '../errors.js';
+
+/** The warm-up checkpoint that ships with the package (`rlvr pretrain --seed 0`): the embedded default's policy. */
+export const EMBEDDED_CHECKPOINT = fileURLToPath(new URL('../../assets/warmup', import.meta.url));
+
+/** Held-out problems of the embedded task: the ones `rlvr pretrain` held out (same seed, count and difficulty). */
+export const HELD_OUT_SEED = 0x5eed0e;
+
+/** The easy synthetic arithmetic the warm-up checkpoint was trained on. */
+const EASY = { minSteps: 1, maxSteps: 2, digits: 1 } as const;
+
+/** Rollout sampling: P prompts x G completions per optimizer step. */
+export const TrainRolloutSchema = z
+  .object({
+    /** prompts (groups) per step */
+    prompts: z.number().int().min(1).max(4096).default(8),
+    /** G: completions per prompt */
+    groupSize: z.number().int().min(2).max(256).default(8),
+    temperature: z.number().gt(0).max(4).default(1),
+    topP: z.number().gt(0).max(1).default(1),
+    maxNewTokens: z.number().int().min(1).max(4096).default(64),
+    /** rows decoded together by the policy sampler */
+    batchSize: z.number().int().min(1).max(4096).default(64),
+  })
+  .strict();
+
+/**
+ * Held-out evaluation, the paper's protocol on the synthetic task: `n` samples per problem at
+ * `temperature` / `topP`; `accuracy` is the mean over problems of correct / n, `pass@n` the unbiased estimate.
+ */
+export const TrainEvalSchema = z
+  .object({
+    /** evaluate every N steps (and before the first and after the last); 0 = only before and after */
+    every: z.number().int().min(0).default(20),
+    problems: z.number().int().min(1).max(100_000).default(128),
+    n: z.number().int().min(1).max(256).default(4),
+    temperature: z.number().min(0).max(4).default(0.6),
+    topP: z.number().gt(0).max(1).default(0.95),
+    maxNewTokens: z.number().int().min(1).max(4096).default(64),
+    /** also decode greedily and log `accuracy/greedy` */
+    greedy: z.boolean().default(true),
+    /** task stream of the held-out problems; training skips their questions */
+    seed: z.number().int().min(0).max(0xffffffff).default(HELD_OUT_SEED),
+    batchSize: z.number().int().min(1).max(4096).default(128),
+  })
+  .strict();
+
+/** `rlvr train`: the RLVR loop. Defaults are the embedded default (README). */
+export const TrainConfigSchema = z
+  .object({
+    /** seeds the data order, sampling and mini-batch shuffling: two runs with one seed see the same problems */
+    seed: z.number().int().min(0).max(0xffffffff).default(0),
+    /** RL steps (one batch of P x G rollouts and one optimizer update each) */
+    steps: z.number().int().min(1).max(1_000_000).default(120),
+    /** a registered advantage estimator, e.g. grpo, dr-grpo, grail, oar-g, rloo, or `baseline+weighting` */
+    estimator: z.string().min(1).default('grail'),
+    /** the estimator's options (checked by its own schema before any work) */
+    estimatorConfig: z.record(z.string(), z.unknown()).default({}),
+    /** modules that register estimators (paths relative to the working directory) */
+    plugins: z.array(z.string().min(1)).default([]),
+    /** policy checkpoint directory (config.json, model.safetensors, a tokenizer); default: the embedded warm-up */
+    checkpoint: z.string().min(1).default(EMBEDDED_CHECKPOINT),
+    /** training problems */
+    task: SyntheticOptionsSchema.default(SyntheticOptionsSchema.parse(EASY)),
+    rollout: TrainRolloutSchema.default(TrainRolloutSchema.parse({})),
+    /** options of the saliency backends, by backend name (e.g. `{"grad-x-emb": {...}}`) */
+    saliency: z.record(z.string(), z.unknown()).default({}),
+    /** the policy update (`@rlvr/trainer`); a decaying schedule without totalSteps decays over `steps` */
+    trainer: TrainerConfigSchema.default(TrainerConfigSchema.parse({})),
+    eval: TrainEvalSchema.default(TrainEvalSchema.parse({})),
+    /** difficulty of the held-out problems (default: the training task) */
+    evalTask: SyntheticOptionsSchema.optional(),
+    /** checkpoint every N steps (and after the last); 0 = only after the last */
+    checkpointEvery: z.number().int().min(0).default(20),
+    keepCheckpoints: z.number().int().min(1).max(1000).default(2),
+    /** write `samples` rollouts to samples.jsonl every `sampleEvery` steps (0 = never) */
+    sampleEvery: z.number().int().min(0).default(10),
+    samples: z.number().int().min(0).max(4096).default(8),
+    backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
+  })
+  .strict();
+export type TrainConfig = z.output<typeof TrainConfigSchema>;
+export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
+
+/** The embedded default's RL update: Adam at a constant 3e-5, GRAIL-reference clipping, no KL. */
+const DEFAULT_TRAINER = { schedule: { type: 'constant', lr: 3e-5 } } as const;
+
+/**
+ * Validate a train config. Unknown keys and bad values are named (with `file` when given) in one
+ * `ReferenceTrainerError('invalid_config')`. The trainer's seed defaults to the run seed, its
+ * `maxCompletionLength` to `rollout.maxNewTokens`, and a linear or cosine schedule without
+ * `totalSteps` decays over `steps`.
+ */
+export function parseTrainConfig(input: unknown, file?: string): TrainConfig {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ReferenceTrainerError('invalid_config', 'invalid train config: must be a JSON object', file === undefined ? {} : { file });
+  }
+  const raw = input as Record<string, unknown>;
+  const patched: Record<string, unknown> = { ...raw };
+  const trainer = isObject(raw.trainer) ? { ...DEFAULT_TRAINER, ...raw.trainer } : raw.trainer === undefined ? { ...DEFAULT_TRAINER } : raw.trainer;
+  if (isObject(trainer)) {
+    if (!('seed' in trainer) && typeof raw.seed === 'number') trainer.seed = raw.seed;
+    if (!('maxCompletionLength' in trainer)) {
+      const r = raw.rollout;
+      trainer.maxCompletionLength = isObject(r) && typeof r.maxNewTokens === 'number' ? r.maxNewTokens : TrainRolloutSchema.parse({}).maxNewTokens;
+    }
+    const s = trainer.schedule;
+    if (isObject(s) && s.type !== undefined && s.type !== 'constant' && !('totalSteps' in s)) {
+      trainer.schedule = { ...s, totalSteps: typeof raw.steps === 'number' ? raw.steps : TrainConfigSchema.shape.steps.parse(undefined) };
+    }
+  }
+  patched.trainer = trainer;
+  const result = TrainConfigSchema.safeParse(patched);
+  if (result.success) return result.data;
+  throw new ReferenceTrainerError('invalid_config', `invalid train config: ${formatZodIssues(result.error.issues, patched)}`, file === undefined ? {} : { file }, { cause: result.error });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
