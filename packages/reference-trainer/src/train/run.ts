@@ -1,7 +1,6 @@
-import { copyFile, mkdir, readFile, rename, rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants, existsSync } from 'node:fs';
+import { access, appendFile, copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { getSpans, totalTokens } from '@rlvr/core';
 import type { RolloutBatch } from '@rlvr/core';
 import { prepareEstimator } from '@rlvr/advantages';
@@ -120,14 +119,13 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
   const metricsFile = join(outDir, RUN_FILES.metrics);
   const samplesFile = join(outDir, RUN_FILES.samples);
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
+  await assertCreatable(outDir);
   const latest = options.resume ? await store.latest() : null;
+  // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
+  if (latest !== null) await store.load(latest, resumeKey(config)).catch(cannotResume);
   if (!options.resume && existsSync(metricsFile)) {
     throw new ReferenceTrainerError('invalid_options', `${metricsFile} exists: pick another --out or pass --resume (a run directory is never overwritten)`, { file: outDir });
   }
-  await mkdir(outDir, { recursive: true }).catch((err: unknown) => {
-    throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${outDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file: outDir }, { cause: err });
-  });
-  await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify({ command: 'train', ...config }, null, 2) + '\n');
 
   const backend = await selectBackend({ backend: config.backend }, logger);
   let model: Qwen3Model;
@@ -144,6 +142,14 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     model.dispose();
     throw new ReferenceTrainerError('invalid_config', 'the checkpoint\'s config.json has no eos_token_id: completions could not end', { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' });
   }
+  // Only now, with everything checked and loaded, does the run directory appear.
+  try {
+    await mkdir(outDir, { recursive: true });
+  } catch (err) {
+    model.dispose();
+    throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${outDir}: ${mkdirReason(err)}`, { file: outDir }, { cause: err });
+  }
+  await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify({ command: 'train', ...config }, null, 2) + '\n');
   const trainer = new Trainer(model, config.trainer, { padId: eosId });
   try {
     const heldOut = heldOutTasks(config.eval.seed, config.eval.problems, config.evalTask ?? config.task);
@@ -156,9 +162,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     let evals: TrainEval[] = [];
     let stepSeconds: number[] = [];
     if (latest !== null) {
-      const state = await trainer.restore(store, latest, resumeKey(config)).catch((err: unknown) => {
-        throw new ReferenceTrainerError('invalid_options', `cannot resume from ${latest}: ${(err as Error).message}`, { file: latest }, { cause: err });
-      });
+      const state = await trainer.restore(store, latest, resumeKey(config)).catch(cannotResume);
       start = state.step as number;
       stream.cursor = state.cursor as number;
       evals = state.evals as TrainEval[];
@@ -355,6 +359,36 @@ async function exportModel(model: Qwen3Model, from: string, dir: string): Promis
 /** The sampling seed of step `step`: distinct per step, the same for every estimator. */
 function stepSeed(seed: number, step: number): number {
   return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
+}
+
+/** Fail before any work when `dir` could not be created: its nearest existing ancestor is a file or not writable. */
+async function assertCreatable(dir: string): Promise<void> {
+  let p = resolve(dir);
+  for (;;) {
+    const st = await stat(p).catch(() => null);
+    if (st !== null) {
+      const fail = (code: string) => {
+        throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(Object.assign(new Error(code), { code }))}`, { file: dir });
+      };
+      if (!st.isDirectory()) fail(p === resolve(dir) ? 'EEXIST' : 'ENOTDIR');
+      await access(p, constants.W_OK).catch(() => fail('EACCES'));
+      return;
+    }
+    const up = dirname(p);
+    if (up === p) return;
+    p = up;
+  }
+}
+
+function cannotResume(err: unknown): never {
+  throw new ReferenceTrainerError('invalid_options', `cannot resume: ${(err as Error).message}`, {}, { cause: err });
+}
+
+function mkdirReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a path component is a file, not a directory';
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';
+  return (err as Error).message;
 }
 
 function stopwatch(): () => number {
