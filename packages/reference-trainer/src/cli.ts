@@ -14,6 +14,8 @@ commands:
   train [--config FILE]         the RLVR loop (embedded default: warm-up checkpoint, synthetic arithmetic, GRAIL)
   pretrain [--config FILE]      supervised warm-up of a tiny policy on synthetic worked solutions
   report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory
+  verify ...                    grade answers: runs rlvr-verify (@rlvr/math-verify) with the same arguments
+  advantages ...                per-token advantages from rollout JSONL: runs rlvr-advantages (@rlvr/advantages)
 
 run 'rlvr <command> --help' for the options of a command`;
 
@@ -146,11 +148,15 @@ async function main(argv: string[]): Promise<number> {
     (command === undefined ? process.stderr : process.stdout).write(USAGE + '\n');
     return command === undefined ? 2 : 0;
   }
+  if (command === 'verify' || command === 'advantages') {
+    const { runDelegate } = await import('./delegate.js');
+    return runDelegate(command, rest);
+  }
   try {
     if (command === 'report') await report(rest);
     else if (command === 'train') await (await import('./train/command.js')).trainCommand(rest);
     else if (command === 'pretrain') await pretrain(rest);
-    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, pretrain, report)`);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, pretrain, report, verify, advantages)`);
     return 0;
   } catch (err) {
     const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;

@@ -1,0 +1,51 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { delegatePath } from './delegate.js';
+import { rlvr } from './test-utils/run-cli.js';
+
+function run(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'rlvr-delegate-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('rlvr verify / rlvr advantages', () => {
+  test('rlvr verify is rlvr-verify: same output and exit code', async () => {
+    const file = join(root, 'answers.jsonl');
+    await writeFile(file, ['{"gold":"0.5","pred":"so \\\\boxed{\\\\frac{1}{2}}"}', '{"gold":"3","pred":"\\\\boxed{4}"}', ''].join('\n'));
+    const viaRlvr = await rlvr('verify', file);
+    const direct = await run(delegatePath('verify'), [file]);
+    expect(viaRlvr).toEqual(direct);
+    expect(viaRlvr.code).toBe(0);
+    expect(viaRlvr.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { equal: boolean }).equal)).toEqual([true, false]);
+  });
+
+  test('rlvr advantages is rlvr-advantages, errors and exit codes included', async () => {
+    const examples = join(delegatePath('advantages'), '..', '..', 'examples', 'rollouts.jsonl');
+    const args = ['--estimator', 'grail', '--in', examples];
+    const viaRlvr = await rlvr('advantages', ...args);
+    expect(viaRlvr).toEqual(await run(delegatePath('advantages'), args));
+    expect(viaRlvr.code).toBe(0);
+    expect(viaRlvr.stdout.length).toBeGreaterThan(0);
+    const bad = await rlvr('advantages', '--estimator', 'nope', '--in', examples);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^rlvr-advantages: unknown advantage estimator "nope"/);
+  });
+});
