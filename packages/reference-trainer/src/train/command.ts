@@ -23,8 +23,9 @@ options:
   --checkpoint DIR    the starting policy (default: the embedded warm-up checkpoint)
   --steps N           RL steps
   --seed N            data order, sampling and shuffling
-  --out DIR           run directory (default runs/train); a fresh run refuses one with a metrics.jsonl
-  --resume            continue the run in --out from its latest checkpoint
+  --out DIR           run directory (default runs/ESTIMATOR-sSEED-TIME); a fresh run refuses one holding a metrics.jsonl
+  --resume            continue the run in --out (required) from its latest checkpoint
+  --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR)
   --json              print the summary as JSON
   -q, --quiet         no progress
   -h, --help          this help
@@ -45,6 +46,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
       seed: { type: 'string' },
       out: { type: 'string', short: 'o' },
       resume: { type: 'boolean' },
+      report: { type: 'boolean' },
       json: { type: 'boolean' },
       quiet: { type: 'boolean', short: 'q' },
       help: { type: 'boolean', short: 'h' },
@@ -70,7 +72,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
   if (values.plugin !== undefined) input.plugins = [...(Array.isArray(input.plugins) ? (input.plugins as unknown[]) : []), ...values.plugin];
   const config = parseTrainConfig(input, values.config);
 
-  const out = values.out ?? 'runs/train';
+  if (values.resume && values.out === undefined) throw usage('--resume needs --out: the run directory to continue');
+  const out = values.out ?? defaultOut(config.estimator, config.seed);
   const logger = terminalLogger(values.quiet === true);
   const abort = new AbortController();
   const onSigint = () => {
@@ -86,11 +89,25 @@ export async function trainCommand(argv: string[]): Promise<void> {
     process.off('SIGINT', onSigint);
     logger.done();
   }
+  let report: string | undefined;
+  if (values.report && !summary.interrupted) {
+    const { writeReport } = await import('../report.js');
+    const r = await writeReport(out);
+    report = r.path;
+    for (const w of r.warnings) logger.warn?.(w);
+  }
   if (values.json) {
-    process.stdout.write(JSON.stringify(summary) + '\n');
+    process.stdout.write(JSON.stringify({ ...summary, ...(report === undefined ? {} : { report }) }) + '\n');
     return;
   }
   process.stdout.write(formatSummary(summary) + '\n');
+  if (report !== undefined) process.stdout.write(`report: ${report}\n`);
+}
+
+/** `runs/grail-s0-20261203-061500`: a new directory per run, so repeating a command never collides. */
+function defaultOut(estimator: string, seed: number): string {
+  const t = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `runs/${estimator.replace(/[^A-Za-z0-9_.+-]/g, '_')}-s${seed}-${t}`;
 }
 
 /** The human summary: held-out accuracy before and after, the time per step, where the run is. */

@@ -1,0 +1,45 @@
+import { describe, expect, test } from 'vitest';
+import { duration, progressLine } from './progress.js';
+import { estimatorMetrics } from './run.js';
+import { TaskStream, heldOutTasks } from './tasks.js';
+
+const EASY = { minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] as ('add' | 'sub')[], maxFactor: 5 };
+
+describe('TaskStream', () => {
+  test('the same seed gives the same problems; held-out questions never appear; the cursor resumes the order', () => {
+    const heldOut = heldOutTasks(0x5eed0e, 128, EASY);
+    const a = new TaskStream(3, EASY, heldOut);
+    const first = a.next(600);
+    const held = new Set(heldOut.map((t) => t.question));
+    expect(first.filter((t) => held.has(t.question))).toEqual([]);
+    // the small question space means some draws were skipped
+    expect(a.cursor).toBeGreaterThan(600);
+    const b = new TaskStream(3, EASY, heldOut);
+    expect(b.next(600)).toEqual(first);
+    const c = new TaskStream(3, EASY, heldOut);
+    c.next(250);
+    const resumed = new TaskStream(3, EASY, heldOut);
+    resumed.cursor = c.cursor;
+    expect(resumed.next(350)).toEqual(first.slice(250));
+    expect(new TaskStream(4, EASY, heldOut).next(20)).not.toEqual(first.slice(0, 20));
+  });
+});
+
+describe('estimatorMetrics', () => {
+  test('weight statistics take the report names; the rest goes under adv/', () => {
+    expect(estimatorMetrics({ weight_mean: 1.2, weight_max_correct: 5, weight_std_wrong: 0.3, fallback_rate: 0.1 })).toEqual({
+      'weights/all/mean': 1.2,
+      'weights/correct/max': 5,
+      'weights/wrong/std': 0.3,
+      'adv/fallback_rate': 0.1,
+    });
+  });
+});
+
+describe('progressLine', () => {
+  test('bar, steps, reward, accuracy, rate and time left', () => {
+    expect(progressLine({ step: 30, steps: 120, reward: 0.4125, accuracy: 0.6171875, secondsPerStep: 2 }, 12)).toBe('[###.........]  30/120  reward 0.41  acc 61.7%  2.0 s/step  eta 3m00s');
+    expect(progressLine({ step: 0, steps: 5, reward: Number.NaN, accuracy: Number.NaN, secondsPerStep: Number.NaN }, 4)).toBe('[....] 0/5  reward   -   acc -  - s/step  eta -');
+    expect([duration(59.4), duration(95), duration(3700)]).toEqual(['59s', '1m35s', '1h01m']);
+  });
+});
