@@ -1,10 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreError } from '@rlvr/core';
-import { BACKEND_NAMES, ChatTemplate, PolicyError, loadModel, loadTokenizer, selectBackend, type Tokenizer } from '@rlvr/policy';
+import { BACKEND_NAMES, PolicyError, loadModel, loadTokenizer, selectBackend, type Tokenizer } from '@rlvr/policy';
 import type { CliIo } from './cli-io.js';
-import { chatmlTemplate, type ApplyChatTemplate } from './prompt.js';
+import { modelChatTemplate } from './model-template.js';
+import type { ApplyChatTemplate } from './prompt.js';
 import { startPolicyServer, type PolicyServer } from './serve.js';
 
 export const SERVE_USAGE = `rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [--served-model-name NAME]
@@ -101,21 +102,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Serv
   }
 }
 
-/**
- * The model's chat template: `tokenizer_config.json`'s `chat_template` when the directory has
- * one; else ChatML when the tokenizer has `<|im_start|>` and `<|im_end|>` (Qwen-style models);
- * else none (the chat route then answers 400).
- */
+/** The model's chat template (`modelChatTemplate`), logged; none turns the chat route off. */
 function chatTemplateOf(dir: string, tokenizer: Tokenizer, log: (s: string) => void): ApplyChatTemplate | undefined {
-  const file = join(dir, 'tokenizer_config.json');
-  if (existsSync(file)) {
-    const t = ChatTemplate.fromTokenizerConfig(file);
-    return (messages, o) => t.render([...messages], { addGenerationPrompt: o.addGenerationPrompt, enableThinking: o.enableThinking });
-  }
-  if (tokenizer.specialId('<|im_start|>') !== undefined && tokenizer.specialId('<|im_end|>') !== undefined) {
-    log('no tokenizer_config.json: /v1/chat/completions uses ChatML');
-    return chatmlTemplate;
-  }
-  log('no tokenizer_config.json and no ChatML tokens: /v1/chat/completions is off');
-  return undefined;
+  const t = modelChatTemplate(dir, tokenizer);
+  if (t.source === 'chatml') log('no tokenizer_config.json: /v1/chat/completions uses ChatML');
+  if (t.source === 'none') log('no tokenizer_config.json and no ChatML tokens: /v1/chat/completions is off');
+  return t.apply;
 }

@@ -23,6 +23,8 @@ export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './dat
 
 // prompts
 export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder, plainChatTemplate, chatmlTemplate } from './prompt.js';
+export { modelChatTemplate } from './model-template.js';
+export type { ModelChatTemplate } from './model-template.js';
 export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, PromptOptions, PromptOptionsInput, PromptBuilder } from './prompt.js';
 
 // synthetic tasks
