@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
-import { SyntheticOptionsSchema } from '@rlvr/rollout';
+import { DATASET_PRESETS, FieldMappingSchema, PromptOptionsSchema, SyntheticOptionsSchema } from '@rlvr/rollout';
 import { TrainerConfigSchema } from '@rlvr/trainer';
 import { z } from 'zod';
 import { ReferenceTrainerError } from '../errors.js';
@@ -51,6 +51,20 @@ export const TrainEvalSchema = z
   })
   .strict();
 
+/**
+ * Your own problems instead of the synthetic task: JSON-lines files read with a dataset preset
+ * or a field mapping (`@rlvr/rollout`'s `loadTasks`). Held-out problems come from `eval` when
+ * given, else `eval.problems` rows of `train` are held out (a seeded draw) and never trained on.
+ */
+export const TrainDataSchema = z
+  .object({
+    train: z.string().min(1),
+    eval: z.string().min(1).optional(),
+    /** a preset name (math500, gsm8k, deepmath, synthetic, ...) or a field mapping */
+    format: z.union([z.enum(Object.keys(DATASET_PRESETS) as [keyof typeof DATASET_PRESETS, ...(keyof typeof DATASET_PRESETS)[]]), FieldMappingSchema]).default('synthetic'),
+  })
+  .strict();
+
 /** `rlvr train`: the RLVR loop. Defaults are the embedded default (README). */
 export const TrainConfigSchema = z
   .object({
@@ -66,8 +80,12 @@ export const TrainConfigSchema = z
     plugins: z.array(z.string().min(1)).default([]),
     /** policy checkpoint directory (config.json, model.safetensors, a tokenizer); default: the embedded warm-up */
     checkpoint: z.string().min(1).default(EMBEDDED_CHECKPOINT),
-    /** training problems */
+    /** the synthetic training problems (when `data` is not given) */
     task: SyntheticOptionsSchema.default(SyntheticOptionsSchema.parse(EASY)),
+    /** problems from your own files instead of the synthetic task */
+    data: TrainDataSchema.optional(),
+    /** prompt text around the question, rendered with the checkpoint's chat template (none: a plain User/Assistant layout) */
+    prompt: PromptOptionsSchema.default(PromptOptionsSchema.parse({})),
     rollout: TrainRolloutSchema.default(TrainRolloutSchema.parse({})),
     /** options of the saliency backends, by backend name (e.g. `{"grad-x-emb": {...}}`) */
     saliency: z.record(z.string(), z.unknown()).default({}),

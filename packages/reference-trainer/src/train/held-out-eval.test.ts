@@ -1,4 +1,5 @@
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
+import { promptBuilder } from '@rlvr/rollout';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { greedyAccuracy } from '../pretrain/evaluate.js';
 import { EMBEDDED_CHECKPOINT } from './config.js';
@@ -19,9 +20,9 @@ describe('heldOutEval', () => {
   const EASY = { minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] as ('add' | 'sub')[], maxFactor: 5 };
 
   test('at temperature 0 every sample is the greedy one: accuracy = pass@n = the warm-up greedy evaluation', async () => {
-    const tasks = toPromptTasks(heldOutTasks(0x5eed0e, 24, EASY), tokenizer);
+    const tasks = toPromptTasks(heldOutTasks(0x5eed0e, 24, EASY), tokenizer, promptBuilder());
     const eosId = model.config.eos_token_id as number;
-    const r = await heldOutEval(model, tokenizer, tasks, { n: 3, temperature: 0, topP: 1, maxNewTokens: 48, batchSize: 32, seed: 1, eosId, greedy: true });
+    const r = await heldOutEval(model, tokenizer, tasks, { n: 3, temperature: 0, topP: 1, maxNewTokens: 48, batchSize: 32, seed: 1, eosIds: [eosId], greedy: true });
     const reference = await greedyAccuracy(model, tokenizer, tasks.map((t) => ({ ...t, completion: [] })), { maxNewTokens: 48, batchSize: 32, eosId });
     expect(r.correct.every((c) => c === 0 || c === 3)).toBe(true);
     expect(r.accuracy).toBeCloseTo(reference.accuracy, 12);
@@ -31,8 +32,8 @@ describe('heldOutEval', () => {
   });
 
   test('sampled: the same seed gives the same counts; accuracy and pass@n follow from them', async () => {
-    const tasks = toPromptTasks(heldOutTasks(0x5eed0e, 16, EASY), tokenizer);
-    const o = { n: 4, temperature: 0.6, topP: 0.95, maxNewTokens: 48, batchSize: 64, seed: 5, eosId: model.config.eos_token_id as number, greedy: false };
+    const tasks = toPromptTasks(heldOutTasks(0x5eed0e, 16, EASY), tokenizer, promptBuilder());
+    const o = { n: 4, temperature: 0.6, topP: 0.95, maxNewTokens: 48, batchSize: 64, seed: 5, eosIds: [model.config.eos_token_id as number], greedy: false };
     const a = await heldOutEval(model, tokenizer, tasks, o);
     const b = await heldOutEval(model, tokenizer, tasks, o);
     expect(b.correct).toEqual(a.correct);

@@ -15,7 +15,8 @@ export interface HeldOutOptions {
   batchSize: number;
   /** seeds the samples: the same seed and weights give the same samples */
   seed: number;
-  eosId: number;
+  /** token ids that end a completion */
+  eosIds: number[];
   /** also decode each problem greedily */
   greedy: boolean;
 }
@@ -39,12 +40,12 @@ export interface HeldOutResult {
 
 /** Sample `n` completions per held-out problem (KV-cache policy sampler) and grade them with `mathReward`. */
 export async function heldOutEval(model: Qwen3Model, tokenizer: Tokenizer, tasks: readonly PromptTask[], o: HeldOutOptions): Promise<HeldOutResult> {
-  const sampler = policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [o.eosId], padTokenId: o.eosId });
+  const sampler = policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: o.eosIds, padTokenId: o.eosIds[0]! });
   const rng = new Rng(o.seed);
   const params = (temperature: number) => ({ temperature, topP: temperature === 0 ? 1 : o.topP, topK: 0, maxNewTokens: o.maxNewTokens, stop: [], seed: rng.uint32() });
   const grade = (task: PromptTask, c: { tokens: readonly number[]; text?: string; finish: string; error?: string }, i: number): boolean => {
     if (c.finish === 'error') throw new Error(`held-out problem ${i}: decoding failed: ${c.error ?? 'unknown error'}`);
-    const text = c.text ?? tokenizer.decode(c.tokens.filter((id) => id !== o.eosId));
+    const text = c.text ?? tokenizer.decode(c.tokens.filter((id) => !o.eosIds.includes(id)));
     return mathReward(text, task.answer).reward > 0;
   };
   const sampled = await sampler.sample(tasks.map((t) => ({ prompt: { tokens: t.prompt }, n: o.n, params: params(o.temperature) })));

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { duration, progressLine } from './progress.js';
 import { estimatorMetrics } from './run.js';
-import { TaskStream, heldOutTasks } from './tasks.js';
+import { FileStream, TaskStream, heldOutTasks, splitHeldOut } from './tasks.js';
 
 const EASY = { minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] as ('add' | 'sub')[], maxFactor: 5 };
 
@@ -22,6 +22,34 @@ describe('TaskStream', () => {
     resumed.cursor = c.cursor;
     expect(resumed.next(350)).toEqual(first.slice(250));
     expect(new TaskStream(4, EASY, heldOut).next(20)).not.toEqual(first.slice(0, 20));
+  });
+});
+
+describe('FileStream and splitHeldOut', () => {
+  const problems = Array.from({ length: 10 }, (_, i) => ({ question: `q${i}`, answer: String(i) }));
+
+  test('every problem once per epoch, each epoch in its own seeded order; the cursor resumes it', () => {
+    const s = new FileStream(problems, 1);
+    const e1 = s.next(10).map((p) => p.question);
+    const e2 = s.next(10).map((p) => p.question);
+    expect([...e1].sort()).toEqual(problems.map((p) => p.question).sort());
+    expect([...e2].sort()).toEqual([...e1].sort());
+    expect(e2).not.toEqual(e1);
+    const r = new FileStream(problems, 1);
+    r.cursor = 7;
+    expect(r.next(13).map((p) => p.question)).toEqual([...e1.slice(7), ...e2]);
+    expect(() => new FileStream([], 1)).toThrow('no problems');
+  });
+
+  test('the held-out part and the training part are disjoint, seeded, in file order', () => {
+    const { heldOut, train } = splitHeldOut(problems, 3, 9);
+    expect(heldOut).toHaveLength(3);
+    expect(train).toHaveLength(7);
+    expect(new Set([...heldOut, ...train].map((p) => p.question)).size).toBe(10);
+    expect(splitHeldOut(problems, 3, 9)).toEqual({ heldOut, train });
+    const idx = heldOut.map((p) => Number(p.answer));
+    expect(idx).toEqual([...idx].sort((a, b) => a - b));
+    expect(splitHeldOut(problems, 50, 9).train).toEqual([]);
   });
 });
 

@@ -8,7 +8,8 @@ import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
 import { PRUNED_FILE, loadModel, loadTokenizer, saveModel, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { policySampler, sampleGroups } from '@rlvr/rollout';
+import { loadTasks, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, sampleGroups } from '@rlvr/rollout';
+import type { PromptBuilder } from '@rlvr/rollout';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
@@ -19,8 +20,8 @@ import { heldOutEval } from './held-out-eval.js';
 import type { HeldOutResult } from './held-out-eval.js';
 import { loadPlugins } from './plugins.js';
 import { checkSignals, computeSignals } from './signals.js';
-import { TaskStream, heldOutTasks, toPromptTasks } from './tasks.js';
-import type { PromptTask } from './tasks.js';
+import { FileStream, TaskStream, heldOutTasks, splitHeldOut, toPromptTasks } from './tasks.js';
+import type { Problem, ProblemStream, PromptTask } from './tasks.js';
 
 /** Where progress goes: the CLI prints it; library code never does. */
 export interface TrainLogger {
@@ -119,6 +120,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
   const metricsFile = join(outDir, RUN_FILES.metrics);
   const samplesFile = join(outDir, RUN_FILES.samples);
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
+  const problems = await loadProblems(config);
   await assertCreatable(outDir);
   const latest = options.resume ? await store.latest() : null;
   // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
@@ -137,8 +139,9 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
   }
   const eos = model.config.eos_token_id;
-  const eosId = Array.isArray(eos) ? eos[0] : eos;
-  if (eosId === undefined || eosId === null) {
+  const eosIds = eos === null || eos === undefined ? [] : Array.isArray(eos) ? eos : [eos];
+  const eosId = eosIds[0];
+  if (eosId === undefined) {
     model.dispose();
     throw new ReferenceTrainerError('invalid_config', 'the checkpoint\'s config.json has no eos_token_id: completions could not end', { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' });
   }
@@ -152,10 +155,11 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
   await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify({ command: 'train', ...config }, null, 2) + '\n');
   const trainer = new Trainer(model, config.trainer, { padId: eosId });
   try {
-    const heldOut = heldOutTasks(config.eval.seed, config.eval.problems, config.evalTask ?? config.task);
-    const evalTasks = toPromptTasks(heldOut, tokenizer);
-    const stream = new TaskStream(config.seed, config.task, heldOut);
-    const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize, eosTokenIds: [eosId], padTokenId: eosId });
+    const template = modelChatTemplate(config.checkpoint, tokenizer);
+    const prompts: PromptBuilder = promptBuilder(config.prompt, template.apply ?? plainChatTemplate);
+    const evalTasks = toPromptTasks(problems.heldOut, tokenizer, prompts);
+    const stream = problems.stream;
+    const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize, eosTokenIds: eosIds, padTokenId: eosId });
     logger.info(`policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`);
 
     let start = 0;
@@ -178,7 +182,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     if (start >= config.steps && evals.some((e) => e.step === start)) logger.info(`nothing to do: the run already has ${start} steps`);
 
     const evaluate = async (step: number): Promise<HeldOutResult> => {
-      const e = await heldOutEval(model, tokenizer, evalTasks, { ...config.eval, seed: config.seed, eosId });
+      const e = await heldOutEval(model, tokenizer, evalTasks, { ...config.eval, seed: config.seed, eosIds });
       evals.push({ step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, ...(e.greedyAccuracy === undefined ? {} : { greedyAccuracy: e.greedyAccuracy }) });
       const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${pct(e.greedyAccuracy)}`;
       logger.info(`eval step ${step}: accuracy ${pct(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${pct(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
@@ -201,7 +205,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     let interrupted = false;
     for (let step = start + 1; step <= config.steps; step++) {
       const s0 = performance.now();
-      const tasks = toPromptTasks(stream.next(config.rollout.prompts), tokenizer);
+      const tasks = toPromptTasks(stream.next(config.rollout.prompts), tokenizer, prompts);
       const out = await rlStep(config, estimator, trainer, sampler, tasks, step, eosId);
       const seconds = (performance.now() - s0) / 1000;
       stepSeconds.push(seconds);
@@ -241,6 +245,28 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     trainer.optimizer.dispose();
     model.dispose();
   }
+}
+
+/** The held-out and training problems: the synthetic task, or the `data` files (read before anything is written). */
+async function loadProblems(config: TrainConfig): Promise<{ heldOut: Problem[]; stream: ProblemStream }> {
+  if (config.data === undefined) {
+    const heldOut = heldOutTasks(config.eval.seed, config.eval.problems, config.evalTask ?? config.task);
+    return { heldOut, stream: new TaskStream(config.seed, config.task, heldOut) };
+  }
+  const { train, eval: evalFile, format } = config.data;
+  const read = async (file: string, field: string): Promise<Problem[]> => {
+    try {
+      return (await loadTasks(file, format)).map((t) => ({ question: t.question, answer: t.answer }));
+    } catch (err) {
+      const missing = !existsSync(file);
+      throw new ReferenceTrainerError(missing ? 'missing_file' : 'invalid_record', (err as Error).message, { field: `data.${field}` }, { cause: err });
+    }
+  };
+  const all = await read(train, 'train');
+  const split = evalFile === undefined ? splitHeldOut(all, config.eval.problems, config.eval.seed) : { heldOut: (await read(evalFile, 'eval')).slice(0, config.eval.problems), train: all };
+  if (split.train.length === 0) throw new ReferenceTrainerError('invalid_config', `data.train: ${train} has ${all.length} problems, all held out for evaluation: lower eval.problems or give data.eval`, { field: 'data.train' });
+  if (split.heldOut.length === 0) throw new ReferenceTrainerError('invalid_config', 'data.eval: no held-out problems', { field: 'data.eval' });
+  return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed) };
 }
 
 function prepare(config: TrainConfig): PreparedEstimator {

@@ -1,6 +1,7 @@
+import { Rng } from '@rlvr/core';
 import type { Tokenizer } from '@rlvr/policy';
-import { promptBuilder, syntheticGenerator } from '@rlvr/rollout';
-import type { SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
+import { syntheticGenerator } from '@rlvr/rollout';
+import type { PromptBuilder, SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
 
 /** A problem ready to sample: its question, gold answer and prompt token ids. */
 export interface PromptTask {
@@ -8,6 +9,18 @@ export interface PromptTask {
   answer: string;
   /** [P] token ids of the rendered prompt */
   prompt: number[];
+}
+
+/** A problem: what the prompt is built from and what the answer is graded against. */
+export interface Problem {
+  question: string;
+  answer: string;
+}
+
+/** The training problems in a fixed order; `cursor` is what a checkpoint stores to resume it. */
+export interface ProblemStream {
+  next(n: number): Problem[];
+  cursor: number;
 }
 
 /** The held-out problems: `count` tasks of stream `seed` (index 0 ..), the ones `rlvr pretrain` held out with the same settings. */
@@ -20,7 +33,7 @@ export function heldOutTasks(seed: number, count: number, options: SyntheticOpti
  * held out. Deterministic: the same seed gives the same problems in the same order; `cursor`
  * (the next stream index) is what a checkpoint stores to resume the order exactly.
  */
-export class TaskStream {
+export class TaskStream implements ProblemStream {
   readonly #generator;
   readonly #skip: ReadonlySet<string>;
   cursor = 0;
@@ -45,8 +58,45 @@ export class TaskStream {
   }
 }
 
-/** Render and tokenize prompts the way the warm-up was trained (`promptBuilder()`: plain chat template, boxed instruction). */
-export function toPromptTasks(tasks: readonly SyntheticTask[], tokenizer: Tokenizer): PromptTask[] {
-  const builder = promptBuilder();
+/**
+ * Problems of a file, epoch after epoch, each epoch in a new seeded order (a Fisher-Yates
+ * shuffle with the `Rng` of `(seed, epoch)`): every problem once per epoch.
+ */
+export class FileStream implements ProblemStream {
+  cursor = 0;
+  #epoch = -1;
+  #order: number[] = [];
+
+  constructor(
+    readonly problems: readonly Problem[],
+    readonly seed: number,
+  ) {
+    if (problems.length === 0) throw new RangeError('FileStream: no problems to train on');
+  }
+
+  next(n: number): Problem[] {
+    const out: Problem[] = [];
+    const len = this.problems.length;
+    while (out.length < n) {
+      const epoch = Math.floor(this.cursor / len);
+      if (epoch !== this.#epoch) {
+        this.#order = new Rng(`${this.seed}/epoch/${epoch}`).shuffle(Array.from({ length: len }, (_, i) => i));
+        this.#epoch = epoch;
+      }
+      out.push(this.problems[this.#order[this.cursor % len]!]!);
+      this.cursor++;
+    }
+    return out;
+  }
+}
+
+/** Hold out `count` problems of `all` (a seeded draw); the rest train. Order within each part is the file's. */
+export function splitHeldOut<T>(all: readonly T[], count: number, seed: number): { heldOut: T[]; train: T[] } {
+  const picked = new Set(new Rng(`${seed}/held-out`).shuffle(Array.from({ length: all.length }, (_, i) => i)).slice(0, Math.min(count, all.length)));
+  return { heldOut: all.filter((_, i) => picked.has(i)), train: all.filter((_, i) => !picked.has(i)) };
+}
+
+/** Render (with the policy's chat template) and tokenize prompts. */
+export function toPromptTasks(tasks: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder): PromptTask[] {
   return tasks.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question), { allowSpecial: false }) }));
 }

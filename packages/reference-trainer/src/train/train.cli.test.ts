@@ -134,15 +134,38 @@ describe('rlvr train', () => {
     expect(h!['adv/advantage_abs_mean']).toBeCloseTo(g!['adv/advantage_abs_mean']! / 2, 6);
   });
 
+  test('your own dataset: problems from a JSONL file, some held out for evaluation and never trained on', async () => {
+    const { syntheticGenerator } = await import('@rlvr/rollout');
+    const rows = syntheticGenerator({ minSteps: 1, maxSteps: 2, digits: 1 }).tasks('own-data', 20).map((t, i) => ({ id: i, problem: t.question, solution: t.answer }));
+    const file = join(root, 'own.jsonl');
+    await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const config = join(root, 'own.json');
+    await writeFile(config, JSON.stringify({ ...MICRO, steps: 2, eval: { ...MICRO.eval, every: 0, problems: 5 }, data: { train: file, format: { question: 'problem', answer: 'solution', id: 'id' } } }));
+    const out = join(root, 'own');
+    const r = await rlvr('train', '--config', config, '--out', out, '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const summary = JSON.parse(r.stdout) as { evals: { problems: number }[] };
+    expect(summary.evals.map((e) => e.problems)).toEqual([5, 5]);
+    const run = await readRunDir(out);
+    expect(run.metrics.map((m) => m.step)).toEqual([0, 1, 2]);
+    // 2 steps x 2 prompts drawn from the 15 training rows, never from the 5 held out
+    const trained = new Set(run.samples!.map((s) => s.prompt));
+    const all = new Set(rows.map((r) => r.problem));
+    for (const q of trained) expect(all.has(q)).toBe(true);
+  });
+
   test('bad config, unknown estimator, missing checkpoint, unwritable output: one line, non-zero exit, nothing written', async () => {
     const out = join(root, 'never');
     const bad = join(root, 'bad.json');
     await writeFile(bad, JSON.stringify({ ...MICRO, stepz: 3, rollout: { prompts: 0 } }));
+    const dataMissing = join(root, 'data-missing.json');
+    await writeFile(dataMissing, JSON.stringify({ ...MICRO, data: { train: join(root, 'no-such.jsonl') } }));
     const cases: [string[], number, RegExp][] = [
       [['--config', bad], 2, /^rlvr train: .*bad\.json: invalid train config: (?=.*unknown key: stepz)(?=.*rollout\.prompts: Too small).*\n$/],
       [['--config', cfg, '--estimator', 'grpo+nope'], 2, /^rlvr train: .*estimator: .*nope.*\n$/],
       [['--config', cfg, '--checkpoint', join(root, 'no-such-model')], 1, new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`)],
       [['--config', cfg, '--plugin', join(root, 'missing.mjs')], 1, /^rlvr train: .*plugin not found: .*missing\.mjs\n$/],
+      [['--config', dataMissing], 1, /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: ENOENT.*\n$/],
       [['--config', join(root, 'nope.json')], 1, /^rlvr train: .*nope\.json: cannot read config: no such file\n$/],
       [['--config', cfg, '--steps', 'ten'], 2, /^rlvr train: --steps must be a non-negative integer, got "ten"\n$/],
     ];
