@@ -1,0 +1,64 @@
+/**
+ * The text of `rlvr compare`: a fixed-width table and one noise verdict line per estimator.
+ * Pure: the command prints what these return.
+ */
+import type { CompareRow, CompareTable, MeanStd, NoiseVerdict } from './stats.js';
+
+const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+const points = (x: number): string => (100 * x).toFixed(1);
+const signedPoints = (x: number): string => `${x >= 0 ? '+' : '-'}${points(Math.abs(x))}`;
+
+/** `52.3% ± 1.2` (std in percentage points); just `52.3%` with one seed. */
+export function formatMeanStd(m: MeanStd): string {
+  return Number.isFinite(m.std) ? `${pct(m.mean)} ± ${points(m.std)}` : pct(m.mean);
+}
+
+/** `40 (3/3)`: mean steps over the seeds that reached the threshold, and how many did. */
+function formatThreshold(r: CompareRow): string {
+  const mean = r.meanStepsToThreshold;
+  const steps = mean === null ? '-' : Number.isInteger(mean) ? String(mean) : mean.toFixed(1);
+  return `${steps} (${r.reached}/${r.seeds.length})`;
+}
+
+/** Left-aligned first column, right-aligned numbers, two spaces between columns. */
+export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** The verdict of one estimator against the baseline, on final accuracy. */
+export function formatVerdict(estimator: string, baseline: string, v: NoiseVerdict, seeds: number): string {
+  const head = `${estimator} vs ${baseline}: final accuracy ${signedPoints(v.diff)} points`;
+  if (v.within === null) return `${head}; noise n/a: one seed (run more --seeds to tell a difference from seed noise)`;
+  const band = `|diff| ${v.within ? '<=' : '>'} 2 x Welch SE = ${points(2 * v.se)} points`;
+  return v.within
+    ? `${head}, within the seed spread (${band}): not distinguishable from seed noise with ${seeds} seeds`
+    : `${head}, beyond the seed spread (${band})`;
+}
+
+/** The whole report: context lines, the table, the verdicts. */
+export function formatCompare(t: CompareTable, context: { steps: number; seeds: readonly number[] }): string {
+  const base = t.rows.find((r) => r.estimator === t.baseline)!;
+  const seeds = context.seeds;
+  const baselineWhy = t.baselineReason === 'grpo' ? '' : t.baselineReason === 'given' ? ' (--baseline)' : ' (the first estimator: grpo is not in the list)';
+  const thresholdWhy = t.thresholdReason === 'given' ? '--threshold' : `mean step-0 accuracy + ${points(0.05)} points`;
+  const start = t.rows.flatMap((r) => r.start.mean);
+  const lines = [
+    `rlvr compare: ${t.rows.length} estimators x ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${seeds.join(', ')}), ${context.steps} steps each, same seeds and data order for every estimator`,
+    `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${pct(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± std over seeds`,
+    '',
+    textTable(
+      ['estimator', 'final accuracy', `pass@${t.n}`, `steps to ${pct(t.threshold)}`, 's/step', `time vs ${t.baseline}`],
+      t.rows.map((r) => [r.estimator, formatMeanStd(r.accuracy), formatMeanStd(r.passAtN), formatThreshold(r), r.secondsPerStep.toFixed(2), `${r.stepTimeRatio.toFixed(2)}x`]),
+    ),
+    '',
+    `baseline: ${t.baseline}${baselineWhy}; steps to ${pct(t.threshold)} (${thresholdWhy}): first eval step at or above it, mean over the seeds that reached it (reached/seeds)`,
+  ];
+  for (const r of t.rows) if (r.verdict !== null) lines.push(formatVerdict(r.estimator, t.baseline, r.verdict, Math.min(r.seeds.length, base.seeds.length)));
+  return lines.join('\n');
+}

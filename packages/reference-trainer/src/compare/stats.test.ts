@@ -1,0 +1,143 @@
+import { describe, expect, test } from 'vitest';
+import type { TrainEval } from '../train/run.js';
+import { formatCompare, formatMeanStd, formatVerdict, textTable } from './format.js';
+import { meanStd, noiseVerdict, stepsToThreshold, summarize } from './stats.js';
+import type { CompareRun } from './stats.js';
+
+/** Evals at steps 0, 10, 20 with the given accuracies (pass@n given for the last). */
+const evals = (acc: [number, number, number], finalPass: number): TrainEval[] =>
+  acc.map((accuracy, i) => ({ step: 10 * i, accuracy, passAtN: i === 2 ? finalPass : accuracy, n: 4, problems: 8 }));
+const run = (estimator: string, seed: number, acc: [number, number, number], pass: number, secondsPerStep: number): CompareRun => ({
+  estimator,
+  seed,
+  dir: `out/${estimator}/seed-${seed}`,
+  evals: evals(acc, pass),
+  secondsPerStep,
+  wallSeconds: 20 * secondsPerStep,
+});
+
+// Hand-computed below: grpo final accuracy 0.5, 0.6, 0.7 (mean 0.6, sample std 0.1);
+// grail 0.7, 0.8, 0.9 (0.8, 0.1); oar-g 0.5, 0.9, 0.7 (0.7, 0.2). Every run starts at 0.5.
+const RUNS: CompareRun[] = [
+  run('grpo', 0, [0.5, 0.52, 0.5], 0.75, 1),
+  run('grpo', 1, [0.5, 0.52, 0.6], 0.75, 2),
+  run('grpo', 2, [0.5, 0.56, 0.7], 1, 3),
+  run('grail', 2, [0.5, 0.6, 0.9], 1, 3),
+  run('grail', 0, [0.5, 0.6, 0.7], 1, 3),
+  run('grail', 1, [0.5, 0.5, 0.8], 1, 3),
+  run('oar-g', 0, [0.5, 0.5, 0.5], 0.5, 4),
+  run('oar-g', 1, [0.5, 0.5, 0.9], 1, 4),
+  run('oar-g', 2, [0.5, 0.54, 0.7], 0.75, 4),
+];
+
+describe('statistics', () => {
+  test('mean and sample std (n - 1)', () => {
+    expect(meanStd([0.5, 0.6, 0.7]).mean).toBeCloseTo(0.6, 12);
+    expect(meanStd([0.5, 0.6, 0.7]).std).toBeCloseTo(0.1, 12);
+    // 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sum of squares 32, sample variance 32/7
+    expect(meanStd([2, 4, 4, 4, 5, 5, 7, 9]).std).toBeCloseTo(Math.sqrt(32 / 7), 12);
+    expect(meanStd([0.3])).toEqual({ mean: 0.3, std: Number.NaN, n: 1 });
+    expect(meanStd([]).n).toBe(0);
+  });
+
+  test('steps to threshold: the first eval step at or above it', () => {
+    const e = evals([0.5, 0.55, 0.7], 1);
+    expect(stepsToThreshold(e, 0.55)).toBe(10);
+    expect(stepsToThreshold(e, 0.56)).toBe(20);
+    expect(stepsToThreshold(e, 0.5)).toBe(0);
+    expect(stepsToThreshold(e, 0.71)).toBeNull();
+  });
+
+  test('noise verdict: |diff| against 2 x the Welch standard error', () => {
+    // grail - grpo = 0.2; SE = sqrt(0.01/3 + 0.01/3) = 0.0816497; 2 SE = 0.163299 < 0.2: beyond
+    const a = noiseVerdict([0.7, 0.8, 0.9], [0.5, 0.6, 0.7]);
+    expect(a.diff).toBeCloseTo(0.2, 12);
+    expect(a.se).toBeCloseTo(0.0816497, 6);
+    expect(a.within).toBe(false);
+    // oar-g - grpo = 0.1; SE = sqrt(0.04/3 + 0.01/3) = 0.1290994; 2 SE = 0.258 > 0.1: within
+    const b = noiseVerdict([0.5, 0.9, 0.7], [0.5, 0.6, 0.7]);
+    expect(b.diff).toBeCloseTo(0.1, 12);
+    expect(b.se).toBeCloseTo(0.1290994, 6);
+    expect(b.within).toBe(true);
+    // unequal seed counts: SE = sqrt(0.01/3 + 0.005/2) = 0.0763763
+    expect(noiseVerdict([0.7, 0.8, 0.9], [0.55, 0.65]).se).toBeCloseTo(0.0763763, 6);
+    // identical runs: no spread and no difference is "within"
+    expect(noiseVerdict([0.5, 0.5], [0.5, 0.5])).toEqual({ diff: 0, se: 0, within: true });
+    // one seed: no verdict
+    expect(noiseVerdict([0.9], [0.5, 0.6]).within).toBeNull();
+    expect(noiseVerdict([0.9, 0.8], [0.5]).within).toBeNull();
+  });
+
+  test('the table: per estimator over seeds, against grpo', () => {
+    const t = summarize(RUNS, ['grpo', 'grail', 'oar-g']);
+    expect(t).toMatchObject({ baseline: 'grpo', baselineReason: 'grpo', thresholdReason: 'start+0.05', n: 4, problems: 8, finalStep: 20 });
+    expect(t.threshold).toBeCloseTo(0.55, 12);
+    const [grpo, grail, oarg] = t.rows;
+    expect(grpo!.seeds).toEqual([0, 1, 2]);
+    expect(grpo!.accuracy.mean).toBeCloseTo(0.6, 12);
+    expect(grpo!.accuracy.std).toBeCloseTo(0.1, 12);
+    // pass@4 0.75, 0.75, 1: mean 0.8333, std sqrt((2 x 0.08333^2 + 0.16667^2) / 2) = 0.1443376
+    expect(grpo!.passAtN.mean).toBeCloseTo(0.8333333, 6);
+    expect(grpo!.passAtN.std).toBeCloseTo(0.1443376, 6);
+    // seed 0 never reaches 0.55, seed 1 at step 20, seed 2 at step 10 (0.56)
+    expect(grpo!.thresholdSteps).toEqual([null, 20, 10]);
+    expect(grpo!).toMatchObject({ reached: 2, meanStepsToThreshold: 15, secondsPerStep: 2, stepTimeRatio: 1, verdict: null });
+    // grail rows came unsorted; seeds 0, 1, 2 reach 0.55 at 10, 20, 10
+    expect(grail!.seeds).toEqual([0, 1, 2]);
+    expect(grail!.thresholdSteps).toEqual([10, 20, 10]);
+    expect(grail!.meanStepsToThreshold).toBeCloseTo(40 / 3, 12);
+    expect(grail!.stepTimeRatio).toBeCloseTo(1.5, 12);
+    expect(grail!.verdict!.within).toBe(false);
+    expect(oarg!).toMatchObject({ reached: 2, meanStepsToThreshold: 20, stepTimeRatio: 2 });
+    expect(oarg!.accuracy.std).toBeCloseTo(0.2, 12);
+    expect(oarg!.verdict!.within).toBe(true);
+    expect(oarg!.start).toEqual({ mean: 0.5, std: 0, n: 3 });
+  });
+
+  test('baseline: given, else grpo, else the first estimator; a given threshold', () => {
+    const noGrpo = RUNS.filter((r) => r.estimator !== 'grpo');
+    const t = summarize(noGrpo, ['oar-g', 'grail'], { threshold: 0.9 });
+    expect(t).toMatchObject({ baseline: 'oar-g', baselineReason: 'first', threshold: 0.9, thresholdReason: 'given' });
+    expect(t.rows[1]!.stepTimeRatio).toBeCloseTo(0.75, 12);
+    expect(t.rows[1]!.verdict!.diff).toBeCloseTo(0.1, 12);
+    expect(t.rows.map((r) => r.reached)).toEqual([1, 1]);
+    expect(summarize(RUNS, ['grpo', 'grail'].concat('oar-g'), { baseline: 'grail' })).toMatchObject({ baseline: 'grail', baselineReason: 'given' });
+    expect(() => summarize(RUNS, ['grpo', 'grail', 'oar-g'], { baseline: 'rloo' })).toThrow(/baseline rloo is not among/);
+    expect(() => summarize(RUNS, ['grpo', 'grail'])).toThrow(/run of oar-g, which is not among/);
+    expect(() => summarize(RUNS.slice(0, 3), ['grpo', 'grail'])).toThrow(/no runs of grail/);
+  });
+
+  test('one seed: no std, "n/a: one seed" verdicts', () => {
+    const t = summarize(RUNS.filter((r) => r.seed === 1 && r.estimator !== 'oar-g'), ['grpo', 'grail']);
+    expect(Number.isNaN(t.rows[0]!.accuracy.std)).toBe(true);
+    expect(t.rows[1]!.verdict!.within).toBeNull();
+    expect(formatVerdict('grail', 'grpo', t.rows[1]!.verdict!, 1)).toBe('grail vs grpo: final accuracy +20.0 points; noise n/a: one seed (run more --seeds to tell a difference from seed noise)');
+    expect(formatMeanStd(t.rows[0]!.accuracy)).toBe('60.0%');
+  });
+});
+
+describe('text', () => {
+  test('fixed-width table: first column left, numbers right', () => {
+    expect(textTable(['name', 'x'], [['a', '1.00'], ['longer', '2']])).toBe(['name       x', '------  ----', 'a       1.00', 'longer     2'].join('\n'));
+  });
+
+  test('the full report', () => {
+    const text = formatCompare(summarize(RUNS, ['grpo', 'grail', 'oar-g']), { steps: 20, seeds: [0, 1, 2] });
+    expect(text).toBe(
+      [
+        'rlvr compare: 3 estimators x 3 seeds (0, 1, 2), 20 steps each, same seeds and data order for every estimator',
+        'held-out: 8 problems x 4 samples; final = step 20; starting accuracy (step 0) 50.0%; mean ± std over seeds',
+        '',
+        'estimator  final accuracy        pass@4  steps to 55.0%  s/step  time vs grpo',
+        '---------  --------------  ------------  --------------  ------  ------------',
+        'grpo         60.0% ± 10.0  83.3% ± 14.4        15 (2/3)    2.00         1.00x',
+        'grail        80.0% ± 10.0  100.0% ± 0.0      13.3 (3/3)    3.00         1.50x',
+        'oar-g        70.0% ± 20.0  75.0% ± 25.0        20 (2/3)    4.00         2.00x',
+        '',
+        'baseline: grpo; steps to 55.0% (mean step-0 accuracy + 5.0 points): first eval step at or above it, mean over the seeds that reached it (reached/seeds)',
+        'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
+        'oar-g vs grpo: final accuracy +10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 25.8 points): not distinguishable from seed noise with 3 seeds',
+      ].join('\n'),
+    );
+  });
+});
