@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from '../errors.js';
 import { readConfigFile } from '../pretrain/config.js';
 import { parseTrainConfig } from './config.js';
+import { pairedDifference } from './paired.js';
 import { progressLine } from './progress.js';
 import { runTrain } from './run.js';
 import type { TrainLogger, TrainSummary } from './run.js';
@@ -117,9 +118,14 @@ export function formatSummary(s: TrainSummary): string {
   const pct = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
   const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${last?.step ?? 0}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
   if (first !== undefined && last !== undefined) {
-    lines.push(`held-out accuracy (${first.problems} problems, mean of ${first.n} samples): ${pct(first.accuracy)} at step ${first.step} -> ${pct(last.accuracy)} at step ${last.step}`);
+    const change = (before: number[], after: number[], n: number) => {
+      if (last === first) return '';
+      const d = pairedDifference(before, after, n);
+      return ` (${d.mean >= 0 ? '+' : ''}${(100 * d.mean).toFixed(1)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})`;
+    };
+    lines.push(`held-out accuracy (${first.problems} problems, mean of ${first.n} samples): ${pct(first.accuracy)} at step ${first.step} -> ${pct(last.accuracy)} at step ${last.step}${change(first.correct, last.correct, first.n)}`);
     lines.push(`pass@${first.n}: ${pct(first.passAtN)} -> ${pct(last.passAtN)}`);
-    if (first.greedyAccuracy !== undefined) lines.push(`greedy accuracy: ${pct(first.greedyAccuracy)} -> ${pct(last.greedyAccuracy)}`);
+    if (first.greedyCorrect !== undefined && last.greedyCorrect !== undefined) lines.push(`greedy accuracy: ${pct(first.greedyAccuracy)} -> ${pct(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}`);
   }
   lines.push(`run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
   return lines.join('\n');

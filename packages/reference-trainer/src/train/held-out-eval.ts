@@ -32,6 +32,8 @@ export interface HeldOutResult {
   correct: number[];
   /** greedy accuracy, when asked for */
   greedyAccuracy?: number;
+  /** [problems] 1 where the greedy completion is correct, when asked for */
+  greedyCorrect?: number[];
   /** mean sampled completion length in tokens */
   meanTokens: number;
   /** fraction of samples cut by maxNewTokens */
@@ -73,7 +75,8 @@ export async function heldOutEval(model: Qwen3Model, tokenizer: Tokenizer, tasks
   };
   if (o.greedy) {
     const greedy = await sampler.sample(tasks.map((t) => ({ prompt: { tokens: t.prompt }, n: 1, params: params(0) })));
-    result.greedyAccuracy = greedy.filter((ps, i) => grade(tasks[i]!, ps.completions[0]!, i)).length / tasks.length;
+    result.greedyCorrect = greedy.map((ps, i) => (grade(tasks[i]!, ps.completions[0]!, i) ? 1 : 0));
+    result.greedyAccuracy = result.greedyCorrect.reduce((a, c) => a + c, 0) / tasks.length;
   }
   return result;
 }

@@ -51,6 +51,10 @@ export interface TrainEval {
   n: number;
   problems: number;
   greedyAccuracy?: number;
+  /** [problems] correct samples (of n) per held-out problem, in the held-out order */
+  correct: number[];
+  /** [problems] 1 where the greedy completion is correct */
+  greedyCorrect?: number[];
 }
 
 export interface TrainSummary {
@@ -74,6 +78,8 @@ export interface TrainSummary {
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
 export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;
+/** `evals.jsonl`: one `TrainEval` per held-out evaluation, with per-problem counts (for paired comparisons). */
+export const TRAIN_FILES = { evals: 'evals.jsonl' } as const;
 
 /** Tokenizer files copied from the starting checkpoint into `OUT/model`. */
 const TOKENIZER_FILES = [PRUNED_FILE, 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
@@ -99,6 +105,7 @@ export function resumeKey(config: TrainConfig): Record<string, unknown> {
  * OUT/metrics.jsonl      per step: reward, loss, KL, entropy, clip fractions, weights by outcome, timings;
  *                        accuracy, pass@n, accuracy/greedy on eval steps (step 0 = the starting checkpoint)
  * OUT/samples.jsonl      some rollouts every `sampleEvery` steps, with their token weights (for the report)
+ * OUT/evals.jsonl        every held-out evaluation with per-problem correct counts
  * OUT/checkpoints/       step-NNNNNN/ (weights, optimizer, RNG and data cursor) for `resume`
  * OUT/model/             the final policy, loadable by `loadModel` / `rlvr eval --model`
  * ```
@@ -173,17 +180,22 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       stepSeconds = state.stepSeconds as number[];
       await truncateJsonl(metricsFile, start);
       await truncateJsonl(samplesFile, start);
+      await truncateJsonl(join(outDir, TRAIN_FILES.evals), start);
       logger.info(`resumed from ${latest} (step ${start})`);
     } else {
       // A --resume of a run that died before its first checkpoint starts over.
       await rm(metricsFile, { force: true });
       await rm(samplesFile, { force: true });
+      await rm(join(outDir, TRAIN_FILES.evals), { force: true });
     }
     if (start >= config.steps && evals.some((e) => e.step === start)) logger.info(`nothing to do: the run already has ${start} steps`);
 
     const evaluate = async (step: number): Promise<HeldOutResult> => {
       const e = await heldOutEval(model, tokenizer, evalTasks, { ...config.eval, seed: config.seed, eosIds });
-      evals.push({ step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, ...(e.greedyAccuracy === undefined ? {} : { greedyAccuracy: e.greedyAccuracy }) });
+      const record: TrainEval = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
+      if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
+      evals.push(record);
+      await appendFile(join(outDir, TRAIN_FILES.evals), JSON.stringify(record) + '\n');
       const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${pct(e.greedyAccuracy)}`;
       logger.info(`eval step ${step}: accuracy ${pct(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${pct(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
       return e;

@@ -49,6 +49,12 @@ describe('rlvr train', () => {
       expect(Number.isInteger(Math.round(e.accuracy * 12 * 1e6) / 1e6)).toBe(true);
       expect(e.passAtN).toBeGreaterThanOrEqual(e.accuracy);
     }
+    const evalLines = (await readFile(join(out, 'evals.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { step: number; correct: number[]; accuracy: number });
+    expect(evalLines.map((e) => e.step)).toEqual([0, 2, 4]);
+    for (const e of evalLines) {
+      expect(e.correct).toHaveLength(6);
+      expect(e.accuracy).toBeCloseTo(e.correct.reduce((a, c) => a + c, 0) / 12, 12);
+    }
     expect(r.stderr).toContain('rlvr train: eval step 0: accuracy ');
     expect(r.stderr).toMatch(/rlvr train: \[#+\] 4\/4 {2}reward \d\.\d\d {2}acc \d+\.\d%/);
 
@@ -104,6 +110,7 @@ describe('rlvr train', () => {
     expect(rest.code, rest.stderr).toBe(0);
     expect(rest.stderr).toContain(`resumed from ${join(out, 'checkpoints', 'step-000002')} (step 2)`);
     expect(await untimed(out)).toEqual(await untimed(full));
+    expect(await readFile(join(out, 'evals.jsonl'), 'utf8')).toBe(await readFile(join(full, 'evals.jsonl'), 'utf8'));
     const weights = (d: string) => readFile(join(d, 'model', 'model.safetensors'));
     expect((await weights(out)).equals(await weights(full))).toBe(true);
     // a changed trajectory setting cannot resume: the differing field is named
