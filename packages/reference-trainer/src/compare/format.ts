@@ -46,18 +46,19 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
   const base = t.rows.find((r) => r.estimator === t.baseline)!;
   const seeds = context.seeds;
   const baselineWhy = t.baselineReason === 'grpo' ? '' : t.baselineReason === 'given' ? ' (--baseline)' : ' (the first estimator: grpo is not in the list)';
-  const thresholdWhy = t.thresholdReason === 'given' ? '--threshold' : `mean step-0 accuracy + ${points(0.05)} points`;
   const start = t.rows.flatMap((r) => r.start.mean);
+  const target = t.threshold.kind === 'gain' ? `+${points(t.threshold.value)} pts` : pct(t.threshold.value);
+  const targetWhy = t.threshold.kind === 'gain' ? `accuracy ${points(t.threshold.value)} points above the run's own step-0 accuracy` : `accuracy ${pct(t.threshold.value)}`;
   const lines = [
     `rlvr compare: ${t.rows.length} estimators x ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${seeds.join(', ')}), ${context.steps} steps each, same seeds and data order for every estimator`,
     `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${pct(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± std over seeds`,
     '',
     textTable(
-      ['estimator', 'final accuracy', `pass@${t.n}`, `steps to ${pct(t.threshold)}`, 's/step', `time vs ${t.baseline}`],
+      ['estimator', 'final accuracy', `pass@${t.n}`, `steps to ${target}`, 's/step', `time vs ${t.baseline}`],
       t.rows.map((r) => [r.estimator, formatMeanStd(r.accuracy), formatMeanStd(r.passAtN), formatThreshold(r), r.secondsPerStep.toFixed(2), `${r.stepTimeRatio.toFixed(2)}x`]),
     ),
     '',
-    `baseline: ${t.baseline}${baselineWhy}; steps to ${pct(t.threshold)} (${thresholdWhy}): first eval step at or above it, mean over the seeds that reached it (reached/seeds)`,
+    `baseline: ${t.baseline}${baselineWhy}; steps to ${target}: first eval step with ${targetWhy}, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded`,
   ];
   for (const r of t.rows) if (r.verdict !== null) lines.push(formatVerdict(r.estimator, t.baseline, r.verdict, Math.min(r.seeds.length, base.seeds.length)));
   return lines.join('\n');

@@ -1,11 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import type { TrainEval } from '../train/run.js';
 import { formatCompare, formatMeanStd, formatVerdict, textTable } from './format.js';
-import { meanStd, noiseVerdict, stepsToThreshold, summarize } from './stats.js';
-import type { CompareRun } from './stats.js';
+import { meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './stats.js';
+import type { CompareEval, CompareRun } from './stats.js';
 
 /** Evals at steps 0, 10, 20 with the given accuracies (pass@n given for the last). */
-const evals = (acc: [number, number, number], finalPass: number): TrainEval[] =>
+const evals = (acc: [number, number, number], finalPass: number): CompareEval[] =>
   acc.map((accuracy, i) => ({ step: 10 * i, accuracy, passAtN: i === 2 ? finalPass : accuracy, n: 4, problems: 8 }));
 const run = (estimator: string, seed: number, acc: [number, number, number], pass: number, secondsPerStep: number): CompareRun => ({
   estimator,
@@ -46,6 +45,12 @@ describe('statistics', () => {
     expect(stepsToThreshold(e, 0.56)).toBe(20);
     expect(stepsToThreshold(e, 0.5)).toBe(0);
     expect(stepsToThreshold(e, 0.71)).toBeNull();
+    expect(stepsToThreshold(evals([0.1, 0.15, 0.15], 1), 0.1 + 0.05)).toBe(10);
+    // a gain is over the run's own start; 100% cannot gain 5 points
+    expect(thresholdFor({ kind: 'gain', value: 0.05 }, evals([0.6, 0.62, 0.66], 1))).toBeCloseTo(0.65, 12);
+    expect(stepsToThreshold(evals([0.6, 0.62, 0.66], 1), thresholdFor({ kind: 'gain', value: 0.05 }, evals([0.6, 0.62, 0.66], 1)))).toBe(20);
+    expect(stepsToThreshold(evals([1, 1, 1], 1), thresholdFor({ kind: 'gain', value: 0.05 }, evals([1, 1, 1], 1)))).toBeNull();
+    expect(thresholdFor({ kind: 'accuracy', value: 0.3 }, evals([0.6, 0.62, 0.66], 1))).toBe(0.3);
   });
 
   test('noise verdict: |diff| against 2 x the Welch standard error', () => {
@@ -70,8 +75,7 @@ describe('statistics', () => {
 
   test('the table: per estimator over seeds, against grpo', () => {
     const t = summarize(RUNS, ['grpo', 'grail', 'oar-g']);
-    expect(t).toMatchObject({ baseline: 'grpo', baselineReason: 'grpo', thresholdReason: 'start+0.05', n: 4, problems: 8, finalStep: 20 });
-    expect(t.threshold).toBeCloseTo(0.55, 12);
+    expect(t).toMatchObject({ baseline: 'grpo', baselineReason: 'grpo', threshold: { kind: 'gain', value: 0.05 }, n: 4, problems: 8, finalStep: 20 });
     const [grpo, grail, oarg] = t.rows;
     expect(grpo!.seeds).toEqual([0, 1, 2]);
     expect(grpo!.accuracy.mean).toBeCloseTo(0.6, 12);
@@ -96,8 +100,8 @@ describe('statistics', () => {
 
   test('baseline: given, else grpo, else the first estimator; a given threshold', () => {
     const noGrpo = RUNS.filter((r) => r.estimator !== 'grpo');
-    const t = summarize(noGrpo, ['oar-g', 'grail'], { threshold: 0.9 });
-    expect(t).toMatchObject({ baseline: 'oar-g', baselineReason: 'first', threshold: 0.9, thresholdReason: 'given' });
+    const t = summarize(noGrpo, ['oar-g', 'grail'], { threshold: { kind: 'accuracy', value: 0.9 } });
+    expect(t).toMatchObject({ baseline: 'oar-g', baselineReason: 'first', threshold: { kind: 'accuracy', value: 0.9 } });
     expect(t.rows[1]!.stepTimeRatio).toBeCloseTo(0.75, 12);
     expect(t.rows[1]!.verdict!.diff).toBeCloseTo(0.1, 12);
     expect(t.rows.map((r) => r.reached)).toEqual([1, 1]);
@@ -128,13 +132,13 @@ describe('text', () => {
         'rlvr compare: 3 estimators x 3 seeds (0, 1, 2), 20 steps each, same seeds and data order for every estimator',
         'held-out: 8 problems x 4 samples; final = step 20; starting accuracy (step 0) 50.0%; mean ± std over seeds',
         '',
-        'estimator  final accuracy        pass@4  steps to 55.0%  s/step  time vs grpo',
-        '---------  --------------  ------------  --------------  ------  ------------',
-        'grpo         60.0% ± 10.0  83.3% ± 14.4        15 (2/3)    2.00         1.00x',
-        'grail        80.0% ± 10.0  100.0% ± 0.0      13.3 (3/3)    3.00         1.50x',
-        'oar-g        70.0% ± 20.0  75.0% ± 25.0        20 (2/3)    4.00         2.00x',
+        'estimator  final accuracy        pass@4  steps to +5.0 pts  s/step  time vs grpo',
+        '---------  --------------  ------------  -----------------  ------  ------------',
+        'grpo         60.0% ± 10.0  83.3% ± 14.4           15 (2/3)    2.00         1.00x',
+        'grail        80.0% ± 10.0  100.0% ± 0.0         13.3 (3/3)    3.00         1.50x',
+        'oar-g        70.0% ± 20.0  75.0% ± 25.0           20 (2/3)    4.00         2.00x',
         '',
-        'baseline: grpo; steps to 55.0% (mean step-0 accuracy + 5.0 points): first eval step at or above it, mean over the seeds that reached it (reached/seeds)',
+        "baseline: grpo; steps to +5.0 pts: first eval step with accuracy 5.0 points above the run's own step-0 accuracy, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded",
         'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
         'oar-g vs grpo: final accuracy +10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 25.8 points): not distinguishable from seed noise with 3 seeds',
       ].join('\n'),

@@ -8,6 +8,9 @@
  */
 import type { TrainEval } from '../train/run.js';
 
+/** The fields of a held-out evaluation the comparison uses. */
+export type CompareEval = Pick<TrainEval, 'step' | 'accuracy' | 'passAtN' | 'n' | 'problems'>;
+
 /** One finished (or resumed) training run of the comparison. */
 export interface CompareRun {
   estimator: string;
@@ -15,7 +18,8 @@ export interface CompareRun {
   /** the run directory (a normal `rlvr train` directory) */
   dir: string;
   /** step 0 first, the final step last */
-  evals: TrainEval[];
+  evals: CompareEval[];
+  /** wall seconds of one training step, evaluation excluded (`runCompare`: the median over the run's steps) */
   secondsPerStep: number;
   wallSeconds: number;
 }
@@ -35,9 +39,13 @@ export function meanStd(xs: readonly number[]): MeanStd {
   return { mean, std, n };
 }
 
-/** The first eval step whose accuracy is >= `threshold`, or null when no eval reached it. */
-export function stepsToThreshold(evals: readonly TrainEval[], threshold: number): number | null {
-  for (const e of evals) if (e.accuracy >= threshold) return e.step;
+/**
+ * The first eval step whose accuracy is >= `threshold`, or null when no eval reached it.
+ * Accuracies are multiples of 1 / (problems x n), so ties are common: a 1e-9 tolerance keeps
+ * `0.1 + 0.05` from missing an accuracy of exactly 0.15.
+ */
+export function stepsToThreshold(evals: readonly CompareEval[], threshold: number): number | null {
+  for (const e of evals) if (e.accuracy >= threshold - 1e-9) return e.step;
   return null;
 }
 
@@ -74,7 +82,7 @@ export interface CompareRow {
   accuracy: MeanStd;
   /** pass@n at the last eval */
   passAtN: MeanStd;
-  /** steps to reach the threshold, per seed in `seeds` order (null: not reached) */
+  /** steps to reach the threshold, per seed in `seeds` order (null: not reached within the run) */
   thresholdSteps: (number | null)[];
   /** how many seeds reached the threshold */
   reached: number;
@@ -93,10 +101,12 @@ export interface CompareTable {
   baseline: string;
   /** why it is the baseline */
   baselineReason: 'given' | 'grpo' | 'first';
-  /** accuracy the "steps to threshold" column asks for */
-  threshold: number;
-  /** `given`: from the options; `start+0.05`: the mean step-0 accuracy over all runs plus 0.05 (at most 1) */
-  thresholdReason: 'given' | 'start+0.05';
+  /**
+   * What "steps to threshold" asks for: `gain`: accuracy at least `value` above the run's own
+   * step-0 accuracy (the same for every estimator on one seed: same checkpoint, same eval samples);
+   * `accuracy`: an absolute accuracy `value`.
+   */
+  threshold: Threshold;
   /** the n of pass@n (samples per held-out problem) */
   n: number;
   problems: number;
@@ -105,14 +115,25 @@ export interface CompareTable {
   rows: CompareRow[];
 }
 
-/** The default threshold is this far above the mean starting accuracy. */
-export const THRESHOLD_MARGIN = 0.05;
+/** "Steps to threshold": a gain over the run's starting accuracy, or an absolute accuracy. */
+export interface Threshold {
+  kind: 'gain' | 'accuracy';
+  value: number;
+}
+
+/** The default threshold: 5 points above the starting accuracy. */
+export const DEFAULT_THRESHOLD: Threshold = { kind: 'gain', value: 0.05 };
+
+/** The accuracy `run` must reach. A gain is not capped: a run starting at 100% cannot gain 5 points. */
+export function thresholdFor(t: Threshold, evals: readonly CompareEval[]): number {
+  return t.kind === 'accuracy' ? t.value : evals[0]!.accuracy + t.value;
+}
 
 /**
  * The comparison table of `runs` (each estimator x seed once). `estimators` fixes the row order;
  * the baseline is `options.baseline`, else `grpo` when present, else the first estimator.
  */
-export function summarize(runs: readonly CompareRun[], estimators: readonly string[], options: { baseline?: string; threshold?: number } = {}): CompareTable {
+export function summarize(runs: readonly CompareRun[], estimators: readonly string[], options: { baseline?: string; threshold?: Threshold } = {}): CompareTable {
   if (estimators.length === 0) throw new Error('summarize: no estimators');
   const byEstimator = new Map<string, CompareRun[]>(estimators.map((e) => [e, []]));
   for (const r of runs) {
@@ -131,8 +152,7 @@ export function summarize(runs: readonly CompareRun[], estimators: readonly stri
   } else if (byEstimator.has('grpo')) [baseline, baselineReason] = ['grpo', 'grpo'];
   else [baseline, baselineReason] = [estimators[0]!, 'first'];
 
-  const startAll = meanStd(runs.map((r) => r.evals[0]!.accuracy)).mean;
-  const threshold = options.threshold ?? Math.min(1, startAll + THRESHOLD_MARGIN);
+  const threshold = options.threshold ?? DEFAULT_THRESHOLD;
   const final = (r: CompareRun) => r.evals.at(-1)!;
   const baseRuns = byEstimator.get(baseline)!;
   const baseSeconds = meanStd(baseRuns.map((r) => r.secondsPerStep)).mean;
@@ -140,7 +160,7 @@ export function summarize(runs: readonly CompareRun[], estimators: readonly stri
 
   const rows = estimators.map((estimator): CompareRow => {
     const list = [...byEstimator.get(estimator)!].sort((a, b) => a.seed - b.seed);
-    const thresholdSteps = list.map((r) => stepsToThreshold(r.evals, threshold));
+    const thresholdSteps = list.map((r) => stepsToThreshold(r.evals, thresholdFor(threshold, r.evals)));
     const hit = thresholdSteps.filter((s): s is number => s !== null);
     const secondsPerStep = meanStd(list.map((r) => r.secondsPerStep)).mean;
     const accuracy = list.map((r) => final(r).accuracy);
@@ -159,5 +179,5 @@ export function summarize(runs: readonly CompareRun[], estimators: readonly stri
     };
   });
   const first = final(runs[0]!);
-  return { baseline, baselineReason, threshold, thresholdReason: options.threshold === undefined ? 'start+0.05' : 'given', n: first.n, problems: first.problems, finalStep: first.step, rows };
+  return { baseline, baselineReason, threshold, n: first.n, problems: first.problems, finalStep: first.step, rows };
 }

@@ -1,0 +1,192 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { readRunDir } from '../run-dir.js';
+import { CLI, rlvr } from '../test-utils/run-cli.js';
+
+/** A micro comparison: the shipped warm-up checkpoint, 2 steps of 2 prompts x 4 completions, 4 held-out problems x 2 samples. */
+const MICRO = {
+  steps: 2,
+  rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 },
+  eval: { every: 1, problems: 4, n: 2, maxNewTokens: 24, greedy: false },
+  checkpointEvery: 1,
+  sampleEvery: 1,
+  samples: 2,
+  backend: 'wasm',
+};
+
+interface Eval {
+  step: number;
+  accuracy: number;
+  passAtN: number;
+  n: number;
+  problems: number;
+}
+interface Stat {
+  mean: number;
+  std: number | null;
+  n: number;
+}
+interface CompareJson {
+  command: string;
+  estimators: string[];
+  seeds: number[];
+  steps: number;
+  baseline: string;
+  threshold: { kind: string; value: number };
+  n: number;
+  problems: number;
+  finalStep: number;
+  rows: { estimator: string; seeds: number[]; accuracy: Stat; passAtN: Stat; start: Stat; thresholdSteps: (number | null)[]; reached: number; secondsPerStep: number; stepTimeRatio: number; verdict: { diff: number; se: number | null; within: boolean | null } | null }[];
+  runs: { estimator: string; seed: number; dir: string; evals: Eval[]; secondsPerStep: number }[];
+}
+
+let root: string;
+let cfg: string;
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npx tsc -b packages/reference-trainer)`);
+  root = await mkdtemp(join(tmpdir(), 'rlvr-compare-'));
+  cfg = join(root, 'micro.json');
+  await writeFile(cfg, JSON.stringify(MICRO));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const readCompare = async (out: string) => JSON.parse(await readFile(join(out, 'compare.json'), 'utf8')) as CompareJson;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sampleStd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+describe('rlvr compare', () => {
+  const out = () => join(root, 'cmp');
+
+  test('two estimators x two seeds: run directories, compare.json consistent with each metrics.jsonl, the table', async () => {
+    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`rlvr compare: run 1/4: grpo seed 0 -> ${join(out(), 'grpo', 'seed-0')}`);
+    expect(r.stderr).toContain(`rlvr compare: run 2/4: grail seed 0 -> ${join(out(), 'grail', 'seed-0')}`);
+
+    expect((await readdir(out())).sort()).toEqual(['compare.json', 'grail', 'grpo']);
+    for (const e of ['grpo', 'grail']) expect((await readdir(join(out(), e))).sort()).toEqual(['seed-0', 'seed-1']);
+
+    const c = await readCompare(out());
+    expect(c).toMatchObject({ command: 'compare', estimators: ['grpo', 'grail'], seeds: [0, 1], steps: 2, baseline: 'grpo', threshold: { kind: 'gain', value: 0.05 }, n: 2, problems: 4, finalStep: 2 });
+    expect(c.runs.map((x) => `${x.estimator}/${x.seed}`)).toEqual(['grpo/0', 'grail/0', 'grpo/1', 'grail/1']);
+
+    const finals = new Map<string, { acc: number[]; pass: number[]; sec: number[]; start: number[] }>();
+    const prompts = new Map<string, string[]>();
+    for (const run of c.runs) {
+      const dir = join(out(), run.dir);
+      expect(run.dir).toBe(join(run.estimator, `seed-${run.seed}`));
+      const data = await readRunDir(dir);
+      expect(data.config).toMatchObject({ command: 'train', estimator: run.estimator, seed: run.seed, steps: 2 });
+      expect(existsSync(join(dir, 'model', 'model.safetensors'))).toBe(true);
+      // every eval of compare.json is the accuracy and pass@2 logged in the run's metrics.jsonl
+      const logged = data.metrics.filter((m) => m.accuracy !== undefined).map((m) => ({ step: m.step, accuracy: m.accuracy, passAtN: m['pass@2'] }));
+      expect(run.evals.map(({ step, accuracy, passAtN }) => ({ step, accuracy, passAtN }))).toEqual(logged);
+      expect(logged.map((e) => e.step)).toEqual([0, 1, 2]);
+      const times = data.metrics.flatMap((m) => (m['time/step_s'] == null ? [] : [m['time/step_s']]));
+      expect(run.secondsPerStep).toBeCloseTo(median(times), 12);
+      const f = finals.get(run.estimator) ?? { acc: [], pass: [], sec: [], start: [] };
+      f.acc.push(logged.at(-1)!.accuracy!);
+      f.pass.push(logged.at(-1)!.passAtN!);
+      f.sec.push(median(times));
+      f.start.push(logged[0]!.accuracy!);
+      finals.set(run.estimator, f);
+      prompts.set(`${run.estimator}/${run.seed}`, data.samples!.map((s) => `${s.step}:${s.prompt}`));
+    }
+    // same seed, same problems in the same order, and the same starting accuracy, whatever the estimator
+    for (const seed of [0, 1]) {
+      expect(prompts.get(`grail/${seed}`)).toEqual(prompts.get(`grpo/${seed}`));
+      expect(finals.get('grail')!.start[seed]).toBe(finals.get('grpo')!.start[seed]);
+    }
+    expect(prompts.get('grpo/0')).not.toEqual(prompts.get('grpo/1'));
+
+    for (const row of c.rows) {
+      const f = finals.get(row.estimator)!;
+      expect(row.seeds).toEqual([0, 1]);
+      expect(row.accuracy.mean).toBeCloseTo(mean(f.acc), 12);
+      expect(row.accuracy.std).toBeCloseTo(sampleStd(f.acc), 12);
+      expect(row.passAtN.mean).toBeCloseTo(mean(f.pass), 12);
+      expect(row.secondsPerStep).toBeCloseTo(mean(f.sec), 12);
+      expect(row.stepTimeRatio).toBeCloseTo(mean(f.sec) / mean(finals.get('grpo')!.sec), 12);
+    }
+    const grail = c.rows[1]!;
+    const diff = mean(finals.get('grail')!.acc) - mean(finals.get('grpo')!.acc);
+    const se = Math.sqrt(sampleStd(finals.get('grail')!.acc) ** 2 / 2 + sampleStd(finals.get('grpo')!.acc) ** 2 / 2);
+    expect(grail.verdict!.diff).toBeCloseTo(diff, 12);
+    expect(grail.verdict!.within).toBe(Math.abs(diff) <= 2 * se + 1e-12);
+
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toBe('rlvr compare: 2 estimators x 2 seeds (0, 1), 2 steps each, same seeds and data order for every estimator');
+    expect(r.stdout).toMatch(/estimator +final accuracy +pass@2 +steps to \+5\.0 pts +s\/step +time vs grpo\n/);
+    expect(r.stdout).toMatch(/\ngrpo +\d+\.\d% ± \d+\.\d +\d+\.\d% ± \d+\.\d +(\d+(\.\d)?|-) \([0-2]\/2\) +\d+\.\d\d +1\.00x\n/);
+    expect(r.stdout).toMatch(/\ngrail vs grpo: final accuracy [+-]\d+\.\d points, (within|beyond) the seed spread \(\|diff\| (<=|>) 2 x Welch SE = \d+\.\d points\)/);
+    expect(r.stdout).toContain(`summary: ${join(out(), 'compare.json')}`);
+
+    const rep = await rlvr('report', join(out(), 'grail', 'seed-1'), '-q');
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(existsSync(join(out(), 'grail', 'seed-1', 'report.html'))).toBe(true);
+  });
+
+  test('determinism: rlvr train with the same estimator and seed gives the same accuracies', async () => {
+    const alone = join(root, 'alone');
+    const r = await rlvr('train', '--config', cfg, '--estimator', 'grail', '--seed', '1', '--out', alone, '--json', '-q');
+    expect(r.code, r.stderr).toBe(0);
+    const evals = (JSON.parse(r.stdout) as { evals: Eval[] }).evals.map(({ step, accuracy, passAtN }) => ({ step, accuracy, passAtN }));
+    const run = (await readCompare(out())).runs.find((x) => x.estimator === 'grail' && x.seed === 1)!;
+    expect(run.evals.map(({ step, accuracy, passAtN }) => ({ step, accuracy, passAtN }))).toEqual(evals);
+  });
+
+  test('an existing comparison is refused without --resume; --resume reuses finished runs and redoes a missing one', async () => {
+    const before = await readCompare(out());
+    const again = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out());
+    expect(again).toMatchObject({ code: 2, stdout: '' });
+    expect(again.stderr).toBe(`rlvr compare: ${out()}: ${join(out(), 'grpo', 'seed-0', 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n`);
+
+    await rm(join(out(), 'grail', 'seed-1'), { recursive: true });
+    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out(), '--resume', '--json', '-q');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    const after = JSON.parse(r.stdout) as CompareJson;
+    expect(after).toEqual(await readCompare(out()));
+    const accuracies = (c: CompareJson) => c.runs.map((x) => [x.estimator, x.seed, x.evals]);
+    expect(accuracies(after)).toEqual(accuracies(before));
+    expect(after.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps])).toEqual(before.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps]));
+  });
+
+  test('usage errors and unknown estimators fail before any training, in one line, writing nothing', async () => {
+    const never = join(root, 'never');
+    const cases: [string[], RegExp][] = [
+      [['--estimators', 'grpo,nope,grail+zzz'], /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/],
+      [['--estimators', 'grpo,grpo'], /^rlvr compare: estimator "grpo" is listed twice\n$/],
+      [['--estimators', 'grpo,'], /^rlvr compare: --estimators must be a comma-separated list of names, got "grpo,"\n$/],
+      [['--seeds', 'three'], /^rlvr compare: --seeds must be a non-negative integer, got "three"\n$/],
+      [['--seeds', '0'], /^rlvr compare: --seeds must be at least 1\n$/],
+      [['--seeds', '1,1'], /^rlvr compare: seed 1 is listed twice\n$/],
+      [['--threshold', '120%'], /^rlvr compare: --threshold must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\), got "120%"\n$/],
+      [['--baseline', 'rloo'], /^rlvr compare: baseline "rloo" is not among the estimators \(grpo, dr-grpo, grail, oar-g\)\n$/],
+      [['--steps', '0'], /^rlvr compare: --steps must be at least 1\n$/],
+      [['--bogus'], /^rlvr compare: Unknown option '--bogus'.*\n$/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await rlvr('compare', '--config', cfg, ...args, '--out', never);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stdout).toBe('');
+      expect(existsSync(never), args.join(' ')).toBe(false);
+    }
+    const resume = await rlvr('compare', '--resume');
+    expect(resume).toMatchObject({ code: 2, stderr: 'rlvr compare: --resume needs --out: the comparison directory to continue\n' });
+    const help = await rlvr('compare', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('usage: rlvr compare [options]');
+    expect((await rlvr('--help')).stdout).toContain('compare [--estimators LIST]');
+  });
+});

@@ -1,0 +1,234 @@
+/**
+ * `runCompare`: train every estimator on the same seeds (so the same problems in the same order,
+ * the same sampling seeds per step) and summarize final held-out accuracy over the seeds.
+ */
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { baselines, estimators as estimatorRegistry, getEstimator, prepareEstimator, weightings } from '@rlvr/advantages';
+import { formatZodIssues } from '@rlvr/core';
+import { z } from 'zod';
+import { writeFileAtomic } from '../atomic-write.js';
+import { ReferenceTrainerError } from '../errors.js';
+import { MetricsRecordSchema, RUN_FILES, readJsonl } from '../run-dir.js';
+import { parseTrainConfig } from '../train/config.js';
+import type { TrainConfig } from '../train/config.js';
+import { loadPlugins } from '../train/plugins.js';
+import { runTrain } from '../train/run.js';
+import type { TrainLogger, TrainProgress } from '../train/run.js';
+import { checkSignals } from '../train/signals.js';
+import { summarize } from './stats.js';
+import type { CompareRun, CompareTable } from './stats.js';
+
+/** The summary file `runCompare` writes into OUT. */
+export const COMPARE_FILE = 'compare.json';
+
+const Seed = z.number().int().min(0).max(0xffffffff);
+
+/** What `rlvr compare` runs. `config` is a train config (file contents); estimator and seed are set per run. */
+export const CompareOptionsSchema = z
+  .object({
+    /** registered estimator names, one table row each, in this order */
+    estimators: z.array(z.string().min(1)).min(1),
+    /** the seeds every estimator is trained with */
+    seeds: z.array(Seed).min(1),
+    /**
+     * a `rlvr train` config, plus optionally `estimatorConfigs`: options by estimator name
+     * (each replaces `estimatorConfig` for that estimator, as one estimator's options rarely fit another's schema)
+     */
+    config: z.record(z.string(), z.unknown()).default({}),
+    /** where `config` came from, for error messages */
+    configFile: z.string().optional(),
+    /** overrides `config.steps` */
+    steps: z.number().int().min(1).max(1_000_000).optional(),
+    /** OUT: one run directory per estimator and seed, `OUT/ESTIMATOR/seed-S`, and `OUT/compare.json` */
+    out: z.string().min(1),
+    /** continue finished or partial runs in OUT instead of refusing them */
+    resume: z.boolean().default(false),
+    /** "steps to threshold": a gain over each run's starting accuracy (default 0.05) or an absolute accuracy */
+    threshold: z.object({ kind: z.enum(['gain', 'accuracy']), value: z.number().min(0).max(1) }).strict().optional(),
+    /** the estimator others are compared with (default grpo when compared, else the first) */
+    baseline: z.string().min(1).optional(),
+  })
+  .strict();
+export type CompareOptions = z.output<typeof CompareOptionsSchema>;
+export type CompareOptionsInput = z.input<typeof CompareOptionsSchema>;
+
+/** Progress of one run, with where it stands in the comparison. */
+export interface CompareProgress extends TrainProgress {
+  estimator: string;
+  seed: number;
+  /** 1-based index of this run */
+  run: number;
+  runs: number;
+}
+
+/** Where progress goes; `info` lines of a run are prefixed with `ESTIMATOR seed S: `. */
+export interface CompareLogger {
+  info(message: string): void;
+  warn?(message: string): void;
+  progress?(p: CompareProgress): void;
+}
+
+export interface CompareResult {
+  out: string;
+  /** OUT/compare.json, or null when interrupted */
+  file: string | null;
+  estimators: string[];
+  seeds: number[];
+  steps: number;
+  /** the runs finished so far, in run order (seed-major: every estimator on seed 0, then on seed 1, ...) */
+  runs: CompareRun[];
+  /** null when interrupted */
+  table: CompareTable | null;
+  interrupted: boolean;
+}
+
+/** `OUT/grpo/seed-0`; characters unsafe in a path become `_` (as in `rlvr train`'s default names). */
+export function compareRunDir(out: string, estimator: string, seed: number): string {
+  return join(out, estimator.replace(/[^A-Za-z0-9_.+-]/g, '_'), `seed-${seed}`);
+}
+
+/**
+ * Train each estimator x seed with `runTrain` into `OUT/ESTIMATOR/seed-S`, each a normal run
+ * directory, then write `OUT/compare.json` (atomically) with the table and the runs' evals.
+ * Runs go one at a time, seed-major (every estimator on the first seed, then the next seed), so
+ * a slow drift of the machine's load is spread over the estimators rather than landing on one;
+ * the time per step of a run is the median of its `time/step_s` (the first, warm-up step of a
+ * process is an outlier). Checked before any training: the options, every run's
+ * config, the plugins, every estimator name (unknown ones listed with the available names) and
+ * its options and signals, and — unless `resume` — that no run directory holds a metrics.jsonl.
+ * With `resume`, finished runs are read back from their last checkpoint and partial ones continue.
+ * `signal` stops after the current step of the current run (checkpoint saved); nothing is summarized.
+ */
+export async function runCompare(input: CompareOptionsInput, logger: CompareLogger = { info() {} }, signal?: AbortSignal): Promise<CompareResult> {
+  const parsed = CompareOptionsSchema.safeParse(input);
+  if (!parsed.success) throw new ReferenceTrainerError('invalid_options', `invalid compare options: ${formatZodIssues(parsed.error.issues, input)}`, {}, { cause: parsed.error });
+  const o = parsed.data;
+  const dup = (xs: readonly (string | number)[]) => xs.find((x, i) => xs.indexOf(x) !== i);
+  if (dup(o.estimators) !== undefined) throw new ReferenceTrainerError('invalid_options', `estimator ${JSON.stringify(dup(o.estimators))} is listed twice`);
+  if (dup(o.seeds) !== undefined) throw new ReferenceTrainerError('invalid_options', `seed ${dup(o.seeds)} is listed twice`);
+  const dirs = o.estimators.map((e) => compareRunDir(o.out, e, 0));
+  if (dup(dirs) !== undefined) throw new ReferenceTrainerError('invalid_options', `two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
+  if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) {
+    throw new ReferenceTrainerError('invalid_options', `baseline ${JSON.stringify(o.baseline)} is not among the estimators (${o.estimators.join(', ')})`);
+  }
+
+  const configs = resolveConfigs(o);
+  await loadPlugins(configs[0]!.config.plugins);
+  checkEstimators(o.estimators, configs, o.configFile);
+  if (!o.resume) {
+    for (const { dir } of configs) {
+      const metrics = join(dir, RUN_FILES.metrics);
+      if (existsSync(metrics)) throw new ReferenceTrainerError('invalid_options', `${metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`, { file: o.out });
+    }
+    const file = join(o.out, COMPARE_FILE);
+    if (existsSync(file)) throw new ReferenceTrainerError('invalid_options', `${file} exists: pick another --out or pass --resume`, { file: o.out });
+  }
+
+  const steps = configs[0]!.config.steps;
+  const runs: CompareRun[] = [];
+  const result = (table: CompareTable | null, file: string | null, interrupted: boolean): CompareResult => ({ out: o.out, file, estimators: o.estimators, seeds: o.seeds, steps, runs, table, interrupted });
+  for (const [i, { estimator, seed, dir, config }] of configs.entries()) {
+    const label = `${estimator} seed ${seed}`;
+    logger.info(`run ${i + 1}/${configs.length}: ${label} -> ${dir}`);
+    const trainLogger: TrainLogger = {
+      info: (m) => logger.info(`${label}: ${m}`),
+      warn: (m) => (logger.warn ?? logger.info)(`${label}: ${m}`),
+      progress: (p) => logger.progress?.({ ...p, estimator, seed, run: i + 1, runs: configs.length }),
+    };
+    const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
+    if (s.interrupted) return result(null, null, true);
+    runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems }) => ({ step, accuracy, passAtN, n, problems })), secondsPerStep: await medianStepSeconds(dir, s.secondsPerStep), wallSeconds: s.wallSeconds });
+    if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
+  }
+
+  const table = summarize(runs, o.estimators, { ...(o.baseline === undefined ? {} : { baseline: o.baseline }), ...(o.threshold === undefined ? {} : { threshold: o.threshold }) });
+  const { estimator: _e, seed: _s, estimatorConfig: _c, ...common } = configs[0]!.config;
+  const file = join(o.out, COMPARE_FILE);
+  const record = {
+    command: 'compare',
+    estimators: o.estimators,
+    seeds: o.seeds,
+    steps,
+    ...table,
+    runs: runs.map((r) => ({ ...r, dir: relative(o.out, r.dir) })),
+    estimatorConfigs: Object.fromEntries(o.estimators.map((e) => [e, configs.find((c) => c.estimator === e)!.config.estimatorConfig])),
+    config: common,
+  };
+  await writeFileAtomic(file, JSON.stringify(record, finite, 2) + '\n');
+  return result(table, file, false);
+}
+
+interface PlannedRun {
+  estimator: string;
+  seed: number;
+  dir: string;
+  config: TrainConfig;
+}
+
+/** Every run's train config: the base config with the estimator, its options, the seed and `steps` set. */
+function resolveConfigs(o: CompareOptions): PlannedRun[] {
+  const { estimatorConfigs, ...base } = o.config;
+  let perEstimator: Record<string, unknown> = {};
+  if (estimatorConfigs !== undefined) {
+    if (estimatorConfigs === null || typeof estimatorConfigs !== 'object' || Array.isArray(estimatorConfigs)) {
+      throw new ReferenceTrainerError('invalid_config', 'estimatorConfigs must be an object of estimator options by estimator name', { ...(o.configFile === undefined ? {} : { file: o.configFile }), field: 'estimatorConfigs' });
+    }
+    perEstimator = estimatorConfigs as Record<string, unknown>;
+    const stray = Object.keys(perEstimator).filter((k) => !o.estimators.includes(k));
+    if (stray.length > 0) {
+      throw new ReferenceTrainerError('invalid_config', `estimatorConfigs names ${stray.map((s) => JSON.stringify(s)).join(', ')}, not among the estimators compared (${o.estimators.join(', ')})`, { ...(o.configFile === undefined ? {} : { file: o.configFile }), field: 'estimatorConfigs' });
+    }
+  }
+  return o.seeds.flatMap((seed) =>
+    o.estimators.map((estimator) => {
+      const input: Record<string, unknown> = { ...base, estimator, seed };
+      if (o.steps !== undefined) input.steps = o.steps;
+      if (perEstimator[estimator] !== undefined) input.estimatorConfig = perEstimator[estimator];
+      return { estimator, seed, dir: compareRunDir(o.out, estimator, seed), config: parseTrainConfig(input, o.configFile) };
+    }),
+  );
+}
+
+/** Unknown names first (all of them, with what is available), then each estimator's options and signals. */
+function checkEstimators(names: readonly string[], configs: readonly PlannedRun[], configFile: string | undefined): void {
+  const unknown = names.filter((n) => {
+    try {
+      getEstimator(n);
+      return false;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'unknown_name') return true;
+      throw err;
+    }
+  });
+  if (unknown.length > 0) {
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; available: ${estimatorRegistry.names().join(', ')}, or BASELINE+WEIGHTING with baselines ${baselines.names().join(', ')} and weightings ${weightings.names().join(', ')}`,
+    );
+  }
+  for (const n of names) {
+    const config = configs.find((c) => c.estimator === n)!.config;
+    let needs;
+    try {
+      needs = prepareEstimator(n, config.estimatorConfig).needs;
+    } catch (err) {
+      throw new ReferenceTrainerError('invalid_config', `options of estimator ${n}: ${(err as Error).message}`, { ...(configFile === undefined ? {} : { file: configFile }), field: 'estimatorConfigs' }, { cause: err });
+    }
+    checkSignals(n, needs);
+  }
+}
+
+/** The median `time/step_s` of a run's metrics.jsonl (`fallback` when it has none). */
+async function medianStepSeconds(dir: string, fallback: number): Promise<number> {
+  const records = await readJsonl(join(dir, RUN_FILES.metrics), MetricsRecordSchema);
+  const xs = records.flatMap((r) => (typeof r['time/step_s'] === 'number' ? [r['time/step_s']] : [])).sort((a, b) => a - b);
+  if (xs.length === 0) return fallback;
+  const mid = xs.length >> 1;
+  return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
+}
+
+/** JSON has no NaN: undefined statistics (one seed's std, a standard error) become null. */
+function finite(_key: string, value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
+}
