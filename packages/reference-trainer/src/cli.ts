@@ -12,6 +12,8 @@ const USAGE = `usage: rlvr <command> [options]
 
 commands:
   train [--config FILE]         the RLVR loop (embedded default: warm-up checkpoint, synthetic arithmetic, GRAIL)
+  compare [--estimators LIST]   train estimators on the same seeds; accuracy ± std, pass@n, steps to threshold, time
+  eval --model DIR --dataset F  n samples per problem: mean accuracy, pass@1, pass@n (or --endpoint URL)
   pretrain [--config FILE]      supervised warm-up of a tiny policy on synthetic worked solutions
   report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory
   verify ...                    grade answers: runs rlvr-verify (@rlvr/math-verify) with the same arguments
@@ -156,7 +158,9 @@ async function main(argv: string[]): Promise<number> {
     if (command === 'report') await report(rest);
     else if (command === 'train') await (await import('./train/command.js')).trainCommand(rest);
     else if (command === 'pretrain') await pretrain(rest);
-    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, pretrain, report, verify, advantages)`);
+    else if (command === 'eval') await (await import('./eval/command.js')).evalCommand(rest);
+    else if (command === 'compare') await (await import('./compare/command.js')).compareCommand(rest);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, compare, pretrain, report, verify, advantages)`);
     return 0;
   } catch (err) {
     const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;
