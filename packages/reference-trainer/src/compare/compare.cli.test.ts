@@ -161,6 +161,27 @@ describe('rlvr compare', () => {
     expect(after.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps])).toEqual(before.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps]));
   });
 
+  test('one seed and an estimator from a plugin: "n/a: one seed"', async () => {
+    const plugin = join(root, 'halved.mjs');
+    // a third-party weighting: every token gets 0.5
+    await writeFile(
+      plugin,
+      `export function register(api) {
+  api.registerWeighting({ name: 'halved', description: 'every token weighs 0.5', configSchema: api.z.strictObject({}), needs: [], compute(batch, signals, seq, config, out) { out.fill(0.5); return {}; } });
+}\n`,
+    );
+    const dir = join(root, 'one-seed');
+    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grpo+halved', '--seeds', '1', '--steps', '1', '--plugin', plugin, '--out', dir, '-q');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/\ngrpo\+halved vs grpo: final accuracy [+-]\d+\.\d points; noise n\/a: one seed \(run more --seeds to tell a difference from seed noise\)\n/);
+    const c = await readCompare(dir);
+    expect(c.rows.map((x) => [x.estimator, x.accuracy.std, x.verdict?.within])).toEqual([
+      ['grpo', null, undefined],
+      ['grpo+halved', null, null],
+    ]);
+    expect((await readRunDir(join(dir, 'grpo+halved', 'seed-0'))).metrics[1]!['weights/all/mean']).toBe(0.5);
+  });
+
   test('usage errors and unknown estimators fail before any training, in one line, writing nothing', async () => {
     const never = join(root, 'never');
     const cases: [string[], RegExp][] = [
