@@ -44,11 +44,12 @@ const FILE_PATTERNS: readonly [RegExp, DatasetPreset][] = [
 
 /**
  * Guess a dataset's preset from its path (`AIME24/test.jsonl` -> aime, `minerva-math.jsonl` ->
- * minerva_math): the file name first, then its directories. Undefined when nothing matches.
+ * minerva_math): the file name first, then the directory holding it (no further up: a home
+ * directory's name says nothing about the data). Undefined when nothing matches.
  */
 export function guessPreset(file: string): DatasetPreset | undefined {
   const parts = file.split(/[\\/]+/).filter((p) => p !== '');
-  for (const part of [basename(file), ...parts.reverse()]) {
+  for (const part of parts.slice(-2).reverse()) {
     for (const [re, preset] of FILE_PATTERNS) if (re.test(part)) return preset;
   }
   return undefined;

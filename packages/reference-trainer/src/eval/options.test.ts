@@ -1,0 +1,118 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ReferenceTrainerError } from '../errors.js';
+import { datasetsOf } from './command.js';
+import { datasetNames, guessPreset, parseEvalOptions, resolvePreset } from './options.js';
+import { baseUrlOf, problemSeed } from './run.js';
+
+describe('presets', () => {
+  test('the benchmark names map to the @rlvr/rollout presets; the presets themselves are accepted', () => {
+    expect(['math500', 'aime24', 'amc23', 'minerva', 'college', 'olympiad', 'synthetic'].map(resolvePreset)).toEqual(['math500', 'aime', 'amc', 'minerva_math', 'college_math', 'olympiadbench', 'synthetic']);
+    expect(resolvePreset('gsm8k')).toBe('gsm8k');
+    expect(resolvePreset('minerva_math')).toBe('minerva_math');
+    expect(resolvePreset('aime25')).toBeUndefined();
+    expect(resolvePreset('toString')).toBeUndefined();
+  });
+
+  test('guessed from the file names of the reference evaluation data: the file name, then its directory, no further', () => {
+    expect(guessPreset('data/MATH/Math-OAI.jsonl')).toBe('math500');
+    expect(guessPreset('math500.jsonl')).toBe('math500');
+    expect(guessPreset('data/AIME24/test.jsonl')).toBe('aime');
+    expect(guessPreset('data/AMC23/test.jsonl')).toBe('amc');
+    expect(guessPreset('data/College_Math/college_math_200.jsonl')).toBe('college_math');
+    expect(guessPreset('data/Minerva-MATH/minerva-math.jsonl')).toBe('minerva_math');
+    expect(guessPreset('data/OlympiadBench/olympiadbench_200.jsonl')).toBe('olympiadbench');
+    expect(guessPreset('fixtures/eval/synthetic-16.jsonl')).toBe('synthetic');
+    expect(guessPreset('gsm8k/test.jsonl')).toBe('gsm8k');
+    expect(guessPreset('aime/minerva.jsonl')).toBe('minerva_math');
+    expect(guessPreset('data/problems.jsonl')).toBeUndefined();
+    expect(guessPreset('/home/amcdonald/data/problems.jsonl')).toBeUndefined();
+  });
+
+  test('table names: the benchmark name, repeats told apart by file name, then by number', () => {
+    expect(datasetNames([{ file: 'a/aime.jsonl', preset: 'aime' }, { file: 'm.jsonl', preset: 'minerva_math' }, { file: 'g.jsonl', preset: 'gsm8k' }])).toEqual(['aime24', 'minerva', 'gsm8k']);
+    expect(datasetNames([{ file: 'x/easy.jsonl', preset: 'synthetic' }, { file: 'y/hard.jsonl', preset: 'synthetic' }])).toEqual(['synthetic:easy', 'synthetic:hard']);
+    expect(datasetNames([{ file: 'x/t.jsonl', preset: 'amc' }, { file: 'y/t.jsonl', preset: 'amc' }])).toEqual(['amc23:t#1', 'amc23:t#2']);
+  });
+});
+
+describe('datasetsOf (the --dataset / --preset pairing)', () => {
+  let dir: string;
+  let a: string;
+  let b: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rlvr-eval-opts-'));
+    a = join(dir, 'AIME24.jsonl');
+    b = join(dir, 'mine.jsonl');
+    await writeFile(a, '');
+    await writeFile(b, '');
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  const usageError = (f: () => unknown): ReferenceTrainerError => {
+    try {
+      f();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ReferenceTrainerError);
+      return err as ReferenceTrainerError;
+    }
+    throw new Error('expected a throw');
+  };
+
+  test('one preset for all files, one per file, or guessed', () => {
+    expect(datasetsOf([a, b], ['math500'])).toEqual([
+      { file: a, preset: 'math500' },
+      { file: b, preset: 'math500' },
+    ]);
+    expect(datasetsOf([a, b], ['aime24', 'olympiad'])).toEqual([
+      { file: a, preset: 'aime' },
+      { file: b, preset: 'olympiadbench' },
+    ]);
+    expect(datasetsOf([a], [])).toEqual([{ file: a, preset: 'aime' }]);
+  });
+
+  test('usage errors name the problem: no guess, unknown preset, a count that does not pair; a missing file comes first', () => {
+    const noGuess = usageError(() => datasetsOf([a, b], []));
+    expect(noGuess.code).toBe('invalid_options');
+    expect(noGuess.message).toBe(`cannot tell the layout of ${b} from its name: pass --preset (math500, aime24, amc23, minerva, college, olympiad, synthetic)`);
+    expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe('unknown --preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic)');
+    expect(usageError(() => datasetsOf([a, b, a], ['aime24', 'amc23'])).message).toMatch(/^2 --preset for 3 --dataset/);
+    const missing = usageError(() => datasetsOf([join(dir, 'nope.jsonl')], []));
+    expect(missing.code).toBe('missing_file');
+    expect(missing.message).toBe(`${join(dir, 'nope.jsonl')}: dataset not found`);
+  });
+});
+
+describe('parseEvalOptions', () => {
+  const datasets = [{ file: 'd.jsonl', preset: 'synthetic' as const }];
+
+  test('the reference protocol by default', () => {
+    expect(parseEvalOptions({ model: 'm', datasets })).toMatchObject({ n: 3, temperature: 0.6, topP: 0.95, topK: 20, seed: 0, chat: false });
+  });
+
+  test('exactly one of model and endpoint; endpoint-only options refused with a model', () => {
+    expect(() => parseEvalOptions({ datasets })).toThrow(/model: give exactly one of model/);
+    expect(() => parseEvalOptions({ model: 'm', endpoint: 'http://x/v1', datasets })).toThrow(/give exactly one/);
+    expect(() => parseEvalOptions({ model: 'm', datasets, chat: true })).toThrow(/chat: only with endpoint/);
+    expect(() => parseEvalOptions({ endpoint: 'http://x/v1', datasets, template: 'model' })).toThrow(/template: "model" needs a local model directory/);
+    expect(() => parseEvalOptions({ endpoint: 'ftp://x/v1', datasets })).toThrow(/endpoint/);
+    expect(() => parseEvalOptions({ model: 'm', datasets: [] })).toThrow(/datasets/);
+    expect(() => parseEvalOptions({ model: 'm', datasets, nope: 1 })).toThrow(/nope/);
+  });
+});
+
+test('the base URL gets /v1 when it has no path', () => {
+  expect(baseUrlOf('http://127.0.0.1:8000')).toBe('http://127.0.0.1:8000/v1');
+  expect(baseUrlOf('http://127.0.0.1:8000/')).toBe('http://127.0.0.1:8000/v1');
+  expect(baseUrlOf('http://h:1/v1/')).toBe('http://h:1/v1');
+  expect(baseUrlOf('https://h/api/openai/v1')).toBe('https://h/api/openai/v1');
+});
+
+test('a problem seed depends on the run seed and the question only', () => {
+  expect(problemSeed(0, 'q')).toBe(problemSeed(0, 'q'));
+  expect(problemSeed(0, 'q')).not.toBe(problemSeed(1, 'q'));
+  expect(problemSeed(0, 'q')).not.toBe(problemSeed(0, 'r'));
+  expect(Number.isInteger(problemSeed(5, 'q')) && problemSeed(5, 'q') >= 0 && problemSeed(5, 'q') < 2 ** 32).toBe(true);
+});
