@@ -115,7 +115,8 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
 
   const configs = resolveConfigs(o);
   await loadPlugins(configs[0]!.config.plugins);
-  checkEstimators(o.estimators, configs, o.configFile);
+  const perEstimator = o.config.estimatorConfigs;
+  checkEstimators(o.estimators, configs, o.configFile, new Set(perEstimator !== null && typeof perEstimator === 'object' ? Object.keys(perEstimator) : []));
   if (!o.resume) {
     for (const { dir } of configs) {
       const metrics = join(dir, RUN_FILES.metrics);
@@ -193,7 +194,7 @@ function resolveConfigs(o: CompareOptions): PlannedRun[] {
 }
 
 /** Unknown names first (all of them, with what is available), then each estimator's options and signals. */
-function checkEstimators(names: readonly string[], configs: readonly PlannedRun[], configFile: string | undefined): void {
+function checkEstimators(names: readonly string[], configs: readonly PlannedRun[], configFile: string | undefined, perEstimator: ReadonlySet<string>): void {
   const unknown = names.filter((n) => {
     try {
       getEstimator(n);
@@ -215,7 +216,9 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
     try {
       needs = prepareEstimator(n, config.estimatorConfig).needs;
     } catch (err) {
-      throw new ReferenceTrainerError('invalid_config', `options of estimator ${n}: ${(err as Error).message}`, { ...(configFile === undefined ? {} : { file: configFile }), field: 'estimatorConfigs' }, { cause: err });
+      const shared = !perEstimator.has(n);
+      const hint = shared ? ' (estimatorConfig applies to every estimator compared: give options by name in estimatorConfigs, e.g. {"grail": {...}})' : '';
+      throw new ReferenceTrainerError('invalid_config', `options of estimator ${n}: ${(err as Error).message}${hint}`, { ...(configFile === undefined ? {} : { file: configFile }), field: shared ? 'estimatorConfig' : 'estimatorConfigs' }, { cause: err });
     }
     checkSignals(n, needs);
   }
