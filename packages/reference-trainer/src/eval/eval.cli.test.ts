@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +105,28 @@ describe('rlvr eval --model', () => {
   });
 });
 
+describe('rlvr eval on several datasets', () => {
+  test('per-file presets, a row per dataset, average and weighted rows; a question gets the same samples in any file', async () => {
+    // the first 5 problems again, in the MATH-500 layout (problem / answer / unique_id)
+    const rows = (await loadTasks(DATA, 'synthetic')).slice(0, 5).map((t, i) => JSON.stringify({ problem: t.question, answer: t.answer, unique_id: `test/${i}.json` }));
+    const math = join(root, 'math.jsonl');
+    await writeFile(math, rows.join('\n') + '\n');
+    const out = join(root, 'two.json');
+    const r = await rlvr('eval', '--model', WARMUP, '--dataset', DATA, '--dataset', math, '--preset', 'synthetic', '--preset', 'math500', '--n', '2', '--seed', '11', '--limit', '12', '--backend', 'wasm', '--out', out, ...FAST);
+    expect(r.code, r.stderr).toBe(0);
+    const result = await readResult(out);
+    const [syn, m5] = result.datasets;
+    expect(syn).toMatchObject({ name: 'synthetic', preset: 'synthetic', problems: 12 });
+    expect(m5).toMatchObject({ name: 'math500', preset: 'math500', problems: 5, ids: ['test/0.json', 'test/1.json', 'test/2.json', 'test/3.json', 'test/4.json'] });
+    expect(m5!.correct).toEqual(syn!.correct.slice(0, 5));
+    expect(result.average.accuracy).toBeCloseTo((syn!.accuracy + m5!.accuracy) / 2, 12);
+    expect(result.weighted.accuracy).toBeCloseTo([...syn!.correct, ...m5!.correct].reduce((s, c) => s + c / 2, 0) / 17, 12);
+    expect(result.average.problems).toBe(17);
+    const names = r.stdout.split('\n').map((l) => l.split(/\s+/)[0]);
+    expect(names).toEqual(['dataset', 'synthetic', 'math500', 'average', 'weighted', 'results:', '']);
+  });
+});
+
 describe('rlvr eval --endpoint', () => {
   test('at temperature 0, rlvr-serve on loopback gives the local model result problem by problem (model name from GET /models)', async () => {
     const local = join(root, 'local.json');
@@ -123,6 +145,19 @@ describe('rlvr eval --endpoint', () => {
     for (const k of ['accuracy', 'passAt1', 'passAtN', 'meanTokens', 'truncated', 'noAnswer'] as const) expect(r[k], k).toBe(l[k]);
     // the table rows match too
     expect(rr.stdout.split('\n').slice(0, 3)).toEqual(rl.stdout.split('\n').slice(0, 3));
+  });
+
+  test('sampled with the same seed, rlvr-serve (which honours the seed field) gives the local samples too', async () => {
+    const local = join(root, 'local-sampled.json');
+    const remote = join(root, 'remote-sampled.json');
+    const common = ['--dataset', DATA, '--n', '3', '--temperature', '0.6', '--seed', '3', '--limit', '8', ...FAST];
+    const rl = await rlvr('eval', '--model', WARMUP, '--backend', 'wasm', '--out', local, ...common);
+    const rr = await rlvr('eval', '--endpoint', server.url, '--out', remote, ...common);
+    expect(rl.code, rl.stderr).toBe(0);
+    expect(rr.code, rr.stderr).toBe(0);
+    const [l, r] = [(await readResult(local)).datasets[0]!, (await readResult(remote)).datasets[0]!];
+    expect(r.correct).toEqual(l.correct);
+    expect(r.meanTokens).toBe(l.meanTokens);
   });
 });
 

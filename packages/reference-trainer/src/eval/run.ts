@@ -83,6 +83,8 @@ interface Engine {
   maxTokens: number;
   /** problems per `sample` call: the progress granularity */
   chunk: number;
+  /** set by the caller: called once per problem answered, for samplers that report as they go */
+  onAnswered?: (() => void) | undefined;
   /** the completion text when the sampler returned none */
   text(tokens: readonly number[]): string;
   close(): void;
@@ -150,9 +152,12 @@ async function evalDataset(o: EvalOptions, engine: Engine, d: LoadedDataset, ind
   });
   const outcomes: SampleOutcome[][] = [];
   logger.progress?.({ dataset: d.name, index, datasets, done: 0, problems: d.tasks.length });
+  let answered = 0;
+  engine.onAnswered = () => logger.progress?.({ dataset: d.name, index, datasets, done: Math.min(++answered, d.tasks.length), problems: d.tasks.length });
   for (let s = 0; s < d.tasks.length; s += engine.chunk) {
     const tasks = d.tasks.slice(s, s + engine.chunk);
     const out = await engine.sampler.sample(tasks.map((t) => ({ prompt: engine.prompts.get(t.question)!, n: o.n, params: params(t.question) })));
+    answered = outcomes.length + tasks.length;
     out.forEach((ps, i) => {
       const task = tasks[i]!;
       outcomes.push(
@@ -308,17 +313,24 @@ async function endpointEngine(o: EvalOptions, endpoint: string, questions: reado
   }
   const sampler = httpSampler(
     { baseUrl: base, model: name, endpoint: api, concurrency: o.concurrency, ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }), ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}) },
-    { onEvent: (e) => (e.type === 'retry' ? logger.warn?.(`request retried (${e.reason}); next try in ${(e.delayMs / 1000).toFixed(1)} s`) : undefined) },
+    {
+      onEvent: (e) => {
+        if (e.type === 'retry') logger.warn?.(`request retried (${e.reason}); next try in ${(e.delayMs / 1000).toFixed(1)} s`);
+        else engine.onAnswered?.();
+      },
+    },
   );
-  return {
+  const engine: Engine = {
     policy: { kind: 'endpoint', url: base, model: name, api, template },
     sampler,
     prompts,
     maxTokens,
-    chunk: 4 * o.concurrency,
+    // one call per dataset keeps `concurrency` requests in flight to the end; progress comes per response
+    chunk: Infinity,
     text: () => '',
     close() {},
   };
+  return engine;
 }
 
 /** GET {base}/models: the served ids (and `max_model_len` where the server reports it, as vLLM does). */
