@@ -51,7 +51,7 @@ describe('rlvr report', () => {
     ['an unknown flag', ['report', '.', '--colour'], 2, "rlvr report: Unknown option '--colour'"],
     ['a bad integer', ['report', '.', '--bins', 'ten'], 2, 'rlvr report: --bins must be an integer, got "ten"'],
     ['an out-of-range option', ['report', '.', '--bins', '1'], 2, 'rlvr report: invalid report options: positionBins: Too small'],
-    ['an unknown command', ['trian'], 2, 'rlvr trian: unknown command "trian" (available: pretrain, report)'],
+    ['an unknown command', ['trian'], 2, 'rlvr trian: unknown command "trian" (available: train, eval, compare, pretrain, report, verify, advantages)'],
   ])('%s: non-zero exit and one line on stderr', async (_what, args, code, line) => {
     const r = await rlvr(...args);
     expect(r.code).toBe(code);

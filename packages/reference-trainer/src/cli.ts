@@ -160,7 +160,7 @@ async function main(argv: string[]): Promise<number> {
     else if (command === 'pretrain') await pretrain(rest);
     else if (command === 'eval') await (await import('./eval/command.js')).evalCommand(rest);
     else if (command === 'compare') await (await import('./compare/command.js')).compareCommand(rest);
-    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, compare, pretrain, report, verify, advantages)`);
+    else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, eval, compare, pretrain, report, verify, advantages)`);
     return 0;
   } catch (err) {
     const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;

@@ -137,9 +137,7 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
       warn: (m) => (logger.warn ?? logger.info)(`${label}: ${m}`),
       progress: (p) => logger.progress?.({ ...p, estimator, seed, run: i + 1, runs: configs.length }),
     };
-    // The plugins are loaded above, once: loading a `register(api)` plugin again in this process
-    // would register its estimators twice, which the registries refuse.
-    const s = await runTrain({ ...config, plugins: [] }, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
+    const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
     if (s.interrupted) return result(null, null, true);
     runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems }) => ({ step, accuracy, passAtN, n, problems })), secondsPerStep: await medianStepSeconds(dir, s.secondsPerStep), wallSeconds: s.wallSeconds });
     if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
