@@ -203,6 +203,11 @@ describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
     await expectFailure(['--endpoint', `http://127.0.0.1:${port}/v1`, '--dataset', DATA, '-q'], 1, `rlvr eval: cannot reach http://127.0.0.1:${port}/v1/models: ECONNREFUSED`);
   });
 
+  test('a server that refuses the requests (rlvr-serve has no chat template for the warm-up): the first failure stops the run', async () => {
+    const esc = DATA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    await expectFailure(['--endpoint', server.url, '--chat', '--dataset', DATA, '--max-tokens', '48', '-q'], 1, new RegExp(`^rlvr eval: sampling from ${server.url.replace(/\./g, '\\.')} failed on ${esc}:\\d+: HTTP 400: .*this model has no chat template.* \\(after 1 attempt\\)$`));
+  });
+
   test('a model directory that is not one, and a bad number', async () => {
     await expectFailure(['--model', join(root, 'no-model'), '--dataset', DATA, '-q'], 1, `rlvr eval: ${join(root, 'no-model')}: model directory not found (no config.json there)`);
     await expectFailure(['--model', WARMUP, '--dataset', DATA, '--top-p', '1.5', '--n', '0'], 2, 'rlvr eval: --n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5)');

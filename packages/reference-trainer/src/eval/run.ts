@@ -85,6 +85,8 @@ interface Engine {
   chunk: number;
   /** set by the caller: called once per problem answered, for samplers that report as they go */
   onAnswered?: (() => void) | undefined;
+  /** set by the caller: request `request` of the current `sample` call failed for good */
+  onFailed?: ((request: number, reason: string) => void) | undefined;
   /** the completion text when the sampler returned none */
   text(tokens: readonly number[]): string;
   close(): void;
@@ -154,18 +156,23 @@ async function evalDataset(o: EvalOptions, engine: Engine, d: LoadedDataset, ind
   logger.progress?.({ dataset: d.name, index, datasets, done: 0, problems: d.tasks.length });
   let answered = 0;
   engine.onAnswered = () => logger.progress?.({ dataset: d.name, index, datasets, done: Math.min(++answered, d.tasks.length), problems: d.tasks.length });
+  const from = engine.policy.kind === 'endpoint' ? engine.policy.url : engine.policy.dir;
+  const failure = (task: Task, reason: string) => new ReferenceTrainerError('read_failed', `sampling from ${from} failed on ${d.file}:${task.line}: ${reason}`);
   for (let s = 0; s < d.tasks.length; s += engine.chunk) {
     const tasks = d.tasks.slice(s, s + engine.chunk);
-    const out = await engine.sampler.sample(tasks.map((t) => ({ prompt: engine.prompts.get(t.question)!, n: o.n, params: params(t.question) })));
+    // the first request that fails for good stops the others: the evaluation cannot be complete
+    const stop = new AbortController();
+    engine.onFailed = (request, reason) => stop.abort(failure(tasks[request]!, reason));
+    const out = await engine.sampler.sample(
+      tasks.map((t) => ({ prompt: engine.prompts.get(t.question)!, n: o.n, params: params(t.question) })),
+      stop.signal,
+    );
     answered = outcomes.length + tasks.length;
     out.forEach((ps, i) => {
       const task = tasks[i]!;
       outcomes.push(
         ps.completions.map((c) => {
-          if (c.finish === 'error') {
-            const from = engine.policy.kind === 'endpoint' ? engine.policy.url : engine.policy.dir;
-            throw new ReferenceTrainerError('read_failed', `sampling from ${from} failed on ${d.file}:${task.line}: ${c.error ?? 'unknown error'}`);
-          }
+          if (c.finish === 'error') throw failure(task, c.error ?? 'unknown error');
           const r = mathReward(c.text ?? engine.text(c.tokens), task.answer);
           return { correct: r.reward > 0, tokens: c.tokens.length, truncated: c.finish === 'length', answered: r.extracted !== null };
         }),
@@ -309,13 +316,14 @@ async function endpointEngine(o: EvalOptions, endpoint: string, questions: reado
   const context = served?.maxModelLen;
   if (o.maxTokens === undefined && context !== undefined && context - longest < maxTokens) {
     maxTokens = context - longest;
-    if (maxTokens < 1) throw new ReferenceTrainerError('invalid_options', `the server's context is ${context} tokens and the longest prompt may take ${longest}: give a smaller max tokens`);
+    if (maxTokens < 1) throw new ReferenceTrainerError('invalid_options', `no room for a default max tokens: the server's context is ${context} tokens and the longest prompt may take up to ${longest}; set it (--max-tokens)`);
   }
   const sampler = httpSampler(
     { baseUrl: base, model: name, endpoint: api, concurrency: o.concurrency, ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }), ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}) },
     {
       onEvent: (e) => {
         if (e.type === 'retry') logger.warn?.(`request retried (${e.reason}); next try in ${(e.delayMs / 1000).toFixed(1)} s`);
+        else if (e.type === 'failed') engine.onFailed?.(e.request, `${e.reason} (after ${e.attempts} attempt${e.attempts > 1 ? 's' : ''})`);
         else engine.onAnswered?.();
       },
     },
