@@ -51,8 +51,12 @@ export interface EvalDatasetResult extends DatasetScore {
   seconds: number;
 }
 
-/** The options as run: the API key is never recorded; `maxTokens` and `template` resolved. */
-export type EvalRunOptions = Omit<EvalOptions, 'apiKey' | 'maxTokens' | 'template'> & { maxTokens: number; template: string };
+/**
+ * The options as run: the API key is never recorded; `maxTokens` and `template` resolved; the
+ * server options (`chat`, `concurrency`) only with an endpoint, `batchSize` and `backend` only with a model.
+ */
+export type EvalRunOptions = Omit<EvalOptions, 'apiKey' | 'maxTokens' | 'template' | 'chat' | 'concurrency' | 'batchSize' | 'backend'> &
+  Partial<Pick<EvalOptions, 'chat' | 'concurrency' | 'batchSize' | 'backend'>> & { maxTokens: number; template: string };
 
 /** What `runEval` returns and `rlvr eval` writes as JSON. */
 export interface EvalResult {
@@ -117,7 +121,10 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
   const engine = o.model !== undefined ? await localEngine(o, o.model, questions, logger) : await endpointEngine(o, o.endpoint!, questions, logger);
   try {
     const { apiKey: _k, maxTokens: _m, template: _t, ...rest } = o;
-    const options: EvalRunOptions = { ...rest, maxTokens: engine.maxTokens, template: engine.policy.template };
+    // only the options that applied: no server options for a local model and the other way round
+    const { chat: _c, concurrency: _n, ...local } = rest;
+    const { batchSize: _b, backend: _d, ...remote } = rest;
+    const options: EvalRunOptions = { ...(o.model !== undefined ? local : remote), maxTokens: engine.maxTokens, template: engine.policy.template } as EvalRunOptions;
     logger.info(`${describePolicy(engine.policy)}; ${datasets.length} dataset(s), ${o.n} sample(s) per problem, temperature ${o.temperature}, top-p ${o.temperature === 0 ? 1 : o.topP}, top-k ${o.temperature === 0 || o.topK === 0 ? 'off' : o.topK}, max ${engine.maxTokens} tokens`);
     const results: EvalDatasetResult[] = [];
     for (const [index, d] of datasets.entries()) results.push(await evalDataset(o, engine, d, index, datasets.length, logger));
