@@ -4,10 +4,17 @@ import { fileURLToPath } from 'node:url';
 /** The real built CLI (dist/cli.js); nx builds the package before its tests. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
-/** Run `rlvr ...args` as a child process and collect its exit code and output. */
-export function rlvr(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a Node script as a child process (colour off) and collect its exit code and output. */
+export function runNode(script: string, args: readonly string[]): Promise<CliResult> {
+  const { FORCE_COLOR: _force, ...env } = process.env;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, NO_COLOR: '1' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -15,4 +22,9 @@ export function rlvr(...args: string[]): Promise<{ code: number | null; stdout: 
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Run `rlvr ...args` as a child process and collect its exit code and output. */
+export function rlvr(...args: string[]): Promise<CliResult> {
+  return runNode(CLI, args);
 }
