@@ -36,3 +36,10 @@ export type { CompareOptions, CompareOptionsInput, CompareResult, CompareLogger,
 export { summarize, meanStd, stepsToThreshold, noiseVerdict, thresholdFor, DEFAULT_THRESHOLD } from './compare/stats.js';
 export type { CompareRun, CompareEval, CompareRow, CompareTable, MeanStd, NoiseVerdict, Threshold } from './compare/stats.js';
 export { formatCompare } from './compare/format.js';
+export { runEval, problemSeed, baseUrlOf, DEFAULT_MAX_TOKENS } from './eval/run.js';
+export type { EvalResult, EvalDatasetResult, EvalPolicy, EvalLogger, EvalProgress, EvalRunOptions } from './eval/run.js';
+export { EvalOptionsSchema, parseEvalOptions, EVAL_PRESETS, guessPreset, resolvePreset, datasetNames } from './eval/options.js';
+export type { EvalOptions, EvalOptionsInput, EvalDataset, EvalPresetName } from './eval/options.js';
+export { scoreDataset, averageScores } from './eval/score.js';
+export type { SampleOutcome, EvalMetrics, DatasetScore } from './eval/score.js';
+export { formatEvalTable, formatEvalJson } from './eval/table.js';

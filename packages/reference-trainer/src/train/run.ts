@@ -145,12 +145,13 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
   } catch (err) {
     throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
   }
-  const eos = model.config.eos_token_id;
-  const eosIds = eos === null || eos === undefined ? [] : Array.isArray(eos) ? eos : [eos];
+  // Completions end at the config's eos_token_id(s) and the tokenizer's <|im_end|> / <|endoftext|> (the sampler's rule, as in rlvr-serve and rlvr eval).
+  const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize });
+  const eosIds = [...sampler.eosTokenIds];
   const eosId = eosIds[0];
   if (eosId === undefined) {
     model.dispose();
-    throw new ReferenceTrainerError('invalid_config', 'the checkpoint\'s config.json has no eos_token_id: completions could not end', { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' });
+    throw new ReferenceTrainerError('invalid_config', 'the checkpoint has no end-of-sequence token (no eos_token_id in config.json, no <|im_end|> or <|endoftext|> in the tokenizer): completions could not end', { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' });
   }
   // Only now, with everything checked and loaded, does the run directory appear.
   try {
@@ -166,7 +167,6 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     const prompts: PromptBuilder = promptBuilder(config.prompt, template.apply ?? plainChatTemplate);
     const evalTasks = toPromptTasks(problems.heldOut, tokenizer, prompts);
     const stream = problems.stream;
-    const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize, eosTokenIds: eosIds, padTokenId: eosId });
     logger.info(`policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`);
 
     let start = 0;
