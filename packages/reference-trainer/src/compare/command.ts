@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from '../errors.js';
 import { readConfigFile } from '../pretrain/config.js';
 import { progressLine } from '../train/progress.js';
+import { StatusLine, timestamp } from '../terminal.js';
 import { formatCompare } from './format.js';
 import { COMPARE_FILE } from './run.js';
 import type { CompareLogger } from './run.js';
@@ -151,40 +152,16 @@ export function parseThreshold(v: string): Threshold {
 
 /** `runs/compare-20261203-061500`: a new directory per comparison. */
 function defaultOut(): string {
-  const t = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `runs/compare-${t}`;
+  return `runs/compare-${timestamp()}`;
 }
 
-/** Progress on stderr: a live bar on a terminal, a line every few steps otherwise. */
+/** Progress on stderr: a live bar on a terminal, a line every five steps otherwise. */
 function terminalLogger(quiet: boolean): CompareLogger & { done(): void } {
-  const tty = process.stderr.isTTY === true;
-  let bar = '';
-  const clear = () => {
-    if (bar !== '') process.stderr.write('\r\x1b[2K');
-  };
-  const line = (m: string) => {
-    if (quiet) return;
-    clear();
-    process.stderr.write(`rlvr compare: ${m.replace(/\s*\n\s*/g, ' ')}\n`);
-    if (bar !== '') process.stderr.write(bar);
-  };
+  const out = new StatusLine('rlvr compare', quiet);
   return {
-    info: line,
-    warn: (m) => line(`warning: ${m}`),
-    progress(p) {
-      if (quiet) return;
-      const text = `${p.run}/${p.runs} ${p.estimator} s${p.seed} ${progressLine(p)}`;
-      if (tty) {
-        clear();
-        bar = text;
-        process.stderr.write(bar);
-      } else if (p.step === p.steps || p.step % 5 === 0) {
-        process.stderr.write(`rlvr compare: ${text}\n`);
-      }
-    },
-    done() {
-      if (tty && bar !== '') process.stderr.write('\n');
-      bar = '';
-    },
+    info: (m) => out.line(m),
+    warn: (m) => out.line(`warning: ${m}`),
+    progress: (p) => out.status(`${p.run}/${p.runs} ${p.estimator} s${p.seed} ${progressLine(p)}`, p.step === p.steps || p.step % 5 === 0),
+    done: () => out.done(),
   };
 }

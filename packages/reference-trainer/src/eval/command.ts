@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import { assertWritable, writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
+import { StatusLine, timestamp } from '../terminal.js';
 import { EVAL_PRESETS, guessPreset, parseEvalOptions, resolvePreset } from './options.js';
 import type { EvalDataset, EvalOptions } from './options.js';
 import { runEval } from './run.js';
@@ -194,46 +195,24 @@ export function datasetsOf(files: readonly string[], presets: readonly string[])
 /** `eval-warmup-20261203-061500.json`: a new file per run, so repeating a command never overwrites. */
 function defaultOut(result: EvalResult, started: Date): string {
   const name = result.policy.kind === 'model' ? basename(result.policy.dir) : (result.policy.model.split('/').at(-1) ?? 'endpoint');
-  const t = started.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `eval-${name.replace(/[^A-Za-z0-9_.+-]/g, '_') || 'model'}-${t}.json`;
+  return `eval-${name.replace(/[^A-Za-z0-9_.+-]/g, '_') || 'model'}-${timestamp(started)}.json`;
 }
 
 /** Progress on stderr: a live line on a terminal, a line every tenth of a dataset otherwise. */
 function terminalLogger(quiet: boolean): EvalLogger & { done(): void } {
-  const tty = process.stderr.isTTY === true;
-  let bar = '';
+  const out = new StatusLine('rlvr eval', quiet);
   let lastTenth = -1;
-  const clear = () => {
-    if (bar !== '') process.stderr.write('\r\x1b[2K');
-  };
-  const line = (m: string) => {
-    if (quiet) return;
-    clear();
-    process.stderr.write(`rlvr eval: ${m.replace(/\s*\n\s*/g, ' ')}\n`);
-    if (bar !== '') process.stderr.write(bar);
-  };
   return {
-    info: line,
-    warn: (m) => line(`warning: ${m}`),
+    info: (m) => out.line(m),
+    warn: (m) => out.line(`warning: ${m}`),
     progress(p: EvalProgress) {
-      if (quiet) return;
       const text = `${p.dataset} (${p.index + 1}/${p.datasets}): ${p.done}/${p.problems} problems`;
-      if (tty) {
-        clear();
-        bar = p.done === p.problems ? '' : `rlvr eval: ${text}`;
-        process.stderr.write(bar);
-        return;
-      }
       const tenth = Math.floor((10 * p.done) / p.problems);
       if (p.done === 0) lastTenth = 0;
-      else if (tenth > lastTenth && p.done < p.problems) {
-        lastTenth = tenth;
-        process.stderr.write(`rlvr eval: ${text}\n`);
-      }
+      const log = p.done > 0 && tenth > lastTenth && p.done < p.problems;
+      if (log) lastTenth = tenth;
+      out.status(p.done === p.problems ? '' : text, log);
     },
-    done() {
-      clear();
-      bar = '';
-    },
+    done: () => out.status('', false),
   };
 }

@@ -7,6 +7,7 @@ import { readConfigFile } from '../pretrain/config.js';
 import { parseTrainConfig } from './config.js';
 import { pairedDifference } from './paired.js';
 import { progressLine } from './progress.js';
+import { StatusLine, timestamp } from '../terminal.js';
 import { runTrain } from './run.js';
 import type { TrainLogger, TrainSummary } from './run.js';
 
@@ -107,8 +108,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
 
 /** `runs/grail-s0-20261203-061500`: a new directory per run, so repeating a command never collides. */
 function defaultOut(estimator: string, seed: number): string {
-  const t = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `runs/${estimator.replace(/[^A-Za-z0-9_.+-]/g, '_')}-s${seed}-${t}`;
+  return `runs/${estimator.replace(/[^A-Za-z0-9_.+-]/g, '_')}-s${seed}-${timestamp()}`;
 }
 
 /** The human summary: held-out accuracy before and after, the time per step, where the run is. */
@@ -131,36 +131,13 @@ export function formatSummary(s: TrainSummary): string {
   return lines.join('\n');
 }
 
-/** Progress on stderr: a live bar on a terminal, a line every few steps otherwise. */
+/** Progress on stderr: a live bar on a terminal, a line every five steps otherwise. */
 function terminalLogger(quiet: boolean): TrainLogger & { done(): void } {
-  const tty = process.stderr.isTTY === true;
-  let bar = '';
-  const clear = () => {
-    if (bar !== '') process.stderr.write('\r\x1b[2K');
-  };
-  const line = (m: string) => {
-    if (quiet) return;
-    clear();
-    process.stderr.write(`rlvr train: ${m.replace(/\s*\n\s*/g, ' ')}\n`);
-    if (bar !== '') process.stderr.write(bar);
-  };
+  const out = new StatusLine('rlvr train', quiet);
   return {
-    info: line,
-    warn: (m) => line(`warning: ${m}`),
-    progress(p) {
-      if (quiet) return;
-      const text = progressLine(p);
-      if (tty) {
-        clear();
-        bar = text;
-        process.stderr.write(bar);
-      } else if (p.step === p.steps || p.step % 5 === 0) {
-        process.stderr.write(`rlvr train: ${text}\n`);
-      }
-    },
-    done() {
-      if (tty && bar !== '') process.stderr.write('\n');
-      bar = '';
-    },
+    info: (m) => out.line(m),
+    warn: (m) => out.line(`warning: ${m}`),
+    progress: (p) => out.status(progressLine(p), p.step === p.steps || p.step % 5 === 0),
+    done: () => out.done(),
   };
 }
