@@ -37,9 +37,9 @@ export const TrainRolloutSchema = z
 export const TrainEvalSchema = z
   .object({
     /** evaluate every N steps (and before the first and after the last); 0 = only before and after */
-    every: z.number().int().min(0).default(20),
+    every: z.number().int().min(0).default(50),
     problems: z.number().int().min(1).max(100_000).default(128),
-    n: z.number().int().min(1).max(256).default(4),
+    n: z.number().int().min(1).max(256).default(8),
     temperature: z.number().min(0).max(4).default(0.6),
     topP: z.number().gt(0).max(1).default(0.95),
     maxNewTokens: z.number().int().min(1).max(4096).default(64),
@@ -71,7 +71,7 @@ export const TrainConfigSchema = z
     /** seeds the data order, sampling and mini-batch shuffling: two runs with one seed see the same problems */
     seed: z.number().int().min(0).max(0xffffffff).default(0),
     /** RL steps (one batch of P x G rollouts and one optimizer update each) */
-    steps: z.number().int().min(1).max(1_000_000).default(120),
+    steps: z.number().int().min(1).max(1_000_000).default(200),
     /** a registered advantage estimator, e.g. grpo, dr-grpo, grail, oar-g, rloo, or `baseline+weighting` */
     estimator: z.string().min(1).default('grail'),
     /** the estimator's options (checked by its own schema before any work) */
@@ -106,8 +106,8 @@ export const TrainConfigSchema = z
 export type TrainConfig = z.output<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
-/** The embedded default's RL update: Adam at a constant 3e-5, GRAIL-reference clipping, no KL. */
-const DEFAULT_TRAINER = { schedule: { type: 'constant', lr: 3e-5 } } as const;
+/** The embedded default's RL update: AdamW at a constant 5e-5 (1e-4 already degraded held-out accuracy), GRAIL-reference clipping, no KL. */
+const DEFAULT_TRAINER = { schedule: { type: 'constant', lr: 5e-5 } } as const;
 
 /**
  * Validate a train config. Unknown keys and bad values are named (with `file` when given) in one
