@@ -44,6 +44,8 @@ export function formatVerdict(estimator: string, baseline: string, v: NoiseVerdi
 /** The whole report: context lines, the table, the verdicts. */
 export function formatCompare(t: CompareTable, context: { steps: number; seeds: readonly number[] }): string {
   const base = t.rows.find((r) => r.estimator === t.baseline)!;
+  // a greedy column when every run decoded greedily too (the default of rlvr train)
+  const greedy = t.rows.every((r) => r.greedy !== null);
   const seeds = context.seeds;
   const baselineWhy = t.baselineReason === 'grpo' ? '' : t.baselineReason === 'given' ? ' (--baseline)' : ' (the first estimator: grpo is not in the list)';
   const start = t.rows.flatMap((r) => r.start.mean);
@@ -54,8 +56,8 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
     `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${pct(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± std over seeds`,
     '',
     textTable(
-      ['estimator', 'final accuracy', `pass@${t.n}`, `steps to ${target}`, 's/step', `time vs ${t.baseline}`],
-      t.rows.map((r) => [r.estimator, formatMeanStd(r.accuracy), formatMeanStd(r.passAtN), formatThreshold(r), r.secondsPerStep.toFixed(2), `${r.stepTimeRatio.toFixed(2)}x`]),
+      ['estimator', 'final accuracy', `pass@${t.n}`, ...(greedy ? ['greedy'] : []), `steps to ${target}`, 's/step', `time vs ${t.baseline}`],
+      t.rows.map((r) => [r.estimator, formatMeanStd(r.accuracy), formatMeanStd(r.passAtN), ...(greedy ? [formatMeanStd(r.greedy!)] : []), formatThreshold(r), r.secondsPerStep.toFixed(2), `${r.stepTimeRatio.toFixed(2)}x`]),
     ),
     '',
     `baseline: ${t.baseline}${baselineWhy}; steps to ${target}: first eval step with ${targetWhy}, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded`,

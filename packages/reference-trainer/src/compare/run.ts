@@ -139,7 +139,7 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     };
     const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
     if (s.interrupted) return result(null, null, true);
-    runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems }) => ({ step, accuracy, passAtN, n, problems })), secondsPerStep: await medianStepSeconds(dir, s.secondsPerStep), wallSeconds: s.wallSeconds });
+    runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({ step, accuracy, passAtN, n, problems, ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }) })), secondsPerStep: await medianStepSeconds(dir, s.secondsPerStep), wallSeconds: s.wallSeconds });
     if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
   }
 

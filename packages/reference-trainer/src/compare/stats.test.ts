@@ -144,4 +144,20 @@ describe('text', () => {
       ].join('\n'),
     );
   });
+
+  test('a greedy column when every run decoded greedily at its last evaluation', () => {
+    const withGreedy = (r: CompareRun, g: number): CompareRun => ({ ...r, evals: r.evals.map((e, i) => (i === r.evals.length - 1 ? { ...e, greedyAccuracy: g } : e)) });
+    // grpo greedy 0.6, 0.7, 0.8 -> 70.0% ± 10.0; grail 0.75 each -> 75.0% ± 0.0
+    const runs = [withGreedy(RUNS[0]!, 0.6), withGreedy(RUNS[1]!, 0.7), withGreedy(RUNS[2]!, 0.8), ...RUNS.slice(3, 6).map((r) => withGreedy(r, 0.75))];
+    const t = summarize(runs, ['grpo', 'grail']);
+    expect(t.rows.map((r) => r.greedy)).toEqual([
+      { mean: expect.closeTo(0.7, 12), std: expect.closeTo(0.1, 12), n: 3 },
+      { mean: 0.75, std: 0, n: 3 },
+    ]);
+    const lines = formatCompare(t, { steps: 20, seeds: [0, 1, 2] }).split('\n');
+    expect(lines[3]).toBe('estimator  final accuracy        pass@4        greedy  steps to +5.0 pts  s/step  time vs grpo');
+    expect(lines[5]).toBe('grpo         60.0% ± 10.0  83.3% ± 14.4  70.0% ± 10.0           15 (2/3)    2.00         1.00x');
+    // one run without greedy: no column
+    expect(summarize([...runs.slice(0, 5), RUNS[5]!], ['grpo', 'grail']).rows[1]!.greedy).toBeNull();
+  });
 });

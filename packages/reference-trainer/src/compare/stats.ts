@@ -9,7 +9,7 @@
 import type { TrainEval } from '../train/run.js';
 
 /** The fields of a held-out evaluation the comparison uses. */
-export type CompareEval = Pick<TrainEval, 'step' | 'accuracy' | 'passAtN' | 'n' | 'problems'>;
+export type CompareEval = Pick<TrainEval, 'step' | 'accuracy' | 'passAtN' | 'n' | 'problems' | 'greedyAccuracy'>;
 
 /** One finished (or resumed) training run of the comparison. */
 export interface CompareRun {
@@ -82,6 +82,8 @@ export interface CompareRow {
   accuracy: MeanStd;
   /** pass@n at the last eval */
   passAtN: MeanStd;
+  /** greedy accuracy at the last eval; null unless every run has one */
+  greedy: MeanStd | null;
   /** steps to reach the threshold, per seed in `seeds` order (null: not reached within the run) */
   thresholdSteps: (number | null)[];
   /** how many seeds reached the threshold */
@@ -170,6 +172,7 @@ export function summarize(runs: readonly CompareRun[], estimators: readonly stri
       start: meanStd(list.map((r) => r.evals[0]!.accuracy)),
       accuracy: meanStd(accuracy),
       passAtN: meanStd(list.map((r) => final(r).passAtN)),
+      greedy: list.every((r) => final(r).greedyAccuracy !== undefined) ? meanStd(list.map((r) => final(r).greedyAccuracy!)) : null,
       thresholdSteps,
       reached: hit.length,
       meanStepsToThreshold: hit.length === 0 ? null : meanStd(hit).mean,
