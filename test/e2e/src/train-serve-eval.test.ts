@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { syntheticGenerator } from '@rlvr/rollout';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -52,7 +53,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe('train -> resume -> report -> serve -> eval', () => {
+describe('the rlvr bins end to end', () => {
   test('the whole flow through the CLIs', async () => {
     const config = join(root, 'micro.json');
     await writeFile(
@@ -106,5 +107,25 @@ describe('train -> resume -> report -> serve -> eval', () => {
     expect(endpointCounts[0]).toHaveLength(8);
     // the warm-up-based policy solves some of them (deterministic: greedy, fixed problems)
     expect(endpointCounts[0]!.some((c) => c > 0)).toBe(true);
+  });
+
+  test('a third-party weighting as a plugin: grpo+entropy trains on the policy-entropy signal', async () => {
+    const out = join(root, 'entropy');
+    const plugin = fileURLToPath(new URL('../fixtures/entropy-plugin.mjs', import.meta.url));
+    const config = join(root, 'entropy.json');
+    await writeFile(config, JSON.stringify({ steps: 2, rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 }, eval: { every: 0, problems: 4, n: 1, greedy: false, maxNewTokens: 24 }, backend: 'wasm' }));
+    const r = await run(RLVR, 'train', '--config', config, '--estimator', 'grpo+entropy', '--plugin', plugin, '--out', out, '-q');
+    expect(r.code, r.stderr).toBe(0);
+    const steps = (await readFile(join(out, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    expect(steps.map((m) => m.step)).toEqual([0, 1, 2]);
+    // entropy weights: 1 for a token as uncertain as its rollout's average, clipped to [0.25, 4]
+    for (const m of steps.slice(1)) {
+      expect(m['weights/all/std']).toBeGreaterThan(0);
+      expect(m['weights/all/min']).toBeGreaterThanOrEqual(0.25);
+      expect(m['weights/all/max']).toBeLessThanOrEqual(4);
+    }
+    const unknown = await run(RLVR, 'train', '--config', config, '--estimator', 'grpo+entropy', '--out', join(root, 'no-plugin'));
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^rlvr train: field estimator: estimator: .*entropy.*\n$/);
   });
 });
