@@ -19,9 +19,9 @@ const EASY = { minSteps: 1, maxSteps: 2, digits: 1 } as const;
 export const TrainRolloutSchema = z
   .object({
     /** prompts (groups) per step */
-    prompts: z.number().int().min(1).max(4096).default(8),
+    prompts: z.number().int().min(1).max(4096).default(16),
     /** G: completions per prompt */
-    groupSize: z.number().int().min(2).max(256).default(8),
+    groupSize: z.number().int().min(2).max(256).default(4),
     temperature: z.number().gt(0).max(4).default(1),
     topP: z.number().gt(0).max(1).default(1),
     maxNewTokens: z.number().int().min(1).max(4096).default(64),
