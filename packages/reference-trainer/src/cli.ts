@@ -75,16 +75,11 @@ async function pretrain(argv: string[]): Promise<void> {
     return;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const int = (flag: string, v: string): number => {
-    if (!/^\d+$/.test(v)) throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(v)}`);
-    return Number(v);
-  };
-  const { parsePretrainConfig, readConfigFile } = await import('./pretrain/config.js');
-  const raw = values.config === undefined ? {} : await readConfigFile(values.config);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file: values.config });
-  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  if (values.steps !== undefined) input.steps = int('steps', values.steps);
-  if (values.seed !== undefined) input.seed = int('seed', values.seed);
+  const { parsePretrainConfig } = await import('./pretrain/config.js');
+  const { nonNegativeInt, readConfigObject } = await import('./command-input.js');
+  const input = await readConfigObject(values.config);
+  if (values.steps !== undefined) input.steps = nonNegativeInt('steps', values.steps);
+  if (values.seed !== undefined) input.seed = nonNegativeInt('seed', values.seed);
   const config = parsePretrainConfig(input, values.config);
   const { runPretrain } = await import('./pretrain/run.js');
   const log = values.quiet ? () => {} : (m: string) => process.stderr.write(`rlvr pretrain: ${oneLine(m)}\n`);

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from '../errors.js';
-import { readConfigFile } from '../pretrain/config.js';
+import { nonNegativeInt, readConfigObject, withPlugins } from '../command-input.js';
 import { progressLine } from '../train/progress.js';
 import { StatusLine, timestamp } from '../terminal.js';
 import { formatCompare } from './format.js';
@@ -70,10 +70,7 @@ export async function compareCommand(argv: string[]): Promise<void> {
   const threshold = values.threshold === undefined ? undefined : parseThreshold(values.threshold);
   if (values.resume && values.out === undefined) throw usage('--resume needs --out: the comparison directory to continue');
 
-  const raw = values.config === undefined ? {} : await readConfigFile(values.config);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file: values.config });
-  const config: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  if (values.plugin !== undefined) config.plugins = [...(Array.isArray(config.plugins) ? (config.plugins as unknown[]) : []), ...values.plugin];
+  const config = withPlugins(await readConfigObject(values.config), values.plugin);
   const seeds = parseSeeds(values.seeds ?? '3', config.seed);
 
   const out = values.out ?? defaultOut();
@@ -121,10 +118,7 @@ export async function compareCommand(argv: string[]): Promise<void> {
   process.stdout.write(`runs in ${out}/ESTIMATOR/seed-S (rlvr report on any of them); summary: ${result.file}\n`);
 }
 
-function int(flag: string, v: string): number {
-  if (!/^\d+$/.test(v)) throw new ReferenceTrainerError('invalid_options', `--${flag} must be a non-negative integer, got ${JSON.stringify(v)}`);
-  return Number(v);
-}
+const int = nonNegativeInt;
 
 /** `grpo, grail` -> ['grpo', 'grail']; empty items are an error. */
 function parseList(flag: string, v: string): string[] {

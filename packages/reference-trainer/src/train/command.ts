@@ -3,7 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from '../errors.js';
-import { readConfigFile } from '../pretrain/config.js';
+import { nonNegativeInt, readConfigObject, withPlugins } from '../command-input.js';
 import { parseTrainConfig } from './config.js';
 import { pairedDifference } from './paired.js';
 import { progressLine } from './progress.js';
@@ -60,18 +60,11 @@ export async function trainCommand(argv: string[]): Promise<void> {
   }
   const usage = (m: string) => new ReferenceTrainerError('invalid_options', m);
   if (positionals.length > 0) throw usage(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const int = (flag: string, v: string): number => {
-    if (!/^\d+$/.test(v)) throw usage(`--${flag} must be a non-negative integer, got ${JSON.stringify(v)}`);
-    return Number(v);
-  };
-  const raw = values.config === undefined ? {} : await readConfigFile(values.config);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file: values.config });
-  const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  if (values.steps !== undefined) input.steps = int('steps', values.steps);
-  if (values.seed !== undefined) input.seed = int('seed', values.seed);
+  const input = withPlugins(await readConfigObject(values.config), values.plugin);
+  if (values.steps !== undefined) input.steps = nonNegativeInt('steps', values.steps);
+  if (values.seed !== undefined) input.seed = nonNegativeInt('seed', values.seed);
   if (values.estimator !== undefined) input.estimator = values.estimator;
   if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
-  if (values.plugin !== undefined) input.plugins = [...(Array.isArray(input.plugins) ? (input.plugins as unknown[]) : []), ...values.plugin];
   const config = parseTrainConfig(input, values.config);
 
   if (values.resume && values.out === undefined) throw usage('--resume needs --out: the run directory to continue');
