@@ -156,7 +156,8 @@ async function main(argv: string[]): Promise<number> {
     else if (command === 'eval') await (await import('./eval/command.js')).evalCommand(rest);
     else if (command === 'compare') await (await import('./compare/command.js')).compareCommand(rest);
     else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, eval, compare, pretrain, report, verify, advantages)`);
-    return 0;
+    // a command may set its own (rlvr train stopped by Ctrl-C: 130)
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     const usage = err instanceof UsageError || (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS') === true;
     const invalidOptions = err instanceof ReferenceTrainerError && (err.code === 'invalid_options' || err.code === 'invalid_config');

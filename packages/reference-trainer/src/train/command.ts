@@ -19,7 +19,7 @@ With no config this is the embedded default: the shipped warm-up checkpoint on s
 arithmetic, GRAIL advantages. Progress goes to stderr, the summary to stdout.
 
 options:
-  --config FILE       JSON config (see docs/getting-started.md); the flags below override it
+  --config FILE       JSON config (keys: the @rlvr/reference-trainer README); the flags below override it
   --estimator NAME    advantage estimator (grpo, dr-grpo, grail, oar-g, rloo, baseline+weighting, ...)
   --plugin FILE       a module that registers estimators (repeatable)
   --checkpoint DIR    the starting policy (default: the embedded warm-up checkpoint)
@@ -91,6 +91,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
     report = r.path;
     for (const w of r.warnings) logger.warn?.(w);
   }
+  // Stopped by Ctrl-C: the checkpoint is saved, but the run is not done (130 = 128 + SIGINT).
+  if (summary.interrupted) process.exitCode = 130;
   if (values.json) {
     process.stdout.write(JSON.stringify({ ...summary, ...(report === undefined ? {} : { report }) }) + '\n');
     return;
@@ -109,8 +111,8 @@ export function formatSummary(s: TrainSummary): string {
   const first = s.evals[0];
   const last = s.evals.at(-1);
   const pct = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
-  const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${last?.step ?? 0}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
-  if (first !== undefined && last !== undefined) {
+  const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${s.completedSteps}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
+  if (first !== undefined && last !== undefined && last !== first) {
     const change = (before: number[], after: number[], n: number) => {
       if (last === first) return '';
       const d = pairedDifference(before, after, n);
@@ -120,7 +122,7 @@ export function formatSummary(s: TrainSummary): string {
     lines.push(`pass@${first.n}: ${pct(first.passAtN)} -> ${pct(last.passAtN)}`);
     if (first.greedyCorrect !== undefined && last.greedyCorrect !== undefined) lines.push(`greedy accuracy: ${pct(first.greedyAccuracy)} -> ${pct(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}`);
   }
-  lines.push(`run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
+  lines.push(s.interrupted ? `run directory: ${s.outDir} (continue with: rlvr train --out ${s.outDir} --resume, with the same config)` : `run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
   return lines.join('\n');
 }
 

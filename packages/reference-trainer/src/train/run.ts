@@ -74,6 +74,8 @@ export interface TrainSummary {
   resumedFrom: number;
   /** true when `signal` stopped the run early (after saving a checkpoint) */
   interrupted: boolean;
+  /** steps the run has done (`steps` unless interrupted) */
+  completedSteps: number;
 }
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
@@ -215,6 +217,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       progress(0, Number.NaN);
     }
     let interrupted = false;
+    let completedSteps = start;
     for (let step = start + 1; step <= config.steps; step++) {
       const s0 = performance.now();
       const tasks = toPromptTasks(stream.next(config.rollout.prompts), tokenizer, prompts);
@@ -233,6 +236,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       if (last || interrupted || (config.checkpointEvery > 0 && step % config.checkpointEvery === 0)) {
         await trainer.save(store, { step, cursor: stream.cursor, evals, stepSeconds }, resumeKey(config));
       }
+      completedSteps = step;
       progress(step, out.metrics['reward/mean'] ?? Number.NaN);
       if (interrupted) {
         logger.info(`stopped after step ${step}; checkpoint saved: run again with --resume to continue`);
@@ -252,6 +256,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       modelDir,
       resumedFrom: start,
       interrupted,
+      completedSteps,
     };
   } finally {
     trainer.optimizer.dispose();

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -119,6 +120,33 @@ describe('rlvr train', () => {
     const bad = await rlvr('train', '--config', other, '--out', out, '--resume');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(`rlvr train: cannot resume: ${join(out, 'checkpoints', 'step-000004')} was written with a different config; differing fields: trainer.schedule.lr\n`);
+  });
+
+  test('Ctrl-C stops after the step with a checkpoint, exit code 130; --resume finishes the run', async () => {
+    const out = join(root, 'interrupted');
+    const long = join(root, 'long.json');
+    await writeFile(long, JSON.stringify({ ...MICRO, steps: 400, checkpointEvery: 0, sampleEvery: 0, eval: { ...MICRO.eval, every: 0 } }));
+    const child = spawn(process.execPath, [CLI, 'train', '--config', long, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        // the first progress line (every 5 steps when not a terminal): interrupt
+        if (/\] +5\/400/.test(stderr) && !child.killed) child.kill('SIGINT');
+      });
+      child.on('close', resolve);
+    });
+    expect(code, stderr).toBe(130);
+    const done = Number(/stopped after step (\d+)/.exec(stderr)?.[1]);
+    expect(done).toBeGreaterThanOrEqual(5);
+    expect(stdout).toContain(`rlvr train: stopped early: grail, seed 0, ${done}/400 steps`);
+    expect(await readdir(join(out, 'checkpoints'))).toEqual([`step-${String(done).padStart(6, '0')}`]);
+    expect(existsSync(join(out, 'model'))).toBe(false);
+    const rest = await rlvr('train', '--config', long, '--out', out, '--resume', '--steps', String(done + 2), '-q');
+    expect(rest.code, rest.stderr).toBe(0);
+    expect((await readRunDir(out)).metrics.map((m) => m.step)).toEqual(Array.from({ length: done + 3 }, (_, i) => i));
   });
 
   test('any registered estimator by name, and one registered by a plugin module', async () => {
