@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { duration, progressLine } from './progress.js';
-import { estimatorMetrics } from './run.js';
+import { estimatorMetrics } from './step.js';
 import { FileStream, TaskStream, heldOutTasks, splitHeldOut } from './tasks.js';
 
 const EASY = { minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] as ('add' | 'sub')[], maxFactor: 5 };

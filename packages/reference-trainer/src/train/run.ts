@@ -1,27 +1,25 @@
-import { constants, existsSync } from 'node:fs';
-import { access, appendFile, copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { getSpans, totalTokens } from '@rlvr/core';
-import type { RolloutBatch } from '@rlvr/core';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
-import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
-import { mathReward } from '@rlvr/math-verify';
-import { PRUNED_FILE, loadModel, loadTokenizer, saveModel, selectBackend } from '@rlvr/policy';
+import type { PreparedEstimator } from '@rlvr/advantages';
+import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { loadTasks, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, sampleGroups } from '@rlvr/rollout';
+import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
 import type { PromptBuilder } from '@rlvr/rollout';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '../run-dir.js';
-import type { SampleRecord } from '../run-dir.js';
 import type { TrainConfig } from './config.js';
 import { heldOutEval } from './held-out-eval.js';
 import type { HeldOutResult } from './held-out-eval.js';
 import { loadPlugins } from './plugins.js';
-import { checkSignals, computeSignals } from './signals.js';
-import { FileStream, TaskStream, heldOutTasks, splitHeldOut, toPromptTasks } from './tasks.js';
-import type { Problem, ProblemStream, PromptTask } from './tasks.js';
+import { loadProblems } from './problems.js';
+import { assertCreatable, exportModel, mkdirReason, truncateJsonl } from './run-files.js';
+import { checkSignals } from './signals.js';
+import { rlStep, sampleRecords } from './step.js';
+import { toPromptTasks } from './tasks.js';
 
 /** Where progress goes: the CLI prints it; library code never does. */
 export interface TrainLogger {
@@ -83,8 +81,6 @@ export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as cons
 /** `evals.jsonl`: one `TrainEval` per held-out evaluation, with per-problem counts (for paired comparisons). */
 export const TRAIN_FILES = { evals: 'evals.jsonl' } as const;
 
-/** Tokenizer files copied from the starting checkpoint into `OUT/model`. */
-const TOKENIZER_FILES = [PRUNED_FILE, 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
 
 /**
  * The config a checkpoint must match to be resumed: everything that shapes the trajectory.
@@ -264,28 +260,6 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
   }
 }
 
-/** The held-out and training problems: the synthetic task, or the `data` files (read before anything is written). */
-async function loadProblems(config: TrainConfig): Promise<{ heldOut: Problem[]; stream: ProblemStream }> {
-  if (config.data === undefined) {
-    const heldOut = heldOutTasks(config.eval.seed, config.eval.problems, config.evalTask ?? config.task);
-    return { heldOut, stream: new TaskStream(config.seed, config.task, heldOut) };
-  }
-  const { train, eval: evalFile, format } = config.data;
-  const read = async (file: string, field: string): Promise<Problem[]> => {
-    try {
-      return (await loadTasks(file, format)).map((t) => ({ question: t.question, answer: t.answer }));
-    } catch (err) {
-      const missing = !existsSync(file);
-      throw new ReferenceTrainerError(missing ? 'missing_file' : 'invalid_record', (err as Error).message, { field: `data.${field}` }, { cause: err });
-    }
-  };
-  const all = await read(train, 'train');
-  const split = evalFile === undefined ? splitHeldOut(all, config.eval.problems, config.eval.seed) : { heldOut: (await read(evalFile, 'eval')).slice(0, config.eval.problems), train: all };
-  if (split.train.length === 0) throw new ReferenceTrainerError('invalid_config', `data.train: ${train} has ${all.length} problems, all held out for evaluation: lower eval.problems or give data.eval`, { field: 'data.train' });
-  if (split.heldOut.length === 0) throw new ReferenceTrainerError('invalid_config', 'data.eval: no held-out problems', { field: 'data.eval' });
-  return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed) };
-}
-
 function prepare(config: TrainConfig): PreparedEstimator {
   try {
     return prepareEstimator(config.estimator, config.estimatorConfig);
@@ -296,152 +270,8 @@ function prepare(config: TrainConfig): PreparedEstimator {
   }
 }
 
-interface StepOutput {
-  metrics: Record<string, number>;
-  batch: RolloutBatch;
-  adv: AdvantageResult;
-}
-
-/** One RL step: sample, verify, signals, advantages, update. */
-async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: ReturnType<typeof policySampler>, tasks: PromptTask[], step: number, padId: number): Promise<StepOutput> {
-  const r = config.rollout;
-  const lap = stopwatch();
-  const { batch, texts } = await sampleGroups(
-    tasks.map((t) => ({ tokens: t.prompt })),
-    sampler,
-    { groupSize: r.groupSize, temperature: r.temperature, topP: r.topP, maxNewTokens: r.maxNewTokens, seed: stepSeed(config.seed, step) },
-  );
-  const sampleS = lap();
-  texts.forEach((text, i) => {
-    batch.rewards[i] = batch.finish[i] === 2 ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
-  });
-  const verifyS = lap();
-  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, estimator.needs, config.saliency, padId);
-  const signalsS = lap();
-  const adv = estimator.estimate(batch, signals);
-  const advS = lap();
-  const { metrics } = trainer.step(batch, adv.advantages, oldLogprobs === undefined ? {} : { oldLogprobs });
-  const updateS = lap();
-  return {
-    metrics: {
-      ...metrics,
-      ...estimatorMetrics(adv.metrics),
-      'time/sample_s': sampleS,
-      'time/verify_s': verifyS,
-      'time/signals_s': signalsS,
-      'time/advantages_s': advS,
-      'time/update_s': updateS,
-    },
-    batch,
-    adv,
-  };
-}
-
-/** Estimator metrics under report names: `weight_mean_correct` -> `weights/correct/mean`, others under `adv/`. */
-export function estimatorMetrics(m: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(m)) {
-    const w = /^weight_(mean|std|min|max)(?:_(correct|wrong))?$/.exec(k);
-    if (w) out[`weights/${w[2] ?? 'all'}/${w[1]}`] = v;
-    else out[`adv/${k}`] = v;
-  }
-  return out;
-}
-
-/**
- * `count` rollouts of the step for samples.jsonl, spread over the groups (the first of every
- * k-th group, alternating with the last, so both outcomes tend to show).
- */
-function sampleRecords(step: number, batch: RolloutBatch, adv: AdvantageResult, tasks: readonly PromptTask[], tokenizer: Tokenizer, G: number, count: number): SampleRecord[] {
-  const B = batch.numRollouts;
-  const picks = new Set<number>();
-  for (let k = 0; k < Math.min(count, B); k++) {
-    const g = Math.floor((k * B) / Math.min(count, B) / G);
-    picks.add(Math.min(B - 1, g * G + (k % 2 === 0 ? 0 : G - 1)));
-  }
-  return [...picks].sort((a, b) => a - b).map((i) => {
-    const c0 = batch.completionOffsets[i]!;
-    const c1 = batch.completionOffsets[i + 1]!;
-    const ids = Array.from(batch.completionTokens.subarray(c0, c1));
-    return {
-      step,
-      group: batch.groupIndex[i]!,
-      reward: batch.rewards[i]!,
-      correct: batch.rewards[i]! > 0,
-      advantage: adv.sequenceAdvantages[i]!,
-      prompt: tasks[batch.groupIndex[i]!]!.question,
-      tokens: ids.map((id) => tokenizer.decode([id])),
-      weights: Array.from(adv.weights.subarray(c0, c1)),
-      spans: getSpans(batch, i),
-    };
-  });
-}
-
-/** Keep the records of a JSONL file with `step <= last` (rewritten atomically); a missing file stays missing. */
-async function truncateJsonl(file: string, last: number): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return;
-  }
-  const kept = text.split('\n').filter((line) => line.trim() !== '' && (JSON.parse(line) as { step: number }).step <= last);
-  await writeFileAtomic(file, kept.map((l) => l + '\n').join(''));
-}
-
-/** Write the policy as a model directory (weights + the starting checkpoint's tokenizer files) via a temporary directory and a rename. */
-async function exportModel(model: Qwen3Model, from: string, dir: string): Promise<void> {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  await rm(tmp, { recursive: true, force: true });
-  saveModel(model, tmp);
-  for (const f of TOKENIZER_FILES) if (existsSync(join(from, f))) await copyFile(join(from, f), join(tmp, f));
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir);
-}
-
-/** The sampling seed of step `step`: distinct per step, the same for every estimator. */
-function stepSeed(seed: number, step: number): number {
-  return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
-}
-
-/** Fail before any work when `dir` could not be created: its nearest existing ancestor is a file or not writable. */
-async function assertCreatable(dir: string): Promise<void> {
-  let p = resolve(dir);
-  for (;;) {
-    const st = await stat(p).catch(() => null);
-    if (st !== null) {
-      const fail = (code: string) => {
-        throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(Object.assign(new Error(code), { code }))}`, { file: dir });
-      };
-      if (!st.isDirectory()) fail(p === resolve(dir) ? 'EEXIST' : 'ENOTDIR');
-      await access(p, constants.W_OK).catch(() => fail('EACCES'));
-      return;
-    }
-    const up = dirname(p);
-    if (up === p) return;
-    p = up;
-  }
-}
-
 function cannotResume(err: unknown): never {
   throw new ReferenceTrainerError('invalid_options', `cannot resume: ${(err as Error).message}`, {}, { cause: err });
-}
-
-function mkdirReason(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a path component is a file, not a directory';
-  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';
-  return (err as Error).message;
-}
-
-function stopwatch(): () => number {
-  let t = performance.now();
-  return () => {
-    const now = performance.now();
-    const s = (now - t) / 1000;
-    t = now;
-    return s;
-  };
 }
 
 function mean(xs: readonly number[]): number {

@@ -1,0 +1,109 @@
+import { getSpans } from '@rlvr/core';
+import type { RolloutBatch } from '@rlvr/core';
+import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
+import { mathReward } from '@rlvr/math-verify';
+import type { Tokenizer } from '@rlvr/policy';
+import { sampleGroups } from '@rlvr/rollout';
+import type { PolicySampler } from '@rlvr/rollout';
+import type { Trainer } from '@rlvr/trainer';
+import type { SampleRecord } from '../run-dir.js';
+import type { TrainConfig } from './config.js';
+import { computeSignals } from './signals.js';
+import type { PromptTask } from './tasks.js';
+
+/** What one RL step produced: its metrics, and the batch and advantages (for samples.jsonl). */
+export interface StepOutput {
+  metrics: Record<string, number>;
+  batch: RolloutBatch;
+  adv: AdvantageResult;
+}
+
+/** One RL step: sample, verify, signals, advantages, update. */
+export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number): Promise<StepOutput> {
+  const r = config.rollout;
+  const lap = stopwatch();
+  const { batch, texts } = await sampleGroups(
+    tasks.map((t) => ({ tokens: t.prompt })),
+    sampler,
+    { groupSize: r.groupSize, temperature: r.temperature, topP: r.topP, maxNewTokens: r.maxNewTokens, seed: stepSeed(config.seed, step) },
+  );
+  const sampleS = lap();
+  texts.forEach((text, i) => {
+    batch.rewards[i] = batch.finish[i] === 2 ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
+  });
+  const verifyS = lap();
+  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, estimator.needs, config.saliency, padId);
+  const signalsS = lap();
+  const adv = estimator.estimate(batch, signals);
+  const advS = lap();
+  const { metrics } = trainer.step(batch, adv.advantages, oldLogprobs === undefined ? {} : { oldLogprobs });
+  const updateS = lap();
+  return {
+    metrics: {
+      ...metrics,
+      ...estimatorMetrics(adv.metrics),
+      'time/sample_s': sampleS,
+      'time/verify_s': verifyS,
+      'time/signals_s': signalsS,
+      'time/advantages_s': advS,
+      'time/update_s': updateS,
+    },
+    batch,
+    adv,
+  };
+}
+
+/** Estimator metrics under report names: `weight_mean_correct` -> `weights/correct/mean`, others under `adv/`. */
+export function estimatorMetrics(m: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(m)) {
+    const w = /^weight_(mean|std|min|max)(?:_(correct|wrong))?$/.exec(k);
+    if (w) out[`weights/${w[2] ?? 'all'}/${w[1]}`] = v;
+    else out[`adv/${k}`] = v;
+  }
+  return out;
+}
+
+/**
+ * `count` rollouts of the step for samples.jsonl, spread over the groups (the first of every
+ * k-th group, alternating with the last, so both outcomes tend to show).
+ */
+export function sampleRecords(step: number, batch: RolloutBatch, adv: AdvantageResult, tasks: readonly PromptTask[], tokenizer: Tokenizer, G: number, count: number): SampleRecord[] {
+  const B = batch.numRollouts;
+  const picks = new Set<number>();
+  for (let k = 0; k < Math.min(count, B); k++) {
+    const g = Math.floor((k * B) / Math.min(count, B) / G);
+    picks.add(Math.min(B - 1, g * G + (k % 2 === 0 ? 0 : G - 1)));
+  }
+  return [...picks].sort((a, b) => a - b).map((i) => {
+    const c0 = batch.completionOffsets[i]!;
+    const c1 = batch.completionOffsets[i + 1]!;
+    const ids = Array.from(batch.completionTokens.subarray(c0, c1));
+    return {
+      step,
+      group: batch.groupIndex[i]!,
+      reward: batch.rewards[i]!,
+      correct: batch.rewards[i]! > 0,
+      advantage: adv.sequenceAdvantages[i]!,
+      prompt: tasks[batch.groupIndex[i]!]!.question,
+      tokens: ids.map((id) => tokenizer.decode([id])),
+      weights: Array.from(adv.weights.subarray(c0, c1)),
+      spans: getSpans(batch, i),
+    };
+  });
+}
+
+/** The sampling seed of step `step`: distinct per step, the same for every estimator. */
+function stepSeed(seed: number, step: number): number {
+  return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
+}
+
+function stopwatch(): () => number {
+  let t = performance.now();
+  return () => {
+    const now = performance.now();
+    const s = (now - t) / 1000;
+    t = now;
+    return s;
+  };
+}
