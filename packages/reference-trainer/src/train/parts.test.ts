@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { duration, progressLine } from './progress.js';
 import { estimatorMetrics } from './step.js';
-import { FileStream, TaskStream, heldOutTasks, splitHeldOut } from './tasks.js';
+import { prunedTokenizer, prunedVocab } from '@rlvr/policy';
+import { BOXED_INSTRUCTION, chatmlTemplate, promptBuilder } from '@rlvr/rollout';
+import { FileStream, TaskStream, heldOutTasks, splitHeldOut, toPromptTasks } from './tasks.js';
 
 const EASY = { minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] as ('add' | 'sub')[], maxFactor: 5 };
 
@@ -50,6 +52,21 @@ describe('FileStream and splitHeldOut', () => {
     const idx = heldOut.map((p) => Number(p.answer));
     expect(idx).toEqual([...idx].sort((a, b) => a - b));
     expect(splitHeldOut(problems, 50, 9).train).toEqual([]);
+  });
+});
+
+describe('toPromptTasks', () => {
+  test("a chat template's markers become its special tokens; the plain layout has none", () => {
+    const tokenizer = prunedTokenizer(prunedVocab('cl100k_base', ['What is 2 + 3?', BOXED_INSTRUCTION, 'user\nassistant\n<think>\n\n</think>\n\n'], ['<|endoftext|>', '<|im_start|>', '<|im_end|>']));
+    const problem = [{ question: 'What is 2 + 3?', answer: '5' }];
+    const [chat] = toPromptTasks(problem, tokenizer, promptBuilder({}, chatmlTemplate));
+    const start = tokenizer.specialId('<|im_start|>')!;
+    expect(chat!.prompt.filter((id) => id === start)).toHaveLength(2);
+    expect(chat!.prompt.filter((id) => id === tokenizer.specialId('<|im_end|>'))).toHaveLength(1);
+    expect(tokenizer.decode(chat!.prompt)).toBe(promptBuilder({}, chatmlTemplate).text('What is 2 + 3?'));
+    const [plain] = toPromptTasks(problem, tokenizer, promptBuilder());
+    expect(plain!.prompt.some((id) => id === start)).toBe(false);
+    tokenizer.free();
   });
 });
 

@@ -96,7 +96,11 @@ export function splitHeldOut<T>(all: readonly T[], count: number, seed: number):
   return { heldOut: all.filter((_, i) => picked.has(i)), train: all.filter((_, i) => !picked.has(i)) };
 }
 
-/** Render (with the policy's chat template) and tokenize prompts. */
+/**
+ * Render (with the policy's chat template) and tokenize prompts. The template's markers
+ * (`<|im_start|>`, ...) are parsed as the special tokens they are, as `rlvr eval` and
+ * `rlvr-serve` do, so that a chat model sees the prompts it was tuned on.
+ */
 export function toPromptTasks(tasks: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder): PromptTask[] {
-  return tasks.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question), { allowSpecial: false }) }));
+  return tasks.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question)) }));
 }
