@@ -1,6 +1,7 @@
 import { tf } from './tf.js';
 import type { Qwen3Model } from '@rlvr/policy';
-import type { PackedRollouts } from '@rlvr/core';
+import { packRollouts, planMicroBatches, scatterPacked, totalTokens } from '@rlvr/core';
+import type { PackedRollouts, RolloutBatch } from '@rlvr/core';
 
 /**
  * Log-probs and entropies of a micro-batch's completion tokens under `model`.
@@ -20,4 +21,25 @@ export function microBatchLogprobs(model: Qwen3Model, mb: PackedRollouts): { log
     const { logprobs, entropy } = model.tokenLogprobs(hs, targets);
     return { logp: logprobs, entropy };
   });
+}
+
+/**
+ * Log-probs and entropies of every completion token of `batch` under `model`, forward only,
+ * micro-batched under `tokenBudget` padded tokens; `include[i]` false skips rollout i (its
+ * tokens stay 0). The old log-probs of a step, a reference model's log-probs, the
+ * `policy.entropy` signal.
+ * @returns logprobs, entropy `[totalTokens]`
+ */
+export function batchLogprobs(model: Qwen3Model, batch: RolloutBatch, options: { tokenBudget: number; padId?: number; include?: ArrayLike<boolean> }): { logprobs: Float32Array; entropy: Float32Array } {
+  const T = totalTokens(batch);
+  const logprobs = new Float32Array(T);
+  const entropy = new Float32Array(T);
+  for (const rows of planMicroBatches(batch, options.tokenBudget, options.include)) {
+    const packed = packRollouts(batch, rows, options.padId ?? 0);
+    const { logp, entropy: h } = microBatchLogprobs(model, packed);
+    scatterPacked(batch, packed, logp.dataSync(), logprobs);
+    scatterPacked(batch, packed, h.dataSync(), entropy);
+    tf.dispose([logp, h]);
+  }
+  return { logprobs, entropy };
 }

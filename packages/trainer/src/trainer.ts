@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type RolloutBatch, type PackedRollouts, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, scatterPacked, totalTokens, validateBatch } from '@rlvr/core';
+import { type RolloutBatch, type PackedRollouts, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, totalTokens, validateBatch } from '@rlvr/core';
 import { CheckpointReader, SafetensorsFile, saveModel, writeSafetensors, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
@@ -9,7 +9,7 @@ import { clippedSurrogate } from './surrogate.js';
 import { aggregate, aggregationScale, type AggregationScale } from './aggregate.js';
 import { klPenalty } from './kl.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
-import { microBatchLogprobs } from './logprobs.js';
+import { batchLogprobs, microBatchLogprobs } from './logprobs.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 
@@ -114,8 +114,8 @@ export class Trainer {
       if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
         throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`);
       }
-      const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows, T);
-      const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows, T) : null;
+      const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
+      const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
       for (let pass = 0; pass < cfg.epochs; pass++) {
         const adv = typeof advantages === 'function' ? advantages(pass) : advantages;
         if (adv.length !== T) throw new TrainerError('invalid_input', `advantages has ${adv.length} values, expected ${T} (one per completion token)`);
@@ -164,26 +164,19 @@ export class Trainer {
   }
 
   /** Old log-probs per token: the sampler's, or recomputed with the current policy (no gradient). */
-  #oldLogprobs(batch: RolloutBatch, rows: number[], T: number): Float32Array {
+  #oldLogprobs(batch: RolloutBatch, rows: number[]): Float32Array {
     if (this.config.oldLogprobs === 'behavior') {
       if (!batch.behaviorLogprobs) throw new TrainerError('invalid_input', "oldLogprobs 'behavior' needs batch.behaviorLogprobs; use 'recompute' or have the sampler record them");
       return batch.behaviorLogprobs;
     }
-    return this.#perToken(this.model, batch, rows, T);
+    return this.#perToken(this.model, batch, rows);
   }
 
   /** log-probs of every completion token of `rows` under `model`, scattered into `[T]`. */
-  #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[], T: number): Float32Array {
-    const out = new Float32Array(T);
-    for (const mb of planMicroBatches(batch, this.config.tokenBudget, maskOf(batch.numRollouts, rows))) {
-      const packed = packRollouts(batch, mb, this.#padId);
-      const { logp, entropy } = microBatchLogprobs(model, packed);
-      const data = logp.dataSync();
-      tf.dispose([logp, entropy]);
-      scatterPacked(batch, packed, data, out);
-    }
-    return out;
+  #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[]): Float32Array {
+    return batchLogprobs(model, batch, { tokenBudget: this.config.tokenBudget, padId: this.#padId, include: maskOf(batch.numRollouts, rows) }).logprobs;
   }
+
 
   /** One optimizer step over `rows`. Returns the name of the first non-finite gradient, if any. */
   #update(batch: RolloutBatch, rows: number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number, tally: Tally): string | null {

@@ -34,8 +34,8 @@ const maxAbsDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 
 describe('computeSignals', () => {
   test('old log-probs and entropies: the forward pass, the fused GRAIL pass and the KV-cache sampler agree', () => {
-    const fused = computeSignals(model, batch, [SIGNAL_NAMES.gradXEmb], {}, eos);
-    const forward = computeSignals(model, batch, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy], {}, eos);
+    const fused = computeSignals(model, batch, [SIGNAL_NAMES.gradXEmb], {}, { padId: eos, tokenBudget: 8192 });
+    const forward = computeSignals(model, batch, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy], {}, { padId: eos, tokenBudget: 8192 });
     const direct = logprobsWithGradXEmb(model, batch);
     expect(fused.signals.get(SIGNAL_NAMES.gradXEmb)).toEqual(direct.scores);
     expect(fused.oldLogprobs).toEqual(direct.logprobs);
@@ -50,9 +50,9 @@ describe('computeSignals', () => {
   });
 
   test('no signal needed: no pass at all; the OAR-G signal comes from its backend', () => {
-    const none = computeSignals(model, batch, [], {}, eos);
+    const none = computeSignals(model, batch, [], {}, { padId: eos, tokenBudget: 8192 });
     expect(none.oldLogprobs).toBeUndefined();
-    const oar = computeSignals(model, batch, [SIGNAL_NAMES.noisyKl], {}, eos);
+    const oar = computeSignals(model, batch, [SIGNAL_NAMES.noisyKl], {}, { padId: eos, tokenBudget: 8192 });
     const s = oar.signals.get(SIGNAL_NAMES.noisyKl);
     expect(s.length).toBe(batch.completionTokens.length);
     expect(s.some((x) => x > 0)).toBe(true);

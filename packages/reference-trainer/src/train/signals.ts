@@ -1,10 +1,9 @@
-import { SIGNAL_NAMES, Signals, packRollouts, planMicroBatches, scatterPacked, totalTokens } from '@rlvr/core';
+import { SIGNAL_NAMES, Signals, totalTokens } from '@rlvr/core';
 import type { RolloutBatch, SignalName } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import { logprobsWithGradXEmb, saliencyBackends } from '@rlvr/saliency';
-import { microBatchLogprobs } from '@rlvr/trainer';
+import { batchLogprobs } from '@rlvr/trainer';
 import { ReferenceTrainerError } from '../errors.js';
-import { tf } from '../tf.js';
 
 /** Signals the policy's forward pass gives (no saliency backend needed). */
 const POLICY_SIGNALS: readonly SignalName[] = [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy];
@@ -40,9 +39,9 @@ export interface BatchSignals {
  * Compute the signals `needs` lists for `batch` with the current (behaviour) policy.
  * GRAIL's `saliency.gradXEmb` comes from the fused pass, which also yields the old log-probs and
  * entropies; other saliency signals from their backend (options from `saliency[backendName]`);
- * old log-probs or entropy alone from a forward pass.
+ * old log-probs or entropy alone from a forward pass (`batchLogprobs` of `@rlvr/trainer`, micro-batched under `pass.tokenBudget`).
  */
-export function computeSignals(model: Qwen3Model, batch: RolloutBatch, needs: readonly SignalName[], saliency: Record<string, unknown>, padId: number): BatchSignals {
+export function computeSignals(model: Qwen3Model, batch: RolloutBatch, needs: readonly SignalName[], saliency: Record<string, unknown>, pass: { padId: number; tokenBudget: number }): BatchSignals {
   const T = totalTokens(batch);
   const signals = new Signals(T);
   let oldLogprobs: Float32Array | undefined;
@@ -59,24 +58,9 @@ export function computeSignals(model: Qwen3Model, batch: RolloutBatch, needs: re
     signals.set(need, saliencyBackends.get(name).compute(model, batch, saliency[name] ?? {}).scores);
   }
   if (needs.some((n) => POLICY_SIGNALS.includes(n)) && (oldLogprobs === undefined || entropy === undefined)) {
-    ({ logprobs: oldLogprobs, entropy } = forwardPass(model, batch, padId));
+    ({ logprobs: oldLogprobs, entropy } = batchLogprobs(model, batch, pass));
   }
   if (needs.includes(SIGNAL_NAMES.logprobsOld)) signals.set(SIGNAL_NAMES.logprobsOld, oldLogprobs!);
   if (needs.includes(SIGNAL_NAMES.entropy)) signals.set(SIGNAL_NAMES.entropy, entropy!);
   return oldLogprobs === undefined ? { signals } : { signals, oldLogprobs };
-}
-
-/** Log-probs and entropies `[T]` of every completion token, forward only. */
-function forwardPass(model: Qwen3Model, batch: RolloutBatch, padId: number): { logprobs: Float32Array; entropy: Float32Array } {
-  const T = totalTokens(batch);
-  const logprobs = new Float32Array(T);
-  const entropy = new Float32Array(T);
-  for (const rows of planMicroBatches(batch, 8192)) {
-    const packed = packRollouts(batch, rows, padId);
-    const { logp, entropy: h } = microBatchLogprobs(model, packed);
-    scatterPacked(batch, packed, logp.dataSync(), logprobs);
-    scatterPacked(batch, packed, h.dataSync(), entropy);
-    tf.dispose([logp, h]);
-  }
-  return { logprobs, entropy };
 }

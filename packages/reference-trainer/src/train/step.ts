@@ -32,7 +32,7 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
     batch.rewards[i] = batch.finish[i] === 2 ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
   });
   const verifyS = lap();
-  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, estimator.needs, config.saliency, padId);
+  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, estimator.needs, config.saliency, { padId, tokenBudget: config.trainer.tokenBudget });
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
   const advS = lap();
