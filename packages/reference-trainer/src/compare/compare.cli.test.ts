@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readRunDir } from '../run-dir.js';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
+import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
 
 /** A micro comparison: the shipped warm-up checkpoint, 2 steps of 2 prompts x 4 completions, 4 held-out problems x 2 samples. */
 const MICRO = {
@@ -162,14 +163,7 @@ describe('rlvr compare', () => {
   });
 
   test('one seed and an estimator from a plugin: "n/a: one seed"', async () => {
-    const plugin = join(root, 'halved.mjs');
-    // a third-party weighting: every token gets 0.5
-    await writeFile(
-      plugin,
-      `export function register(api) {
-  api.registerWeighting({ name: 'halved', description: 'every token weighs 0.5', configSchema: api.z.strictObject({}), needs: [], compute(batch, signals, seq, config, out) { out.fill(0.5); return {}; } });
-}\n`,
-    );
+    const plugin = await writeHalvedPlugin(root);
     const dir = join(root, 'one-seed');
     const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grpo+halved', '--seeds', '1', '--steps', '1', '--plugin', plugin, '--out', dir, '-q');
     expect(r.code, r.stderr).toBe(0);

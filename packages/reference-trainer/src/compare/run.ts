@@ -9,7 +9,7 @@ import { formatZodIssues } from '@rlvr/core';
 import { z } from 'zod';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
-import { MetricsRecordSchema, RUN_FILES, readJsonl } from '../run-dir.js';
+import { RUN_FILES } from '../run-dir.js';
 import { parseTrainConfig } from '../train/config.js';
 import type { TrainConfig } from '../train/config.js';
 import { loadPlugins } from '../train/plugins.js';
@@ -139,7 +139,7 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     };
     const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
     if (s.interrupted) return result(null, null, true);
-    runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({ step, accuracy, passAtN, n, problems, ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }) })), secondsPerStep: await medianStepSeconds(dir, s.secondsPerStep), wallSeconds: s.wallSeconds });
+    runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({ step, accuracy, passAtN, n, problems, ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }) })), secondsPerStep: s.secondsPerStep, wallSeconds: s.wallSeconds });
     if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
   }
 
@@ -156,7 +156,7 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     estimatorConfigs: Object.fromEntries(o.estimators.map((e) => [e, configs.find((c) => c.estimator === e)!.config.estimatorConfig])),
     config: common,
   };
-  await writeFileAtomic(file, JSON.stringify(record, finite, 2) + '\n');
+  await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n');
   return result(table, file, false);
 }
 
@@ -220,18 +220,4 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
     }
     checkSignals(n, needs);
   }
-}
-
-/** The median `time/step_s` of a run's metrics.jsonl (`fallback` when it has none). */
-async function medianStepSeconds(dir: string, fallback: number): Promise<number> {
-  const records = await readJsonl(join(dir, RUN_FILES.metrics), MetricsRecordSchema);
-  const xs = records.flatMap((r) => (typeof r['time/step_s'] === 'number' ? [r['time/step_s']] : [])).sort((a, b) => a - b);
-  if (xs.length === 0) return fallback;
-  const mid = xs.length >> 1;
-  return xs.length % 2 === 1 ? xs[mid]! : (xs[mid - 1]! + xs[mid]!) / 2;
-}
-
-/** JSON has no NaN: undefined statistics (one seed's std, a standard error) become null. */
-function finite(_key: string, value: unknown): unknown {
-  return typeof value === 'number' && !Number.isFinite(value) ? null : value;
 }

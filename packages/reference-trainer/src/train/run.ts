@@ -62,7 +62,7 @@ export interface TrainSummary {
   steps: number;
   /** step 0 (the starting checkpoint) first, then every `eval.every` steps and the last step */
   evals: TrainEval[];
-  /** mean wall seconds of one training step (sample, verify, signals, advantages, update), evaluation excluded */
+  /** median wall seconds of a training step (sample, verify, signals, advantages, update), evaluation excluded; the median keeps a process's slow first step out */
   secondsPerStep: number;
   /** wall seconds of this process's run, evaluation included */
   wallSeconds: number;
@@ -247,7 +247,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       seed: config.seed,
       steps: config.steps,
       evals,
-      secondsPerStep: mean(stepSeconds),
+      secondsPerStep: median(stepSeconds),
       wallSeconds: (performance.now() - t0) / 1000,
       modelDir,
       resumedFrom: start,
@@ -272,6 +272,13 @@ function prepare(config: TrainConfig): PreparedEstimator {
 
 function cannotResume(err: unknown): never {
   throw new ReferenceTrainerError('invalid_options', `cannot resume: ${(err as Error).message}`, {}, { cause: err });
+}
+
+function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function mean(xs: readonly number[]): number {

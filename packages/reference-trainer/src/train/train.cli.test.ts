@@ -7,6 +7,7 @@ import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readRunDir } from '../run-dir.js';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
+import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
 
 /** A micro run of the embedded default: the shipped warm-up checkpoint, 2 prompts x 4 completions. */
 const MICRO = {
@@ -150,14 +151,7 @@ describe('rlvr train', () => {
   });
 
   test('any registered estimator by name, and one registered by a plugin module', async () => {
-    const plugin = join(root, 'halved.mjs');
-    // A third-party weighting: every token gets 0.5 (so advantages are half of GRPO's).
-    await writeFile(
-      plugin,
-      `export function register(api) {
-  api.registerWeighting({ name: 'halved', description: 'every token weighs 0.5', configSchema: api.z.strictObject({}), needs: [], compute(batch, signals, seq, config, out) { out.fill(0.5); return {}; } });
-}\n`,
-    );
+    const plugin = await writeHalvedPlugin(root);
     const grpo = await rlvr('train', '--config', cfg, '--out', join(root, 'grpo'), '--steps', '1', '--estimator', 'grpo', '-q');
     expect(grpo.code, grpo.stderr).toBe(0);
     const r = await rlvr('train', '--config', cfg, '--out', join(root, 'halved'), '--steps', '1', '--estimator', 'grpo+halved', '--plugin', plugin, '-q');
