@@ -2,15 +2,16 @@
  * The text of `rlvr compare`: a fixed-width table and one noise verdict line per estimator.
  * Pure: the command prints what these return.
  */
+import { percent, textTable } from '../text-table.js';
 import type { CompareRow, CompareTable, MeanStd, NoiseVerdict } from './stats.js';
 
-const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+
 const points = (x: number): string => (100 * x).toFixed(1);
 const signedPoints = (x: number): string => `${x >= 0 ? '+' : '-'}${points(Math.abs(x))}`;
 
 /** `52.3% ± 1.2` (std in percentage points); just `52.3%` with one seed. */
 export function formatMeanStd(m: MeanStd): string {
-  return Number.isFinite(m.std) ? `${pct(m.mean)} ± ${points(m.std)}` : pct(m.mean);
+  return Number.isFinite(m.std) ? `${percent(m.mean)} ± ${points(m.std)}` : percent(m.mean);
 }
 
 /** `40 (3/3)`: mean steps over the seeds that reached the threshold, and how many did. */
@@ -20,16 +21,6 @@ function formatThreshold(r: CompareRow): string {
   return `${steps} (${r.reached}/${r.seeds.length})`;
 }
 
-/** Left-aligned first column, right-aligned numbers, two spaces between columns. */
-export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
-}
 
 /** The verdict of one estimator against the baseline, on final accuracy. */
 export function formatVerdict(estimator: string, baseline: string, v: NoiseVerdict, seeds: number): string {
@@ -49,11 +40,11 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
   const seeds = context.seeds;
   const baselineWhy = t.baselineReason === 'grpo' ? '' : t.baselineReason === 'given' ? ' (--baseline)' : ' (the first estimator: grpo is not in the list)';
   const start = t.rows.flatMap((r) => r.start.mean);
-  const target = t.threshold.kind === 'gain' ? `+${points(t.threshold.value)} pts` : pct(t.threshold.value);
-  const targetWhy = t.threshold.kind === 'gain' ? `accuracy ${points(t.threshold.value)} points above the run's own step-0 accuracy` : `accuracy ${pct(t.threshold.value)}`;
+  const target = t.threshold.kind === 'gain' ? `+${points(t.threshold.value)} pts` : percent(t.threshold.value);
+  const targetWhy = t.threshold.kind === 'gain' ? `accuracy ${points(t.threshold.value)} points above the run's own step-0 accuracy` : `accuracy ${percent(t.threshold.value)}`;
   const lines = [
     `rlvr compare: ${t.rows.length} estimators x ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${seeds.join(', ')}), ${context.steps} steps each, same seeds and data order for every estimator`,
-    `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${pct(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± std over seeds`,
+    `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${percent(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± std over seeds`,
     '',
     textTable(
       ['estimator', 'final accuracy', `pass@${t.n}`, ...(greedy ? ['greedy'] : []), `steps to ${target}`, 's/step', `time vs ${t.baseline}`],

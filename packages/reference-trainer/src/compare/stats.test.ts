@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { formatCompare, formatMeanStd, formatVerdict, textTable } from './format.js';
+import { textTable } from '../text-table.js';
+import { formatCompare, formatMeanStd, formatVerdict } from './format.js';
 import { meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './stats.js';
 import type { CompareEval, CompareRun } from './stats.js';
 

@@ -1,3 +1,4 @@
+import { percent, textTable } from '../text-table.js';
 import type { EvalMetrics } from './score.js';
 
 /** A row of the table: a dataset's name and metrics. */
@@ -17,14 +18,12 @@ export interface TableRow extends EvalMetrics {
  */
 export function formatEvalTable(result: { datasets: readonly TableRow[]; average: EvalMetrics; weighted: EvalMetrics }): string {
   const n = result.datasets[0]?.n ?? result.average.n;
-  const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
   // with n = 1, pass@n is pass@1: one column
-  const row = (name: string, m: EvalMetrics) => [name, String(m.problems), String(m.n), pct(m.accuracy), pct(m.passAt1), ...(n > 1 ? [pct(m.passAtN)] : []), m.meanTokens.toFixed(1), pct(m.truncated)];
+  const row = (name: string, m: EvalMetrics) => [name, String(m.problems), String(m.n), percent(m.accuracy), percent(m.passAt1), ...(n > 1 ? [percent(m.passAtN)] : []), m.meanTokens.toFixed(1), percent(m.truncated)];
   const head = ['dataset', 'problems', 'n', 'mean acc', 'pass@1', ...(n > 1 ? [`pass@${n}`] : []), 'mean tokens', 'truncated'];
-  const rows = [head, ...result.datasets.map((d) => row(d.name, d)), row('average', result.average)];
+  const rows = [...result.datasets.map((d) => row(d.name, d)), row('average', result.average)];
   if (result.datasets.length > 1) rows.push(row('weighted', result.weighted));
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')).join('\n');
+  return textTable(head, rows, { rule: false });
 }
 
 /** The result as JSON: indented, with arrays of numbers (per-problem counts, lines) on one line. */

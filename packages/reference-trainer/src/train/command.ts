@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from '../errors.js';
 import { nonNegativeInt, readConfigObject, withPlugins } from '../command-input.js';
 import { parseTrainConfig } from './config.js';
+import { percent } from '../text-table.js';
 import { pairedDifference } from './paired.js';
 import { progressLine } from './progress.js';
 import { StatusLine, timestamp } from '../terminal.js';
@@ -110,7 +111,6 @@ function defaultOut(estimator: string, seed: number): string {
 export function formatSummary(s: TrainSummary): string {
   const first = s.evals[0];
   const last = s.evals.at(-1);
-  const pct = (x: number | undefined) => (x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
   const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${s.completedSteps}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
   if (first !== undefined && last !== undefined && last !== first) {
     const change = (before: number[], after: number[], n: number) => {
@@ -118,9 +118,9 @@ export function formatSummary(s: TrainSummary): string {
       const d = pairedDifference(before, after, n);
       return ` (${d.mean >= 0 ? '+' : ''}${(100 * d.mean).toFixed(1)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})`;
     };
-    lines.push(`held-out accuracy (${first.problems} problems, mean of ${first.n} samples): ${pct(first.accuracy)} at step ${first.step} -> ${pct(last.accuracy)} at step ${last.step}${change(first.correct, last.correct, first.n)}`);
-    lines.push(`pass@${first.n}: ${pct(first.passAtN)} -> ${pct(last.passAtN)}`);
-    if (first.greedyCorrect !== undefined && last.greedyCorrect !== undefined) lines.push(`greedy accuracy: ${pct(first.greedyAccuracy)} -> ${pct(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}`);
+    lines.push(`held-out accuracy (${first.problems} problems, mean of ${first.n} samples): ${percent(first.accuracy)} at step ${first.step} -> ${percent(last.accuracy)} at step ${last.step}${change(first.correct, last.correct, first.n)}`);
+    lines.push(`pass@${first.n}: ${percent(first.passAtN)} -> ${percent(last.passAtN)}`);
+    if (first.greedyCorrect !== undefined && last.greedyCorrect !== undefined) lines.push(`greedy accuracy: ${percent(first.greedyAccuracy)} -> ${percent(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}`);
   }
   lines.push(s.interrupted ? `run directory: ${s.outDir} (continue with: rlvr train --out ${s.outDir} --resume, with the same config)` : `run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
   return lines.join('\n');

@@ -11,6 +11,7 @@ import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '../run-dir.js';
+import { percent } from '../text-table.js';
 import type { TrainConfig } from './config.js';
 import { heldOutEval } from './held-out-eval.js';
 import type { HeldOutResult } from './held-out-eval.js';
@@ -194,8 +195,8 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
       evals.push(record);
       await appendFile(join(outDir, TRAIN_FILES.evals), JSON.stringify(record) + '\n');
-      const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${pct(e.greedyAccuracy)}`;
-      logger.info(`eval step ${step}: accuracy ${pct(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${pct(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
+      const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
+      logger.info(`eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
       return e;
     };
     const evalMetrics = (e: HeldOutResult): Record<string, number> => ({
@@ -284,8 +285,3 @@ function median(xs: readonly number[]): number {
 function mean(xs: readonly number[]): number {
   return xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
-
-function pct(x: number): string {
-  return `${(100 * x).toFixed(1)}%`;
-}
-
