@@ -6,31 +6,58 @@ export type CoreErrorCode =
   | 'invalid_signal'
   | 'missing_signal'
   | 'unknown_name'
-  | 'name_taken';
+  | 'name_taken'
+  /** a file could not be read, or is not what it claims (bad JSON line) */
+  | 'read_failed'
+  /** a file could not be written; nothing was left behind */
+  | 'write_failed'
+  /** a command line flag or argument is malformed (CLIs exit 2 on it) */
+  | 'usage';
 
-/** Where an error happened, when that is known. Printed in the message as well. */
+/** Where an error happened, when that is known. Printed in the message as well. Shared by every rlvr package. */
 export interface ErrorLocation {
+  /** File path, for errors raised while reading or writing a file. */
+  file?: string;
+  /** 1-based line number in `file` (or in a request body). */
+  line?: number;
   /** Rollout index in the batch (0-based). */
   rollout?: number;
-  /** Field name, dotted for nested fields (`spans.content`). */
+  /** Index of an item in a list the caller gave (0-based): a batch of answers, a request array. */
+  index?: number;
+  /** Row of a tensor batch (0-based). */
+  row?: number;
+  /** Tensor name (Hugging Face naming). */
+  tensor?: string;
+  /** Field name, dotted for nested fields (`spans.content`), or a flag (`--steps`). */
   field?: string;
-  /** File path, for errors raised while reading a file. */
-  file?: string;
-  /** 1-based line number in `file`. */
-  line?: number;
 }
 
-/** The one error class of `@rlvr/core`. `code` is stable; `message` is for people. */
-export class CoreError extends Error {
-  override readonly name = 'CoreError';
-  readonly code: CoreErrorCode;
+const BRAND = Symbol.for('rlvr.error');
+
+/**
+ * The base of every rlvr package's error class: a stable `code` (each package narrows it to its own closed
+ * union), a `location` printed before the message, and the `cause`. CLIs print `message` as one line.
+ */
+export class RlvrError<Code extends string = string> extends Error {
+  readonly code: Code;
   readonly location: ErrorLocation;
 
-  constructor(code: CoreErrorCode, message: string, location: ErrorLocation = {}, options?: { cause?: unknown }) {
+  constructor(code: Code, message: string, location: ErrorLocation = {}, options?: { cause?: unknown }) {
     super(formatLocation(location) + message, options);
     this.code = code;
     this.location = location;
+    Object.defineProperty(this, BRAND, { value: true });
   }
+}
+
+/** True for an error of any rlvr package, even when two copies of `@rlvr/core` are loaded. */
+export function isRlvrError(e: unknown): e is RlvrError {
+  return e instanceof RlvrError || (typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true);
+}
+
+/** The one error class of `@rlvr/core`. `code` is stable; `message` is for people. */
+export class CoreError extends RlvrError<CoreErrorCode> {
+  override readonly name = 'CoreError';
 }
 
 /** `file:line: rollout 3, field rewards: ` — only the parts that are known. */
@@ -39,6 +66,9 @@ export function formatLocation(loc: ErrorLocation): string {
   if (loc.file !== undefined) parts.push(loc.line !== undefined ? `${loc.file}:${loc.line}` : loc.file);
   else if (loc.line !== undefined) parts.push(`line ${loc.line}`);
   if (loc.rollout !== undefined) parts.push(`rollout ${loc.rollout}`);
-  if (loc.field !== undefined) parts.push(`field ${loc.field}`);
+  if (loc.index !== undefined) parts.push(`item ${loc.index}`);
+  if (loc.row !== undefined) parts.push(`row ${loc.row}`);
+  if (loc.tensor !== undefined) parts.push(`tensor ${loc.tensor}`);
+  if (loc.field !== undefined) parts.push(loc.field.startsWith('-') ? loc.field : `field ${loc.field}`);
   return parts.length > 0 ? parts.join(', ') + ': ' : '';
 }

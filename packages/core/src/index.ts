@@ -1,4 +1,4 @@
-export { CoreError, formatLocation } from './errors.js';
+export { RlvrError, CoreError, isRlvrError, formatLocation } from './errors.js';
 export type { CoreErrorCode, ErrorLocation } from './errors.js';
 export { parseConfig, formatZodIssues } from './config.js';
 export {
@@ -28,3 +28,12 @@ export { Registry } from './registry.js';
 export { Rng } from './rng.js';
 export { planMicroBatches, packRollouts, gatherPacked, scatterPacked } from './layout.js';
 export type { PackedRollouts } from './layout.js';
+export { silentLogger, streamLogger } from './logger.js';
+export type { Logger } from './logger.js';
+export { writeFileAtomic, AtomicWriter, assertWritable, describeFsError, removePendingTempFiles, tempPathFor } from './files.js';
+export { readJsonl, parseJsonl, repairJsonl } from './jsonl.js';
+export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
+export { runCommand, runCommands, cliMain, usageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';
+export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
+export { findBoxes, answerBoxes, joinsBoxes } from './boxes.js';
+export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';

@@ -1,0 +1,258 @@
+/**
+ * The one layout of every rlvr command line: `node:util` `parseArgs` (no dependency, strict, the
+ * same flag grammar everywhere), usage on `-h`, and one exit-code contract:
+ *
+ * | exit | meaning |
+ * |---|---|
+ * | 0 | done (also when a downstream pipe closed early: `rlvr-verify ... \| head -1`) |
+ * | 1 | bad input or a failure, one line on stderr naming file, line or field |
+ * | 2 | bad usage: an unknown flag, a malformed or out-of-range value; the message names the flag, then the usage |
+ * | 130 | interrupted (Ctrl-C); unfinished output files are removed |
+ *
+ * A command never prints a stack trace: an unexpected error is one line too, and `RLVR_DEBUG=1` adds
+ * the stack.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Readable } from 'node:stream';
+import { CoreError, isRlvrError } from './errors.js';
+import { removePendingTempFiles } from './files.js';
+
+export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+export type FlagValues = Record<string, string | boolean | string[] | boolean[] | undefined>;
+
+/** Where a command reads and writes: the process streams in a bin, buffers in tests. */
+export interface CliIo {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
+  stdin?: Readable;
+  /** Environment variables (default `process.env`). */
+  env?: Record<string, string | undefined>;
+}
+
+/** What a command's `run` gets. */
+export interface CommandContext {
+  values: FlagValues;
+  positionals: string[];
+  io: CliIo;
+  /** Aborted on Ctrl-C / SIGTERM. A `graceful` command reads it to stop cleanly; others are stopped for it. */
+  signal: AbortSignal;
+  /** Colour and cursor codes may be written to stderr: it is a terminal, and `NO_COLOR` is unset. */
+  color: boolean;
+  /** `prog command`, for messages. */
+  prog: string;
+}
+
+export interface Command {
+  /** One line for the list of commands. */
+  summary?: string;
+  /** The full help text, printed on `-h` and after a usage error. */
+  usage: string;
+  options: FlagSpec;
+  /** Positional arguments allowed (default: none). */
+  positionals?: boolean;
+  /**
+   * A command that stops cleanly on Ctrl-C (saves a checkpoint, drains requests): the first signal
+   * aborts `ctx.signal` and the command decides its exit code; a second one exits 130 at once.
+   * Otherwise the first signal ends the command with exit 130 and its unfinished output files removed.
+   */
+  graceful?: boolean;
+  /** Returns the exit code (default 0). Throw `usageError` for exit 2, any rlvr error for exit 1. */
+  run(ctx: CommandContext): Promise<number | void>;
+}
+
+/** A usage error (exit 2): names the flag when given. */
+export function usageError(message: string, flag?: string): CoreError {
+  return new CoreError('usage', message, flag === undefined ? {} : { field: flag.startsWith('-') ? flag : `--${flag}` });
+}
+
+/** Whether colour may go to `stream`: `FORCE_COLOR` wins, then `NO_COLOR`, `TERM=dumb`, then whether it is a terminal. */
+export function useColor(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env): boolean {
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '' && env.FORCE_COLOR !== '0') return true;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.TERM === 'dumb') return false;
+  return stream.isTTY === true;
+}
+
+interface NumberFlagOptions {
+  min?: number;
+  max?: number;
+  integer?: boolean;
+}
+
+/**
+ * The number a string flag holds, or `undefined` when the flag was not given. Out of range or not a
+ * number: a usage error naming the flag and the allowed range.
+ */
+export function numberFlag(values: FlagValues, name: string, opts: NumberFlagOptions = {}): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string') throw usageError(`takes a value`, name);
+  const n = raw.trim() === '' ? NaN : Number(raw);
+  const { min = -Infinity, max = Infinity, integer = false } = opts;
+  const kind = integer ? 'an integer' : 'a number';
+  const range =
+    min > -Infinity && max < Infinity ? ` from ${min} to ${max}` : min > -Infinity ? ` >= ${min}` : max < Infinity ? ` <= ${max}` : '';
+  if (!Number.isFinite(n) || (integer && !Number.isSafeInteger(n)) || n < min || n > max) {
+    throw usageError(`must be ${kind}${range} (got ${JSON.stringify(raw)})`, name);
+  }
+  return n;
+}
+
+/** `numberFlag` with `integer: true`. */
+export function intFlag(values: FlagValues, name: string, opts: Omit<NumberFlagOptions, 'integer'> = {}): number | undefined {
+  return numberFlag(values, name, { ...opts, integer: true });
+}
+
+/** One of `allowed`, or a usage error listing them. */
+export function choiceFlag<T extends string>(values: FlagValues, name: string, allowed: readonly T[]): T | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw === 'string' && (allowed as readonly string[]).includes(raw)) return raw as T;
+  throw usageError(`must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`, name);
+}
+
+const HELP: FlagSpec = { help: { type: 'boolean', short: 'h' } };
+
+/** Run one command on `argv` (without node and the script). Never throws: returns the exit code. */
+export async function runCommand(prog: string, command: Command, argv: readonly string[], io: CliIo, signal: AbortSignal = new AbortController().signal): Promise<number> {
+  const env = io.env ?? process.env;
+  let values: FlagValues;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options: { ...HELP, ...command.options },
+      strict: true,
+      allowPositionals: command.positionals === true,
+    }) as { values: FlagValues; positionals: string[] });
+  } catch (e) {
+    io.stderr.write(`${prog}: ${parseArgsMessage(e)}\n${command.usage.trimEnd()}\n`);
+    return 2;
+  }
+  if (values.help === true) {
+    io.stdout.write(command.usage.trimEnd() + '\n');
+    return 0;
+  }
+  try {
+    const ctx: CommandContext = { values, positionals, io, signal, color: useColor(io.stderr, env), prog };
+    const code = command.graceful === true ? await command.run(ctx) : await untilAborted(command.run(ctx), signal);
+    return code ?? 0;
+  } catch (e) {
+    return reportError(prog, e, io, command.usage, env);
+  }
+}
+
+/** Run `prog COMMAND [flags]`: the command list on `-h` or no command, exit 2 on an unknown one. */
+export async function runCommands(prog: string, commands: Readonly<Record<string, Command>>, argv: readonly string[], io: CliIo, signal?: AbortSignal): Promise<number> {
+  const [name, ...rest] = argv;
+  const list = (): string =>
+    `usage: ${prog} COMMAND [options]   (${prog} COMMAND -h for a command's options)\n\ncommands:\n` +
+    Object.entries(commands)
+      .map(([n, c]) => `  ${n.padEnd(12)} ${c.summary ?? ''}`.trimEnd())
+      .join('\n') +
+    '\n';
+  if (name === undefined || name === '-h' || name === '--help') {
+    (name === undefined ? io.stderr : io.stdout).write(list());
+    return name === undefined ? 2 : 0;
+  }
+  if (!Object.hasOwn(commands, name)) {
+    io.stderr.write(`${prog}: unknown command ${JSON.stringify(name)}; known: ${Object.keys(commands).join(', ')}\n`);
+    return 2;
+  }
+  return runCommand(`${prog} ${name}`, commands[name]!, rest, io, signal);
+}
+
+/** `work`, or an AbortError as soon as `signal` aborts (a command that does not stop gracefully stops at once). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new DOMException('interrupted', 'AbortError'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new DOMException('interrupted', 'AbortError'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function parseArgsMessage(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  // node's messages end with advice about '--' that does not apply to these commands
+  return msg.replace(/\. To specify a positional argument.*$/s, '').replace(/\s*\n\s*/g, ' ');
+}
+
+function reportError(prog: string, e: unknown, io: CliIo, usage: string, env: Record<string, string | undefined>): number {
+  if (isRlvrError(e) && e.code === 'usage') {
+    io.stderr.write(`${prog}: ${oneLine(e.message)}\n${usage.trimEnd()}\n`);
+    return 2;
+  }
+  if (isAbort(e)) {
+    io.stderr.write(`${prog}: interrupted\n`);
+    return 130;
+  }
+  if (isRlvrError(e)) {
+    io.stderr.write(`${prog}: ${oneLine(e.message)}\n`);
+    return 1;
+  }
+  const msg = e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e);
+  io.stderr.write(`${prog}: internal error: ${oneLine(msg)}${env.RLVR_DEBUG ? '' : ' (RLVR_DEBUG=1 prints the stack)'}\n`);
+  if (env.RLVR_DEBUG && e instanceof Error && e.stack) io.stderr.write(e.stack + '\n');
+  return 1;
+}
+
+function isAbort(e: unknown): boolean {
+  return e instanceof Error && (e.name === 'AbortError' || (e as NodeJS.ErrnoException).code === 'ABORT_ERR');
+}
+
+const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ').trim();
+
+/**
+ * The entry of a bin: runs `main` on the process's arguments and streams, and makes the process
+ * keep the exit-code contract whatever happens. A closed stdout or stderr (EPIPE) ends the process
+ * quietly; an error no promise caught becomes one line. Ctrl-C / SIGTERM abort `signal`: a graceful
+ * command finishes on its own terms, any other returns 130 at once; a second signal exits 130 at
+ * once. Unfinished output files are removed on every way out.
+ */
+export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo, signal: AbortSignal) => Promise<number>): void {
+  const controller = new AbortController();
+  const quietExit = (err: NodeJS.ErrnoException): void => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') {
+      removePendingTempFiles();
+      process.exit(process.exitCode ?? 0);
+    }
+  };
+  process.stdout.on('error', quietExit);
+  process.stderr.on('error', quietExit);
+  const fatal = (e: unknown): void => {
+    if ((e as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return quietExit(e as NodeJS.ErrnoException);
+    removePendingTempFiles();
+    process.exitCode = reportError(prog, e, { stdout: process.stdout, stderr: process.stderr }, '', process.env);
+    process.exit();
+  };
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
+  process.on('exit', removePendingTempFiles);
+  const onSignal = (): void => {
+    if (!controller.signal.aborted) {
+      controller.abort();
+      return;
+    }
+    removePendingTempFiles();
+    process.stderr.write(`${prog}: interrupted\n`);
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+  main(process.argv.slice(2), io, controller.signal).then((code) => {
+    process.exitCode = code;
+    // an interrupted command may leave work (a worker pool, a timer) that would keep the process up
+    if (code === 130) process.exit(130);
+  }, fatal);
+}

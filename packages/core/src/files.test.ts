@@ -1,0 +1,54 @@
+import { mkdtemp, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AtomicWriter, assertWritable, writeFileAtomic } from './files.js';
+import { CoreError } from './errors.js';
+
+const scratch = (): Promise<string> => mkdtemp(join(tmpdir(), 'rlvr-core-files-'));
+
+describe('writeFileAtomic', () => {
+  it('writes the whole file and leaves no temporary file', async () => {
+    const dir = await scratch();
+    await writeFileAtomic(join(dir, 'a.json'), '{"x":1}\n');
+    await writeFileAtomic(join(dir, 'a.json'), new Uint8Array([104, 105]));
+    expect(await readFile(join(dir, 'a.json'), 'utf8')).toBe('hi');
+    expect(await readdir(dir)).toEqual(['a.json']);
+  });
+
+  it('names the file and the reason in one line when the directory is missing or the target is a directory', async () => {
+    const dir = await scratch();
+    const missing = join(dir, 'nope', 'a.json');
+    await expect(writeFileAtomic(missing, 'x')).rejects.toThrow(new CoreError('write_failed', `cannot write: directory ${join(dir, 'nope')} does not exist`, { file: missing }));
+    await mkdir(join(dir, 'd'));
+    await expect(writeFileAtomic(join(dir, 'd'), 'x')).rejects.toThrow(/d: cannot write: .*d is a directory$/);
+    await expect(assertWritable(join(dir, 'd'))).rejects.toMatchObject({ code: 'write_failed', location: { file: join(dir, 'd') } });
+    expect(await readdir(dir)).toEqual(['d']);
+  });
+});
+
+describe('AtomicWriter', () => {
+  it('shows nothing at the target until commit, and abort leaves the old file as it was', async () => {
+    const dir = await scratch();
+    const path = join(dir, 'out.jsonl');
+    await writeFile(path, 'old\n');
+    const w = await AtomicWriter.open(path);
+    for (let i = 0; i < 20_000; i++) await w.write(`{"i":${i}}\n`);
+    expect(await readFile(path, 'utf8')).toBe('old\n');
+    await w.abort();
+    expect(await readFile(path, 'utf8')).toBe('old\n');
+    expect(await readdir(dir)).toEqual(['out.jsonl']);
+
+    const w2 = await AtomicWriter.open(path);
+    await w2.write('a\n');
+    await w2.write(new TextEncoder().encode('b\n'));
+    await w2.commit();
+    expect(await readFile(path, 'utf8')).toBe('a\nb\n');
+    await expect(w2.write('c')).rejects.toMatchObject({ code: 'write_failed' });
+  });
+
+  it('refuses a directory target before anything is written', async () => {
+    const dir = await scratch();
+    await expect(AtomicWriter.open(dir)).rejects.toMatchObject({ code: 'write_failed' });
+  });
+});
