@@ -36,6 +36,12 @@ export type AnswerSpans = z.infer<typeof AnswerSpansSchema>;
 export const SPAN_STRIDE = 6;
 
 /**
+ * The slot of each span bound inside a rollout's `SPAN_STRIDE` slots: rollout i's content starts at
+ * `spans[i * SPAN_STRIDE + SPAN.contentStart]`. `closeEnd` is also the first post-answer token.
+ */
+export const SPAN = { openStart: 0, openEnd: 1, contentStart: 2, contentEnd: 3, closeStart: 4, closeEnd: 5 } as const;
+
+/**
  * The columnar, ragged batch of rollouts every package shares. A batch of
  * thousands of completions is a handful of typed arrays.
  *
@@ -88,8 +94,12 @@ export function numGroups(batch: Pick<RolloutBatch, 'groupIndex'>): number {
 export function getSpans(batch: Pick<RolloutBatch, 'spans'>, i: number): AnswerSpans | null {
   const o = i * SPAN_STRIDE;
   const s = batch.spans;
-  if (s[o]! < 0) return null;
-  return { open: [s[o]!, s[o + 1]!], content: [s[o + 2]!, s[o + 3]!], close: [s[o + 4]!, s[o + 5]!] };
+  if (s[o + SPAN.openStart]! < 0) return null;
+  return {
+    open: [s[o + SPAN.openStart]!, s[o + SPAN.openEnd]!],
+    content: [s[o + SPAN.contentStart]!, s[o + SPAN.contentEnd]!],
+    close: [s[o + SPAN.closeStart]!, s[o + SPAN.closeEnd]!],
+  };
 }
 
 /** Write rollout i's spans into a span table (null writes -1s). */
@@ -99,15 +109,15 @@ export function setSpans(spans: Int32Array, i: number, value: AnswerSpans | null
     spans.fill(-1, o, o + SPAN_STRIDE);
     return;
   }
-  spans[o] = value.open[0];
-  spans[o + 1] = value.open[1];
-  spans[o + 2] = value.content[0];
-  spans[o + 3] = value.content[1];
-  spans[o + 4] = value.close[0];
-  spans[o + 5] = value.close[1];
+  spans[o + SPAN.openStart] = value.open[0];
+  spans[o + SPAN.openEnd] = value.open[1];
+  spans[o + SPAN.contentStart] = value.content[0];
+  spans[o + SPAN.contentEnd] = value.content[1];
+  spans[o + SPAN.closeStart] = value.close[0];
+  spans[o + SPAN.closeEnd] = value.close[1];
 }
 
 /** Whether rollout i has an answer span. */
 export function hasAnswer(batch: Pick<RolloutBatch, 'spans'>, i: number): boolean {
-  return batch.spans[i * SPAN_STRIDE]! >= 0;
+  return batch.spans[i * SPAN_STRIDE + SPAN.openStart]! >= 0;
 }

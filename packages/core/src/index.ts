@@ -8,6 +8,7 @@ export {
   TokenRangeSchema,
   AnswerSpansSchema,
   SPAN_STRIDE,
+  SPAN,
   RolloutBatchSchema,
   totalTokens,
   completionLength,
