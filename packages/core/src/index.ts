@@ -38,3 +38,17 @@ export { runCommand, runCommands, cliMain, usageError, numberFlag, intFlag, choi
 export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
 export { findBoxes, answerBoxes, joinsBoxes } from './boxes.js';
 export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';
+export {
+  METRIC,
+  METRIC_FAMILY,
+  ESTIMATOR_METRIC,
+  WEIGHT_OUTCOMES,
+  WEIGHT_STATS,
+  inMetricFamily,
+  weightMetric,
+  estimatorWeightKey,
+  estimatorMetricName,
+  passAtMetric,
+  passAtMetricN,
+} from './metrics.js';
+export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
