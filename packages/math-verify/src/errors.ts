@@ -1,28 +1,22 @@
-/** Every way a caller can misuse `@rlvr/math-verify`. Closed union: callers may switch on it. */
-export type MathVerifyErrorCode = 'invalid_options' | 'invalid_row' | 'pool_closed';
+import { RlvrError } from '@rlvr/core';
 
-/** Where an error happened, when known: the input file and 1-based line (CLI), or the batch index. */
-export interface MathVerifyErrorLocation {
-  file?: string;
-  line?: number;
-  index?: number;
+/**
+ * Every way a caller can misuse `@rlvr/math-verify`. Closed union: callers may switch on it.
+ * - `invalid_options`: options that fail the schema (the message names each field);
+ * - `invalid_input`: a completion, gold or answer that is not a string (`location.index` for a batch item);
+ * - `invalid_row`: parallel arrays of different lengths;
+ * - `pool_closed`: a call on (or pending in) a closed `VerifierPool`.
+ */
+export type MathVerifyErrorCode = 'invalid_options' | 'invalid_input' | 'invalid_row' | 'pool_closed';
+
+/** The one error class of this package, on core's base: `code` is stable, `location` (core's `ErrorLocation`) is printed before the message. */
+export class MathVerifyError extends RlvrError<MathVerifyErrorCode> {
+  override readonly name = 'MathVerifyError';
 }
 
-/** The one error class of this package. `code` is stable; `message` names what and where. */
-export class MathVerifyError extends Error {
-  override readonly name = 'MathVerifyError';
-  readonly code: MathVerifyErrorCode;
-  readonly location: MathVerifyErrorLocation;
-
-  constructor(code: MathVerifyErrorCode, message: string, location: MathVerifyErrorLocation = {}, options?: { cause?: unknown }) {
-    const where = [
-      location.file !== undefined ? (location.line !== undefined ? `${location.file}:${location.line}` : location.file) : location.line !== undefined ? `line ${location.line}` : '',
-      location.index !== undefined ? `item ${location.index}` : '',
-    ]
-      .filter((s) => s.length > 0)
-      .join(', ');
-    super((where ? `${where}: ` : '') + message, options);
-    this.code = code;
-    this.location = location;
-  }
+/** Refuses a non-string argument up front (a worker would otherwise die on it), naming the argument and the batch item. */
+export function assertText(value: unknown, field: string, index?: number): asserts value is string {
+  if (typeof value === 'string') return;
+  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+  throw new MathVerifyError('invalid_input', `must be a string (got ${got})`, index === undefined ? { field } : { index, field });
 }

@@ -1,27 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findBoxes, findMathEnvs, looksLikeProse, numberAnswer } from './extract.js';
+import { findBoxes } from '@rlvr/core';
+import { anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, numberAnswer, reasoningEnd } from './extract.js';
+
+const boxed = (text: string, which: 'first' | 'last' = 'last'): string | null => boxedAnswer(text, which)?.content ?? null;
 
 describe('findBoxes / boxedAnswer', () => {
   it('balances nested braces and finds \\fbox', () => {
-    expect(boxedAnswer('so \\boxed{\\frac{1}{\\sqrt{2}}} done', 'last')).toBe('\\frac{1}{\\sqrt{2}}');
-    expect(boxedAnswer('\\fbox{7}', 'last')).toBe('7');
+    expect(boxed('so \\boxed{\\frac{1}{\\sqrt{2}}} done', 'last')).toBe('\\frac{1}{\\sqrt{2}}');
+    expect(boxed('\\fbox{7}', 'last')).toBe('7');
   });
   it('reads \\boxed 5 without braces', () => {
-    expect(boxedAnswer('the answer is \\boxed 5$.', 'last')).toBe('5');
+    expect(boxed('the answer is \\boxed 5$.', 'last')).toBe('5');
   });
   it('takes the last box by default and the first on request', () => {
     const t = 'first \\boxed{1}. Later, after much work, we conclude \\boxed{2}.';
-    expect(boxedAnswer(t, 'last')).toBe('2');
-    expect(boxedAnswer(t, 'first')).toBe('1');
+    expect(boxed(t, 'last')).toBe('2');
+    expect(boxed(t, 'first')).toBe('1');
   });
   it('joins boxes separated only by a separator into one answer, and deduplicates', () => {
-    expect(boxedAnswer('\\boxed{1}, \\boxed{2} and \\boxed{3}', 'last')).toBe('1, 2, 3');
-    expect(boxedAnswer('\\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}', 'last')).toBe('-2, 1');
-    expect(boxedAnswer('\\boxed{1} no no no no no \\boxed{2}', 'last')).toBe('2');
-    expect(boxedAnswer('\\boxed{840} so \\boxed{840}', 'last')).toBe('840');
+    expect(boxed('\\boxed{1}, \\boxed{2} and \\boxed{3}', 'last')).toBe('1, 2, 3');
+    expect(boxed('\\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}', 'last')).toBe('-2, 1');
+    expect(boxed('\\boxed{1} no no no no no \\boxed{2}', 'last')).toBe('2');
+    expect(boxed('\\boxed{840} so \\boxed{840}', 'last')).toBe('840');
   });
   it('unwraps a box inside a box and skips an unbalanced one', () => {
-    expect(boxedAnswer('\\boxed{\\boxed{12}}', 'last')).toBe('12');
+    expect(boxed('\\boxed{\\boxed{12}}', 'last')).toBe('12');
     expect(findBoxes('\\boxed{\\frac{1}{2')).toEqual([]);
   });
   it('stays linear on thousands of unbalanced boxes', () => {
@@ -53,8 +56,9 @@ describe('fallback extraction', () => {
     expect(looksLikeProse('答案: C')).toBe(true);
   });
   it('grades only what follows the reasoning delimiter', () => {
-    expect(afterReasoning('<think>\\boxed{1}</think> \\boxed{2}', ['</think>'])).toBe(' \\boxed{2}');
-    expect(afterReasoning('<think> no end', ['</think>'])).toBeNull();
+    const text = '<think>\\boxed{1}</think> \\boxed{2}';
+    expect(text.slice(reasoningEnd(text, ['</think>']))).toBe(' \\boxed{2}');
+    expect(reasoningEnd('<think> no end', ['</think>'])).toBe(-1);
   });
 });
 

@@ -3,112 +3,42 @@
  * `\fbox{}`; eval-only fallbacks (anchors such as "the final answer is", the last math environment,
  * the last number) are opt-in, because they reward answers that were never committed to.
  */
-import { matchBrace } from './tokenize.js';
+import { type Box, answerBoxes, findBoxes } from '@rlvr/core';
 
 /** Fallbacks (anchors, math environments, numbers) look only at this many final characters of a completion. */
 export const FALLBACK_WINDOW = 20_000;
 /** An anchored answer is read from at most this many characters after its anchor. */
 const ANCHOR_SPAN = 2_000;
 
-export interface Box {
-  /** Index of the backslash of `\boxed`. */
-  start: number;
-  /** Index just past the closing brace (or the bare token). */
-  end: number;
+/** The boxed answer of a text: its content as one answer string, and where its boxes are. */
+export interface BoxedAnswer {
+  /** The contents of the answer's boxes, trimmed, unwrapped (`\boxed{\boxed{1}}`), deduplicated, joined by `, `. */
   content: string;
-}
-
-const BOX_RE = /\\\\?(?:boxed|fbox)(?![a-zA-Z])/g;
-
-/**
- * For every `{` in `text`, the index of its matching `}` (or -1), in one pass: looking up many boxes in a long or
- * adversarial completion stays linear.
- */
-function braceMatches(text: string): Map<number, number> {
-  const match = new Map<number, number>();
-  const stack: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (ch === 92 /* \\ */) {
-      i++;
-      continue;
-    }
-    if (ch === 123 /* { */) stack.push(i);
-    else if (ch === 125 /* } */ && stack.length > 0) match.set(stack.pop() as number, i);
-  }
-  return match;
+  /**
+   * Where the answer is, as UTF-16 indices into the text: from the first box's `\boxed{` (`start`, `contentStart`) to
+   * the last box's closing brace (`contentEnd`, `end`). Several boxes of one answer (`\boxed{1}, \boxed{2}`) give
+   * one range over all of them, as core's `answerBoxes` defines for the span locator.
+   */
+  range: Box;
 }
 
 /**
- * All outermost boxes, left to right; `\boxed 5` takes one token. An unbalanced box is skipped, or with
- * `unclosedToEnd` (gold answers typed by people) runs to the end of the text.
+ * The boxes that make up the final (or first) answer of `text` (core's `findBoxes` and `answerBoxes`, the one box
+ * finder of rlvr), or null when there is no box. `unclosedToEnd`: an unbalanced box runs to the end (gold answers
+ * typed by people).
  */
-export function findBoxes(text: string, unclosedToEnd = false): Box[] {
-  const out: Box[] = [];
-  let matches: Map<number, number> | null = null;
-  BOX_RE.lastIndex = 0;
-  for (let m = BOX_RE.exec(text); m !== null; m = BOX_RE.exec(text)) {
-    let i = m.index + m[0].length;
-    while (text[i] === ' ') i++;
-    if (text[i] === '{') {
-      matches ??= text.length > 4096 ? braceMatches(text) : null;
-      const end = matches ? (matches.get(i) ?? -1) : matchBrace(text, i);
-      if (end < 0) {
-        if (unclosedToEnd) out.push({ start: m.index, end: text.length, content: text.slice(i + 1) });
-        if (unclosedToEnd) break;
-        continue;
-      }
-      out.push({ start: m.index, end: end + 1, content: text.slice(i + 1, end) });
-      BOX_RE.lastIndex = end + 1;
-    } else if (i > m.index + m[0].length) {
-      const tok = /^[^\s$]+/.exec(text.slice(i, i + 200));
-      if (tok === null) continue;
-      out.push({ start: m.index, end: i + tok[0].length, content: tok[0] });
-      BOX_RE.lastIndex = i + tok[0].length;
-    }
-  }
-  return out;
-}
-
-const SEPARATOR_GAP = /(?:^|[\s,;])(?:and|or|und|et|ou|y|o)(?:$|[\s,;])|[,;，；和及或]/i;
-
-/**
- * Whether two boxes belong to one answer (`\boxed{1}, \boxed{2}`, `\boxed{1} and \boxed{2}`): the text between
- * them, without math delimiters and spacing commands, is at most 10 characters, or at most five words
- * including a separator (, ; and or).
- */
-function sameAnswer(gap: string): boolean {
-  const g = gap
-    .replace(/\\text\{([^{}]*)\}/g, ' $1 ')
-    .replace(/\$+|\\[()[\]]|\\q?quad|\\[,;:! ]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  if (g.length <= 10) return true;
-  const words = g.split(' ').filter((w) => w.length > 0);
-  return words.length <= 5 && SEPARATOR_GAP.test(g);
-}
-
-/** The boxes that make up the final (or first) answer, as one comma-separated answer string. */
-export function boxedAnswer(text: string, which: 'first' | 'last', unclosedToEnd = false): string | null {
-  const boxes = findBoxes(text, unclosedToEnd);
-  if (boxes.length === 0) return null;
-  let lo: number;
-  let hi: number;
-  if (which === 'last') {
-    hi = boxes.length - 1;
-    lo = hi;
-    while (lo > 0 && sameAnswer(text.slice((boxes[lo - 1] as Box).end, (boxes[lo] as Box).start))) lo--;
-  } else {
-    lo = 0;
-    hi = 0;
-    while (hi < boxes.length - 1 && sameAnswer(text.slice((boxes[hi] as Box).end, (boxes[hi + 1] as Box).start))) hi++;
-  }
+export function boxedAnswer(text: string, which: 'first' | 'last', unclosedToEnd = false): BoxedAnswer | null {
+  const boxes = findBoxes(text, { unclosedToEnd });
+  const picked = answerBoxes(text, boxes, which);
+  if (picked === null) return null;
+  const first = boxes[picked.first] as Box;
+  const last = boxes[picked.last] as Box;
   const contents: string[] = [];
-  for (const b of boxes.slice(lo, hi + 1)) {
-    const c = unwrapBoxes(b.content.trim());
+  for (const b of boxes.slice(picked.first, picked.last + 1)) {
+    const c = unwrapBoxes(text.slice(b.contentStart, b.contentEnd).trim());
     if (!contents.includes(c)) contents.push(c);
   }
-  return contents.join(', ');
+  return { content: contents.join(', '), range: { start: first.start, contentStart: first.contentStart, contentEnd: last.contentEnd, end: last.end } };
 }
 
 /** `\boxed{\boxed{12}}` -> `12`. */
@@ -116,7 +46,8 @@ function unwrapBoxes(s: string): string {
   for (let guard = 0; guard < 8; guard++) {
     const inner = findBoxes(s);
     if (inner.length !== 1 || (inner[0] as Box).start !== 0 || (inner[0] as Box).end !== s.length) return s;
-    s = (inner[0] as Box).content.trim();
+    const b = inner[0] as Box;
+    s = s.slice(b.contentStart, b.contentEnd).trim();
   }
   return s;
 }
@@ -230,18 +161,18 @@ export function lastBoxStart(text: string): number {
   return boxes.length === 0 ? -1 : (boxes[boxes.length - 1] as Box).start;
 }
 
-/** Everything after the last reasoning delimiter (`</think>`), or null when none occurs. */
-export function afterReasoning(text: string, delimiters: readonly string[]): string | null {
+/** Index just past the last reasoning delimiter (`</think>`), or -1 when none occurs. */
+export function reasoningEnd(text: string, delimiters: readonly string[]): number {
   let best = -1;
-  let len = 0;
+  let end = -1;
   for (const d of delimiters) {
     const i = text.lastIndexOf(d);
     if (i > best) {
       best = i;
-      len = d.length;
+      end = i + d.length;
     }
   }
-  return best < 0 ? null : text.slice(best + len);
+  return end;
 }
 
 const CHOICE_ANCHOR = /(?:answer|r[ée]ponse|答案|option|choice)\s*(?:is|est|是|为|[:：])?\s*(?:for sure\s*)?[:：]?\s*\(?\s*([A-Z])\b(?![a-z])/gi;

@@ -3,9 +3,10 @@
  * bounded; never throws on any string. Imports no zod, so worker threads that load it start quickly; the public
  * entry points in verify.ts validate options first.
  */
+import type { Box } from '@rlvr/core';
 import { type Node, show } from './ast.js';
 import { compareAnswers } from './compare.js';
-import { FALLBACK_WINDOW, afterReasoning, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer } from './extract.js';
+import { FALLBACK_WINDOW, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer, reasoningEnd } from './extract.js';
 import { decimalCommaForm, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
 import { parseAnswerText, textNode } from './parse.js';
@@ -27,6 +28,19 @@ export interface RewardResult {
   /** The answer text taken from the completion (null when none was found). */
   extracted: string | null;
   reason: string;
+  /**
+   * Which box was graded: UTF-16 indices into the completion as given, in the shape of core's `Box` (`start` at the
+   * backslash of the first `\boxed`, `contentStart`..`contentEnd` the answer, `end` past the last closing brace;
+   * one range over several boxes of one answer). Null when the answer did not come from a box (eval fallbacks,
+   * choice mode) or there is none. The span locator of `@rlvr/rollout` reads the same box with the same finder.
+   */
+  answer: Box | null;
+}
+
+/** A candidate answer: its text, and its box in the completion when it came from one. */
+interface Candidate {
+  text: string;
+  range: Box | null;
 }
 
 interface Parsed {
@@ -85,14 +99,14 @@ export function gradeAnswer(gold: string, pred: string, opts: VerifyOptions): Ve
 }
 
 /** Candidate answers in a text, best first: boxes; else (with fallbacks) the text itself, anchors, math environments, last number. */
-export function answerCandidates(text: string, opts: VerifyOptions, asGold = false): string[] {
+export function answerCandidates(text: string, opts: VerifyOptions, asGold = false): Candidate[] {
   if (opts.fallbacks && opts.minervaSentence !== 'after_boxes') {
     // "The final answer is X. I hope it is correct." before boxes, or whichever of the two comes later.
     const m = minervaAnswer(text);
-    if (m !== null && (opts.minervaSentence === 'before_boxes' || m.start > lastBoxStart(text))) return [m.content];
+    if (m !== null && (opts.minervaSentence === 'before_boxes' || m.start > lastBoxStart(text))) return [{ text: m.content, range: null }];
   }
   const boxed = boxedAnswer(text, opts.extract);
-  if (boxed !== null) return [boxed];
+  if (boxed !== null) return [{ text: boxed.content, range: boxed.range }];
   if (!opts.fallbacks && !asGold) return [];
   // Fallbacks read the end of a long completion only, so their cost is bounded.
   if (text.length > FALLBACK_WINDOW) text = text.slice(-FALLBACK_WINDOW);
@@ -109,17 +123,17 @@ export function answerCandidates(text: string, opts: VerifyOptions, asGold = fal
     const late = [env, num].filter((x) => x !== null).sort((a, b) => (opts.extract === 'first' ? a.start - b.start : b.start - a.start));
     for (const x of late) out.push(x.content);
   }
-  return [...new Set(out)];
+  return [...new Set(out)].map((t) => ({ text: t, range: null }));
 }
 
 /** Parses the first candidate that parses (remembering the first candidate if none does). */
-function firstParsed(cands: string[], opts: VerifyOptions): Parsed | null {
-  let fallback: Parsed | null = null;
+function firstParsed(cands: Candidate[], opts: VerifyOptions): { parsed: Parsed; range: Box | null } | null {
+  let fallback: { parsed: Parsed; range: Box | null } | null = null;
   for (const c of cands) {
-    if (c.length > opts.maxAnswerChars) continue;
-    const p = parseAnswer(c);
-    if (p.node !== null && p.text.length > 0) return p;
-    fallback ??= p;
+    if (c.text.length > opts.maxAnswerChars) continue;
+    const p = parseAnswer(c.text);
+    if (p.node !== null && p.text.length > 0) return { parsed: p, range: c.range };
+    fallback ??= { parsed: p, range: c.range };
   }
   return fallback;
 }
@@ -127,43 +141,48 @@ function firstParsed(cands: string[], opts: VerifyOptions): Parsed | null {
 /** Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks; null when too large. */
 export function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
   const boxed = boxedAnswer(gold, opts.extract, true);
-  if (boxed !== null) return boxed.length > opts.maxAnswerChars ? null : parseAnswer(boxed);
+  if (boxed !== null) return boxed.content.length > opts.maxAnswerChars ? null : parseAnswer(boxed.content);
   if (gold.length > opts.maxAnswerChars && !looksLikeProse(gold.slice(0, 10_000))) return null;
   const whole = parseAnswer(gold);
   if (whole.node !== null && !looksLikeProse(gold)) return whole;
-  return firstParsed(answerCandidates(gold, { ...opts, fallbacks: true }, true), opts) ?? whole;
+  return firstParsed(answerCandidates(gold, { ...opts, fallbacks: true }, true), opts)?.parsed ?? whole;
 }
+
+const miss = (reason: string, extracted: string | null = null): RewardResult => ({ reward: 0, extracted, reason, answer: null });
 
 /** `mathReward` on resolved options. */
 export function gradeCompletion(completion: string, gold: string, opts: VerifyOptions): RewardResult {
-  if (completion.length > opts.maxCompletionChars) return { reward: 0, extracted: null, reason: 'completion_too_large' };
-  if (gold.length > opts.maxCompletionChars) return { reward: 0, extracted: null, reason: 'gold_too_large' };
+  if (completion.length > opts.maxCompletionChars) return miss('completion_too_large');
+  if (gold.length > opts.maxCompletionChars) return miss('gold_too_large');
   let text = completion;
   for (const marker of opts.endOfTurnMarkers) {
     const at = text.indexOf(marker);
     if (at >= 0) text = text.slice(0, at);
   }
+  // Offsets of `text` in the completion (only a prefix is ever cut off), so the graded box is located in the completion.
+  let base = 0;
   if (opts.reasoningDelimiters.length > 0) {
-    const after = afterReasoning(text, opts.reasoningDelimiters);
-    if (after === null) return { reward: 0, extracted: null, reason: 'no_reasoning_end' };
-    text = after;
+    const end = reasoningEnd(text, opts.reasoningDelimiters);
+    if (end < 0) return miss('no_reasoning_end');
+    text = text.slice(end);
+    base = end;
   }
   if (opts.mode === 'choice') {
     const g = choiceAnswer(gold, opts.choices);
     const p = choiceAnswer(text, opts.choices);
-    if (g === null) return { reward: 0, extracted: p, reason: 'gold_has_no_choice' };
-    if (p === null) return { reward: 0, extracted: null, reason: 'no_answer' };
-    return { reward: g === p ? 1 : 0, extracted: p, reason: g === p ? 'same_choice' : 'different_choice' };
+    if (g === null) return miss('gold_has_no_choice', p);
+    if (p === null) return miss('no_answer');
+    return { reward: g === p ? 1 : 0, extracted: p, reason: g === p ? 'same_choice' : 'different_choice', answer: null };
   }
   const g = goldAnswer(gold, opts);
-  if (g === null) return { reward: 0, extracted: null, reason: 'gold_too_large' };
-  if (g.text.length === 0) return { reward: 0, extracted: null, reason: 'gold_empty' };
+  if (g === null) return miss('gold_too_large');
+  if (g.text.length === 0) return miss('gold_empty');
   const cands = answerCandidates(text, opts);
-  if (cands.length === 0) return { reward: 0, extracted: null, reason: 'no_answer' };
-  const oversized = cands.every((c) => c.length > opts.maxAnswerChars);
-  if (oversized) return { reward: 0, extracted: null, reason: 'answer_too_large' };
+  if (cands.length === 0) return miss('no_answer');
+  if (cands.every((c) => c.text.length > opts.maxAnswerChars)) return miss('answer_too_large');
   const p = firstParsed(cands, opts);
-  if (p === null) return { reward: 0, extracted: null, reason: 'no_answer' };
-  const r = compareParsed(g, p, opts);
-  return { reward: r.equal ? 1 : 0, extracted: p.text, reason: r.reason };
+  if (p === null) return miss('no_answer');
+  const r = compareParsed(g, p.parsed, opts);
+  const answer = p.range && { start: p.range.start + base, contentStart: p.range.contentStart + base, contentEnd: p.range.contentEnd + base, end: p.range.end + base };
+  return { reward: r.equal ? 1 : 0, extracted: p.parsed.text, reason: r.reason, answer };
 }

@@ -2,6 +2,7 @@
  * The worker pool, loaded from the built package (`dist/worker.js` is what piscina starts), with real threads.
  * Timeouts are provoked with a genuinely slow item (a sum of 2,001 factorials up to 3000!: seconds in-process).
  */
+import { getEventListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MathVerifyError, VerifierPool, mathReward } from '@rlvr/math-verify';
@@ -48,7 +49,7 @@ describe('VerifierPool timeouts', () => {
       const golds = completions.map((c) => (c === SLOW ? '1' : c.slice(7, -1)));
       const got = await pool.rewardBatch(completions, golds);
       got.forEach((r, i) => {
-        if (completions[i] === SLOW) expect(r).toEqual({ reward: 0, extracted: null, reason: 'timeout' });
+        if (completions[i] === SLOW) expect(r).toEqual({ reward: 0, extracted: null, reason: 'timeout', answer: null });
         else expect(r.reward).toBe(1);
       });
       expect(pool.stats.timedOut).toBe(3);
@@ -60,11 +61,81 @@ describe('VerifierPool timeouts', () => {
     }
   }, 60_000);
 
+  it('refuses non-string input before it reaches a worker', async () => {
+    const pool = new VerifierPool({ concurrency: 1 });
+    try {
+      await expect(pool.reward(undefined as never, '1')).rejects.toMatchObject({ name: 'MathVerifyError', code: 'invalid_input', location: { field: 'completion' } });
+      await expect(pool.verify('1', {} as never)).rejects.toMatchObject({ code: 'invalid_input', location: { field: 'pred' } });
+      await expect(pool.rewardBatch(['\\boxed{1}', 7 as never], ['1', '1'])).rejects.toMatchObject({ code: 'invalid_input', location: { index: 1, field: 'completion' } });
+      await expect(pool.rewardBatch(['\\boxed{1}'], [])).rejects.toMatchObject({ code: 'invalid_row' });
+      expect(await pool.reward('\\boxed{1}', '1')).toMatchObject({ reward: 1 });
+      expect(pool.stats).toEqual({ completed: 1, timedOut: 0, failed: 0, cancelled: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('rejects calls after close and invalid options with typed errors', async () => {
     const pool = new VerifierPool({ concurrency: 1 });
     await pool.close();
     await expect(pool.reward('\\boxed{1}', '1')).rejects.toMatchObject({ code: 'pool_closed' });
     expect(() => new VerifierPool({ concurrency: 0 })).toThrow(MathVerifyError);
     expect(() => new VerifierPool({ timeoutMs: -1 })).toThrow(/timeoutMs/);
+  });
+});
+
+describe('VerifierPool cancellation', () => {
+  const quick = (n: number, from = 0): [string[], string[]] => [Array.from({ length: n }, (_, i) => `\\boxed{${from + i}}`), Array.from({ length: n }, (_, i) => String(from + i))];
+
+  it('takes a cancelled batch out of the queue at once and never counts it', async () => {
+    // One worker, busy with a slow item (it times out), while a batch of 50 waits in the queue.
+    const pool = new VerifierPool({ concurrency: 1, chunkSize: 1, timeoutMs: 300 });
+    try {
+      const blocker = pool.reward(SLOW, '1');
+      const ac = new AbortController();
+      const batch = pool.rewardBatch(...quick(50), {}, { signal: ac.signal });
+      ac.abort();
+      await expect(batch).rejects.toMatchObject({ name: 'AbortError' });
+      expect(pool.stats.cancelled).toBe(50);
+      const after = pool.reward('\\boxed{7}', '7');
+      expect(await blocker).toMatchObject({ reward: 0, reason: 'timeout' });
+      expect(await after).toMatchObject({ reward: 1 });
+      expect(pool.stats).toEqual({ completed: 1, timedOut: 1, failed: 0, cancelled: 50 });
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('drops the items of a cancelled batch that a worker already holds, and keeps serving', async () => {
+    // One chunk of 16 in one worker: a slow item first, so the abort finds the chunk in the worker.
+    const pool = new VerifierPool({ concurrency: 1, timeoutMs: 300 });
+    try {
+      const [c, g] = quick(15);
+      const ac = new AbortController();
+      const reason = new Error('client went away');
+      const batch = pool.rewardBatch([SLOW, ...c], ['1', ...g], {}, { signal: ac.signal });
+      setTimeout(() => ac.abort(reason), 100);
+      await expect(batch).rejects.toBe(reason);
+      const [c2, g2] = quick(20, 100);
+      expect((await pool.rewardBatch(c2, g2)).map((r) => r.reward)).toEqual(c2.map(() => 1));
+      // The cancelled items never count: not as completed, nor the slow one as timed out.
+      expect(pool.stats).toEqual({ completed: 20, timedOut: 0, failed: 0, cancelled: 16 });
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('rejects at once on an aborted signal and leaves no listener on a long-lived one', async () => {
+    const pool = new VerifierPool({ concurrency: 1 });
+    try {
+      await expect(pool.reward('\\boxed{1}', '1', {}, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+      const shared = new AbortController();
+      for (let i = 0; i < 20; i++) await pool.verify(String(i), String(i), {}, { signal: shared.signal });
+      await pool.rewardBatch(...quick(30), {}, { signal: shared.signal });
+      expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+      expect(pool.stats).toEqual({ completed: 50, timedOut: 0, failed: 0, cancelled: 0 });
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -158,7 +158,7 @@ describe('verifyAnswer: structures', () => {
 
 describe('mathReward', () => {
   it('needs a box by default: numbers in prose are not rewarded', () => {
-    expect(mathReward('I think it is 42.', '42')).toEqual({ reward: 0, extracted: null, reason: 'no_answer' });
+    expect(mathReward('I think it is 42.', '42')).toEqual({ reward: 0, extracted: null, reason: 'no_answer', answer: null });
     expect(mathReward('so \\boxed{42}.', '42')).toMatchObject({ reward: 1, extracted: '42' });
     expect(mathReward('I think it is 42.', '42', { fallbacks: true })).toMatchObject({ reward: 1, extracted: '42' });
   });
@@ -172,7 +172,7 @@ describe('mathReward', () => {
     expect(mathReward(c, '8', { endOfTurnMarkers: [] }).reward).toBe(1);
   });
   it('refuses an oversized gold answer with a reason', () => {
-    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toEqual({ reward: 0, extracted: null, reason: 'gold_too_large' });
+    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toEqual({ reward: 0, extracted: null, reason: 'gold_too_large', answer: null });
   });
   it('grades only after the reasoning delimiter when asked', () => {
     const opts = { reasoningDelimiters: ['</think>'] };
@@ -185,8 +185,29 @@ describe('mathReward', () => {
     expect(mathReward('C', '(A) Cecile', { mode: 'choice' }).reward).toBe(0);
   });
   it('refuses oversized inputs with a reason', () => {
-    expect(mathReward('x'.repeat(101), '1', { maxCompletionChars: 100 })).toEqual({ reward: 0, extracted: null, reason: 'completion_too_large' });
+    expect(mathReward('x'.repeat(101), '1', { maxCompletionChars: 100 })).toEqual({ reward: 0, extracted: null, reason: 'completion_too_large', answer: null });
     expect(mathReward(`\\boxed{${'1+'.repeat(50)}1}`, '51', { maxAnswerChars: 20 })).toMatchObject({ reward: 0, reason: 'answer_too_large' });
+  });
+  it('says which box it graded, as indices into the completion (also after a reasoning delimiter)', () => {
+    const c = 'First \\boxed{3}. Checking again, the answer is \\boxed{ 6 }.';
+    const r = mathReward(c, '6');
+    expect(r.answer).not.toBeNull();
+    const a = r.answer!;
+    expect([c.slice(a.start, a.contentStart), c.slice(a.contentStart, a.contentEnd), c.slice(a.contentEnd, a.end)]).toEqual(['\\boxed{', ' 6 ', '}']);
+    const first = mathReward(c, '6', { extract: 'first' });
+    expect([first.reward, c.slice(first.answer!.contentStart, first.answer!.contentEnd)]).toEqual([0, '3']);
+    const joined = 'so \\boxed{1}, \\boxed{2}';
+    const j = mathReward(joined, '1, 2').answer!;
+    expect(joined.slice(j.start, j.end)).toBe('\\boxed{1}, \\boxed{2}');
+    const think = '<think> \\boxed{5} </think> so \\boxed{7}';
+    const t = mathReward(think, '7', { reasoningDelimiters: ['</think>'] }).answer!;
+    expect(think.slice(t.contentStart, t.contentEnd)).toBe('7');
+    expect(mathReward('I think 7', '7', { fallbacks: true })).toMatchObject({ reward: 1, answer: null });
+  });
+  it('refuses non-string input with a typed error naming the argument', () => {
+    expect(() => mathReward(undefined as never, '1')).toThrow(expect.objectContaining({ name: 'MathVerifyError', code: 'invalid_input', message: expect.stringMatching(/^field completion: must be a string \(got undefined\)$/) }));
+    expect(() => verifyAnswer('1', 5 as never)).toThrow(/^field pred: must be a string \(got number\)$/);
+    expect(() => mathRewardBatch(['\\boxed{1}', null as never], ['1', '2'])).toThrow(expect.objectContaining({ code: 'invalid_input', location: { index: 1, field: 'completion' } }));
   });
   it('batches, and rejects mismatched lengths with a typed error', () => {
     expect(mathRewardBatch(['\\boxed{1}', '\\boxed{2}'], ['1', '3']).map((r) => r.reward)).toEqual([1, 0]);

@@ -20,8 +20,9 @@ export interface WorkerTask {
   items: { kind: 'reward' | 'verify'; a: string; b: string; o: number }[];
   options: string[];
   /**
-   * Shared progress: [0] = wall-clock time (ms) at which the current item started, [1] = its index. The pool
-   * reads it to time each item separately and to know which item a stuck worker was running.
+   * Shared progress: two float64 (bytes 0-15): [0] = wall-clock time (ms) at which the current item started, [1] = its
+   * index. The pool reads it to time each item separately and to know which item a stuck worker was running. Then one
+   * byte per item: 1 = its call was cancelled, skip it.
    */
   progress: SharedArrayBuffer;
 }
@@ -38,10 +39,15 @@ function optionsFor(json: string): VerifyOptions {
   return opts;
 }
 
-export default function run(task: WorkerTask): (RewardResult | VerifyResult)[] {
-  const progress = new Float64Array(task.progress);
-  const out: (RewardResult | VerifyResult)[] = [];
+export default function run(task: WorkerTask): (RewardResult | VerifyResult | null)[] {
+  const progress = new Float64Array(task.progress, 0, 2);
+  const skip = new Uint8Array(task.progress, 16, task.items.length);
+  const out: (RewardResult | VerifyResult | null)[] = [];
   for (let i = 0; i < task.items.length; i++) {
+    if (skip[i] === 1) {
+      out.push(null);
+      continue;
+    }
     progress[1] = i;
     progress[0] = Date.now();
     const item = task.items[i] as WorkerTask['items'][number];

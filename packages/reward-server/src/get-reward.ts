@@ -87,7 +87,7 @@ export async function gradeRequest(req: GetRewardRequest, pool: VerifierPool, op
   }
   const graded = await pool.rewardBatch(completions, golds);
   const results: RewardResult[] = new Array(n);
-  for (let i = 0; i < n; i++) results[i] = { reward: 0, extracted: null, reason: 'prompt_not_found' };
+  for (let i = 0; i < n; i++) results[i] = { reward: 0, extracted: null, reason: 'prompt_not_found', answer: null };
   toPool.forEach((i, k) => (results[i] = graded[k]!));
   const rewards = results.map((r) => r.reward);
   const out: GetRewardResponse = {
