@@ -1,11 +1,13 @@
 export { PolicyError } from './errors.js';
-export type { PolicyErrorCode, PolicyErrorLocation } from './errors.js';
+export type { PolicyErrorCode } from './errors.js';
 export { ModelConfigSchema, parseModelConfig, modelDims, parameterShapes } from './config.js';
 export type { ModelConfig, ModelConfigInput, ModelDims } from './config.js';
 export { Qwen3Model, KVCache, positionsFromMask } from './model.js';
 export type { ForwardInput, LayerKV } from './model.js';
 export { tokenLogprobs, tokenLogprobsReference } from './logprobs.js';
 export type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
+export { microBatchLogprobs, batchLogprobs } from './batch-logprobs.js';
+export type { BatchLogprobsOptions } from './batch-logprobs.js';
 export { SafetensorsFile, CheckpointReader, writeSafetensors, writeCheckpointWeights, writeFileAtomic, floatToBf16, floatToHalf, halfToFloat, INDEX_FILE, SINGLE_FILE } from './safetensors.js';
 export type { SafetensorsDtype, WritableDtype, TensorInfo, HostTensor, TensorToWrite } from './safetensors.js';
 export { loadModel, saveModel, readModelConfig, CONFIG_FILE } from './checkpoint.js';

@@ -25,8 +25,6 @@ export { heldOutEval } from './train/held-out-eval.js';
 export type { HeldOutOptions, HeldOutResult } from './train/held-out-eval.js';
 export { TaskStream, FileStream, heldOutTasks, splitHeldOut, toPromptTasks } from './train/tasks.js';
 export type { Problem, ProblemStream, PromptTask } from './train/tasks.js';
-export { computeSignals, checkSignals } from './train/signals.js';
-export type { BatchSignals } from './train/signals.js';
 export { loadPlugins, PLUGIN_API } from './train/plugins.js';
 export type { PluginApi } from './train/plugins.js';
 export { pairedDifference } from './train/paired.js';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { AnswerSpansSchema, SPAN_STRIDE, formatZodIssues, setSpans, type RolloutBatch } from '@rlvr/core';
+import { AnswerSpansSchema, SPAN_STRIDE, formatLocation, formatZodIssues, setSpans, type RolloutBatch } from '@rlvr/core';
 import { BACKEND_NAMES, loadModel, selectBackend, writeFileAtomic, type BackendName } from '@rlvr/policy';
-import { computeSaliency } from './backends.js';
+import { computeSaliency } from './registry.js';
 import { SaliencyError } from './errors.js';
 
 export const METHODS = ['grad-x-emb', 'noisy-kl', 'perturbation'] as const;
@@ -204,7 +204,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       // A rollout error names the rollout index; say which line of the input it came from.
       if (e instanceof SaliencyError && e.location.rollout !== undefined) {
         const { rollout, ...rest } = e.location;
-        throw new SaliencyError(e.code, e.detail, { ...rest, file: values.in, line: lines[rollout] }, { cause: e });
+        throw new SaliencyError(e.code, e.message.slice(formatLocation(e.location).length), { ...rest, file: values.in, line: lines[rollout] }, { cause: e });
       }
       throw e;
     } finally {

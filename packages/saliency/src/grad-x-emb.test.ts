@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNAL_NAMES } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
-import { GradXEmbConfigSchema } from './config.js';
-import { gradXEmbRows, logprobsWithGradXEmb } from './grad-x-emb.js';
+import { GradXEmbConfigSchema, gradXEmbRows, logprobsWithGradXEmb } from './grad-x-emb.js';
 import { packRows } from './layout.js';
 import { TEST_BACKENDS, fixtureBatch, reference, relError, tinyModel, unpackRows, useBackend } from './test-utils/fixtures.js';
 

@@ -1,9 +1,16 @@
 import { SIGNAL_NAMES, totalTokens, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
+import { z } from 'zod';
 import { tf } from './tf.js';
-import { GradXEmbConfigSchema, parseBackendConfig, type GradXEmbConfig, type GradXEmbConfigInput } from './config.js';
+import { defineBackend } from './backend.js';
+import { modelBackendOptions, parseBackendConfig } from './config.js';
 import { checkBatch, packRows, planMicroBatches, scatterRows, scoreOffset, type PackedRows } from './layout.js';
 import { countMissing, type FusedResult } from './result.js';
+
+/** `grad-x-emb` (GRAIL): s_t = || dL_ans/de_t (x) e_t ||_2 with L_ans = -sum of the answer tokens' log-probs. */
+export const GradXEmbConfigSchema = z.strictObject({ ...modelBackendOptions });
+export type GradXEmbConfig = z.output<typeof GradXEmbConfigSchema>;
+export type GradXEmbConfigInput = z.input<typeof GradXEmbConfigSchema>;
 
 /** Host arrays of one micro-batch of the fused pass (`[n, C]` unless said). */
 export interface GradXEmbRows {
@@ -127,7 +134,10 @@ function gatherRows(x: tf.Tensor2D, idx: Int32Array): tf.Tensor2D {
  * @returns `logprobs`, `entropy`, `scores` `[totalTokens]`; `hasScores`, `loss` (L_ans) `[B]`.
  */
 export function logprobsWithGradXEmb(model: Qwen3Model, batch: RolloutBatch, config: GradXEmbConfigInput = {}): FusedResult {
-  const cfg = parseBackendConfig(GradXEmbConfigSchema, config, 'grad-x-emb');
+  return fusedPass(model, batch, parseBackendConfig(GradXEmbConfigSchema, config, 'grad-x-emb'));
+}
+
+function fusedPass(model: Qwen3Model, batch: RolloutBatch, cfg: GradXEmbConfig): FusedResult {
   checkBatch(batch, model.dims.V);
   const T = totalTokens(batch);
   const B = batch.numRollouts;
@@ -158,3 +168,6 @@ export function logprobsWithGradXEmb(model: Qwen3Model, batch: RolloutBatch, con
   countMissing(out);
   return out;
 }
+
+/** GRAIL's backend: the fused pass (scores, and the old log-probs and entropies of the same forward). */
+export const gradXEmbBackend = defineBackend({ name: 'grad-x-emb', signal: SIGNAL_NAMES.gradXEmb, configSchema: GradXEmbConfigSchema, fused: true, run: fusedPass });

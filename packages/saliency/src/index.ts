@@ -1,35 +1,19 @@
 export { SaliencyError } from './errors.js';
-export type { SaliencyErrorCode, SaliencyErrorLocation } from './errors.js';
-export {
-  GradXEmbConfigSchema,
-  NoisyKlConfigSchema,
-  PerturbationConfigSchema,
-  PrecomputedConfigSchema,
-} from './config.js';
-export type {
-  GradXEmbConfig,
-  GradXEmbConfigInput,
-  NoisyKlConfig,
-  NoisyKlConfigInput,
-  PerturbationConfig,
-  PerturbationConfigInput,
-  PrecomputedConfig,
-  PrecomputedConfigInput,
-} from './config.js';
+export type { SaliencyErrorCode } from './errors.js';
+export { modelBackendOptions, parseBackendConfig } from './config.js';
+export { GradXEmbConfigSchema, logprobsWithGradXEmb, gradXEmbRows, gradXEmbBackend } from './grad-x-emb.js';
+export type { GradXEmbConfig, GradXEmbConfigInput, GradXEmbRows } from './grad-x-emb.js';
+export { NoisyKlConfigSchema, noisyKl, noisyKlBackend } from './noisy-kl.js';
+export type { NoisyKlConfig, NoisyKlConfigInput } from './noisy-kl.js';
+export { PerturbationConfigSchema, perturbation, perturbationBackend } from './perturbation.js';
+export type { PerturbationConfig, PerturbationConfigInput } from './perturbation.js';
+export { PrecomputedConfigSchema, precomputed, precomputedBackend } from './precomputed.js';
+export type { PrecomputedConfig, PrecomputedConfigInput } from './precomputed.js';
 export type { SaliencyResult, FusedResult } from './result.js';
 export { planMicroBatches, packRows, answerRange } from './layout.js';
 export type { PackedRows, AnswerSpan, Alignment } from './layout.js';
-export { logprobsWithGradXEmb, gradXEmbRows } from './grad-x-emb.js';
-export type { GradXEmbRows } from './grad-x-emb.js';
-export { noisyKl } from './noisy-kl.js';
-export { perturbation } from './perturbation.js';
-export { precomputed } from './precomputed.js';
-export {
-  saliencyBackends,
-  computeSaliency,
-  gradXEmbBackend,
-  noisyKlBackend,
-  perturbationBackend,
-  precomputedBackend,
-} from './backends.js';
-export type { SaliencyBackend } from './backends.js';
+export { defineBackend } from './backend.js';
+export type { SaliencyBackend, ModelBackendSpec, FusedBackendSpec, DataBackendSpec } from './backend.js';
+export { saliencyBackends, getBackend, computeSaliency } from './registry.js';
+export { POLICY_SIGNALS, backendFor, checkSignals, parseSignalConfig, computeSignals } from './signals.js';
+export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals } from './signals.js';

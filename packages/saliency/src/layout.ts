@@ -1,4 +1,4 @@
-import { CoreError, SPAN_STRIDE, packRollouts, planMicroBatches as planCoreMicroBatches, scatterPacked, validateBatch, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
+import { CoreError, SPAN, SPAN_STRIDE, packRollouts, planMicroBatches as planCoreMicroBatches, scatterPacked, validateBatch, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
 import { SaliencyError } from './errors.js';
 
 /**
@@ -18,8 +18,8 @@ export type Alignment = 'own' | 'previous';
 export function answerRange(batch: RolloutBatch, i: number, span: AnswerSpan): [number, number] | null {
   const o = i * SPAN_STRIDE;
   const s = batch.spans;
-  if (s[o]! < 0) return null;
-  const r: [number, number] = span === 'content' ? [s[o + 2]!, s[o + 3]!] : [s[o]!, s[o + 5]!];
+  if (s[o + SPAN.openStart]! < 0) return null;
+  const r: [number, number] = span === 'content' ? [s[o + SPAN.contentStart]!, s[o + SPAN.contentEnd]!] : [s[o + SPAN.openStart]!, s[o + SPAN.closeEnd]!];
   return r[1] > r[0] ? r : null;
 }
 

@@ -1,11 +1,34 @@
 import { Rng, SIGNAL_NAMES, totalTokens, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
+import { z } from 'zod';
 import { tf } from './tf.js';
-import { NoisyKlConfigSchema, parseBackendConfig, type NoisyKlConfig, type NoisyKlConfigInput } from './config.js';
+import { defineBackend } from './backend.js';
+import { modelBackendOptions, parseBackendConfig } from './config.js';
 import { SaliencyError } from './errors.js';
 import { checkBatch, packRows, planMicroBatches, scatterRows, scoreOffset, type PackedRows } from './layout.js';
 import { answerLogProbs, klFromLogProbs } from './answer-distribution.js';
 import { countMissing, type SaliencyResult } from './result.js';
+
+/**
+ * `noisy-kl` (OAR-G): score_t = | sum_d g_{t,d} e~_{t,d} | with g the gradient of
+ * KL(p0 || p_noisy) w.r.t. the noisy embeddings e~. The reference code does not divide its logits
+ * by the temperature (moot at 1).
+ */
+export const NoisyKlConfigSchema = z.strictObject({
+  ...modelBackendOptions,
+  /** Standard deviation of the Gaussian noise added to the scored embeddings. */
+  noiseStd: z.number().nonnegative().default(1e-3),
+  /** Seed of the noise: the same seed gives the same noise whatever the micro-batching. */
+  seed: z.number().int().default(0),
+  /**
+   * A fixed noise tensor `[totalTokens * D]` (already scaled; `noiseStd` and `seed` are then
+   * unused): row t is added to the embedding that scores completion token t. For tests and
+   * cross-framework checks.
+   */
+  noise: z.custom<Float32Array>((v) => v instanceof Float32Array, 'must be a Float32Array').optional(),
+});
+export type NoisyKlConfig = z.output<typeof NoisyKlConfigSchema>;
+export type NoisyKlConfigInput = z.input<typeof NoisyKlConfigSchema>;
 
 /**
  * OAR-G on one packed micro-batch (as the GRAIL repository's `compute_oar_g_weights`):
@@ -88,7 +111,10 @@ export function noiseRows(batch: RolloutBatch, packed: PackedRows, cfg: NoisyKlC
  * span get no scores (flagged in `hasScores`, values 0).
  */
 export function noisyKl(model: Qwen3Model, batch: RolloutBatch, config: NoisyKlConfigInput = {}): SaliencyResult {
-  const cfg = parseBackendConfig(NoisyKlConfigSchema, config, 'noisy-kl');
+  return oarG(model, batch, parseBackendConfig(NoisyKlConfigSchema, config, 'noisy-kl'));
+}
+
+function oarG(model: Qwen3Model, batch: RolloutBatch, cfg: NoisyKlConfig): SaliencyResult {
   checkBatch(batch, model.dims.V);
   const T = totalTokens(batch);
   const B = batch.numRollouts;
@@ -111,3 +137,6 @@ export function noisyKl(model: Qwen3Model, batch: RolloutBatch, config: NoisyKlC
   }
   return countMissing(out);
 }
+
+/** OAR-G's backend. */
+export const noisyKlBackend = defineBackend({ name: 'noisy-kl', signal: SIGNAL_NAMES.noisyKl, configSchema: NoisyKlConfigSchema, run: oarG });

@@ -1,11 +1,32 @@
 import { SIGNAL_NAMES, totalTokens, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
+import { z } from 'zod';
 import { tf } from './tf.js';
-import { PerturbationConfigSchema, parseBackendConfig, type PerturbationConfig, type PerturbationConfigInput } from './config.js';
+import { defineBackend } from './backend.js';
+import { modelBackendOptions, parseBackendConfig } from './config.js';
 import { SaliencyError } from './errors.js';
 import { answerRange, checkBatch } from './layout.js';
 import { answerLogProbs, klFromLogProbs } from './answer-distribution.js';
 import { countMissing, type SaliencyResult } from './result.js';
+
+/**
+ * `perturbation`: score_t = KL(p0 || p_t), p_t the answer distribution with the embedding at the
+ * scored position replaced. One forward pass per scored token (batched).
+ */
+export const PerturbationConfigSchema = z.strictObject({
+  ...modelBackendOptions,
+  /** The perturbation reads a token's own position by default. */
+  alignment: z.enum(['own', 'previous']).default('own'),
+  /** What replaces the embedding: a zero vector, or the embedding of a token id (pad or mask token). */
+  replacement: z.union([z.literal('zero'), z.number().int().nonnegative()]).default('zero'),
+  /**
+   * Score only the last `window` tokens that can influence the answer (those closest to it);
+   * earlier tokens get 0. null scores them all (T forward passes per rollout).
+   */
+  window: z.number().int().positive().nullable().default(null),
+});
+export type PerturbationConfig = z.output<typeof PerturbationConfigSchema>;
+export type PerturbationConfigInput = z.input<typeof PerturbationConfigSchema>;
 
 /**
  * Completion tokens of one rollout whose perturbation is computed: those whose scored position
@@ -133,7 +154,10 @@ function runJobs(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationConfig
  * span get no scores (flagged in `hasScores`, values 0).
  */
 export function perturbation(model: Qwen3Model, batch: RolloutBatch, config: PerturbationConfigInput = {}): SaliencyResult {
-  const cfg = parseBackendConfig(PerturbationConfigSchema, config, 'perturbation');
+  return leaveOneOut(model, batch, parseBackendConfig(PerturbationConfigSchema, config, 'perturbation'));
+}
+
+function leaveOneOut(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationConfig): SaliencyResult {
   checkBatch(batch, model.dims.V);
   if (cfg.replacement !== 'zero' && cfg.replacement >= model.dims.V) {
     throw new SaliencyError('invalid_config', `replacement token ${cfg.replacement} is not in the vocabulary [0, ${model.dims.V})`, { field: 'replacement' });
@@ -152,3 +176,6 @@ export function perturbation(model: Qwen3Model, batch: RolloutBatch, config: Per
   runJobs(model, batch, cfg, answers, out.scores);
   return countMissing(out);
 }
+
+/** The leave-one-out perturbation backend. */
+export const perturbationBackend = defineBackend({ name: 'perturbation', signal: SIGNAL_NAMES.perturbation, configSchema: PerturbationConfigSchema, run: leaveOneOut });

@@ -1,7 +1,20 @@
-import { totalTokens, type RolloutBatch } from '@rlvr/core';
-import { PrecomputedConfigSchema, parseBackendConfig, type PrecomputedConfigInput } from './config.js';
+import { SIGNAL_NAMES, totalTokens, type RolloutBatch } from '@rlvr/core';
+import { z } from 'zod';
+import { defineBackend } from './backend.js';
+import { parseBackendConfig } from './config.js';
 import { SaliencyError } from './errors.js';
 import { countMissing, type SaliencyResult } from './result.js';
+
+/** `precomputed`: scores made elsewhere (another framework), checked and placed in the batch layout. */
+export const PrecomputedConfigSchema = z.strictObject({
+  /** Per rollout: one score per completion token, or null for a rollout without scores. */
+  // Values are checked by the backend, which names the rollout and token of a bad one.
+  scores: z.array(z.union([z.custom<ArrayLike<number>>((v) => Array.isArray(v) || v instanceof Float32Array, 'must be an array of numbers, a Float32Array or null'), z.null()])),
+  /** Which signal the scores stand for. */
+  signal: z.string().min(1).default(SIGNAL_NAMES.gradXEmb),
+});
+export type PrecomputedConfig = z.output<typeof PrecomputedConfigSchema>;
+export type PrecomputedConfigInput = z.input<typeof PrecomputedConfigSchema>;
 
 /**
  * Scores made elsewhere (another framework), checked and laid out like the batch: one array per
@@ -9,7 +22,10 @@ import { countMissing, type SaliencyResult } from './result.js';
  * scores. Errors name the rollout and the token.
  */
 export function precomputed(batch: RolloutBatch, config: PrecomputedConfigInput): SaliencyResult {
-  const cfg = parseBackendConfig(PrecomputedConfigSchema, config, 'precomputed');
+  return place(batch, parseBackendConfig(PrecomputedConfigSchema, config, 'precomputed'));
+}
+
+function place(batch: RolloutBatch, cfg: PrecomputedConfig): SaliencyResult {
   const B = batch.numRollouts;
   if (cfg.scores.length !== B) throw new SaliencyError('invalid_scores', `expected scores for ${B} rollouts, found ${cfg.scores.length}`, { field: 'scores' });
   const out: SaliencyResult = { signal: cfg.signal, scores: new Float32Array(totalTokens(batch)), hasScores: new Uint8Array(B), missing: B };
@@ -27,3 +43,6 @@ export function precomputed(batch: RolloutBatch, config: PrecomputedConfigInput)
   });
   return countMissing(out);
 }
+
+/** Scores made elsewhere: no model runs. */
+export const precomputedBackend = defineBackend({ name: 'precomputed', signal: SIGNAL_NAMES.gradXEmb, configSchema: PrecomputedConfigSchema, needsModel: false, run: place });

@@ -19,13 +19,18 @@ export interface SaliencyResult {
    * noisy embeddings); 0 where a rollout has no scores. Absent for `precomputed` and `perturbation`.
    */
   loss?: Float32Array;
+  /**
+   * `[totalTokens]` log p(token | context) of every completion token at the configured
+   * temperature, when the backend's pass computed them (a fused pass): the "old" log-probs.
+   */
+  logprobs?: Float32Array;
+  /** `[totalTokens]` entropy of the next-token distribution that predicted each token, with `logprobs`. */
+  entropy?: Float32Array;
 }
 
-/** The fused pass: scores plus the token log-probs and entropies of the same forward pass. */
+/** The result of a fused pass: scores plus the token log-probs and entropies of the same forward pass. */
 export interface FusedResult extends SaliencyResult {
-  /** `[totalTokens]` log p(token | context) at the configured temperature: the "old" log-probs. */
   logprobs: Float32Array;
-  /** `[totalTokens]` entropy of the next-token distribution that predicted each token. */
   entropy: Float32Array;
 }
 

@@ -33,6 +33,13 @@ export const TrainerConfigSchema = z
     tokenBudget: z.number().int().positive().default(8192),
     /** global gradient-norm clip; null disables */
     maxGradNorm: z.number().positive().nullable().default(1),
+    /**
+     * Divide the logits by this before the softmax, for the new, the recomputed old and the
+     * reference log-probs alike (verl's actor `temperature`): the sampling temperature. Old
+     * log-probs a caller passes must be at the same temperature, or the ratio is not 1 at the old
+     * parameters.
+     */
+    temperature: z.number().positive().default(1),
     /** `recompute`: old log-probs from the policy at the start of the step; `behavior`: the sampler's */
     oldLogprobs: z.enum(['recompute', 'behavior']).default('recompute'),
     optimizer: AdamWConfigSchema.default(AdamWConfigSchema.parse({})),

@@ -20,6 +20,5 @@ export { Trainer } from './trainer.js';
 export type { AdvantageInput, StepOptions, StepResult } from './trainer.js';
 export { TrainerConfigSchema } from './config.js';
 export type { TrainerConfig, TrainerConfigInput } from './config.js';
-export { microBatchLogprobs, batchLogprobs } from './logprobs.js';
 export { packSft, sftLoss, sftStep } from './sft.js';
 export type { SftRow, PackedSft, SftStepResult } from './sft.js';

@@ -3,12 +3,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchFromRows, gatherPacked, packRollouts, Rng, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
-import { Qwen3Model, parseModelConfig, loadModel } from '@rlvr/policy';
+import { Qwen3Model, parseModelConfig, loadModel, microBatchLogprobs, tokenLogprobsReference } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { Trainer } from './trainer.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { clippedSurrogate } from './surrogate.js';
-import { microBatchLogprobs } from './logprobs.js';
 import { TrainerError } from './errors.js';
 
 const config = parseModelConfig({
@@ -78,6 +77,33 @@ function maxRelDiff(a: Map<string, tf.Tensor>, b: Map<string, tf.Tensor>): numbe
   }
   return worst;
 }
+
+describe('Trainer temperature', () => {
+  it('computes new and recomputed old log-probs at trainer.temperature: the ratio is 1 at the old parameters', () => {
+    const model = Qwen3Model.random(config, 5, 0.5);
+    const batch = makeBatch(4, 2, 3);
+    const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
+    const mb = packRollouts(batch, rows, 0);
+    // the independent twin: a full log-softmax of logits / 0.7
+    const { logp } = microBatchLogprobs(model, mb, { temperature: 0.7 });
+    const ref = tf.tidy(() => {
+      const ids = tf.tensor2d(mb.ids, [mb.n, mb.S], 'int32');
+      const h = tf.slice(model.hidden({ ids, attentionMask: tf.tensor2d(mb.attentionMask, [mb.n, mb.S]) }), [0, mb.P - 1, 0], [mb.n, mb.C, config.hidden_size]) as tf.Tensor3D;
+      return tokenLogprobsReference(h, model.lmHeadWeight(), tf.slice(ids, [0, mb.P], [mb.n, mb.C]) as tf.Tensor2D, 0.7).logprobs;
+    });
+    const a = logp.dataSync();
+    const b = ref.dataSync();
+    for (let k = 0; k < a.length; k++) if (mb.completionMask[k]) expect(a[k]).toBeCloseTo(b[k]!, 5);
+    tf.dispose([logp, ref]);
+    // old log-probs at 1 while the new ones are at 0.7: the ratio is off at the old parameters
+    const adv = advantagesOf(batch);
+    const at1 = currentLogprobs(model, batch);
+    const cold = new Trainer(model, { temperature: 0.7, schedule: { type: 'constant', lr: 1e-12 } });
+    expect(cold.step(batch, adv).metrics['kl/approx']).toBeLessThan(1e-6);
+    expect(cold.step(batch, adv, { oldLogprobs: at1 }).metrics['kl/approx']).toBeGreaterThan(1e-3);
+    model.dispose();
+  });
+});
 
 describe('Trainer gradients', () => {
   it.each(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant'] as const)('accumulating micro-batches equals one big batch (%s)', (aggregation) => {

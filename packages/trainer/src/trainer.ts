@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type RolloutBatch, type PackedRollouts, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, totalTokens, validateBatch } from '@rlvr/core';
-import { CheckpointReader, SafetensorsFile, saveModel, writeSafetensors, type Qwen3Model } from '@rlvr/policy';
+import { CheckpointReader, SafetensorsFile, batchLogprobs, microBatchLogprobs, saveModel, writeSafetensors, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { AdamW, clipGradNorm } from './adamw.js';
@@ -9,7 +9,6 @@ import { clippedSurrogate } from './surrogate.js';
 import { aggregate, aggregationScale, type AggregationScale } from './aggregate.js';
 import { klPenalty } from './kl.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
-import { batchLogprobs, microBatchLogprobs } from './logprobs.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 
@@ -69,7 +68,7 @@ export class Trainer {
   constructor(model: Qwen3Model, config: TrainerConfigInput = {}, options: { refModel?: Qwen3Model; padId?: number } = {}) {
     this.config = parseConfig(TrainerConfigSchema, config, 'trainer');
     if (this.config.klCoef > 0 && options.refModel === undefined) {
-      throw new TrainerError('invalid_config', 'klCoef > 0 needs a frozen reference model (options.refModel)');
+      throw new TrainerError('invalid_config', 'klCoef > 0 needs a frozen reference model (options.refModel)', { field: 'klCoef' });
     }
     this.model = model;
     this.optimizer = new AdamW(this.config.optimizer);
@@ -101,7 +100,7 @@ export class Trainer {
     for (let i = 0; i < batch.numRollouts; i++) {
       if (!sel.include[i]) continue;
       if (batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! < 1) {
-        throw new TrainerError('invalid_input', `rollout ${i}: empty prompt; the first completion token needs at least one prompt token before it`);
+        throw new TrainerError('invalid_input', 'empty prompt; the first completion token needs at least one prompt token before it', { rollout: i, field: 'prompt' });
       }
       rows.push(i);
       maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
@@ -112,13 +111,13 @@ export class Trainer {
     let firstFault: string | null = null;
     if (rows.length > 0) {
       if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
-        throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`);
+        throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`, { field: 'oldLogprobs' });
       }
       const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
       const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
       for (let pass = 0; pass < cfg.epochs; pass++) {
         const adv = typeof advantages === 'function' ? advantages(pass) : advantages;
-        if (adv.length !== T) throw new TrainerError('invalid_input', `advantages has ${adv.length} values, expected ${T} (one per completion token)`);
+        if (adv.length !== T) throw new TrainerError('invalid_input', `advantages has ${adv.length} values, expected ${T} (one per completion token)`, { field: 'advantages' });
         const order = this.#rng.shuffle([...rows]);
         const per = Math.ceil(order.length / cfg.miniBatches);
         for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
@@ -166,7 +165,7 @@ export class Trainer {
   /** Old log-probs per token: the sampler's, or recomputed with the current policy (no gradient). */
   #oldLogprobs(batch: RolloutBatch, rows: number[]): Float32Array {
     if (this.config.oldLogprobs === 'behavior') {
-      if (!batch.behaviorLogprobs) throw new TrainerError('invalid_input', "oldLogprobs 'behavior' needs batch.behaviorLogprobs; use 'recompute' or have the sampler record them");
+      if (!batch.behaviorLogprobs) throw new TrainerError('invalid_input', "oldLogprobs 'behavior' needs batch.behaviorLogprobs; use 'recompute' or have the sampler record them", { field: 'behaviorLogprobs' });
       return batch.behaviorLogprobs;
     }
     return this.#perToken(this.model, batch, rows);
@@ -174,7 +173,7 @@ export class Trainer {
 
   /** log-probs of every completion token of `rows` under `model`, scattered into `[T]`. */
   #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[]): Float32Array {
-    return batchLogprobs(model, batch, { tokenBudget: this.config.tokenBudget, padId: this.#padId, include: maskOf(batch.numRollouts, rows) }).logprobs;
+    return batchLogprobs(model, batch, { tokenBudget: this.config.tokenBudget, padId: this.#padId, include: maskOf(batch.numRollouts, rows), temperature: this.config.temperature }).logprobs;
   }
 
 
@@ -244,7 +243,7 @@ export class Trainer {
   #loss(batch: RolloutBatch, mb: PackedRollouts, adv: Float32Array, old: Float32Array, ref: Float32Array | null, scale: AggregationScale, kept: tf.Scalar[]): tf.Scalar {
     const cfg = this.config;
     const shape: [number, number] = [mb.n, mb.C];
-    const { logp, entropy } = microBatchLogprobs(this.model, mb);
+    const { logp, entropy } = microBatchLogprobs(this.model, mb, { temperature: cfg.temperature });
     const mask = tf.tensor2d(mb.completionMask, shape);
     const oldT = tf.tensor2d(gatherPacked(batch, mb, old), shape);
     const terms = clippedSurrogate(logp, oldT, tf.tensor2d(gatherPacked(batch, mb, adv), shape), cfg);
@@ -297,7 +296,7 @@ export class Trainer {
     for (const [name, v] of this.model.params) {
       const t = reader.read(name);
       if (t.shape.join(',') !== v.shape.join(',')) {
-        throw new TrainerError('checkpoint_corrupt', `${dir}: tensor ${name} has shape [${t.shape.join(', ')}], the model expects [${v.shape.join(', ')}]`);
+        throw new TrainerError('checkpoint_corrupt', `has shape [${t.shape.join(', ')}], the model expects [${v.shape.join(', ')}]`, { file: dir, tensor: name });
       }
       tf.tidy(() => v.assign(tf.tensor(t.data, v.shape, 'float32')));
     }

@@ -15,7 +15,7 @@ import type { TrainConfig } from '../train/config.js';
 import { loadPlugins } from '../train/plugins.js';
 import { runTrain } from '../train/run.js';
 import type { TrainLogger, TrainProgress } from '../train/run.js';
-import { checkSignals } from '../train/signals.js';
+import { parseSignalConfig } from '@rlvr/saliency';
 import { summarize } from './stats.js';
 import type { CompareRun, CompareTable } from './stats.js';
 
@@ -218,6 +218,6 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
       const hint = shared ? ' (estimatorConfig applies to every estimator compared: give options by name in estimatorConfigs, e.g. {"grail": {...}})' : '';
       throw new ReferenceTrainerError('invalid_config', `options of estimator ${n}: ${(err as Error).message}${hint}`, { ...(configFile === undefined ? {} : { file: configFile }), field: shared ? 'estimatorConfig' : 'estimatorConfigs' }, { cause: err });
     }
-    checkSignals(n, needs);
+    parseSignalConfig(config.saliency, needs, { temperature: config.trainer.temperature, estimator: n });
   }
 }

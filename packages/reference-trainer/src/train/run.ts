@@ -7,6 +7,7 @@ import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
 import type { PromptBuilder } from '@rlvr/rollout';
+import { parseSignalConfig } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
@@ -18,7 +19,6 @@ import type { HeldOutResult } from './held-out-eval.js';
 import { loadPlugins } from './plugins.js';
 import { loadProblems } from './problems.js';
 import { assertCreatable, exportModel, mkdirReason, truncateJsonl } from './run-files.js';
-import { checkSignals } from './signals.js';
 import { rlStep, sampleRecords } from './step.js';
 import { toPromptTasks } from './tasks.js';
 
@@ -119,7 +119,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
   const t0 = performance.now();
   await loadPlugins(config.plugins);
   const estimator = prepare(config);
-  checkSignals(config.estimator, estimator.needs);
+  parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
   if (!existsSync(join(config.checkpoint, 'config.json'))) {
     throw new ReferenceTrainerError('missing_file', `checkpoint ${config.checkpoint} not found (no config.json there)`, { file: config.checkpoint, field: 'checkpoint' });
   }

@@ -5,10 +5,10 @@ import { mathReward } from '@rlvr/math-verify';
 import type { Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
 import type { PolicySampler } from '@rlvr/rollout';
+import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '../run-dir.js';
 import type { TrainConfig } from './config.js';
-import { computeSignals } from './signals.js';
 import type { PromptTask } from './tasks.js';
 
 /** What one RL step produced: its metrics, and the batch and advantages (for samples.jsonl). */
@@ -32,7 +32,8 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
     batch.rewards[i] = batch.finish[i] === 2 ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
   });
   const verifyS = lap();
-  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, estimator.needs, config.saliency, { padId, tokenBudget: config.trainer.tokenBudget });
+  const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
+  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, plan, { padId, tokenBudget: config.trainer.tokenBudget });
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
   const advS = lap();

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreError, SIGNAL_NAMES, Signals, batchFromRows } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
-import { computeSaliency, gradXEmbBackend, saliencyBackends, type SaliencyBackend } from './backends.js';
+import type { SaliencyBackend } from './backend.js';
+import { gradXEmbBackend } from './grad-x-emb.js';
+import { computeSaliency, saliencyBackends } from './registry.js';
 import { SaliencyError } from './errors.js';
 import { precomputed } from './precomputed.js';
 import { fixtureBatch, tinyModel, useBackend } from './test-utils/fixtures.js';
@@ -11,6 +13,10 @@ const batch = fixtureBatch();
 const T = batch.completionTokens.length;
 
 describe('the backend registry', () => {
+  it('MODEL_BACKENDS comes from the registry and holds the built-in model backends', () => {
+    expect(MODEL_BACKENDS).toEqual(expect.arrayContaining(['grad-x-emb', 'noisy-kl', 'perturbation']));
+  });
+
   it('holds the four backends by name; a taken name with another implementation and an unknown name throw', () => {
     expect(saliencyBackends.names()).toEqual(['grad-x-emb', 'noisy-kl', 'perturbation', 'precomputed']);
     expect(saliencyBackends.register(gradXEmbBackend)).toBe(gradXEmbBackend); // same object: harmless
@@ -58,6 +64,9 @@ describe('precomputed', () => {
   });
 });
 
+/** Every registered backend that runs the policy: the contract below holds for each, a new one included. */
+const MODEL_BACKENDS = saliencyBackends.names().filter((n) => saliencyBackends.get(n).needsModel);
+
 describe('every model backend (contract, cpu)', () => {
   let model: Qwen3Model;
   beforeAll(async () => {
@@ -66,7 +75,7 @@ describe('every model backend (contract, cpu)', () => {
   });
   afterAll(() => model.dispose());
 
-  it.each(['grad-x-emb', 'noisy-kl', 'perturbation'])('%s: [totalTokens] finite scores >= 0, zero and flagged without an answer, into Signals, no leak', (name) => {
+  it.each(MODEL_BACKENDS)('%s: [totalTokens] finite scores >= 0, zero and flagged without an answer, into Signals, no leak', (name) => {
     computeSaliency(name, model, batch);
     const before = tf.memory().numTensors;
     const signals = new Signals(T);
@@ -78,9 +87,16 @@ describe('every model backend (contract, cpu)', () => {
     expect(Array.from(result.hasScores)).toEqual([1, 1, 0, 1]);
     expect(result.scores.subarray(batch.completionOffsets[2]!, batch.completionOffsets[3]!).every((s) => s === 0)).toBe(true);
     expect(result.scores.subarray(0, 8).some((s) => s > 0)).toBe(true);
+    // a fused backend's log-probs and entropies: one per token, log-probs <= 0, entropies >= 0
+    if (saliencyBackends.get(name).logprobsTemperature) {
+      expect(result.logprobs!.length).toBe(T);
+      expect(result.entropy!.length).toBe(T);
+      expect(result.logprobs!.every((v) => Number.isFinite(v) && v <= 0)).toBe(true);
+      expect(result.entropy!.every((v) => Number.isFinite(v) && v >= -1e-6)).toBe(true);
+    }
   });
 
-  it.each(['grad-x-emb', 'noisy-kl', 'perturbation'])('%s: a batch with no answer at all, or an empty completion, gives zeros and no error', (name) => {
+  it.each(MODEL_BACKENDS)('%s: a batch with no answer at all, or an empty completion, gives zeros and no error', (name) => {
     const b = batchFromRows([
       { group: 0, reward: 0, prompt: [5, 6], completion: [7, 8, 9] },
       { group: 0, reward: 1, prompt: [5], completion: [] },
@@ -92,7 +108,7 @@ describe('every model backend (contract, cpu)', () => {
 
   it('an empty prompt is refused naming the rollout', () => {
     const b = batchFromRows([{ group: 0, reward: 0, prompt: [], completion: [7, 8, 9], spans: { open: [0, 1], content: [1, 2], close: [2, 3] } }]);
-    for (const name of ['grad-x-emb', 'noisy-kl', 'perturbation']) {
+    for (const name of MODEL_BACKENDS) {
       expect(() => computeSaliency(name, model, b)).toThrow('rollout 0, field prompt: prompt is empty');
     }
   });

@@ -1,0 +1,76 @@
+import type { RolloutBatch, SignalName } from '@rlvr/core';
+import type { Qwen3Model } from '@rlvr/policy';
+import type { z } from 'zod';
+import { parseBackendConfig } from './config.js';
+import { SaliencyError } from './errors.js';
+import type { FusedResult, SaliencyResult } from './result.js';
+
+/**
+ * A saliency backend: policy + rollout batch (+ its answer spans) -> raw per-completion-token
+ * scores. One signature for all, so callers (the signal step, the CLI) never branch on the name.
+ * Build one with `defineBackend`.
+ */
+export interface SaliencyBackend {
+  readonly name: string;
+  /** The core signal the scores stand for (a `precomputed` backend's config may override it). */
+  readonly signal: SignalName;
+  /** Whether `compute` runs the policy (false: `model` may be null). */
+  readonly needsModel: boolean;
+  /** The configuration schema (strict, with defaults). */
+  readonly configSchema: z.ZodType;
+  /**
+   * Present when the result also carries the log-probs and entropies of every completion token
+   * (a fused pass): the temperature of those log-probs under `config`. A trainer then uses them
+   * as the step's old log-probs instead of running its own forward pass.
+   */
+  readonly logprobsTemperature?: (config: unknown) => number;
+  /** `config` parsed by `configSchema`; a bad one throws `SaliencyError('invalid_config')` naming the field. */
+  parseConfig(config: unknown): unknown;
+  /** Scores of every completion token of `batch`, `[totalTokens]`. */
+  compute(model: Qwen3Model | null, batch: RolloutBatch, config?: unknown): SaliencyResult;
+}
+
+/** What `defineBackend` needs of a backend that runs the policy. */
+export interface ModelBackendSpec<S extends z.ZodType> {
+  name: string;
+  signal: SignalName;
+  configSchema: S;
+  run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): SaliencyResult;
+}
+
+/** A fused backend: its result carries log-probs and entropies at its config's `temperature`. */
+export interface FusedBackendSpec<S extends z.ZodType<{ temperature: number }>> extends Omit<ModelBackendSpec<S>, 'run'> {
+  fused: true;
+  run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): FusedResult;
+}
+
+/** What `defineBackend` needs of a backend that does not run the policy (scores from elsewhere). */
+export interface DataBackendSpec<S extends z.ZodType> {
+  name: string;
+  signal: SignalName;
+  configSchema: S;
+  needsModel: false;
+  run(batch: RolloutBatch, config: z.output<S>): SaliencyResult;
+}
+
+/**
+ * Build a backend from its name, signal, options schema and a typed `run`: options are parsed
+ * (strict: a misspelled key is an error naming it) before `run` sees them, and a model backend
+ * called without a model is refused. Register the result with `saliencyBackends.register`.
+ */
+export function defineBackend<S extends z.ZodType<{ temperature: number }>>(spec: FusedBackendSpec<S>): SaliencyBackend;
+export function defineBackend<S extends z.ZodType>(spec: ModelBackendSpec<S> | DataBackendSpec<S>): SaliencyBackend;
+export function defineBackend(spec: ModelBackendSpec<z.ZodType> | DataBackendSpec<z.ZodType> | FusedBackendSpec<z.ZodType<{ temperature: number }>>): SaliencyBackend {
+  const parse = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
+  const base = { name: spec.name, signal: spec.signal, configSchema: spec.configSchema, parseConfig: parse };
+  if ('needsModel' in spec) return { ...base, needsModel: false, compute: (_model, batch, config) => spec.run(batch, parse(config)) };
+  const needModel = (model: Qwen3Model | null): Qwen3Model => {
+    if (model === null) throw new SaliencyError('missing_model', `saliency backend ${spec.name} runs the policy: pass a model`);
+    return model;
+  };
+  if ('fused' in spec) {
+    const parseFused = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
+    return { ...base, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parseFused(config)), logprobsTemperature: (config) => parseFused(config).temperature };
+  }
+  return { ...base, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parse(config)) };
+}

@@ -1,0 +1,33 @@
+import { Registry, Signals, totalTokens, type RolloutBatch } from '@rlvr/core';
+import type { Qwen3Model } from '@rlvr/policy';
+import type { SaliencyBackend } from './backend.js';
+import { SaliencyError } from './errors.js';
+import { gradXEmbBackend } from './grad-x-emb.js';
+import { noisyKlBackend } from './noisy-kl.js';
+import { perturbationBackend } from './perturbation.js';
+import { precomputedBackend } from './precomputed.js';
+import type { SaliencyResult } from './result.js';
+
+/** Saliency backends by name. Register your own with `saliencyBackends.register(defineBackend({...}))`. */
+export const saliencyBackends = new Registry<SaliencyBackend>('saliency backend');
+for (const b of [gradXEmbBackend, noisyKlBackend, perturbationBackend, precomputedBackend]) saliencyBackends.register(b);
+
+/** The backend registered as `name`; an unknown name is a `SaliencyError('invalid_config')` listing the known ones. */
+export function getBackend(name: string, field = 'backend'): SaliencyBackend {
+  try {
+    return saliencyBackends.get(name);
+  } catch (cause) {
+    throw new SaliencyError('invalid_config', (cause as Error).message, { field }, { cause });
+  }
+}
+
+/**
+ * Run the backend registered as `name` and store its scores as its signal in `signals` (created
+ * for the batch when absent). Returns the result (with `hasScores` and `missing`) and the signals.
+ */
+export function computeSaliency(name: string, model: Qwen3Model | null, batch: RolloutBatch, config: unknown = {}, signals?: Signals): { result: SaliencyResult; signals: Signals } {
+  const result = getBackend(name).compute(model, batch, config);
+  const out = signals ?? new Signals(totalTokens(batch));
+  out.set(result.signal, result.scores);
+  return { result, signals: out };
+}

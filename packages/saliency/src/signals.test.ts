@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNAL_NAMES, isRlvrError } from '@rlvr/core';
+import { batchLogprobs, type Qwen3Model } from '@rlvr/policy';
+import { logprobsWithGradXEmb } from './grad-x-emb.js';
+import { noisyKl } from './noisy-kl.js';
+import { checkSignals, computeSignals, parseSignalConfig } from './signals.js';
+import { SaliencyError } from './errors.js';
+import { fixtureBatch, tinyModel, useBackend } from './test-utils/fixtures.js';
+
+const batch = fixtureBatch();
+const pass = { padId: 0, tokenBudget: 8192 };
+
+function configError(f: () => unknown): SaliencyError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(SaliencyError);
+    expect(isRlvrError(e)).toBe(true);
+    expect((e as SaliencyError).code).toBe('invalid_config');
+    return e as SaliencyError;
+  }
+  throw new Error('expected an invalid_config error');
+}
+
+describe('parseSignalConfig (before anything loads: no model)', () => {
+  it('resolves which backend produces each signal, with its parsed options', () => {
+    const plan = parseSignalConfig({ 'grad-x-emb': { alignment: 'own' } }, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]);
+    expect(plan.sources.map((s) => [s.backend.name, s.signal])).toEqual([['grad-x-emb', SIGNAL_NAMES.gradXEmb]]);
+    expect(plan.sources[0]!.config).toMatchObject({ alignment: 'own', answerSpan: 'boxed', temperature: 1, tokenBudget: 8192 });
+    expect(plan.logprobsFrom).toBe('grad-x-emb');
+    expect(parseSignalConfig({}, [SIGNAL_NAMES.noisyKl]).logprobsFrom).toBeNull();
+    expect(parseSignalConfig(undefined, []).sources).toEqual([]);
+  });
+
+  it('checks the options of every backend it names, needed or not', () => {
+    const plan = parseSignalConfig({ perturbation: { window: 4 } }, []);
+    expect(plan.sources).toEqual([]);
+    expect(plan.options.perturbation).toMatchObject({ window: 4, alignment: 'own' });
+    expect(configError(() => parseSignalConfig({ perturbation: { window: 0 } }, [])).message).toMatch(/^field saliency\.perturbation: .*window: /);
+  });
+
+  it('an unknown backend or a misspelled option is an error naming it', () => {
+    let e = configError(() => parseSignalConfig({ 'grad-x-embb': {} }, [SIGNAL_NAMES.gradXEmb]));
+    expect(e.location.field).toBe('saliency.grad-x-embb');
+    expect(e.message).toContain('unknown saliency backend "grad-x-embb"; known: grad-x-emb, noisy-kl, perturbation, precomputed');
+    e = configError(() => parseSignalConfig({ 'grad-x-emb': { temprature: 0.7 } }, [SIGNAL_NAMES.gradXEmb]));
+    expect(e.message).toBe('field saliency.grad-x-emb: invalid saliency backend grad-x-emb configuration: unknown key: temprature');
+    e = configError(() => parseSignalConfig({ 'noisy-kl': { noiseStd: -1 } }, [SIGNAL_NAMES.noisyKl], { field: 'estimators.oar-g.saliency' }));
+    expect(e.location.field).toBe('estimators.oar-g.saliency.noisy-kl');
+    expect(configError(() => parseSignalConfig([], [])).message).toMatch(/^field saliency: must be an object/);
+  });
+
+  it('one temperature: a fused pass whose log-probs are the old ones takes the trainer temperature, and refuses another', () => {
+    const inherit = parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb], { temperature: 0.7 });
+    expect(inherit.temperature).toBe(0.7);
+    expect(inherit.sources[0]!.config).toMatchObject({ temperature: 0.7 });
+    expect(parseSignalConfig({ 'grad-x-emb': { temperature: 0.7 } }, [SIGNAL_NAMES.gradXEmb], { temperature: 0.7 }).logprobsFrom).toBe('grad-x-emb');
+    const e = configError(() => parseSignalConfig({ 'grad-x-emb': { temperature: 0.7 } }, [SIGNAL_NAMES.gradXEmb]));
+    expect(e.location.field).toBe('saliency.grad-x-emb.temperature');
+    expect(e.message).toContain('is 0.7 but trainer.temperature is 1');
+    // a backend whose log-probs are not used as old log-probs keeps its own temperature
+    expect(parseSignalConfig({ perturbation: { temperature: 2 } }, [SIGNAL_NAMES.perturbation]).sources[0]!.config).toMatchObject({ temperature: 2 });
+  });
+
+  it('a signal nothing produces is refused, naming the estimator and what is available', () => {
+    const e = configError(() => checkSignals(['my.signal'], 'grpo+mine'));
+    expect(e.message).toBe(
+      'field estimator: estimator grpo+mine needs signal my.signal, which no saliency backend produces (available: logprobs.old, policy.entropy, saliency.gradXEmb, saliency.noisyKl, saliency.perturbation)',
+    );
+    expect(() => parseSignalConfig({}, ['my.signal'], { estimator: 'grpo+mine' })).toThrow(/estimator grpo\+mine needs signal my\.signal/);
+  });
+});
+
+describe('computeSignals (cpu)', () => {
+  let model: Qwen3Model;
+  beforeAll(async () => {
+    await useBackend('cpu');
+    model = tinyModel();
+  });
+  afterAll(() => model.dispose());
+
+  it('the fused pass gives the scores and the old log-probs and entropies; they agree with a forward pass', () => {
+    const fused = computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]), pass);
+    const direct = logprobsWithGradXEmb(model, batch);
+    expect(fused.signals.get(SIGNAL_NAMES.gradXEmb)).toEqual(direct.scores);
+    expect(fused.oldLogprobs).toEqual(direct.logprobs);
+    expect(fused.signals.get(SIGNAL_NAMES.entropy)).toEqual(direct.entropy);
+    expect(fused.results['grad-x-emb']!.hasScores).toEqual(direct.hasScores);
+    const forward = computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy]), pass);
+    const want = batchLogprobs(model, batch, pass);
+    expect(forward.oldLogprobs).toBe(forward.signals.get(SIGNAL_NAMES.logprobsOld));
+    expect(forward.oldLogprobs).toEqual(want.logprobs);
+    for (let t = 0; t < want.logprobs.length; t++) expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
+  });
+
+  it('no signal needed: no pass and no old log-probs; a non-fused backend leaves the old log-probs to the trainer', () => {
+    const none = computeSignals(model, batch, parseSignalConfig({}, []), pass);
+    expect(none.oldLogprobs).toBeUndefined();
+    expect(none.signals.names()).toEqual([]);
+    const pert = computeSignals(model, batch, parseSignalConfig({ perturbation: { window: 2 } }, [SIGNAL_NAMES.perturbation]), pass);
+    expect(pert.oldLogprobs).toBeUndefined();
+    expect(pert.signals.get(SIGNAL_NAMES.perturbation).some((x) => x > 0)).toBe(true);
+  });
+
+  it('the OAR-G signal comes from its backend with the configured options', () => {
+    const oar = computeSignals(model, batch, parseSignalConfig({ 'noisy-kl': { seed: 3 } }, [SIGNAL_NAMES.noisyKl]), pass);
+    expect(oar.signals.get(SIGNAL_NAMES.noisyKl)).toEqual(noisyKl(model, batch, { seed: 3 }).scores);
+  });
+});

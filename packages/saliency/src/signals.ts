@@ -1,0 +1,154 @@
+import { SIGNAL_NAMES, Signals, totalTokens, type RolloutBatch, type SignalName } from '@rlvr/core';
+import { batchLogprobs, type Qwen3Model } from '@rlvr/policy';
+import type { SaliencyBackend } from './backend.js';
+import { SaliencyError } from './errors.js';
+import { getBackend, saliencyBackends } from './registry.js';
+import type { SaliencyResult } from './result.js';
+
+/** Signals the policy's forward pass gives (no saliency backend needed). */
+export const POLICY_SIGNALS: readonly SignalName[] = [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy];
+
+/** The model-running backend registered for `signal` (the first by name), or undefined. */
+export function backendFor(signal: SignalName): SaliencyBackend | undefined {
+  return saliencyBackends
+    .names()
+    .map((n) => saliencyBackends.get(n))
+    .find((b) => b.signal === signal && b.needsModel);
+}
+
+/**
+ * Check that every signal an estimator `needs` can be produced: a policy signal (old log-probs,
+ * entropy) or one a model-running saliency backend registers. Otherwise a
+ * `SaliencyError('invalid_config')` naming the estimator, the signal and what is available.
+ */
+export function checkSignals(needs: readonly SignalName[], estimator = 'the estimator'): void {
+  for (const need of needs) {
+    if (POLICY_SIGNALS.includes(need) || backendFor(need) !== undefined) continue;
+    const producible = [...POLICY_SIGNALS, ...saliencyBackends.names().flatMap((n) => (saliencyBackends.get(n).needsModel ? [saliencyBackends.get(n).signal] : []))];
+    throw new SaliencyError('invalid_config', `estimator ${estimator} needs signal ${need}, which no saliency backend produces (available: ${[...new Set(producible)].join(', ')})`, { field: 'estimator' });
+  }
+}
+
+/** One backend run of the signal step. */
+export interface SignalSource {
+  backend: SaliencyBackend;
+  /** the signal its scores are stored as */
+  signal: SignalName;
+  /** its options, parsed (defaults filled) */
+  config: unknown;
+}
+
+/** The resolved signal step of a training run: which backend produces each needed signal, with which options. */
+export interface SignalPlan {
+  readonly needs: readonly SignalName[];
+  /** the backends to run, in the order of `needs` */
+  readonly sources: readonly SignalSource[];
+  /** the backend whose log-probs are the step's old log-probs (a fused pass), or null */
+  readonly logprobsFrom: string | null;
+  /** the temperature of every log-prob of the step (old and new) */
+  readonly temperature: number;
+  /** the parsed options of every backend the config names, needed or not */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** Options of `parseSignalConfig`. */
+export interface SignalConfigOptions {
+  /** The trainer's temperature (new log-probs); default 1. */
+  temperature?: number;
+  /** The estimator, for messages. */
+  estimator?: string;
+  /** Where the options sit in the caller's config, for messages (default `saliency`). */
+  field?: string;
+  /** Where the temperature sits in the caller's config, for messages (default `trainer.temperature`). */
+  temperatureField?: string;
+}
+
+/**
+ * Validate the saliency options of a run before anything loads, and resolve its signal step:
+ * `saliency` holds options by backend name (`{"grad-x-emb": {"alignment": "own"}}`), each checked
+ * by its backend's strict schema (an unknown backend or a misspelled option is an error naming
+ * `saliency.NAME.KEY`); every signal in `needs` must be producible (`checkSignals`).
+ *
+ * One temperature: when a fused backend's log-probs serve as the old log-probs, its `temperature`
+ * defaults to `options.temperature` (the trainer's), and a different value is an error naming
+ * both fields, since old and new log-probs at different temperatures make the ratio differ from
+ * 1 at the old parameters.
+ */
+export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[], options: SignalConfigOptions = {}): SignalPlan {
+  const field = options.field ?? 'saliency';
+  const temperature = options.temperature ?? 1;
+  if (saliency !== undefined && (saliency === null || typeof saliency !== 'object' || Array.isArray(saliency))) {
+    throw new SaliencyError('invalid_config', 'must be an object of options by backend name, e.g. {"grad-x-emb": {"alignment": "own"}}', { field });
+  }
+  const raw = (saliency ?? {}) as Record<string, unknown>;
+  checkSignals(needs, options.estimator);
+  const sources: { backend: SaliencyBackend; signal: SignalName }[] = [];
+  for (const need of needs) {
+    if (POLICY_SIGNALS.includes(need)) continue;
+    const backend = backendFor(need)!;
+    if (!sources.some((s) => s.backend === backend)) sources.push({ backend, signal: need });
+  }
+  const logprobsFrom = sources.find((s) => s.backend.logprobsTemperature !== undefined)?.backend.name ?? null;
+  const parsed: Record<string, unknown> = {};
+  for (const name of new Set([...Object.keys(raw), ...sources.map((s) => s.backend.name)])) {
+    const backend = getBackend(name, `${field}.${name}`);
+    let input = raw[name] ?? {};
+    if (name === logprobsFrom && isObject(input) && !('temperature' in input)) input = { ...input, temperature };
+    try {
+      parsed[name] = backend.parseConfig(input);
+    } catch (cause) {
+      throw new SaliencyError('invalid_config', (cause as Error).message, { field: `${field}.${name}` }, { cause });
+    }
+    if (name === logprobsFrom) {
+      const t = backend.logprobsTemperature!(parsed[name]);
+      if (t !== temperature) {
+        const tField = options.temperatureField ?? 'trainer.temperature';
+        throw new SaliencyError(
+          'invalid_config',
+          `is ${t} but ${tField} is ${temperature}: backend ${name}'s log-probs are the step's old log-probs, and old and new log-probs must be at one temperature (set ${tField} to ${t}, or leave ${field}.${name}.temperature unset)`,
+          { field: `${field}.${name}.temperature` },
+        );
+      }
+    }
+  }
+  return { needs: [...needs], sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })), logprobsFrom, temperature, options: parsed };
+}
+
+/** What the estimator and the update need from one batch. */
+export interface BatchSignals {
+  signals: Signals;
+  /** `[T]` old log-probs of the completion tokens, when a pass computed them (else the trainer recomputes) */
+  oldLogprobs?: Float32Array;
+  /** each backend's result, by name */
+  results: Record<string, SaliencyResult>;
+}
+
+/**
+ * Compute the signals of `plan` for `batch` with the current (behaviour) policy: each source
+ * backend once; the old log-probs and entropies from the fused backend's pass when there is one
+ * (`plan.logprobsFrom`), else from a forward pass (`batchLogprobs` of `@rlvr/policy`,
+ * micro-batched under `pass.tokenBudget`) when the estimator needs them.
+ */
+export function computeSignals(model: Qwen3Model, batch: RolloutBatch, plan: SignalPlan, pass: { padId: number; tokenBudget: number }): BatchSignals {
+  const signals = new Signals(totalTokens(batch));
+  const results: Record<string, SaliencyResult> = {};
+  let oldLogprobs: Float32Array | undefined;
+  let entropy: Float32Array | undefined;
+  for (const { backend, signal, config } of plan.sources) {
+    const result = backend.compute(model, batch, config);
+    results[backend.name] = result;
+    signals.set(signal, result.scores);
+    if (backend.name === plan.logprobsFrom) ({ logprobs: oldLogprobs, entropy } = result);
+  }
+  const wantsPolicy = plan.needs.some((n) => POLICY_SIGNALS.includes(n));
+  if (wantsPolicy && (oldLogprobs === undefined || entropy === undefined)) {
+    ({ logprobs: oldLogprobs, entropy } = batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
+  }
+  if (plan.needs.includes(SIGNAL_NAMES.logprobsOld)) signals.set(SIGNAL_NAMES.logprobsOld, oldLogprobs!);
+  if (plan.needs.includes(SIGNAL_NAMES.entropy)) signals.set(SIGNAL_NAMES.entropy, entropy!);
+  return oldLogprobs === undefined ? { signals, results } : { signals, oldLogprobs, results };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
