@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { intFlag, numberFlag, choiceFlag, runCommand, runCommands, useColor, type Command, type CliIo } from './cli.js';
+import { z } from 'zod';
+import { intFlag, numberFlag, choiceFlag, runCommand, runCommands, schemaUsageError, useColor, type Command, type CliIo } from './cli.js';
 import { CoreError } from './errors.js';
 
 function buffers(): CliIo & { out: () => string; err: () => string } {
@@ -79,6 +80,17 @@ describe('flag helpers', () => {
     expect(() => intFlag({ n: '1.5' }, 'n')).toThrow('--n: must be an integer (got "1.5")');
     expect(choiceFlag({ m: 'last' }, 'm', ['first', 'last'])).toBe('last');
     expect(() => choiceFlag({ m: 'mid' }, 'm', ['first', 'last'])).toThrow('--m: must be one of first, last (got "mid")');
+  });
+
+  it('name schema issues by their flags, with the values given', () => {
+    const schema = z.object({ n: z.number().int().min(1), topP: z.number().max(1), mode: z.enum(['a', 'b']) }).strict();
+    const input = { n: 0, topP: 1.5, mode: 'c', extra: 1 };
+    const r = schema.safeParse(input);
+    expect(r.success).toBe(false);
+    const e = schemaUsageError(r.error!.issues, input, { topP: '--top-p' });
+    expect(e).toBeInstanceOf(CoreError);
+    expect(e.code).toBe('usage');
+    expect(e.message).toBe('--n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5); --mode: must be one of "a", "b" (got "c"); unknown key: extra');
   });
 
   it('colour only on a terminal, unless NO_COLOR or FORCE_COLOR say otherwise', () => {

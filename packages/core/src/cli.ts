@@ -14,6 +14,8 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Readable } from 'node:stream';
+import { formatZodIssues } from './config.js';
+import type { IssueLike } from './config.js';
 import { CoreError, isRlvrError } from './errors.js';
 import { removePendingTempFiles } from './files.js';
 
@@ -63,6 +65,19 @@ export interface Command {
 /** A usage error (exit 2): names the flag when given. */
 export function usageError(message: string, flag?: string): CoreError {
   return new CoreError('usage', message, flag === undefined ? {} : { field: flag.startsWith('-') ? flag : `--${flag}` });
+}
+
+/**
+ * The usage error (exit 2) for command-line values that failed an options schema, each issue named
+ * by its flag rather than its field: `--n: Too small: expected number to be >=1 (got 0); --top-p:
+ * ...`. `flags` maps a top-level field to its flag (`{ topP: '--top-p' }`); any other field `f` is
+ * `--f`. `input` is what was parsed, keyed by field, so the values given are quoted too.
+ */
+export function schemaUsageError(issues: readonly IssueLike[], input: Record<string, unknown>, flags: Readonly<Record<string, string>> = {}): CoreError {
+  const flagOf = (field: string): string => flags[field] ?? `--${field}`;
+  const flagged = issues.map((i) => (i.path.length === 0 ? i : { ...i, path: [flagOf(String(i.path[0])), ...i.path.slice(1)] }));
+  const values = Object.fromEntries(Object.entries(input).map(([k, v]) => [flagOf(k), v]));
+  return usageError(formatZodIssues(flagged, values));
 }
 
 /** Whether colour may go to `stream`: `FORCE_COLOR` wins, then `NO_COLOR`, `TERM=dumb`, then whether it is a terminal. */

@@ -12,7 +12,8 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what
   throw new CoreError('invalid_config', `invalid ${what} configuration: ${formatZodIssues(result.error.issues, input)}`, {}, { cause: result.error });
 }
 
-interface IssueLike {
+/** The part of a zod issue `formatZodIssues` reads. */
+export interface IssueLike {
   path: PropertyKey[];
   message: string;
   code: string;

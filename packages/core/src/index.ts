@@ -34,7 +34,7 @@ export type { Logger } from './logger.js';
 export { writeFileAtomic, AtomicWriter, assertWritable, describeFsError, removePendingTempFiles, tempPathFor } from './files.js';
 export { readJsonl, parseJsonl, repairJsonl } from './jsonl.js';
 export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
-export { runCommand, runCommands, cliMain, usageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';
+export { runCommand, runCommands, cliMain, usageError, schemaUsageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';
 export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
 export { findBoxes, answerBoxes, joinsBoxes } from './boxes.js';
 export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';
@@ -52,3 +52,5 @@ export {
   passAtMetricN,
 } from './metrics.js';
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
+export { textTable, percent } from './text-table.js';
+export { StatusLine, timestamp } from './status-line.js';

@@ -6,7 +6,6 @@
  */
 import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from './errors.js';
-import { formatBytes } from './html.js';
 
 const USAGE = `usage: rlvr <command> [options]
 
@@ -20,24 +19,6 @@ commands:
   advantages ...                per-token advantages from rollout JSONL: runs rlvr-advantages (@rlvr/advantages)
 
 run 'rlvr <command> --help' for the options of a command`;
-
-const REPORT_USAGE = `usage: rlvr report RUN_DIR [options]
-
-Write one self-contained HTML file (inline SVG charts, no scripts, no network)
-for a run directory holding metrics.jsonl, and optionally config.json and samples.jsonl.
-
-options:
-  --out FILE          output file (default RUN_DIR/report.html); its directory must exist
-  --bins N            position bins of the U-shape figure (default 20)
-  --hist-bins N       bins of the token-weight histogram (default 40)
-  --samples N         sample completions shown as heatmaps (default 12)
-  --sample-step N     show samples of this step only (default: the latest steps)
-  --weights-from N    token-weight figures use samples from step N on (default: all)
-  --weights-to N      ... and up to step N (inclusive)
-  --max-points N      average longer metric curves into N points (default 1000)
-  --title TEXT        page title (default: the run directory's name)
-  -q, --quiet         print nothing on success
-  -h, --help          this help`;
 
 const PRETRAIN_USAGE = `usage: rlvr pretrain [options]
 
@@ -88,53 +69,6 @@ async function pretrain(argv: string[]): Promise<void> {
   process.stdout.write(JSON.stringify({ ...rest, evals: evals.map(({ examples: _examples, ...e }) => e) }) + '\n');
 }
 
-async function report(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      out: { type: 'string', short: 'o' },
-      bins: { type: 'string' },
-      'hist-bins': { type: 'string' },
-      samples: { type: 'string' },
-      'sample-step': { type: 'string' },
-      'max-points': { type: 'string' },
-      'weights-from': { type: 'string' },
-      'weights-to': { type: 'string' },
-      title: { type: 'string' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(REPORT_USAGE + '\n');
-    return;
-  }
-  if (positionals.length !== 1) throw new UsageError(`expected one RUN_DIR, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
-  const int = (flag: string, v: string | undefined): number | undefined => {
-    if (v === undefined) return undefined;
-    if (!/^-?\d+$/.test(v)) throw new UsageError(`--${flag} must be an integer, got ${JSON.stringify(v)}`);
-    return Number(v);
-  };
-  // Loaded only now: the charting libraries take a moment to import, usage errors should not wait for them.
-  const { writeReport } = await import('./report.js');
-  const result = await writeReport(positionals[0]!, {
-    out: values.out,
-    positionBins: int('bins', values.bins),
-    histogramBins: int('hist-bins', values['hist-bins']),
-    maxSamples: int('samples', values.samples),
-    sampleStep: int('sample-step', values['sample-step']),
-    maxPoints: int('max-points', values['max-points']),
-    weightsFromStep: int('weights-from', values['weights-from']),
-    weightsToStep: int('weights-to', values['weights-to']),
-    title: values.title,
-  });
-  if (values.quiet) return;
-  for (const w of result.warnings) process.stderr.write(`rlvr report: warning: ${oneLine(w)}\n`);
-  process.stdout.write(`wrote ${result.path} (${formatBytes(result.bytes)}, ${result.charts} charts)\n`);
-}
-
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ');
 }
@@ -149,9 +83,13 @@ async function main(argv: string[]): Promise<number> {
     const { runDelegate } = await import('./delegate.js');
     return runDelegate(command, rest);
   }
+  if (command === 'report') {
+    const { runCommand } = await import('@rlvr/core');
+    const { reportCommand } = await import('@rlvr/report');
+    return runCommand('rlvr report', reportCommand, rest, { stdout: process.stdout, stderr: process.stderr });
+  }
   try {
-    if (command === 'report') await report(rest);
-    else if (command === 'train') await (await import('./train/command.js')).trainCommand(rest);
+    if (command === 'train') await (await import('./train/command.js')).trainCommand(rest);
     else if (command === 'pretrain') await pretrain(rest);
     else if (command === 'eval') await (await import('./eval/command.js')).evalCommand(rest);
     else if (command === 'compare') await (await import('./compare/command.js')).compareCommand(rest);

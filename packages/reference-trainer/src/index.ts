@@ -1,11 +1,5 @@
 export { ReferenceTrainerError } from './errors.js';
 export type { ReferenceTrainerErrorCode } from './errors.js';
-export { RUN_FILES, RunConfigSchema, MetricsRecordSchema, SampleRecordSchema, readRunDir, readJsonl, parseRecord } from './run-dir.js';
-export type { RunConfig, MetricsRecord, SampleRecord, RunData } from './run-dir.js';
-export { ReportOptionsSchema, parseReportOptions, renderReport, writeReport } from './report.js';
-export type { ReportOptions, RenderedReport, ReportResult } from './report.js';
-export { weightHistogram, positionProfile } from './weight-stats.js';
-export type { Outcome, WeightHistogram, PositionBin, PositionStat } from './weight-stats.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { PretrainConfigSchema, PretrainModelSchema, PretrainEvalSchema, parsePretrainConfig } from './pretrain/config.js';
 export type { PretrainConfig, PretrainConfigInput } from './pretrain/config.js';
@@ -27,8 +21,6 @@ export { TaskStream, FileStream, heldOutTasks, splitHeldOut, toPromptTasks } fro
 export type { Problem, ProblemStream, PromptTask } from './train/tasks.js';
 export { loadPlugins, PLUGIN_API } from './train/plugins.js';
 export type { PluginApi } from './train/plugins.js';
-export { pairedDifference } from './train/paired.js';
-export type { PairedDifference } from './train/paired.js';
 export { passAtK, meanPassAtK } from './eval/pass-at-k.js';
 export { runCompare, CompareOptionsSchema, COMPARE_FILE, compareRunDir } from './compare/run.js';
 export type { CompareOptions, CompareOptionsInput, CompareResult, CompareLogger, CompareProgress } from './compare/run.js';

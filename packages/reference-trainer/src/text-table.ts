@@ -1,21 +1,2 @@
-/** Plain-text output shared by the command tables and summaries. */
-
-/** `0.5123` -> `51.2%`; not a finite number -> `-`. */
-export function percent(x: number | undefined): string {
-  return x !== undefined && Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-';
-}
-
-/**
- * Left-aligned first column, right-aligned others, two spaces between columns; a rule of
- * dashes under the header unless `rule` is false.
- */
-export function textTable(header: readonly string[], rows: readonly (readonly string[])[], options: { rule?: boolean } = {}): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  const rule = options.rule === false ? [] : [line(widths.map((w) => '-'.repeat(w)))];
-  return [line(header), ...rule, ...rows.map(line)].join('\n');
-}
+/** Plain-text output shared by the command tables and summaries: core's, re-exported for the files here that import it. */
+export { percent, textTable } from '@rlvr/core';

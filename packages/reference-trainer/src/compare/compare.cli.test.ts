@@ -3,7 +3,7 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { readRunDir } from '../run-dir.js';
+import { readRunDir } from '@rlvr/report';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
 import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
 

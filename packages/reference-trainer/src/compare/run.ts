@@ -9,7 +9,7 @@ import { formatZodIssues } from '@rlvr/core';
 import { z } from 'zod';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
-import { RUN_FILES } from '../run-dir.js';
+import { RUN_FILES } from '@rlvr/report';
 import { parseTrainConfig } from '../train/config.js';
 import type { TrainConfig } from '../train/config.js';
 import { loadPlugins } from '../train/plugins.js';

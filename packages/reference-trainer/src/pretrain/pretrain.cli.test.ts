@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
-import { readRunDir } from '../run-dir.js';
+import { readRunDir } from '@rlvr/report';
 
 const MICRO = {
   steps: 3,

@@ -4,7 +4,7 @@ import { PRUNED_FILE, parseModelConfig, savePrunedVocab, saveModel, selectBacken
 import { AdamW, learningRate } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
-import { RUN_FILES } from '../run-dir.js';
+import { RUN_FILES } from '@rlvr/report';
 import type { PretrainConfig } from './config.js';
 import { SyntheticCorpus } from './data.js';
 import { greedyAccuracy } from './evaluate.js';

@@ -5,8 +5,7 @@ import { parseArgs } from 'node:util';
 import { ReferenceTrainerError } from '../errors.js';
 import { nonNegativeInt, readConfigObject, withPlugins } from '../command-input.js';
 import { parseTrainConfig } from './config.js';
-import { percent } from '../text-table.js';
-import { pairedDifference } from './paired.js';
+import { headlineLines } from '@rlvr/report';
 import { progressLine } from './progress.js';
 import { StatusLine, timestamp } from '../terminal.js';
 import { runTrain } from './run.js';
@@ -87,7 +86,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   }
   let report: string | undefined;
   if (values.report && !summary.interrupted) {
-    const { writeReport } = await import('../report.js');
+    const { writeReport } = await import('@rlvr/report');
     const r = await writeReport(out);
     report = r.path;
     for (const w of r.warnings) logger.warn?.(w);
@@ -112,16 +111,8 @@ export function formatSummary(s: TrainSummary): string {
   const first = s.evals[0];
   const last = s.evals.at(-1);
   const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${s.completedSteps}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
-  if (first !== undefined && last !== undefined && last !== first) {
-    const change = (before: number[], after: number[], n: number) => {
-      if (last === first) return '';
-      const d = pairedDifference(before, after, n);
-      return ` (${d.mean >= 0 ? '+' : ''}${(100 * d.mean).toFixed(1)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})`;
-    };
-    lines.push(`held-out accuracy (${first.problems} problems, mean of ${first.n} samples): ${percent(first.accuracy)} at step ${first.step} -> ${percent(last.accuracy)} at step ${last.step}${change(first.correct, last.correct, first.n)}`);
-    lines.push(`pass@${first.n}: ${percent(first.passAtN)} -> ${percent(last.passAtN)}`);
-    if (first.greedyCorrect !== undefined && last.greedyCorrect !== undefined) lines.push(`greedy accuracy: ${percent(first.greedyAccuracy)} -> ${percent(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}`);
-  }
+  // the same headline as the report's summary (@rlvr/report)
+  if (first !== undefined && last !== undefined && last !== first) lines.push(...headlineLines(s.evals));
   lines.push(s.interrupted ? `run directory: ${s.outDir} (continue with: rlvr train --out ${s.outDir} --resume, with the same config)` : `run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
   return lines.join('\n');
 }

@@ -89,16 +89,3 @@ describe('progressLine', () => {
   });
 });
 
-describe('pairedDifference', () => {
-  test('mean and standard error of per-problem differences, by hand', async () => {
-    const { pairedDifference } = await import('./paired.js');
-    // per-problem accuracies 0/4, 2/4, 4/4, 1/4 -> 2/4, 2/4, 4/4, 3/4: differences 0.5, 0, 0, 0.5
-    const r = pairedDifference([0, 2, 4, 1], [2, 2, 4, 3], 4);
-    expect(r.mean).toBeCloseTo(0.25, 14);
-    // sample std of [0.5, 0, 0, 0.5] = sqrt(1/3) * 0.5... = sqrt((4 * 0.0625) / 3); s.e. = that / 2
-    expect(r.standardError).toBeCloseTo(Math.sqrt(0.25 / 3) / 2, 14);
-    expect(r.problems).toBe(4);
-    expect(pairedDifference([1], [0], 1).standardError).toBeNaN();
-    expect(() => pairedDifference([1, 2], [1], 4)).toThrow('the same problems');
-  });
-});

@@ -11,7 +11,7 @@ import { parseSignalConfig } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
-import { RUN_FILES } from '../run-dir.js';
+import { RUN_FILES } from '@rlvr/report';
 import { percent } from '../text-table.js';
 import type { TrainConfig } from './config.js';
 import { heldOutEval } from './held-out-eval.js';

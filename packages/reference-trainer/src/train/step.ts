@@ -7,7 +7,7 @@ import { sampleGroups } from '@rlvr/rollout';
 import type { PolicySampler } from '@rlvr/rollout';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
-import type { SampleRecord } from '../run-dir.js';
+import type { SampleRecord } from '@rlvr/report';
 import type { TrainConfig } from './config.js';
 import type { PromptTask } from './tasks.js';
 

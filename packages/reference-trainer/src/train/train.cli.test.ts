@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { readRunDir } from '../run-dir.js';
+import { readRunDir } from '@rlvr/report';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
 import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
 

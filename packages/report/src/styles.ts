@@ -19,6 +19,9 @@ figure.chart { margin: 0; padding: 10px 12px; border: 1px solid var(--rule); bor
 figure.chart figcaption { font-weight: 600; margin-bottom: 4px; }
 figure.chart svg { display: block; max-width: 100%; height: auto; }
 figure.chart .note { color: var(--muted); font-size: 12.5px; margin: 6px 0 0; }
+ul.flat { margin: 10px 0 0; padding: 8px 12px 8px 28px; background: var(--card); border-radius: 4px; color: var(--muted); font-size: 13px; }
+ul.flat li { margin: 2px 0; }
+ul.flat .flat-title { color: var(--ink); font-weight: 500; }
 p.nodata { color: var(--muted); font-style: italic; margin: 8px 0; padding: 18px; background: var(--card); border-radius: 4px; text-align: center; }
 details.data { margin-top: 6px; font-size: 12.5px; }
 details.data summary { cursor: pointer; color: var(--muted); }

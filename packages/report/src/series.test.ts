@@ -1,32 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { MetricsRecord } from './run-dir.js';
-import { downsample, mergeSteps, metricNames, movingAverage, smoothingWindow, planMetricCharts, seriesPoints } from './metric-plan.js';
-
-describe('planMetricCharts', () => {
-  test('known families share charts in section order; unknown metrics get their own', () => {
-    const names = ['lr', 'zzz', 'clip/high_frac', 'reward/mean', 'weights/correct/mean', 'accuracy', 'loss/policy', 'reward/std', 'clip/low_frac', 'weights/wrong/mean', 'weights/fallback_rate', 'kl/approx', 'loss/kl'];
-    const plan = planMetricCharts(names);
-    expect(plan.map((c) => [c.id, c.section, c.metrics])).toEqual([
-      ['reward', 'reward', ['reward/mean']],
-      ['accuracy', 'reward', ['accuracy']],
-      ['loss', 'optimisation', ['loss/policy', 'loss/kl']],
-      ['kl', 'optimisation', ['kl/approx']],
-      ['clip', 'optimisation', ['clip/high_frac', 'clip/low_frac']],
-      ['lr', 'optimisation', ['lr']],
-      ['weights-mean', 'weights', ['weights/correct/mean', 'weights/wrong/mean']],
-      ['metric-1', 'weights', ['weights/fallback_rate']],
-      ['metric-0', 'other', ['zzz']],
-    ]);
-    expect(plan[0]!.band).toBe('reward/std');
-    // every metric is drawn exactly once (reward/std as the band)
-    const drawn = plan.flatMap((c) => [...c.metrics, ...(c.band ? [c.band] : [])]).sort();
-    expect(drawn).toEqual([...names].sort());
-  });
-
-  test('reward/std without reward/mean gets a chart of its own', () => {
-    expect(planMetricCharts(['reward/std']).map((c) => c.metrics)).toEqual([['reward/std']]);
-  });
-});
+import { curve, downsample, flatCurves, mergeSteps, metricNames, movingAverage, seriesPoints, smoothingWindow } from './series.js';
 
 describe('series', () => {
   test('metricNames in first-seen order, without step', () => {
@@ -97,5 +71,29 @@ describe('moving average', () => {
     expect(smoothingWindow(20)).toBe(3);
     expect(smoothingWindow(60)).toBe(5);
     expect(smoothingWindow(1000)).toBe(67);
+  });
+});
+
+describe('flatCurves', () => {
+  const records: MetricsRecord[] = [
+    { step: 1, kl: 0, lr: 5e-5, loss: 0.3, clip: null },
+    { step: 2, kl: 0, lr: 5e-5, loss: 0.2 },
+    { step: 3, kl: 0, lr: 5e-5, loss: 0.2 + 1e-17, clip: 0 },
+  ];
+
+  test('each constant curve with its value and how often it was logged; null as soon as one varies', () => {
+    expect(flatCurves(records, ['kl', 'lr'])).toEqual([
+      { name: 'kl', value: 0, points: 3 },
+      { name: 'lr', value: 5e-5, points: 3 },
+    ]);
+    expect(flatCurves(records, ['kl', 'loss'])).toBeNull();
+    // null values are absent, not a second value; a metric never logged counts for nothing
+    expect(flatCurves(records, ['clip', 'never'])).toEqual([{ name: 'clip', value: 0, points: 1 }]);
+    expect(flatCurves(records, ['never'])).toBeNull();
+  });
+
+  test('equality is exact: one ulp is a change', () => {
+    expect(flatCurves([{ step: 0, x: 0.1 }, { step: 1, x: 0.1 + 2 ** -56 }], ['x'])).toBeNull();
+    expect(curve(records, 'clip')).toEqual({ steps: [3], values: [0] });
   });
 });

@@ -2,7 +2,9 @@ import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { ReferenceTrainerError } from './errors.js';
+import { OUTCOME_COLORS } from './charts.js';
+import { ReportError } from './errors.js';
+import { pairedDifference } from './headline.js';
 import { readRunDir } from './run-dir.js';
 import type { SampleRecord } from './run-dir.js';
 import { renderReport, writeReport } from './report.js';
@@ -56,6 +58,8 @@ describe('report of a full run', () => {
     expect(result.bytes).toBe(Buffer.byteLength(html));
     expect(html.startsWith('<!doctype html>')).toBe(true);
     const expected = ['reward', 'accuracy', 'loss', 'kl', 'entropy', 'clip', 'grad_norm', 'lr', 'frac_reward_zero_std', 'completions', 'tokens_per_s', 'weight-histogram', 'position-profile', 'weights-mean', 'weights-std'];
+    // a constant curve beside a varying one stays on its chart (kl/ref = 0 beside kl/approx)
+    expect(figure(html, 'kl')).toContain('kl/ref');
     for (const id of expected) {
       const f = figure(html, id);
       const svg = /<svg[^>]*width="(\d+)" height="(\d+)"[^>]*>([\s\S]*)<\/svg>/.exec(f);
@@ -68,6 +72,53 @@ describe('report of a full run', () => {
     expect((html.match(/<svg/g) ?? []).length).toBe(result.charts);
     // the custom metrics get charts of their own
     expectIn(html, 'data-chart="metric-0"><figcaption>custom/unknown_metric</figcaption><svg');
+  });
+
+  test('correct and wrong keep one colour each in every chart; no other series uses either', () => {
+    const colours = (id: string): Set<string> => new Set([...figure(html, id).matchAll(/(?:fill|stroke)="(#[0-9a-f]{6})"/gi)].map((m) => m[1]!.toLowerCase()));
+    const outcome = Object.values(OUTCOME_COLORS);
+    for (const id of ['weights-mean', 'weights-std', 'weight-histogram', 'position-profile']) {
+      for (const c of outcome) expect(colours(id), id).toContain(c);
+    }
+    // each series' legend symbol: correct and wrong series in their outcome's colour, in every weights chart
+    for (const id of ['weights-mean', 'weights-std']) {
+      const legend = [...figure(html, id).matchAll(/role-legend-symbol[^>]*><path[^>]*fill="(#[0-9a-f]{6})"[^>]*\/><\/g><g class="mark-text role-legend-label"[^>]*><text[^>]*>([^<]*)<\/text>/g)].map((m) => [m[2]!, m[1]!]);
+      expect(legend.map(([label]) => label.split('/')[1]), id).toEqual(['correct', 'wrong']);
+      for (const [label, colour] of legend) expect(colour, label).toBe(label.includes('/correct/') ? OUTCOME_COLORS.correct : OUTCOME_COLORS.wrong);
+    }
+    const ids = [...html.matchAll(/data-chart="([^"]+)"/g)].map((m) => m[1]!);
+    for (const id of ids.filter((i) => !/^weights-|^weight-histogram$|^position-profile$/.test(i))) {
+      for (const c of outcome) expect(colours(id).has(c), `${id} uses ${c}`).toBe(false);
+    }
+    expectIn(html, `.badge.ok { background: ${OUTCOME_COLORS.correct}; }`);
+    expectIn(html, `.badge.bad { background: ${OUTCOME_COLORS.wrong}; }`);
+  });
+
+  test('flat charts are one line each under their section', () => {
+    const section = (id: string) => html.slice(html.indexOf(`<section id="${id}">`), html.indexOf('</section>', html.indexOf(`<section id="${id}">`)));
+    expectIn(section('rollouts'), '<li data-flat="completions-clipped"><span class="flat-title">Completions cut by the token limit</span>: completions/clipped_ratio = 0 at all 60 logged steps</li>');
+    expect(html).not.toContain('data-chart="completions-clipped"');
+  });
+
+  test('the summary gives the headline of rlvr train: accuracy with the paired s.e., pass@n, greedy', () => {
+    const summaryHtml = html.slice(html.indexOf('<section id="summary">'), html.indexOf('<section id="reward">'));
+    const [first, last] = [run.evals[0]!, run.evals.at(-1)!];
+    const d = pairedDifference(first.correct, last.correct, 4);
+    const g = pairedDifference(first.greedyCorrect!, last.greedyCorrect!, 1);
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+    expectIn(summaryHtml, `<tr><th>held-out accuracy (20 problems, mean of 4 samples)</th><td>${pct(first.accuracy)} at step 0 -&gt; ${pct(last.accuracy)} at step 59 (${pts(d.mean)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})</td></tr>`);
+    expectIn(summaryHtml, `<tr><th>pass@4</th><td>${pct(first.passAtN)} -&gt; ${pct(last.passAtN)}</td></tr>`);
+    expectIn(summaryHtml, `<tr><th>greedy accuracy</th><td>${pct(first.greedyAccuracy!)} -&gt; ${pct(last.greedyAccuracy!)} (${pts(g.mean)} points, paired s.e. ${(100 * g.standardError).toFixed(1)})</td></tr>`);
+    // rates as percentages, not fractions
+    for (const row of summaryHtml.match(/<tr><th>[^<]*(accuracy|pass@)[^<]*<\/th><td>[^<]*<\/td><\/tr>/g)!) expect(row).not.toMatch(/\b0\.\d+ at step/);
+  });
+
+  test('y-axis titles are short names with units, never the chart title', () => {
+    const yTitle = (id: string) => /aria-label="Y-axis titled '([^']*)'/.exec(figure(html, id))?.[1] ?? /<g class="mark-group role-axis" aria-label="Y-axis[^"]*"[\s\S]*?role-title[\s\S]*?<text[^>]*>([^<]*)<\/text>/.exec(figure(html, id))?.[1];
+    expect(yTitle('completions')).toBe('tokens');
+    expect(yTitle('clip')).toBe('fraction of tokens');
+    expect(yTitle('weights-mean')).toBe('token weight mean');
   });
 
   test('the U-shape table holds the per-bin means computed here from samples.jsonl', () => {
@@ -216,30 +267,22 @@ describe('reports of partial runs', () => {
     expect(r.warnings).toContain('no data for accuracy in metrics.jsonl');
   });
 
-  test('a single logged step draws real axes, not NaN ticks', async () => {
+  test('a single logged step: one line per metric, no chart, no NaN', async () => {
     const dir = join(root, 'one-step');
     await mkdir(dir);
     await writeFile(join(dir, 'metrics.jsonl'), '{"step":0,"reward/mean":0.5,"accuracy":0.3,"entropy":0}\n');
     const r = await writeReport(dir);
     const page = await readFile(r.path, 'utf8');
-    expect(r.charts).toBe(3);
-    expectNoMatch(page, /NaN/);
-    expectIn(figure(page, 'accuracy'), 'Latest: 0.3 at step 0 (1 evaluation).');
-  });
-
-  test('an empty metrics.jsonl still gives a page', async () => {
-    const dir = join(root, 'empty');
-    await mkdir(dir);
-    await writeFile(join(dir, 'metrics.jsonl'), '');
-    const r = await writeReport(dir, { out: join(root, 'empty.html') });
     expect(r.charts).toBe(0);
-    expect(await readFile(join(root, 'empty.html'), 'utf8')).toContain('no data for reward/mean');
+    expectNoMatch(page, /NaN/);
+    expectIn(page, '<li data-flat="accuracy"><span class="flat-title">Held-out accuracy</span>: accuracy = 0.3 at its one logged step</li>');
+    expectIn(page, '<tr><th>held-out accuracy</th><td>30.0% at step 0</td></tr>');
   });
 
   test('a long run is averaged into maxPoints per curve', async () => {
     const dir = join(root, 'long');
     await mkdir(dir);
-    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ step: i, 'reward/mean': i % 7, entropy: 1 }));
+    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ step: i, 'reward/mean': i % 7, entropy: 1 + (i % 3) }));
     await writeFile(join(dir, 'metrics.jsonl'), lines.join('\n'));
     const page = (await renderReport(await readRunDir(dir), { maxPoints: 100 })).html;
     expect(figure(page, 'entropy')).toContain('3000 points per curve, averaged into 100 buckets.');
@@ -247,10 +290,21 @@ describe('reports of partial runs', () => {
 });
 
 describe('errors', () => {
+  test('an empty metrics.jsonl is an error naming it, and no page is written', async () => {
+    const dir = join(root, 'empty');
+    await mkdir(dir);
+    await writeFile(join(dir, 'metrics.jsonl'), '\n\n');
+    const err = (await writeReport(dir).catch((e: unknown) => e)) as ReportError;
+    expect(err).toBeInstanceOf(ReportError);
+    expect(err.code).toBe('no_metrics');
+    expect(err.message).toBe(`${join(dir, 'metrics.jsonl')}: no records: the run has logged nothing to report yet`);
+    expect(await readdir(dir)).toEqual(['metrics.jsonl']);
+  });
+
   test('bad options name the field', async () => {
     const err = await writeReport(run.dir, { positionBins: 1 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ReferenceTrainerError);
-    expect((err as ReferenceTrainerError).code).toBe('invalid_options');
+    expect(err).toBeInstanceOf(ReportError);
+    expect((err as ReportError).code).toBe('invalid_options');
     expect((err as Error).message).toMatch(/^invalid report options: positionBins: .*(got 1)/);
     await expect(writeReport(run.dir, { nope: 1 } as never)).rejects.toThrow('unknown key: nope');
   });
@@ -258,9 +312,9 @@ describe('errors', () => {
   test('an output directory that is not a directory: one-line error, nothing written', async () => {
     const before = await readdir(run.dir);
     const out = join(run.dir, 'config.json', 'report.html');
-    const err = (await writeReport(run.dir, { out }).catch((e: unknown) => e)) as ReferenceTrainerError;
+    const err = (await writeReport(run.dir, { out }).catch((e: unknown) => e)) as ReportError;
     expect(err.code).toBe('write_failed');
-    expect(err.message).toBe(`${out}: cannot write ${out}: ${join(run.dir, 'config.json')} is not a directory`);
+    expect(err.message).toBe(`${out}: cannot write: ${join(run.dir, 'config.json')} is not a directory`);
     expect(err.message).not.toContain('\n');
     expect(await readdir(run.dir)).toEqual(before);
   });
@@ -275,7 +329,7 @@ describe('errors', () => {
     const out = join(root, 'outdir');
     await mkdir(out);
     const before = await readdir(root);
-    await expect(writeReport(run.dir, { out })).rejects.toThrow(`cannot write ${out}: ${out} is a directory`);
+    await expect(writeReport(run.dir, { out })).rejects.toThrow(`${out}: cannot write: ${out} is a directory`);
     expect(await readdir(root)).toEqual(before);
     expect(await readdir(out)).toEqual([]);
   });
@@ -299,5 +353,14 @@ describe('errors', () => {
     await writeFile(join(dir, 'samples.jsonl'), '{"step":0,"group":0,"reward":1,"correct":true,"advantage":0,"prompt":"","tokens":["a"],"weights":["1"],"spans":null}\n');
     await expect(writeReport(dir)).rejects.toThrow(`${join(dir, 'samples.jsonl')}:1, field weights.0: `);
     expect(await readdir(dir)).toEqual(['metrics.jsonl', 'samples.jsonl']);
+  });
+
+  test('a bad evals.jsonl line stops the report too', async () => {
+    const dir = join(root, 'bad-evals');
+    await mkdir(dir);
+    await writeFile(join(dir, 'metrics.jsonl'), '{"step":0,"accuracy":0.5}\n');
+    await writeFile(join(dir, 'evals.jsonl'), '{"step":0,"accuracy":0.5,"passAtN":1,"n":2,"problems":2,"correct":[1]}\n');
+    await expect(writeReport(dir)).rejects.toThrow(`${join(dir, 'evals.jsonl')}:1, field correct: has 1 counts for 2 problems`);
+    expect(await readdir(dir)).toEqual(['evals.jsonl', 'metrics.jsonl']);
   });
 });

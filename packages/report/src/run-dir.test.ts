@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { ReferenceTrainerError } from './errors.js';
+import { isRlvrError } from '@rlvr/core';
+import type { RlvrError } from '@rlvr/core';
 import { readRunDir } from './run-dir.js';
 
 let dir: string;
@@ -27,13 +28,14 @@ const sample = (over: Record<string, unknown> = {}): string =>
     ...over,
   });
 
-async function errorOf(p: Promise<unknown>): Promise<ReferenceTrainerError> {
+/** The rlvr error `p` rejects with: a `ReportError`, or core's `read_failed` for a file that cannot be read as JSON lines. */
+async function errorOf(p: Promise<unknown>): Promise<RlvrError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ReferenceTrainerError);
-  return err as ReferenceTrainerError;
+  expect(isRlvrError(err), String(err)).toBe(true);
+  return err as RlvrError;
 }
 
 describe('readRunDir', () => {
@@ -56,7 +58,7 @@ describe('readRunDir', () => {
   test('config.json and samples.jsonl are optional; absent is null, not empty', async () => {
     await writeFile(join(dir, 'metrics.jsonl'), '');
     const run = await readRunDir(dir);
-    expect(run).toEqual({ dir, config: null, metrics: [], samples: null });
+    expect(run).toEqual({ dir, config: null, metrics: [], samples: null, evals: null });
   });
 
   test('a missing metrics.jsonl names the file', async () => {
@@ -76,9 +78,10 @@ describe('readRunDir', () => {
   test('invalid JSON names file and line', async () => {
     await writeFile(join(dir, 'metrics.jsonl'), '{"step":0}\n\n{"step":2,\n');
     const err = await errorOf(readRunDir(dir));
-    expect(err.code).toBe('invalid_record');
+    expect(err.name).toBe('CoreError');
+    expect(err.code).toBe('read_failed');
     expect(err.location).toEqual({ file: join(dir, 'metrics.jsonl'), line: 3 });
-    expect(err.message).toMatch(new RegExp(`^${join(dir, 'metrics.jsonl')}:3: not valid JSON`));
+    expect(err.message).toMatch(new RegExp(`^${join(dir, 'metrics.jsonl')}:3: not JSON: `));
   });
 
   test('a non-numeric metric names file, line and field', async () => {
@@ -117,13 +120,39 @@ describe('readRunDir', () => {
     const err = await errorOf(readRunDir(dir));
     expect(err.message).toBe(`${join(dir, 'config.json')}: must be a JSON object`);
     await writeFile(join(dir, 'config.json'), '{"a":');
-    expect((await errorOf(readRunDir(dir))).message).toContain('config.json: not valid JSON');
+    expect((await errorOf(readRunDir(dir))).message).toContain('config.json: not JSON: ');
   });
 
   test('a metrics.jsonl that is a directory cannot be read', async () => {
     await mkdir(join(dir, 'metrics.jsonl'));
     const err = await errorOf(readRunDir(dir));
     expect(err.code).toBe('read_failed');
-    expect(err.message).toContain('metrics.jsonl: cannot read');
+    expect(err.message).toMatch(/metrics\.jsonl(:\d+)?: cannot read/);
+  });
+
+  const evalLine = (over: Record<string, unknown> = {}): string => JSON.stringify({ step: 0, accuracy: 0.5, passAtN: 0.75, n: 2, problems: 4, correct: [2, 1, 1, 0], greedyAccuracy: 0.5, greedyCorrect: [1, 0, 1, 0], ...over });
+
+  test('evals.jsonl: held-out evaluations with per-problem counts; other keys ignored', async () => {
+    await writeFile(join(dir, 'metrics.jsonl'), '{"step":0}\n');
+    await writeFile(join(dir, 'evals.jsonl'), evalLine() + '\n' + evalLine({ step: 5, greedyAccuracy: undefined, greedyCorrect: undefined, note: 'x' }) + '\n');
+    const run = await readRunDir(dir);
+    expect(run.evals).toEqual([
+      { step: 0, accuracy: 0.5, passAtN: 0.75, n: 2, problems: 4, correct: [2, 1, 1, 0], greedyAccuracy: 0.5, greedyCorrect: [1, 0, 1, 0] },
+      { step: 5, accuracy: 0.5, passAtN: 0.75, n: 2, problems: 4, correct: [2, 1, 1, 0] },
+    ]);
+  });
+
+  test.each([
+    ['counts for other problems', { correct: [2, 1] }, 'correct', 'has 2 counts for 4 problems'],
+    ['more correct than samples', { correct: [2, 3, 1, 0] }, 'correct.1', '3 correct of n = 2 samples'],
+    ['a greedy score that is not 0 or 1', { greedyCorrect: [1, 0, 2, 0] }, 'greedyCorrect.2', 'Too big'],
+    ['an accuracy above 1', { accuracy: 1.5 }, 'accuracy', 'Too big'],
+  ])('evals.jsonl with %s names line and field', async (_what, over, field, text) => {
+    await writeFile(join(dir, 'metrics.jsonl'), '{"step":0}\n');
+    await writeFile(join(dir, 'evals.jsonl'), evalLine() + '\n' + evalLine(over) + '\n');
+    const err = await errorOf(readRunDir(dir));
+    expect(err.code).toBe('invalid_record');
+    expect(err.location).toEqual({ file: join(dir, 'evals.jsonl'), line: 2, field });
+    expect(err.message).toContain(text);
   });
 });

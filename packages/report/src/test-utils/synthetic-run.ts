@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '@rlvr/core';
-import type { MetricsRecord, SampleRecord } from '../run-dir.js';
+import type { EvalRecord, MetricsRecord, SampleRecord } from '../run-dir.js';
 
 export interface SyntheticRunOptions {
   steps?: number;
@@ -43,10 +43,13 @@ export function syntheticMetrics(opts: SyntheticRunOptions = {}): MetricsRecord[
       lr: 1e-6 * Math.min(1, (step + 1) / 10),
       tokens_per_s: 900 + 50 * rng.normal(),
       'completions/mean_length': 60 + 10 * p,
-      'weights/correct/mean': 1.05,
-      'weights/wrong/mean': 1.02,
-      'weights/correct/std': 0.3,
-      'weights/wrong/std': 0.2,
+      'weights/correct/mean': 1.05 + 0.01 * rng.normal(),
+      'weights/wrong/mean': 1.02 + 0.01 * rng.normal(),
+      'weights/correct/std': 0.3 + 0.02 * rng.float(),
+      'weights/wrong/std': 0.2 + 0.02 * rng.float(),
+      // without a KL penalty, and with one update per step, these stay 0 (the report says so in a line)
+      'kl/ref': 0,
+      'completions/clipped_ratio': 0,
       'custom/unknown_metric': Math.sin(step / 5),
     };
     if (step % evalEvery === 0 || step === steps - 1) r.accuracy = 0.3 + 0.25 * p + 0.01 * rng.float();
@@ -103,14 +106,48 @@ export function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[]
   return out;
 }
 
-/** Write a run directory with config, metrics and samples; returns its path. */
-export async function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): Promise<{ dir: string; metrics: MetricsRecord[]; samples: SampleRecord[] }> {
+/**
+ * Held-out evaluations on the eval steps of `metrics` (`evals.jsonl`): 20 problems, n = 4, greedy
+ * too; problem p is solved more often as training goes on. Their accuracies replace the metrics'.
+ */
+export function syntheticEvals(metrics: MetricsRecord[], seed = 7): EvalRecord[] {
+  const rng = new Rng(seed + 2);
+  const P = 20;
+  const n = 4;
+  const out: EvalRecord[] = [];
+  for (const m of metrics) {
+    if (m.accuracy === undefined) continue;
+    const p = m.step / Math.max(1, metrics.at(-1)!.step);
+    const correct = Array.from({ length: P }, (_, i) => Math.min(n, Math.max(0, Math.round(n * (0.25 + 0.4 * p + 0.3 * Math.sin(i)) + rng.normal()))));
+    const greedyCorrect: number[] = correct.map((c) => (c >= n / 2 ? 1 : 0));
+    const e: EvalRecord = {
+      step: m.step,
+      accuracy: correct.reduce((a, c) => a + c / n, 0) / P,
+      passAtN: correct.filter((c) => c > 0).length / P,
+      n,
+      problems: P,
+      correct,
+      greedyAccuracy: greedyCorrect.reduce((a, c) => a + c, 0) / P,
+      greedyCorrect,
+    };
+    m.accuracy = e.accuracy;
+    m['pass@4'] = e.passAtN;
+    m['accuracy/greedy'] = e.greedyAccuracy!;
+    out.push(e);
+  }
+  return out;
+}
+
+/** Write a run directory with config, metrics, samples and evals; returns its path. */
+export async function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): Promise<{ dir: string; metrics: MetricsRecord[]; samples: SampleRecord[]; evals: EvalRecord[] }> {
   await mkdir(dir, { recursive: true });
   const metrics = syntheticMetrics(opts);
+  const evals = syntheticEvals(metrics, opts.seed);
   const samples = syntheticSamples(opts);
   const config = { estimator: { name: 'grail', w_min: 0.5, w_max: 2 }, steps: opts.steps ?? 60, seed: opts.seed ?? 7, note: '</pre><script>alert(1)</script>' };
   await writeFile(join(dir, 'config.json'), JSON.stringify(config, null, 2));
   await writeFile(join(dir, 'metrics.jsonl'), metrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
   await writeFile(join(dir, 'samples.jsonl'), samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
-  return { dir, metrics, samples };
+  await writeFile(join(dir, 'evals.jsonl'), evals.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  return { dir, metrics, samples, evals };
 }

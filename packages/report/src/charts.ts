@@ -6,18 +6,33 @@
 import * as vega from 'vega';
 import { compile } from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
-import type { SeriesPoint } from './metric-plan.js';
+import type { SeriesPoint } from './series.js';
 import type { Outcome, PositionBin, WeightHistogram } from './weight-stats.js';
 
+/**
+ * Correct and wrong rollouts have one colour each, in every chart and badge of the page; no other
+ * series is drawn in either colour (nor in one that could pass for it).
+ */
 export const OUTCOME_COLORS: Record<Outcome, string> = { correct: '#1b7f5a', wrong: '#c4501b' };
-const SERIES_COLORS = ['#3b6fb6', '#c4501b', '#1b7f5a', '#8a4fb0', '#b8860b', '#d0417e', '#4a8f9f', '#6b6b6b', '#7a9b2f', '#a0522d'];
+/** Statistics over all rollouts (`weights/all/*`), beside correct and wrong. */
+export const ALL_ROLLOUTS_COLOR = '#3b6fb6';
+/** Other series, in legend order: no green, orange or red. */
+export const SERIES_COLORS = ['#3b6fb6', '#8a4fb0', '#b8860b', '#4a8f9f', '#d0417e', '#6b6b6b', '#1f3f73', '#9a8c73'];
 
 const CONFIG = {
   font: 'system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif',
   view: { stroke: '#d8d8d8' },
   axis: { labelColor: '#444', titleColor: '#333', gridColor: '#ececec', labelFontSize: 10, titleFontSize: 11, titleFontWeight: 500 },
-  legend: { orient: 'top', labelFontSize: 11, symbolSize: 60, title: null, labelLimit: 260 },
+  // Above the plot, in as many rows as it takes, so a legend of long names never widens the
+  // chart (a wider SVG is scaled down to fit its figure: the plot would shrink with it).
+  legend: { orient: 'top', direction: 'horizontal', labelFontSize: 11, symbolSize: 60, title: null, labelLimit: 220, columnPadding: 14 },
 } as const;
+
+/**
+ * Room around the drawing. Vega measures text without a canvas here (an estimate), and a browser's
+ * font may be wider: the margin keeps the y-axis title and the last tick label inside the SVG.
+ */
+const PADDING = { left: 14, right: 14, top: 6, bottom: 6 };
 
 /** Chart size in CSS pixels of the plotting area (axes and legend add to it). */
 export interface ChartSize {
@@ -29,7 +44,7 @@ export interface ChartSize {
 export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => void = () => {}): Promise<string> {
   const handler = (_method: string, level: string, args: unknown[]): void => warn(`${level} ${args.map(String).join(' ')}`.trim());
   const logger = vega.logger(vega.Warn, undefined, handler);
-  const compiled = compile({ ...spec, config: { ...CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec, { logger }).spec;
+  const compiled = compile({ padding: PADDING, ...spec, config: { ...CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec, { logger }).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none', logger, logLevel: vega.Warn });
   try {
     return await view.toSVG();
@@ -39,10 +54,11 @@ export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => v
 }
 
 /**
- * Metric curves against the optimizer step, one colour per series.
+ * Metric curves against the optimizer step, series `series[i]` in `colors[i]`.
  * Points are drawn when a series is short (eval-only metrics such as accuracy).
+ * The legend (several series only) wraps into rows of at most `legendColumns(size)` entries.
  */
-export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string): TopLevelSpec {
+export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string, colors: readonly string[] = SERIES_COLORS): TopLevelSpec {
   const maxLen = Math.max(0, ...series.map((s) => points.filter((p) => p.series === s).length));
   const xPad = padDomain(points.map((p) => p.step));
   const yPad = padDomain(points.map((p) => p.value));
@@ -58,11 +74,17 @@ export function lineSpec(points: readonly SeriesPoint[], series: readonly string
         field: 'series',
         type: 'nominal',
         sort: series as string[],
-        scale: { domain: series as string[], range: SERIES_COLORS },
-        legend: series.length > 1 ? {} : null,
+        scale: { domain: series as string[], range: series.map((_, i) => colors[i % colors.length]!) },
+        legend: series.length > 1 ? { columns: legendColumns(size, series) } : null,
       },
     },
   };
+}
+
+/** Legend entries per row that fit the plot's width: an entry is its symbol, its label (about 7 px a character at 11 px) and the gap. */
+export function legendColumns(size: ChartSize, labels: readonly string[]): number {
+  const entry = 30 + 7 * Math.max(0, ...labels.map((l) => l.length));
+  return Math.max(1, Math.min(labels.length, Math.floor(size.width / entry)));
 }
 
 /**
@@ -152,6 +174,7 @@ export function histogramSpec(hist: WeightHistogram, size: ChartSize): TopLevelS
         field: 'outcome',
         type: 'nominal',
         scale: { domain: domain.map((o) => `${o} (${hist.totals[o]} tokens)`), range: domain.map((o) => OUTCOME_COLORS[o]) },
+        legend: { symbolOpacity: 1 },
       },
     },
   };
@@ -175,7 +198,8 @@ export function positionSpec(bins: readonly PositionBin[], size: ChartSize): Top
     height: size.height,
     data: { values: rows },
     layer: [
-      { mark: { type: 'area', opacity: 0.16 }, encoding: { x, y: { field: 'lo', type: 'quantitative', title: 'mean token weight' }, y2: { field: 'hi' }, color: { ...color, legend: null } } },
+      // the legend is drawn from the band's layer (vega-lite merges it with the lines'): full-strength symbols
+      { mark: { type: 'area', opacity: 0.16 }, encoding: { x, y: { field: 'lo', type: 'quantitative', title: 'mean token weight' }, y2: { field: 'hi' }, color: { ...color, legend: { symbolOpacity: 1, symbolType: 'circle' } } } },
       {
         mark: { type: 'line', strokeWidth: 2, point: { size: 26, filled: true } },
         encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean token weight', scale: { zero: false } }, color },

@@ -1,9 +1,12 @@
 /** The HTML fragments of the report page: figures, notes, data tables, summary, samples and config sections. */
+import { METRIC, passAtMetricN, percent } from '@rlvr/core';
+import { headlineRows } from './headline.js';
 import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
 import { escapeHtml, formatNumber } from './html.js';
-import { metricNames } from './metric-plan.js';
 import { RUN_FILES } from './run-dir.js';
+import { metricNames } from './series.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
+import type { FlatCurve } from './series.js';
 import { OUTCOMES } from './weight-stats.js';
 import type { PositionBin, WeightHistogram } from './weight-stats.js';
 
@@ -25,21 +28,36 @@ function firstValue(records: readonly MetricsRecord[], name: string): { step: nu
   return null;
 }
 
-/** The summary table: steps logged, first/last/best reward and accuracy, sample counts. */
+/**
+ * The summary table: steps logged; the headline `rlvr train` prints (held-out accuracy before and
+ * after with the paired s.e., pass@n, greedy accuracy) from `evals.jsonl`, or, without one, the
+ * first and last held-out values of `metrics.jsonl`; first, last and best reward; sample counts.
+ */
 export function summary(run: RunData): string {
   const rows: [string, string][] = [];
   const m = run.metrics;
   rows.push(['optimizer steps logged', m.length === 0 ? '0' : `${m.length} (steps ${m[0]!.step}–${m[m.length - 1]!.step})`]);
-  for (const name of ['reward/mean', 'accuracy']) {
-    const first = firstValue(m, name);
-    const last = lastValue(m, name);
-    if (first === null || last === null) continue;
+  if (run.evals !== null && run.evals.length > 0) {
+    for (const r of headlineRows([...run.evals].sort((a, b) => a.step - b.step))) rows.push([r.label, r.value]);
+  } else {
+    const heldOut = metricNames(m).filter((n) => n === METRIC.accuracy || n === METRIC.accuracyGreedy || passAtMetricN(n) !== undefined);
+    for (const name of heldOut) {
+      const first = firstValue(m, name);
+      const last = lastValue(m, name);
+      if (first === null || last === null) continue;
+      const label = name === METRIC.accuracy ? 'held-out accuracy' : name === METRIC.accuracyGreedy ? 'greedy accuracy' : name;
+      rows.push([label, first === last || first.step === last.step ? `${percent(first.value)} at step ${first.step}` : `${percent(first.value)} at step ${first.step} -> ${percent(last.value)} at step ${last.step}`]);
+    }
+  }
+  const first = firstValue(m, METRIC.rewardMean);
+  const last = lastValue(m, METRIC.rewardMean);
+  if (first !== null && last !== null) {
     let best = first;
     for (const r of m) {
-      const v = r[name];
+      const v = r[METRIC.rewardMean];
       if (typeof v === 'number' && v > best.value) best = { step: r.step, value: v };
     }
-    rows.push([name, `${formatNumber(first.value)} at step ${first.step} → ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`]);
+    rows.push([METRIC.rewardMean, `${formatNumber(first.value)} at step ${first.step} -> ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`]);
   }
   if (run.samples !== null) {
     const correct = run.samples.filter((s) => s.correct).length;
@@ -118,3 +136,19 @@ export function positionTable(bins: readonly PositionBin[]): string {
   return `<details class="data"><summary>data</summary><table data-table="position-profile">${head}${rows.join('')}</table></details>`;
 }
 
+
+/**
+ * Charts with nothing to draw but one value per curve (KL 0 without a penalty, a constant learning
+ * rate), as one line each under their section's charts: `KL divergence: kl/approx = 0 at all 200
+ * logged steps`.
+ */
+export const flatList = {
+  item(id: string, title: string, curves: readonly FlatCurve[]): string {
+    const parts = curves.map((c) => `${c.name} = ${formatNumber(c.value)} ${c.points === 1 ? 'at its one logged step' : `at all ${c.points} logged steps`}`);
+    const named = curves.length === 1 && curves[0]!.name === title;
+    return `<li data-flat="${escapeHtml(id)}">${named ? '' : `<span class="flat-title">${escapeHtml(title)}</span>: `}${escapeHtml(parts.join('; '))}</li>`;
+  },
+  list(items: readonly string[]): string {
+    return `<ul class="flat">\n${items.join('\n')}\n</ul>`;
+  },
+};

@@ -3,47 +3,24 @@
  * SVG rendered here, in Node; the page has no script and loads nothing.
  */
 import { basename, join, resolve } from 'node:path';
-import { formatZodIssues } from '@rlvr/core';
+import { METRIC, METRIC_FAMILY, assertWritable, writeFileAtomic } from '@rlvr/core';
 import type { TopLevelSpec } from 'vega-lite';
-import { z } from 'zod';
-import { assertWritable, writeFileAtomic } from './atomic-write.js';
-import { histogramSpec, lineSpec, positionSpec, renderSvg, rewardSpec } from './charts.js';
+import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, histogramSpec, lineSpec, positionSpec, renderSvg, rewardSpec } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
-import { ReferenceTrainerError } from './errors.js';
+import { ReportError } from './errors.js';
+import { parseReportOptions } from './options.js';
+import type { ReportOptions, ReportOptionsResolved } from './options.js';
 import { escapeHtml, formatNumber } from './html.js';
-import { downsample, mergeSteps, metricNames, movingAverage, planMetricCharts, seriesPoints, smoothingWindow } from './metric-plan.js';
+import { outcomeOf, planMetricCharts } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
-import { configSection, figure, histogramTable, lastValue, noData, note, positionTable, samplesSection, summary } from './report-parts.js';
+import { configSection, figure, flatList, histogramTable, lastValue, noData, note, positionTable, samplesSection, summary } from './report-parts.js';
+import { downsample, flatCurves, mergeSteps, metricNames, movingAverage, seriesPoints, smoothingWindow } from './series.js';
 import { REPORT_CSS } from './styles.js';
 import { positionProfile, weightHistogram } from './weight-stats.js';
 
-/** Options of `rlvr report`. */
-export const ReportOptionsSchema = z
-  .object({
-    /** Output file; default `RUN_DIR/report.html`. Its directory must exist. */
-    out: z.string().min(1).optional(),
-    /** Bins of relative position t/len in the U-shape figure. */
-    positionBins: z.int().min(2).max(100).default(20),
-    /** Bins of the token-weight histogram. */
-    histogramBins: z.int().min(2).max(200).default(40),
-    /** Sample completions shown as heatmaps. */
-    maxSamples: z.int().min(0).max(500).default(12),
-    /** Show samples of this step only (default: the latest steps). */
-    sampleStep: z.int().nonnegative().optional(),
-    /** Token-weight statistics use samples from this step on (inclusive). */
-    weightsFromStep: z.int().nonnegative().optional(),
-    /** ... and up to this step (inclusive). */
-    weightsToStep: z.int().nonnegative().optional(),
-    /** Longer metric curves are averaged into this many points. */
-    maxPoints: z.int().min(10).max(100_000).default(1000),
-    /** Page title; default the run directory's name. */
-    title: z.string().optional(),
-  })
-  .strict();
-export type ReportOptions = z.input<typeof ReportOptionsSchema>;
-type Resolved = z.output<typeof ReportOptionsSchema>;
+type Resolved = ReportOptionsResolved;
 
 /** What `renderReport` produced. */
 export interface RenderedReport {
@@ -75,26 +52,25 @@ const SECTIONS: readonly { id: SectionId | 'summary' | 'samples' | 'config'; tit
 
 /** Charts every report shows, with a "no data" note when the run did not log them. */
 const EXPECTED: readonly { id: string; section: SectionId; title: string; what: string }[] = [
-  { id: 'reward', section: 'reward', title: 'Reward (mean ± std over rollouts)', what: 'reward/mean' },
-  { id: 'accuracy', section: 'reward', title: 'Held-out accuracy', what: 'accuracy' },
-  { id: 'loss', section: 'optimisation', title: 'Loss', what: 'loss/*' },
-  { id: 'kl', section: 'optimisation', title: 'KL divergence', what: 'kl/*' },
-  { id: 'entropy', section: 'optimisation', title: 'Entropy', what: 'entropy' },
-  { id: 'clip', section: 'optimisation', title: 'Clipped token fractions', what: 'clip/*' },
+  { id: 'reward', section: 'reward', title: 'Reward (mean ± std over rollouts)', what: METRIC.rewardMean },
+  { id: 'accuracy', section: 'reward', title: 'Held-out accuracy', what: METRIC.accuracy },
+  { id: 'loss', section: 'optimisation', title: 'Loss', what: `${METRIC_FAMILY.loss}*` },
+  { id: 'kl', section: 'optimisation', title: 'KL divergence', what: `${METRIC_FAMILY.kl}*` },
+  { id: 'entropy', section: 'optimisation', title: 'Entropy', what: METRIC.entropy },
+  { id: 'clip', section: 'optimisation', title: 'Clipped token fractions', what: `${METRIC_FAMILY.clip}*` },
 ];
 
-/** Parse report options, or throw `ReferenceTrainerError('invalid_options')` naming each bad field. */
-export function parseReportOptions(options: ReportOptions = {}): Resolved {
-  const result = ReportOptionsSchema.safeParse(options);
-  if (result.success) return result.data;
-  throw new ReferenceTrainerError('invalid_options', `invalid report options: ${formatZodIssues(result.error.issues, options)}`, {}, { cause: result.error });
-}
 
-/** Read `runDir`, render its report and write it atomically. Returns where, how big, and any warnings. */
+/**
+ * Read `runDir`, render its report and write it atomically. Returns where, how big, and any
+ * warnings. A `metrics.jsonl` without a record is `ReportError('no_metrics')`: a page of "no data"
+ * notes would only hide that the run logged nothing.
+ */
 export async function writeReport(runDir: string, options: ReportOptions = {}): Promise<ReportResult> {
   const opts = parseReportOptions(options);
   const path = opts.out ?? join(runDir, 'report.html');
   const run = await readRunDir(runDir);
+  if (run.metrics.length === 0) throw new ReportError('no_metrics', 'no records: the run has logged nothing to report yet', { file: join(runDir, RUN_FILES.metrics) });
   await assertWritable(path);
   const { html, charts, warnings } = await renderReport(run, opts);
   await writeFileAtomic(path, html);
@@ -123,12 +99,18 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
   };
 
   // Metric curves, with a "no data" placeholder, in its fixed place, for each expected chart the run did not log.
+  // A chart whose every curve kept one value becomes a line of text under its section's charts.
+  const flat = new Map<string, string[]>();
   const plan = planMetricCharts(metricNames(run.metrics));
   for (const c of orderCharts(plan)) {
     if ('what' in c) {
       add(c.section, figure(c.id, c.title, noData(`${c.what} (not in ${RUN_FILES.metrics})`)));
       warnings.push(`no data for ${c.what} in ${RUN_FILES.metrics}`);
-    } else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
+      continue;
+    }
+    const constant = flatCurves(run.metrics, c.band === undefined ? c.metrics : [...c.metrics, c.band]);
+    if (constant !== null) flat.set(c.section, [...(flat.get(c.section) ?? []), flatList.item(c.id, c.title, constant)]);
+    else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
   }
 
   // Token weights: the distribution and the U-shape, from samples.jsonl (optionally a step range of it).
@@ -178,8 +160,9 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
     else if (s.id === 'config') content = configSection(run);
     else {
       const figs = bySection.get(s.id);
-      if (figs === undefined) continue;
-      content = `<div class="grid">\n${figs.join('\n')}\n</div>`;
+      const flats = flat.get(s.id);
+      if (figs === undefined && flats === undefined) continue;
+      content = [figs === undefined ? '' : `<div class="grid">\n${figs.join('\n')}\n</div>`, flats === undefined ? '' : flatList.list(flats)].filter((x) => x !== '').join('\n');
     }
     body.push(`<section id="${s.id}">\n<h2>${s.title}</h2>\n${content}\n</section>`);
   }
@@ -202,7 +185,7 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
     `<nav>${present.map((s) => `<a href="#${s.id}">${s.title}</a>`).join('')}</nav>`,
     '</header>',
     ...body,
-    `<footer>Generated by <code>rlvr report</code> (@rlvr/reference-trainer). Self-contained: no scripts, no network.</footer>`,
+    `<footer>Generated by <code>rlvr report</code> (@rlvr/report). Self-contained: no scripts, no network.</footer>`,
     '</main>',
     '</body>',
     '</html>',
@@ -237,16 +220,26 @@ async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[
     return svg + note(parts.join('; ') + '.');
   }
   const points = seriesPoints(records, c.metrics, opts.maxPoints);
-  const yTitle = c.metrics.length === 1 ? c.metrics[0]! : c.title.toLowerCase();
-  let svg = await chart(lineSpec(points, c.metrics, SIZE, yTitle));
+  let svg = await chart(lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics)));
   const counts = c.metrics.map((m) => records.filter((r) => typeof r[m] === 'number').length);
   const longest = Math.max(...counts);
   if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
   if (c.id === 'accuracy') {
-    const last = lastValue(records, 'accuracy');
+    const last = lastValue(records, METRIC.accuracy);
     if (last !== null) svg += note(`Latest: ${formatNumber(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
   }
   return svg;
+}
+
+/** The colour of each series: a token-weight statistic in its outcome's colour, others from the palette in order. */
+function seriesColors(metrics: readonly string[]): string[] {
+  let next = 0;
+  return metrics.map((m) => {
+    const o = outcomeOf(m);
+    if (o === 'all') return ALL_ROLLOUTS_COLOR;
+    if (o !== undefined) return OUTCOME_COLORS[o];
+    return SERIES_COLORS[next++ % SERIES_COLORS.length]!;
+  });
 }
 
 function rewardSeries(records: readonly MetricsRecord[], band: string | undefined, maxPoints: number): RewardSeries {
@@ -256,7 +249,7 @@ function rewardSeries(records: readonly MetricsRecord[], band: string | undefine
   const blo: number[] = [];
   const bhi: number[] = [];
   for (const r of records) {
-    const m = r['reward/mean'];
+    const m = r[METRIC.rewardMean];
     if (typeof m !== 'number') continue;
     ls.push(r.step);
     lm.push(m);

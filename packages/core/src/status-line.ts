@@ -1,0 +1,56 @@
+/**
+ * Progress on a command's stderr: messages as lines, and a status line that is redrawn in place
+ * on a terminal (`live`) and otherwise printed as an ordinary line when the caller asks (a log
+ * file gets every tenth of the work, not a redraw per item). Only command code uses it.
+ */
+export class StatusLine {
+  #bar = '';
+
+  /**
+   * @param stream where to write (a command's `io.stderr`)
+   * @param prefix e.g. `rlvr eval`
+   * @param opts.live redraw in place with `\r` and an erase-line code: pass the command's `color`
+   *   (a terminal, `NO_COLOR` unset), so a pipe or a file never gets control codes
+   * @param opts.quiet print nothing
+   */
+  constructor(
+    readonly stream: { write(s: string): unknown },
+    readonly prefix: string,
+    readonly opts: { live: boolean; quiet?: boolean },
+  ) {}
+
+  /** A message on its own line, newlines folded; the status line is redrawn below it. */
+  line(message: string): void {
+    if (this.opts.quiet) return;
+    this.#clear();
+    this.stream.write(`${this.prefix}: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+    if (this.#bar !== '') this.stream.write(this.#bar);
+  }
+
+  /** Replace the status line when live (empty text removes it); otherwise print it as a line when `log`. */
+  status(text: string, log: boolean): void {
+    if (this.opts.quiet) return;
+    if (this.opts.live) {
+      this.#clear();
+      this.#bar = text === '' ? '' : `${this.prefix}: ${text}`;
+      this.stream.write(this.#bar);
+    } else if (log) {
+      this.stream.write(`${this.prefix}: ${text}\n`);
+    }
+  }
+
+  /** Leave the status line where it is and move below it. */
+  done(): void {
+    if (this.opts.live && this.#bar !== '') this.stream.write('\n');
+    this.#bar = '';
+  }
+
+  #clear(): void {
+    if (this.#bar !== '') this.stream.write('\r\x1b[2K');
+  }
+}
+
+/** `20261203-061500` (UTC): the time part of default output names, so a repeated command never overwrites. */
+export function timestamp(date = new Date()): string {
+  return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}

@@ -1,0 +1,13 @@
+export { ReportError } from './errors.js';
+export type { ReportErrorCode } from './errors.js';
+export { RUN_FILES, RunConfigSchema, MetricsRecordSchema, SampleRecordSchema, EvalRecordSchema, readRunDir, readRecords, parseRecord } from './run-dir.js';
+export type { RunConfig, MetricsRecord, SampleRecord, EvalRecord, RunData } from './run-dir.js';
+export { ReportOptionsSchema, parseReportOptions } from './options.js';
+export type { ReportOptions, ReportOptionsResolved } from './options.js';
+export { renderReport, writeReport } from './report.js';
+export type { RenderedReport, ReportResult } from './report.js';
+export { reportCommand, REPORT_USAGE } from './command.js';
+export { pairedDifference, headlineRows, headlineLines } from './headline.js';
+export type { PairedDifference, HeadlineRow } from './headline.js';
+export { weightHistogram, positionProfile } from './weight-stats.js';
+export type { Outcome, WeightHistogram, PositionBin, PositionStat } from './weight-stats.js';

@@ -1,0 +1,183 @@
+/**
+ * The run directory: what `rlvr train` writes and `rlvr report` reads, and any other trainer can write.
+ *
+ * ```
+ * RUN_DIR/
+ *   config.json     the resolved config (any JSON object)                       optional
+ *   metrics.jsonl   one record per optimizer step                                required
+ *   samples.jsonl   sample completions with their token weights                  optional
+ *   evals.jsonl     held-out evaluations with per-problem correct counts         optional
+ * ```
+ *
+ * Each `.jsonl` file holds one JSON object per line; blank lines are skipped. A bad line stops
+ * the read with a `ReportError('invalid_record')` naming the file, the 1-based line and the field.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AnswerSpansSchema, CoreError, readJsonl } from '@rlvr/core';
+import { z } from 'zod';
+import { ReportError } from './errors.js';
+
+/** File names inside a run directory. */
+export const RUN_FILES = {
+  config: 'config.json',
+  metrics: 'metrics.jsonl',
+  samples: 'samples.jsonl',
+  evals: 'evals.jsonl',
+} as const;
+
+/** `config.json`: the resolved configuration of the run, shown as it is (any JSON object). */
+export const RunConfigSchema = z.record(z.string(), z.unknown());
+export type RunConfig = z.infer<typeof RunConfigSchema>;
+
+/**
+ * One line of `metrics.jsonl`: the optimizer step and any numeric metrics, named by
+ * `@rlvr/core`'s `METRIC` constants (`reward/mean`, `accuracy` on eval steps, `loss/policy`,
+ * `kl/approx`, ...). Any metric may be absent on a step. `null` means "not a finite number"
+ * (what `JSON.stringify` writes for NaN and Infinity) and is treated as absent.
+ */
+export const MetricsRecordSchema = z.object({ step: z.int().nonnegative() }).catchall(z.number().nullable());
+export type MetricsRecord = z.infer<typeof MetricsRecordSchema>;
+
+/**
+ * One line of `samples.jsonl`: a completion with its per-token weights.
+ * `tokens[t]` is the decoded text of completion token t; `weights[t]` its weight
+ * (the factor on the sequence advantage; 1 = unchanged). `spans` are token
+ * ranges `[start, end)` of the final answer's opening delimiter, content and
+ * closing delimiter, or `null` when the completion has no answer. Other keys are ignored.
+ */
+export const SampleRecordSchema = z
+  .object({
+    step: z.int().nonnegative(),
+    group: z.int().nonnegative(),
+    reward: z.number(),
+    correct: z.boolean(),
+    advantage: z.number(),
+    prompt: z.string(),
+    tokens: z.array(z.string()),
+    weights: z.array(z.number()),
+    spans: AnswerSpansSchema.nullable(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.weights.length !== s.tokens.length) {
+      ctx.addIssue({ code: 'custom', path: ['weights'], message: `has ${s.weights.length} entries but tokens has ${s.tokens.length}; they must be the same length` });
+    }
+    if (s.spans !== null && s.spans.close[1] > s.tokens.length) {
+      ctx.addIssue({ code: 'custom', path: ['spans', 'close'], message: `ends at token ${s.spans.close[1]} but the completion has ${s.tokens.length} tokens` });
+    }
+  });
+export type SampleRecord = z.infer<typeof SampleRecordSchema>;
+
+/**
+ * One line of `evals.jsonl`: a held-out evaluation of the policy at `step` (step 0 = the starting
+ * checkpoint), `n` samples per problem. `correct[p]` counts problem p's correct samples, in the
+ * same problem order on every line, so two evaluations compare problem by problem (paired).
+ * Other keys are ignored.
+ */
+export const EvalRecordSchema = z
+  .object({
+    step: z.int().nonnegative(),
+    /** mean over problems of correct / n */
+    accuracy: z.number().min(0).max(1),
+    /** unbiased pass@n (the fraction of problems with a correct sample) */
+    passAtN: z.number().min(0).max(1),
+    n: z.int().min(1),
+    problems: z.int().min(1),
+    /** [problems] correct samples (of n) per problem */
+    correct: z.array(z.int().nonnegative()),
+    greedyAccuracy: z.number().min(0).max(1).optional(),
+    /** [problems] 1 where the greedy completion is correct */
+    greedyCorrect: z.array(z.int().min(0).max(1)).optional(),
+  })
+  .superRefine((e, ctx) => {
+    if (e.correct.length !== e.problems) ctx.addIssue({ code: 'custom', path: ['correct'], message: `has ${e.correct.length} counts for ${e.problems} problems` });
+    const over = e.correct.findIndex((c) => c > e.n);
+    if (over >= 0) ctx.addIssue({ code: 'custom', path: ['correct', over], message: `${e.correct[over]} correct of n = ${e.n} samples` });
+    if (e.greedyCorrect !== undefined && e.greedyCorrect.length !== e.problems) ctx.addIssue({ code: 'custom', path: ['greedyCorrect'], message: `has ${e.greedyCorrect.length} entries for ${e.problems} problems` });
+  });
+export type EvalRecord = z.infer<typeof EvalRecordSchema>;
+
+/** Everything a report needs from one run directory. */
+export interface RunData {
+  dir: string;
+  /** `null` when the run has no `config.json`. */
+  config: RunConfig | null;
+  /** In file order. */
+  metrics: MetricsRecord[];
+  /** `null` when the run has no `samples.jsonl` (as opposed to an empty one). */
+  samples: SampleRecord[] | null;
+  /** `null` when the run has no `evals.jsonl`. */
+  evals: EvalRecord[] | null;
+}
+
+/** Read and validate a run directory. Throws `ReportError` (or core's `read_failed`) naming file, line and field. */
+export async function readRunDir(dir: string): Promise<RunData> {
+  await assertDirectory(dir);
+  const configFile = join(dir, RUN_FILES.config);
+  const config = (await exists(configFile)) ? await readConfig(configFile) : null;
+  const metricsFile = join(dir, RUN_FILES.metrics);
+  if (!(await exists(metricsFile))) throw new ReportError('missing_file', `run directory ${dir} has no ${RUN_FILES.metrics}`, { file: metricsFile });
+  const metrics = await readRecords(metricsFile, MetricsRecordSchema);
+  const samplesFile = join(dir, RUN_FILES.samples);
+  const samples = (await exists(samplesFile)) ? await readRecords(samplesFile, SampleRecordSchema) : null;
+  const evalsFile = join(dir, RUN_FILES.evals);
+  const evals = (await exists(evalsFile)) ? await readRecords(evalsFile, EvalRecordSchema) : null;
+  return { dir, config, metrics, samples, evals };
+}
+
+/**
+ * Read a JSON-lines file (core's `readJsonl`: streamed, blank lines skipped, a line that is not
+ * JSON fails with its line), validating each record with `schema`.
+ */
+export async function readRecords<S extends z.ZodType>(file: string, schema: S): Promise<z.output<S>[]> {
+  const out: z.output<S>[] = [];
+  for await (const { line, value } of readJsonl(file)) out.push(parseRecord(value, schema, file, line));
+  return out;
+}
+
+/** Validate one parsed record; `line` is 1-based and only used for the error message. */
+export function parseRecord<S extends z.ZodType>(value: unknown, schema: S, file: string, line: number): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const field = issue.path.length > 0 ? issue.path.map(String).join('.') : undefined;
+  const more = result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more issue(s))` : '';
+  throw new ReportError('invalid_record', `${field === undefined ? 'record: ' : ''}${issue.message}${more}`, { file, line, ...(field === undefined ? {} : { field }) }, { cause: result.error });
+}
+
+async function readConfig(file: string): Promise<RunConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new CoreError('read_failed', `cannot read: ${(cause as NodeJS.ErrnoException).code === 'EISDIR' ? 'is a directory' : (cause as Error).message}`, { file }, { cause });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ReportError('invalid_record', `not JSON: ${(err as Error).message}`, { file }, { cause: err });
+  }
+  const result = RunConfigSchema.safeParse(value);
+  if (!result.success) throw new ReportError('invalid_record', 'must be a JSON object', { file }, { cause: result.error });
+  return result.data;
+}
+
+async function assertDirectory(dir: string): Promise<void> {
+  let isDir: boolean;
+  try {
+    isDir = (await stat(dir)).isDirectory();
+  } catch (err) {
+    throw new ReportError('missing_file', `run directory ${dir} does not exist`, { file: dir }, { cause: err });
+  }
+  if (!isDir) throw new ReportError('missing_file', `${dir} is not a directory`, { file: dir });
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
