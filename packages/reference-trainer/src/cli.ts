@@ -12,9 +12,9 @@ const USAGE = `usage: rlvr <command> [options]
 commands:
   train [--config FILE]         the RLVR loop (embedded default: warm-up checkpoint, synthetic arithmetic, GRAIL)
   compare [--estimators LIST]   train estimators on the same seeds; accuracy ± std, pass@n, steps to threshold, time
-  eval --model DIR --dataset F  n samples per problem: mean accuracy, pass@1, pass@n (or --endpoint URL)
+  eval --model DIR --dataset F  n samples per problem: mean accuracy, pass@1, pass@n (or --endpoint URL; @rlvr/eval)
   pretrain [--config FILE]      supervised warm-up of a tiny policy on synthetic worked solutions
-  report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory
+  report RUN_DIR [--out FILE]   write a self-contained HTML report of a run directory (@rlvr/report)
   verify ...                    grade answers: runs rlvr-verify (@rlvr/math-verify) with the same arguments
   advantages ...                per-token advantages from rollout JSONL: runs rlvr-advantages (@rlvr/advantages)
 
@@ -83,15 +83,19 @@ async function main(argv: string[]): Promise<number> {
     const { runDelegate } = await import('./delegate.js');
     return runDelegate(command, rest);
   }
+  if (command === 'eval') {
+    const { runCommand } = await import('@rlvr/core');
+    const { evalCommand } = await import('@rlvr/eval/command');
+    return runCommand('rlvr eval', evalCommand, rest, { stdout: process.stdout, stderr: process.stderr });
+  }
   if (command === 'report') {
     const { runCommand } = await import('@rlvr/core');
-    const { reportCommand } = await import('@rlvr/report');
+    const { reportCommand } = await import('@rlvr/report/command');
     return runCommand('rlvr report', reportCommand, rest, { stdout: process.stdout, stderr: process.stderr });
   }
   try {
     if (command === 'train') await (await import('./train/command.js')).trainCommand(rest);
     else if (command === 'pretrain') await pretrain(rest);
-    else if (command === 'eval') await (await import('./eval/command.js')).evalCommand(rest);
     else if (command === 'compare') await (await import('./compare/command.js')).compareCommand(rest);
     else throw new UsageError(`unknown command ${JSON.stringify(command)} (available: train, eval, compare, pretrain, report, verify, advantages)`);
     // a command may set its own (rlvr train stopped by Ctrl-C: 130)

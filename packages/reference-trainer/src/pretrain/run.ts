@@ -7,9 +7,9 @@ import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
 import type { PretrainConfig } from './config.js';
 import { SyntheticCorpus } from './data.js';
-import { greedyAccuracy } from './evaluate.js';
 import { initModel } from './init.js';
-import type { GreedyEval } from './evaluate.js';
+import { greedyEval } from '@rlvr/eval';
+import type { GreedyEval } from '@rlvr/eval';
 import { packSft, sftStep } from '@rlvr/trainer';
 
 /** Where progress goes (the CLI prints it on stderr; library code never prints). */
@@ -85,7 +85,7 @@ export async function runPretrain(config: PretrainConfig, outDir: string, logger
   let finalLoss = Number.NaN;
   const evaluate = async (step: number): Promise<GreedyEval> => {
     const t0 = performance.now();
-    const e = await greedyAccuracy(model, corpus.tokenizer, heldOut, { maxNewTokens: config.eval.maxNewTokens, batchSize: config.eval.batchSize, eosId: corpus.eosId });
+    const e = await greedyEval(model, corpus.tokenizer, heldOut, { maxNewTokens: config.eval.maxNewTokens, batchSize: config.eval.batchSize, eosId: corpus.eosId });
     evalWallS += (performance.now() - t0) / 1000;
     evals.push({ step, ...e });
     logger.info(`eval step ${step}: accuracy ${(100 * e.accuracy).toFixed(1)}% (${e.correct}/${e.problems}), ${(100 * e.finished).toFixed(0)}% finished, ${e.meanTokens.toFixed(1)} tokens; e.g. ${JSON.stringify(e.examples[0]?.completion ?? '')}`);

@@ -3,7 +3,7 @@ import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { promptBuilder, syntheticGenerator } from '@rlvr/rollout';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { parsePretrainConfig } from './config.js';
-import { greedyAccuracy } from './evaluate.js';
+import { greedyEval } from '@rlvr/eval';
 
 // The committed warm-up checkpoint (README: "The committed warm-up checkpoint").
 const DIR = fileURLToPath(new URL('../../assets/warmup', import.meta.url));
@@ -28,7 +28,7 @@ describe('assets/warmup', () => {
       prompt: tok.encode(prompts.text(t.question), { allowSpecial: false }),
       completion: [],
     }));
-    const e = await greedyAccuracy(model, tok, tasks, { maxNewTokens: 48, batchSize: 32, eosId: eos });
+    const e = await greedyEval(model, tok, tasks, { maxNewTokens: 48, batchSize: 32, eosId: eos });
     expect(e.finished).toBe(1);
     // the README gives 61.7% on 128 problems; 32 of them, deterministic on wasm
     expect(e.accuracy).toBeGreaterThan(0.2);

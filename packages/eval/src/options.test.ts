@@ -2,10 +2,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ReferenceTrainerError } from '../errors.js';
-import { datasetsOf } from './command.js';
-import { datasetNames, guessPreset, parseEvalOptions, resolvePreset } from './options.js';
-import { baseUrlOf, problemSeed } from './run.js';
+import { CoreError, isRlvrError } from '@rlvr/core';
+import type { RlvrError } from '@rlvr/core';
+import { PRESET_NAMES } from './command.js';
+import { datasetsOf, parseLayout } from './datasets-of.js';
+import { baseUrlOf } from './engines.js';
+import { EvalError } from './errors.js';
+import { datasetNames, parseEvalOptions } from './options.js';
+import { EVAL_PRESETS, guessPreset, resolvePreset } from './presets.js';
+import { problemSeed } from './run.js';
 
 describe('presets', () => {
   test('the benchmark names map to the @rlvr/rollout presets; the presets themselves are accepted', () => {
@@ -31,10 +36,17 @@ describe('presets', () => {
     expect(guessPreset('/home/amcdonald/data/problems.jsonl')).toBeUndefined();
   });
 
+  test("the usage's preset list is EVAL_PRESETS", () => {
+    expect([...PRESET_NAMES]).toEqual(Object.keys(EVAL_PRESETS));
+  });
+
   test('table names: the benchmark name, repeats told apart by file name, then by number', () => {
     expect(datasetNames([{ file: 'a/aime.jsonl', preset: 'aime' }, { file: 'm.jsonl', preset: 'minerva_math' }, { file: 'g.jsonl', preset: 'gsm8k' }])).toEqual(['aime24', 'minerva', 'gsm8k']);
     expect(datasetNames([{ file: 'x/easy.jsonl', preset: 'synthetic' }, { file: 'y/hard.jsonl', preset: 'synthetic' }])).toEqual(['synthetic:easy', 'synthetic:hard']);
     expect(datasetNames([{ file: 'x/t.jsonl', preset: 'amc' }, { file: 'y/t.jsonl', preset: 'amc' }])).toEqual(['amc23:t#1', 'amc23:t#2']);
+    // a field mapping is named by its file
+    const fields = { question: 'q', answer: 'a', answerFormat: 'value' as const };
+    expect(datasetNames([{ file: 'data/my-test.jsonl', fields }, { file: 'b/my-test.jsonl', fields }])).toEqual(['my-test#1', 'my-test#2']);
   });
 });
 
@@ -51,12 +63,12 @@ describe('datasetsOf (the --dataset / --preset pairing)', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  const usageError = (f: () => unknown): ReferenceTrainerError => {
+  const usageError = (f: () => unknown): RlvrError => {
     try {
       f();
     } catch (err) {
-      expect(err).toBeInstanceOf(ReferenceTrainerError);
-      return err as ReferenceTrainerError;
+      expect(isRlvrError(err)).toBe(true);
+      return err as RlvrError;
     }
     throw new Error('expected a throw');
   };
@@ -75,13 +87,28 @@ describe('datasetsOf (the --dataset / --preset pairing)', () => {
 
   test('usage errors name the problem: no guess, unknown preset, a count that does not pair; a missing file comes first', () => {
     const noGuess = usageError(() => datasetsOf([a, b], []));
-    expect(noGuess.code).toBe('invalid_options');
-    expect(noGuess.message).toBe(`cannot tell the layout of ${b} from its name: pass --preset (math500, aime24, amc23, minerva, college, olympiad, synthetic)`);
-    expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe('unknown --preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic)');
+    expect(noGuess).toBeInstanceOf(CoreError);
+    expect(noGuess.code).toBe('usage');
+    expect(noGuess.message).toBe(`cannot tell the layout of ${b} from its name: pass --preset (math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping)`);
+    expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe('--preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})');
     expect(usageError(() => datasetsOf([a, b, a], ['aime24', 'amc23'])).message).toMatch(/^2 --preset for 3 --dataset/);
     const missing = usageError(() => datasetsOf([join(dir, 'nope.jsonl')], []));
+    expect(missing).toBeInstanceOf(EvalError);
     expect(missing.code).toBe('missing_file');
     expect(missing.message).toBe(`${join(dir, 'nope.jsonl')}: dataset not found`);
+  });
+
+  test('a field mapping, as rlvr train reads it in data.format, with its defaults; a bad one names the field', () => {
+    expect(datasetsOf([a, b], ['{"question": "problem", "answer": "solution", "answerFormat": "last_boxed"}', 'gsm8k'])).toEqual([
+      { file: a, fields: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed' } },
+      { file: b, preset: 'gsm8k' },
+    ]);
+    expect(parseLayout(' {"question": "q", "answer": "a", "id": "uid"}')).toEqual({ fields: { question: 'q', answer: 'a', answerFormat: 'value', id: 'uid' } });
+    const bad = usageError(() => parseLayout('{"question": "q"}'));
+    expect(bad.code).toBe('usage');
+    expect(bad.message).toMatch(/^--preset: invalid dataset field mapping configuration: answer: /);
+    expect(usageError(() => parseLayout('{"question": "q", "answer": "a", "answerFormat": "last"}')).message).toMatch(/answerFormat: must be one of "value", "last_boxed", "after_hashes", "list" \(got "last"\)/);
+    expect(usageError(() => parseLayout('{"question": ')).message).toMatch(/^--preset: a field mapping must be a JSON object: /);
   });
 });
 
@@ -89,7 +116,12 @@ describe('parseEvalOptions', () => {
   const datasets = [{ file: 'd.jsonl', preset: 'synthetic' as const }];
 
   test('the reference protocol by default', () => {
-    expect(parseEvalOptions({ model: 'm', datasets })).toMatchObject({ n: 3, temperature: 0.6, topP: 0.95, topK: 20, seed: 0, chat: false });
+    expect(parseEvalOptions({ model: 'm', datasets })).toMatchObject({ n: 3, temperature: 0.6, topP: 0.95, topK: 20, seed: 0, chat: false, maxQuestionChars: 100_000 });
+  });
+
+  test('a dataset has exactly one layout', () => {
+    expect(() => parseEvalOptions({ model: 'm', datasets: [{ file: 'd.jsonl' }] })).toThrow(/datasets\.0\.preset: give exactly one of preset .* and fields/);
+    expect(() => parseEvalOptions({ model: 'm', datasets: [{ file: 'd.jsonl', preset: 'gsm8k', fields: { question: 'q', answer: 'a' } }] })).toThrow(/give exactly one/);
   });
 
   test('exactly one of model and endpoint; endpoint-only options refused with a model', () => {

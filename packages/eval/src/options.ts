@@ -2,76 +2,33 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
-import { DATASET_PRESETS } from '@rlvr/rollout';
+import { DATASET_PRESETS, FieldMappingSchema } from '@rlvr/rollout';
 import type { DatasetPreset } from '@rlvr/rollout';
-import { ReferenceTrainerError } from '../errors.js';
+import { EvalError } from './errors.js';
+import { presetLabel } from './presets.js';
+
+/** The longest question `rlvr eval` tokenizes by default, in characters (benchmark problems are a few thousand). */
+export const DEFAULT_MAX_QUESTION_CHARS = 100_000;
 
 /**
- * The benchmark names of `rlvr eval --preset` and the `@rlvr/rollout` field layouts they read
- * with. The preset names of `DATASET_PRESETS` themselves (`aime`, `minerva_math`, `gsm8k`, ...)
- * are accepted too.
+ * A dataset: a JSON-lines file and its field layout, a preset or a field mapping (the same
+ * layouts `rlvr train` reads in `data.format`; exactly one of `preset` and `fields`).
  */
-export const EVAL_PRESETS = {
-  math500: 'math500',
-  aime24: 'aime',
-  amc23: 'amc',
-  minerva: 'minerva_math',
-  college: 'college_math',
-  olympiad: 'olympiadbench',
-  synthetic: 'synthetic',
-} as const satisfies Record<string, DatasetPreset>;
-export type EvalPresetName = keyof typeof EVAL_PRESETS;
-
-/** The `DATASET_PRESETS` key a CLI preset name stands for; undefined when it names none. */
-export function resolvePreset(name: string): DatasetPreset | undefined {
-  if (Object.hasOwn(EVAL_PRESETS, name)) return EVAL_PRESETS[name as EvalPresetName];
-  if (Object.hasOwn(DATASET_PRESETS, name)) return name as DatasetPreset;
-  return undefined;
-}
-
-/** File-name patterns of the usual benchmark files, most specific first. */
-const FILE_PATTERNS: readonly [RegExp, DatasetPreset][] = [
-  [/math[-_ ]?500|math[-_]oai/i, 'math500'],
-  [/aime/i, 'aime'],
-  [/amc/i, 'amc'],
-  [/minerva/i, 'minerva_math'],
-  [/college/i, 'college_math'],
-  [/olympiad/i, 'olympiadbench'],
-  [/gsm8k/i, 'gsm8k'],
-  [/deepmath/i, 'deepmath'],
-  [/synth/i, 'synthetic'],
-];
-
-/**
- * Guess a dataset's preset from its path (`AIME24/test.jsonl` -> aime, `minerva-math.jsonl` ->
- * minerva_math): the file name first, then the directory holding it (no further up: a home
- * directory's name says nothing about the data). Undefined when nothing matches.
- */
-export function guessPreset(file: string): DatasetPreset | undefined {
-  const parts = file.split(/[\\/]+/).filter((p) => p !== '');
-  for (const part of parts.slice(-2).reverse()) {
-    for (const [re, preset] of FILE_PATTERNS) if (re.test(part)) return preset;
-  }
-  return undefined;
-}
-
-/** The table name of a preset: the benchmark name (aime24) where there is one, else the preset. */
-export function presetLabel(preset: DatasetPreset): string {
-  const hit = Object.entries(EVAL_PRESETS).find(([, p]) => p === preset);
-  return hit === undefined ? preset : hit[0];
-}
-
 const DatasetSchema = z
   .object({
     /** a JSON-lines file */
     file: z.string().min(1),
     /** its field layout (a `DATASET_PRESETS` key) */
-    preset: z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]),
-    /** the name in the table and JSON (default: the preset's benchmark name, made unique) */
+    preset: z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]).optional(),
+    /** or its fields: `{question, answer, answerFormat?, id?}` (`@rlvr/rollout`'s `FieldMappingSchema`) */
+    fields: FieldMappingSchema.optional(),
+    /** the name in the table and JSON (default: the preset's benchmark name, or the file's name, made unique) */
     name: z.string().min(1).optional(),
   })
-  .strict();
+  .strict()
+  .refine((d) => (d.preset === undefined) !== (d.fields === undefined), { message: 'give exactly one of preset (a layout name) and fields (a field mapping)', path: ['preset'] });
 export type EvalDataset = z.output<typeof DatasetSchema>;
+export type EvalDatasetInput = z.input<typeof DatasetSchema>;
 
 /**
  * What `runEval` evaluates and how. Exactly one of `model` (a local model directory) and
@@ -116,6 +73,8 @@ export const EvalOptionsSchema = z
     batchSize: z.number().int().min(1).max(4096).default(16),
     /** local model only: the tfjs backend */
     backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
+    /** a longer question fails the evaluation before any work, naming its file and line */
+    maxQuestionChars: z.number().int().min(1).default(DEFAULT_MAX_QUESTION_CHARS),
   })
   .strict()
   .superRefine((o, ctx) => {
@@ -131,17 +90,23 @@ export const EvalOptionsSchema = z
 export type EvalOptions = z.output<typeof EvalOptionsSchema>;
 export type EvalOptionsInput = z.input<typeof EvalOptionsSchema>;
 
-/** Parse eval options; a bad field throws `ReferenceTrainerError('invalid_options')` naming it. */
+/** Parse eval options; a bad field throws `EvalError('invalid_options')` naming it. */
 export function parseEvalOptions(input: unknown): EvalOptions {
   const r = EvalOptionsSchema.safeParse(input);
   if (r.success) return r.data;
-  throw new ReferenceTrainerError('invalid_options', `invalid eval options: ${formatZodIssues(r.error.issues, input)}`, {}, { cause: r.error });
+  throw new EvalError('invalid_options', `invalid eval options: ${formatZodIssues(r.error.issues, input)}`, {}, { cause: r.error });
 }
 
-/** Table names for the datasets: the given name, else the preset's benchmark name; repeats get the file name, then a number. */
+/** `aime.jsonl` -> `aime` */
+const stem = (file: string): string => basename(file).replace(/\.jsonl?$/i, '');
+
+/**
+ * Table names for the datasets: the given name, else the preset's benchmark name (a field mapping:
+ * the file's name); repeats get the file name, then a number.
+ */
 export function datasetNames(datasets: readonly EvalDataset[]): string[] {
-  const base = datasets.map((d) => d.name ?? presetLabel(d.preset));
+  const base = datasets.map((d) => d.name ?? (d.preset !== undefined ? presetLabel(d.preset) : stem(d.file)));
   const count = (xs: string[], x: string) => xs.filter((y) => y === x).length;
-  const withFile = base.map((b, i) => (count(base, b) > 1 && datasets[i]!.name === undefined ? `${b}:${basename(datasets[i]!.file).replace(/\.jsonl?$/i, '')}` : b));
+  const withFile = base.map((b, i) => (count(base, b) > 1 && datasets[i]!.name === undefined && datasets[i]!.preset !== undefined ? `${b}:${stem(datasets[i]!.file)}` : b));
   return withFile.map((b, i) => (count(withFile, b) > 1 ? `${b}#${withFile.slice(0, i + 1).filter((y) => y === b).length}` : b));
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -8,22 +9,33 @@ import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { loadTasks, promptBuilder, runServe } from '@rlvr/rollout';
 import type { PolicyServer } from '@rlvr/rollout';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { greedyAccuracy } from '../pretrain/evaluate.js';
-import type { SftTask } from '../pretrain/data.js';
-import { CLI, rlvr } from '../test-utils/run-cli.js';
+import { greedyEval } from './held-out.js';
 import type { EvalResult } from './run.js';
+import { BIN, DATA, WARMUP } from './test-utils/paths.js';
 
-/** The shipped warm-up checkpoint (344k parameters, synthetic arithmetic) and 16 problems of its task. */
-const WARMUP = fileURLToPath(new URL('../../assets/warmup', import.meta.url));
-const DATA = fileURLToPath(new URL('../../fixtures/eval/synthetic-16.jsonl', import.meta.url));
 /** Short completions keep the runs quick; the warm-up answers in about 17 tokens. */
 const FAST = ['--max-tokens', '48', '-q'];
+
+/** `rlvr-eval ...args` as a child process (stdout and stderr are pipes, colour off unless `env` says otherwise). */
+function rlvrEval(args: readonly string[], env: Record<string, string> = { NO_COLOR: '1' }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { FORCE_COLOR: _f, NO_COLOR: _n, ...base } = process.env;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...base, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+const rlvr = (_eval: 'eval', ...args: string[]) => rlvrEval(args);
 
 let root: string;
 let server: PolicyServer;
 let dispose: (() => void) | undefined;
 beforeAll(async () => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npx tsc -b packages/reference-trainer)`);
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx tsc -b packages/eval)`);
   root = await mkdtemp(join(tmpdir(), 'rlvr-eval-'));
   await selectBackend({ backend: 'wasm' });
   const logs: string[] = [];
@@ -48,8 +60,8 @@ describe('rlvr eval --model', () => {
   test('seeded sampling: the same seed gives the same samples; the JSON numbers follow from the per-problem counts; a table on stdout', async () => {
     const a = join(root, 'a.json');
     const b = join(root, 'b.json');
-    const args = ['eval', '--model', WARMUP, '--dataset', DATA, '--n', '3', '--temperature', '0.8', '--seed', '7', '--limit', '10', '--backend', 'wasm', ...FAST];
-    const [ra, rb] = [await rlvr(...args, '--out', a), await rlvr(...args, '--out', b)];
+    const args = ['--model', WARMUP, '--dataset', DATA, '--n', '3', '--temperature', '0.8', '--seed', '7', '--limit', '10', '--backend', 'wasm', ...FAST];
+    const [ra, rb] = [await rlvr('eval', ...args, '--out', a), await rlvr('eval', ...args, '--out', b)];
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
     expect(ra.stderr).toBe(''); // -q
@@ -85,7 +97,7 @@ describe('rlvr eval --model', () => {
     const out = join(root, 'greedy.json');
     const r = await rlvr('eval', '--model', WARMUP, '--dataset', DATA, '--preset', 'synthetic', '--n', '1', '--temperature', '0', '--backend', 'wasm', '--out', out, '--max-tokens', '64');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('rlvr eval: synthetic: 16 problems x 1: mean acc ');
+    expect(r.stderr).toContain('rlvr-eval: synthetic: 16 problems x 1: mean acc ');
     const result = await readResult(out);
 
     // the independent path: prompts rendered and tokenized the way rlvr pretrain did, greedy decoding
@@ -93,8 +105,8 @@ describe('rlvr eval --model', () => {
     const tokenizer = loadTokenizer(WARMUP);
     try {
       const builder = promptBuilder();
-      const tasks: SftTask[] = (await loadTasks(DATA, 'synthetic')).map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question), { allowSpecial: false }), completion: [] }));
-      const greedy = await greedyAccuracy(model, tokenizer, tasks, { maxNewTokens: 64, batchSize: 16, eosId: 407 });
+      const tasks = (await loadTasks(DATA, 'synthetic')).map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question), { allowSpecial: false }) }));
+      const greedy = await greedyEval(model, tokenizer, tasks, { maxNewTokens: 64, batchSize: 16, eosId: 407 });
       expect(result.datasets[0]!.correct.reduce((s, x) => s + x, 0)).toBe(greedy.correct);
       expect(result.datasets[0]!.meanTokens).toBeCloseTo(greedy.meanTokens, 12);
       // the warm-up solves roughly half of its task greedily
@@ -175,13 +187,15 @@ describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
     return port;
   };
 
+  /** Exit `code`, the message on stderr's first line, then (usage errors, exit 2) the usage; no output file. */
   const expectFailure = async (args: string[], code: number, message: string | RegExp) => {
     const dir = await emptyDir();
     const r = await rlvr('eval', ...args, '--out', join(dir, 'eval.json'));
     expect(r.code, r.stderr).toBe(code);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
+    if (code === 2) expect(lines[1]).toMatch(/^usage: rlvr eval /);
+    else expect(lines).toHaveLength(1);
     if (typeof message === 'string') expect(lines[0]).toBe(message);
     else expect(lines[0]).toMatch(message);
     expect(await readdir(dir)).toEqual([]);
@@ -189,38 +203,97 @@ describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
 
   test('a missing dataset file', async () => {
     const missing = join(root, 'AIME24', 'test.jsonl');
-    await expectFailure(['--model', WARMUP, '--dataset', missing, '-q'], 1, `rlvr eval: ${missing}: dataset not found`);
+    await expectFailure(['--model', WARMUP, '--dataset', missing, '-q'], 1, `rlvr-eval: ${missing}: dataset not found`);
   });
 
   test('an unknown preset, and a file read with the wrong preset', async () => {
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--preset', 'aime2024'], 2, 'rlvr eval: unknown --preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic)');
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--preset', 'math500', '-q'], 1, `rlvr eval: ${DATA}:1, field problem: expected a non-empty string question, got nothing (field missing) (read as preset math500)`);
+    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--preset', 'aime2024'], 2, 'rlvr-eval: --preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})');
+    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--preset', 'math500', '-q'], 1, `rlvr-eval: ${DATA}:1, field problem: expected a non-empty string question, got nothing (field missing) (read as preset math500)`);
   });
 
   test('no --model or --endpoint, and both', async () => {
-    await expectFailure(['--dataset', DATA], 2, 'rlvr eval: give the policy to evaluate: --model DIR or --endpoint URL');
-    await expectFailure(['--model', WARMUP, '--endpoint', 'http://127.0.0.1:8000/v1', '--dataset', DATA], 2, 'rlvr eval: give one of --model and --endpoint, not both');
+    await expectFailure(['--dataset', DATA], 2, 'rlvr-eval: give the policy to evaluate: --model DIR or --endpoint URL');
+    await expectFailure(['--model', WARMUP, '--endpoint', 'http://127.0.0.1:8000/v1', '--dataset', DATA], 2, 'rlvr-eval: give one of --model and --endpoint, not both');
   });
 
   test('an endpoint nothing listens on', async () => {
     const port = await closedPort();
-    await expectFailure(['--endpoint', `http://127.0.0.1:${port}/v1`, '--dataset', DATA, '-q'], 1, `rlvr eval: cannot reach http://127.0.0.1:${port}/v1/models: ECONNREFUSED`);
+    await expectFailure(['--endpoint', `http://127.0.0.1:${port}/v1`, '--dataset', DATA, '-q'], 1, `rlvr-eval: cannot reach http://127.0.0.1:${port}/v1/models: ECONNREFUSED`);
   });
 
-  test('a server that refuses the requests (rlvr-serve has no chat template for the warm-up): the first failure stops the run', async () => {
+  test('a server that refuses the requests (a model it does not serve): the first failure stops the run, naming the problem', async () => {
     const esc = DATA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    await expectFailure(['--endpoint', server.url, '--chat', '--dataset', DATA, '--max-tokens', '48', '-q'], 1, new RegExp(`^rlvr eval: sampling from ${server.url.replace(/\./g, '\\.')} failed on ${esc}:\\d+: HTTP 400: .*this model has no chat template.* \\(after 1 attempt\\)$`));
+    await expectFailure(['--endpoint', server.url, '--model-name', 'nope', '--dataset', DATA, '--max-tokens', '48', '-q'], 1, new RegExp(`^rlvr-eval: ${esc}:\\d+: sampling from ${server.url.replace(/\./g, '\\.')}(/v1)? failed: HTTP 404: .*The model \`nope\` does not exist.* \\(after 1 attempt\\)$`));
   });
 
   test('a model directory that is not one, and a bad number', async () => {
-    await expectFailure(['--model', join(root, 'no-model'), '--dataset', DATA, '-q'], 1, `rlvr eval: ${join(root, 'no-model')}: model directory not found (no config.json there)`);
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--top-p', '1.5', '--n', '0'], 2, 'rlvr eval: --n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5)');
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--max-tokens', '1000', '--backend', 'wasm', '-q'], 2, /^rlvr eval: max tokens 1000 does not fit: the longest prompt has \d+ tokens and the model's context is 256 \(at most \d+\)$/);
+    await expectFailure(['--model', join(root, 'no-model'), '--dataset', DATA, '-q'], 1, `rlvr-eval: ${join(root, 'no-model')}: model directory not found (no config.json there)`);
+    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--top-p', '1.5', '--n', '0'], 2, 'rlvr-eval: --n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5)');
+    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--max-tokens', '1000', '--backend', 'wasm', '-q'], 2, new RegExp(`^rlvr-eval: ${DATA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: max tokens 1000 does not fit: the longest prompt has \\d+ tokens and the model's context is 256 \\(at most \\d+\\)$`));
   });
 });
 
-test('rlvr eval --help', async () => {
+test('rlvr-eval --help', async () => {
   const r = await rlvr('eval', '--help');
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^usage: rlvr eval \(--model DIR \| --endpoint URL\) --dataset FILE/);
+});
+
+describe('rlvr-eval datasets in any layout, and questions too long to evaluate', () => {
+  test('a field mapping, as rlvr train reads it, gives the same samples as the preset on the same questions', async () => {
+    // the first 6 problems in a layout of their own: a nested question, the answer boxed in a solution
+    const rows = (await loadTasks(DATA, 'synthetic')).slice(0, 6).map((t, i) => JSON.stringify({ uid: `p${i}`, body: { text: t.question }, worked: `The answer is \\boxed{${t.answer}}.` }));
+    const mine = join(root, 'mine.jsonl');
+    await writeFile(mine, rows.join('\n') + '\n');
+    const [a, b] = [join(root, 'mapped.json'), join(root, 'preset.json')];
+    const common = ['--model', WARMUP, '--n', '2', '--seed', '4', '--backend', 'wasm', ...FAST];
+    const fields = '{"question": "body.text", "answer": "worked", "answerFormat": "last_boxed", "id": "uid"}';
+    const [ra, rb] = [await rlvr('eval', '--dataset', mine, '--preset', fields, '--out', a, ...common), await rlvr('eval', '--dataset', DATA, '--limit', '6', '--out', b, ...common)];
+    expect(ra.code, ra.stderr).toBe(0);
+    expect(rb.code, rb.stderr).toBe(0);
+    const [A, B] = [(await readResult(a)).datasets[0]!, (await readResult(b)).datasets[0]!];
+    expect(A).toMatchObject({ name: 'mine', fields: { question: 'body.text', answer: 'worked', answerFormat: 'last_boxed', id: 'uid' }, problems: 6, ids: ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'] });
+    expect(A).not.toHaveProperty('preset');
+    expect(A.correct).toEqual(B.correct);
+    expect(ra.stdout.split('\n')[1]!.split(/\s+/)[0]).toBe('mine');
+  });
+
+  test('a field mapping that does not fit the rows names file, line and field, as rlvr train does', async () => {
+    const dir = await emptyDir();
+    const r = await rlvr('eval', '--model', WARMUP, '--dataset', DATA, '--preset', '{"question": "question", "answer": "solution"}', '--out', join(dir, 'x.json'), '-q');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`rlvr-eval: ${DATA}:1, field solution: expected a non-empty string or a finite number, got nothing (field missing) (read as fields {"question":"question","answer":"solution","answerFormat":"value"})\n`);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  test('a 1 MB question: one line naming its file and line, before the model is even loaded', async () => {
+    const big = join(root, 'big.jsonl');
+    const ok = JSON.stringify({ question: 'What is 2 + 2?', answer: '4' });
+    await writeFile(big, [ok, ok, JSON.stringify({ question: `Add these: ${'1 + '.repeat(250_000)}1`, answer: '250001' })].join('\n') + '\n');
+    const dir = await emptyDir();
+    // no -q: had the model been loaded, its backend line would be on stderr
+    const r = await rlvr('eval', '--model', WARMUP, '--dataset', big, '--preset', 'synthetic', '--backend', 'wasm', '--out', join(dir, 'x.json'));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`rlvr-eval: ${big}:3, field question: the question is 1,000,012 characters, over the limit of 100,000 (--max-question-chars)\n`);
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('rlvr-eval progress on a pipe', () => {
+  test('plain lines, no control codes even with TERM set; the rate in s/problem as the closing line computes it', async () => {
+    const out = join(root, 'progress.json');
+    const r = await rlvrEval(['--model', WARMUP, '--dataset', DATA, '--n', '1', '--temperature', '0', '--batch-size', '1', '--max-tokens', '24', '--backend', 'wasm', '--out', out], { TERM: 'xterm-256color' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr + r.stdout).not.toMatch(/\x1b|\r/);
+    const lines = r.stderr.trimEnd().split('\n');
+    const progress = lines.filter((l) => /^rlvr-eval: synthetic \(1\/1\): \d+\/16 problems/.test(l));
+    // chunks of 4 problems (4 decoding batches of 1 row): a line at 4, 8 and 12 of 16, none at the end
+    expect(progress.map((l) => /(\d+)\/16/.exec(l)![1])).toEqual(['4', '8', '12']);
+    for (const l of progress) expect(l).toMatch(/problems, \d+\.\d\d s\/problem$/);
+    const result = await readResult(out);
+    const d = result.datasets[0]!;
+    const last = lines.find((l) => l.startsWith('rlvr-eval: synthetic: 16 problems x 1: '))!;
+    expect(last).toBe(`rlvr-eval: synthetic: 16 problems x 1: mean acc ${(100 * d.accuracy).toFixed(1)}%, pass@1 ${(100 * d.passAtN).toFixed(1)}% (${d.seconds.toFixed(1)} s, ${(d.seconds / 16).toFixed(2)} s/problem)`);
+  });
 });

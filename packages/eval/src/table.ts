@@ -1,4 +1,4 @@
-import { percent, textTable } from '../text-table.js';
+import { percent, textTable } from '@rlvr/core';
 import type { EvalMetrics } from './score.js';
 
 /** A row of the table: a dataset's name and metrics. */

@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import { resolveMapping } from '@rlvr/rollout';
+import type { DatasetPreset, FieldMapping } from '@rlvr/rollout';
+import { usageError } from '@rlvr/core';
+import { EvalError } from './errors.js';
+import type { EvalDatasetInput } from './options.js';
+import { EVAL_PRESETS, guessPreset, resolvePreset } from './presets.js';
+
+type Layout = { preset: DatasetPreset } | { fields: FieldMapping };
+
+/**
+ * One `--preset` value: a preset name, or a field mapping as JSON (`{"question": ..., "answer":
+ * ...}`, what `rlvr train` reads in `data.format`), checked by `@rlvr/rollout`'s `resolveMapping`.
+ */
+export function parseLayout(value: string): Layout {
+  if (value.trimStart().startsWith('{')) {
+    let json: unknown;
+    try {
+      json = JSON.parse(value);
+    } catch (err) {
+      throw usageError(`a field mapping must be a JSON object: ${(err as Error).message}`, 'preset');
+    }
+    try {
+      return { fields: resolveMapping(json as FieldMapping) };
+    } catch (err) {
+      throw usageError((err as Error).message, 'preset');
+    }
+  }
+  const preset = resolvePreset(value);
+  if (preset === undefined) throw usageError(`unknown preset ${JSON.stringify(value)} (available: ${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping {"question": ..., "answer": ...})`, 'preset');
+  return { preset };
+}
+
+/** Pair each file with its layout: one --preset for all, one per file, or guessed from the file name. */
+export function datasetsOf(files: readonly string[], presets: readonly string[]): EvalDatasetInput[] {
+  if (presets.length > 1 && presets.length !== files.length) throw usageError(`${presets.length} --preset for ${files.length} --dataset: give one for all files or one per file`);
+  const layouts = presets.map(parseLayout);
+  return files.map((file, i) => {
+    if (!existsSync(file)) throw new EvalError('missing_file', 'dataset not found', { file });
+    if (layouts.length > 0) return { file, ...layouts[layouts.length === 1 ? 0 : i]! };
+    const preset = guessPreset(file);
+    if (preset === undefined) throw usageError(`cannot tell the layout of ${file} from its name: pass --preset (${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping)`);
+    return { file, preset };
+  });
+}

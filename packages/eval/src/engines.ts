@@ -1,0 +1,240 @@
+/**
+ * The two ways `runEval` samples: a local model directory (the `@rlvr/policy` KV-cache sampler,
+ * prompts rendered and tokenized here) and an OpenAI-compatible server (vLLM, SGLang,
+ * `rlvr-serve`). Each checks what it can before any sampling: the model loads and every prompt
+ * fits its context; the server answers `GET /models`.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ErrorLocation } from '@rlvr/core';
+import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
+import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
+import { chatmlTemplate, httpSampler, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
+import type { ApplyChatTemplate, PromptBuilder, SamplePrompt, Sampler } from '@rlvr/rollout';
+import { EvalError } from './errors.js';
+import { SampleFailure } from './evaluate.js';
+import type { EvalOptions } from './options.js';
+
+/** The new-token limit of the reference protocol (and the default where the context allows it). */
+export const DEFAULT_MAX_TOKENS = 8192;
+
+/** What was sampled from. */
+export type EvalPolicy =
+  | { kind: 'model'; dir: string; parameters: number; backend: string; eosTokenIds: number[]; template: string }
+  | { kind: 'endpoint'; url: string; model: string; api: 'completions' | 'chat'; template: string };
+
+/** A question to render, with where it first appears (for errors about it). */
+export interface Question {
+  text: string;
+  location: ErrorLocation;
+}
+
+/** A way to sample: the sampler, the prompt of each question, the token limit, cleanup. */
+export interface Engine {
+  policy: EvalPolicy;
+  sampler: Sampler;
+  prompts: Map<string, SamplePrompt>;
+  maxTokens: number;
+  /** problems per `sample` call: the progress granularity */
+  chunk: number;
+  /** set by the caller: called once per problem answered, for samplers that report as they go */
+  onAnswered?: (() => void) | undefined;
+  /** the completion text when the sampler returned none */
+  text(tokens: readonly number[]): string;
+  close(): void;
+}
+
+export interface EngineLogger {
+  info(message: string): void;
+  warn?(message: string): void;
+}
+
+function templateOf(name: 'plain' | 'chatml'): ApplyChatTemplate {
+  return name === 'plain' ? plainChatTemplate : chatmlTemplate;
+}
+
+/** The local model: loaded once, prompts tokenized here (special tokens of the template parsed, as a server does). */
+export async function localEngine(o: EvalOptions, dir: string, questions: readonly Question[], logger: EngineLogger): Promise<Engine> {
+  if (!existsSync(join(dir, 'config.json'))) throw new EvalError('missing_file', 'model directory not found (no config.json there)', { file: dir });
+  let backend: string;
+  try {
+    backend = await selectBackend({ backend: o.backend }, { info: logger.info });
+  } catch (err) {
+    throw new EvalError('invalid_options', (err as Error).message, { field: 'backend' }, { cause: err });
+  }
+  let model: Qwen3Model | undefined;
+  let tokenizer: Tokenizer | undefined;
+  try {
+    model = loadModel(dir, { trainable: false });
+    tokenizer = loadTokenizer(dir);
+  } catch (err) {
+    model?.dispose();
+    throw new EvalError('load_failed', `cannot load the model: ${(err as Error).message}`, { file: dir }, { cause: err });
+  }
+  const m = model;
+  const tok = tokenizer;
+  const close = () => {
+    m.dispose();
+    tok.free();
+  };
+  try {
+    const which = o.template ?? 'model';
+    let apply: ApplyChatTemplate;
+    let template: string = which;
+    if (which === 'model') {
+      const t = modelChatTemplate(dir, tok);
+      apply = t.apply ?? plainChatTemplate;
+      template = t.source === 'none' ? 'plain' : t.source;
+    } else apply = templateOf(which);
+    const builder = promptBuilder({}, apply);
+    const prompts = new Map<string, SamplePrompt>();
+    let longest = { tokens: 0, at: {} as ErrorLocation };
+    for (const q of questions) {
+      let tokens: number[];
+      try {
+        tokens = tok.encode(builder.text(q.text));
+      } catch (err) {
+        throw new EvalError('invalid_record', `cannot tokenize the question (${q.text.length} characters): ${(err as Error).message}`, q.location, { cause: err });
+      }
+      if (tokens.length > longest.tokens) longest = { tokens: tokens.length, at: q.location };
+      prompts.set(q.text, { tokens });
+    }
+    const context = m.config.max_position_embeddings;
+    const room = context - longest.tokens;
+    if (room < 1) throw new EvalError('invalid_options', `the prompt has ${longest.tokens} tokens: no room left in the model's context of ${context} tokens`, longest.at);
+    if (o.maxTokens !== undefined && o.maxTokens > room) {
+      throw new EvalError('invalid_options', `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the model's context is ${context} (at most ${room})`, longest.at);
+    }
+    const sampler = policySampler(m, tok, { batchSize: o.batchSize });
+    const eos = [...sampler.eosTokenIds];
+    if (eos.length === 0) throw new EvalError('load_failed', 'the model has no eos_token_id and its tokenizer no <|im_end|> or <|endoftext|>: completions could not end', { file: join(dir, 'config.json'), field: 'eos_token_id' });
+    const eosSet = new Set(eos);
+    return {
+      policy: { kind: 'model', dir: resolve(dir), parameters: m.numParameters(), backend, eosTokenIds: eos, template },
+      sampler,
+      prompts,
+      maxTokens: o.maxTokens ?? Math.min(DEFAULT_MAX_TOKENS, room),
+      // about four decoding batches per call
+      chunk: Math.max(1, Math.ceil((4 * o.batchSize) / o.n)),
+      text: (tokens) => tok.decode(tokens.filter((id) => !eosSet.has(id))),
+      close,
+    };
+  } catch (err) {
+    close();
+    throw err;
+  }
+}
+
+/** The OpenAI base URL: `http://host:8000` means `http://host:8000/v1`. */
+export function baseUrlOf(endpoint: string): string {
+  const u = new URL(endpoint);
+  const path = u.pathname.replace(/\/+$/, '');
+  return `${u.origin}${path === '' ? '/v1' : path}`;
+}
+
+/** An OpenAI-compatible server: GET /models checks that it answers and names the model. */
+export async function endpointEngine(o: EvalOptions, endpoint: string, questions: readonly Question[], logger: EngineLogger): Promise<Engine> {
+  const base = baseUrlOf(endpoint);
+  const listed = await listModels(base, o.apiKey);
+  const name = o.modelName ?? listed[0]?.id;
+  if (name === undefined) throw new EvalError('server_error', `${base}/models lists no model: pass --model-name`);
+  const served = listed.find((x) => x.id === name);
+  if (o.modelName !== undefined && served === undefined) logger.warn?.(`${base}/models does not list ${name} (it lists ${listed.map((x) => x.id).join(', ') || 'nothing'})`);
+  const api = o.chat ? 'chat' : 'completions';
+  const template = o.chat ? 'server' : (o.template ?? 'plain');
+  const builder: PromptBuilder = promptBuilder({}, o.chat ? chatmlTemplate : templateOf(template as 'plain' | 'chatml'));
+  const prompts = new Map<string, SamplePrompt>();
+  // bytes bound the tokens of a byte-level BPE tokenizer; the chat case is estimated from the ChatML rendering
+  let longest = { bytes: 0, at: {} as ErrorLocation };
+  const te = new TextEncoder();
+  for (const q of questions) {
+    prompts.set(q.text, o.chat ? { messages: builder.messages(q.text) } : { text: builder.text(q.text) });
+    const bytes = te.encode(builder.text(q.text)).length + (o.chat ? 32 : 0);
+    if (bytes > longest.bytes) longest = { bytes, at: q.location };
+  }
+  let maxTokens = o.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const context = served?.maxModelLen;
+  if (o.maxTokens === undefined && context !== undefined && context - longest.bytes < maxTokens) {
+    maxTokens = context - longest.bytes;
+    if (maxTokens < 1) throw new EvalError('invalid_options', `no room for a default max tokens: the server's context is ${context} tokens and this prompt may take up to ${longest.bytes}; set it (--max-tokens)`, longest.at);
+  }
+  // The first request that fails for good stops the call: the evaluation cannot be complete.
+  let stop: ((failure: SampleFailure) => void) | undefined;
+  const http = httpSampler(
+    { baseUrl: base, model: name, endpoint: api, concurrency: o.concurrency, ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }), ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}) },
+    {
+      onEvent: (e) => {
+        if (e.type === 'retry') logger.warn?.(`request retried (${e.reason}); next try in ${(e.delayMs / 1000).toFixed(1)} s`);
+        else if (e.type === 'failed') stop?.(new SampleFailure(e.request, `${e.reason} (after ${e.attempts} attempt${e.attempts > 1 ? 's' : ''})`));
+        else engine.onAnswered?.();
+      },
+    },
+  );
+  const sampler: Sampler = {
+    name: http.name,
+    async sample(requests, signal) {
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      let failed: SampleFailure | undefined;
+      stop = (f) => {
+        failed ??= f;
+        controller.abort(f);
+      };
+      try {
+        return await http.sample(requests, controller.signal);
+      } catch (err) {
+        throw failed ?? err;
+      } finally {
+        stop = undefined;
+        signal?.removeEventListener('abort', onAbort);
+      }
+    },
+  };
+  const engine: Engine = {
+    policy: { kind: 'endpoint', url: base, model: name, api, template },
+    sampler,
+    prompts,
+    maxTokens,
+    // one call per dataset keeps `concurrency` requests in flight to the end; progress comes per response
+    chunk: Infinity,
+    text: () => '',
+    close() {},
+  };
+  return engine;
+}
+
+/** GET {base}/models: the served ids (and `max_model_len` where the server reports it, as vLLM does). */
+async function listModels(base: string, apiKey: string | undefined): Promise<{ id: string; maxModelLen?: number }[]> {
+  const url = `${base}/models`;
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(url, { headers: { accept: 'application/json', ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }) }, signal: AbortSignal.timeout(30_000) });
+    text = await res.text();
+  } catch (err) {
+    const e = err as { message?: string; cause?: { code?: string; message?: string } };
+    const why = e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
+    throw new EvalError('server_error', `cannot reach ${url}: ${why}`, {}, { cause: err });
+  }
+  if (!res.ok) throw new EvalError('server_error', `${url} answered HTTP ${res.status}: ${text.replace(/\s+/g, ' ').trim().slice(0, 200)}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new EvalError('server_error', `${url} did not answer JSON: is ${base} an OpenAI-compatible base URL (…/v1)?`, {}, { cause: err });
+  }
+  const data = (json as { data?: unknown }).data;
+  if (!Array.isArray(data)) throw new EvalError('server_error', `${url} did not answer a model list ({"data": [...]})`);
+  return data.flatMap((m: unknown) => {
+    const x = m as { id?: unknown; max_model_len?: unknown };
+    if (typeof x.id !== 'string') return [];
+    return [typeof x.max_model_len === 'number' ? { id: x.id, maxModelLen: x.max_model_len } : { id: x.id }];
+  });
+}
+
+export function describePolicy(p: EvalPolicy): string {
+  return p.kind === 'model'
+    ? `model ${p.dir} (${p.parameters.toLocaleString('en')} parameters, backend ${p.backend}, ${p.template} template)`
+    : `${p.model} at ${p.url} (/${p.api === 'chat' ? 'chat/completions' : 'completions'}, ${p.template === 'server' ? "the server's chat template" : `${p.template} template`})`;
+}
