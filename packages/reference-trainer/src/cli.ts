@@ -90,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'report') {
     const { runCommand } = await import('@rlvr/core');
-    const { reportCommand } = await import('@rlvr/report/command');
+    const { reportCommand } = await import('@rlvr/report');
     return runCommand('rlvr report', reportCommand, rest, { stdout: process.stdout, stderr: process.stderr });
   }
   try {

@@ -2,9 +2,8 @@
  * Vega-Lite specs for every chart of the report, rendered to SVG strings in
  * Node by vega's headless renderer (`renderer: 'none'`, no canvas, no DOM).
  * Data always goes in inline (`values`), never by URL, so nothing is fetched.
+ * The charting libraries load on the first render, not with the package.
  */
-import * as vega from 'vega';
-import { compile } from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 import type { SeriesPoint } from './series.js';
 import type { Outcome, PositionBin, WeightHistogram } from './weight-stats.js';
@@ -42,6 +41,7 @@ export interface ChartSize {
 
 /** Render a Vega-Lite spec to a standalone `<svg>` string. Warnings go to `warn`, never to the console. */
 export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => void = () => {}): Promise<string> {
+  const [vega, { compile }] = await Promise.all([import('vega'), import('vega-lite')]);
   const handler = (_method: string, level: string, args: unknown[]): void => warn(`${level} ${args.map(String).join(' ')}`.trim());
   const logger = vega.logger(vega.Warn, undefined, handler);
   const compiled = compile({ padding: PADDING, ...spec, config: { ...CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec, { logger }).spec;

@@ -1,11 +1,12 @@
 /**
  * `rlvr report` / `rlvr-report`: the command-line face of `writeReport`, a core `Command` that
- * the `rlvr` CLI composes. The charting libraries load only when it runs.
+ * the `rlvr` CLI composes. The charting libraries load only when a chart is drawn.
  */
 import { formatBytes } from './html.js';
 import type { Command } from '@rlvr/core';
 import { intFlag, schemaUsageError, usageError } from '@rlvr/core';
 import { ReportOptionsSchema } from './options.js';
+import { writeReport } from './report.js';
 
 export const REPORT_USAGE = `usage: rlvr report RUN_DIR [options]      (also installed as rlvr-report RUN_DIR [options])
 
@@ -53,8 +54,6 @@ export const reportCommand: Command = {
     for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
     const parsed = ReportOptionsSchema.safeParse(input);
     if (!parsed.success) throw schemaUsageError(parsed.error.issues, input, FLAGS);
-    // Loaded only now: the charting libraries take a moment to import, usage errors should not wait for them.
-    const { writeReport } = await import('./report.js');
     const result = await writeReport(positionals[0]!, parsed.data);
     if (values.quiet === true) return 0;
     for (const w of result.warnings) io.stderr.write(`${prog}: warning: ${w.replace(/\s*\n\s*/g, ' ')}\n`);
