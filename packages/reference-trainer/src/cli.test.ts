@@ -35,9 +35,9 @@ describe('rlvr report (the @rlvr/report command; its own tests are there)', () =
     expect(r.stdout).toContain('--out FILE');
     const top = await rlvr();
     expect(top.code).toBe(2);
-    expect(top.stderr).toContain('usage: rlvr <command>');
+    expect(top.stderr).toContain('usage: rlvr COMMAND [options]');
     const unknown = await rlvr('trian');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe('rlvr trian: unknown command "trian" (available: train, eval, compare, pretrain, report, verify, advantages)\n');
+    expect(unknown.stderr).toBe('rlvr: unknown command "trian"; known: train, compare, eval, pretrain, report, verify, advantages\n');
   });
 });

@@ -1,5 +1,4 @@
-import { formatLocation } from '@rlvr/core';
-import type { ErrorLocation } from '@rlvr/core';
+import { RlvrError } from '@rlvr/core';
 
 /** Every way a reference-trainer command can fail. Closed union: callers may switch on it. */
 export type ReferenceTrainerErrorCode =
@@ -9,22 +8,14 @@ export type ReferenceTrainerErrorCode =
   | 'read_failed'
   /** A line of a run file is not JSON, or not a record of the documented shape. */
   | 'invalid_record'
-  /** Options passed to a command are invalid (unknown flag, bad value). */
+  /** Options passed to a command are invalid (a run directory in the way, a foreign checkpoint). */
   | 'invalid_options'
   /** A config (file or flags) fails its schema: unknown keys, bad values. */
   | 'invalid_config'
   /** The output could not be written; nothing was left behind. */
   | 'write_failed';
 
-/** The one error class of `@rlvr/reference-trainer`. `location` names file, line and field where known. */
-export class ReferenceTrainerError extends Error {
+/** The one error class of `@rlvr/reference-trainer`; `location` (core's `ErrorLocation`) names file, line and field where known. */
+export class ReferenceTrainerError extends RlvrError<ReferenceTrainerErrorCode> {
   override readonly name = 'ReferenceTrainerError';
-  readonly code: ReferenceTrainerErrorCode;
-  readonly location: ErrorLocation;
-
-  constructor(code: ReferenceTrainerErrorCode, message: string, location: ErrorLocation = {}, options?: { cause?: unknown }) {
-    super(formatLocation(location) + message, options);
-    this.code = code;
-    this.location = location;
-  }
 }

@@ -1,15 +1,21 @@
 /**
- * Terminal output of the commands here: core's `StatusLine` on the process's stderr (redrawn in
- * place only where control codes may go: a terminal, `NO_COLOR` unset), and the timestamps in
- * default output names. Only command code uses it: libraries never print.
+ * Terminal output of the commands here: core's `StatusLine` (redrawn in place only where control
+ * codes may go: pass the command's `color`) and `timestamp`, and the Ctrl-C note of a graceful
+ * command. Only command code uses it: libraries never print.
  */
-import { StatusLine as CoreStatusLine, useColor } from '@rlvr/core';
+export { StatusLine, timestamp } from '@rlvr/core';
 
-export { timestamp } from '@rlvr/core';
-
-/** `new StatusLine('rlvr train', quiet)`: progress and messages on `process.stderr`. */
-export class StatusLine extends CoreStatusLine {
-  constructor(prefix: string, quiet: boolean) {
-    super(process.stderr, prefix, { live: useColor(process.stderr), quiet });
+/**
+ * Run `work` (a graceful command's run), saying on `out` that Ctrl-C stops it after the current
+ * step; the status line is closed however `work` ends.
+ */
+export async function stoppable<T>(signal: AbortSignal, out: { info(message: string): void; done(): void }, work: () => Promise<T>): Promise<T> {
+  const onAbort = (): void => out.info('stopping after this step (Ctrl-C again to exit now)');
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work();
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    out.done();
   }
 }

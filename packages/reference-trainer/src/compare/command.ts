@@ -2,14 +2,16 @@
  * `rlvr compare`: argument parsing and terminal output. The runs and the statistics are
  * `runCompare` (run.ts) and `summarize` (stats.ts).
  */
-import { parseArgs } from 'node:util';
-import { ReferenceTrainerError } from '../errors.js';
-import { nonNegativeInt, readConfigObject, withPlugins } from '../command-input.js';
+import { intFlag, usageError } from '@rlvr/core';
+import type { CliIo } from '@rlvr/core';
+import { CONFIG_FLAGS, readConfigObject, withPlugins } from '../command-input.js';
+import { applyOverrides } from '../overrides.js';
+import type { DottedCommand } from '../overrides.js';
 import { progressLine } from '../train/progress.js';
-import { StatusLine, timestamp } from '../terminal.js';
+import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import { formatCompare } from './format.js';
-import { COMPARE_FILE } from './run.js';
 import type { CompareLogger } from './run.js';
+import { COMPARE_FILE } from './stats.js';
 import type { Threshold } from './stats.js';
 
 export const DEFAULT_ESTIMATORS = ['grpo', 'dr-grpo', 'grail', 'oar-g'] as const;
@@ -26,7 +28,10 @@ options:
   --estimators LIST   comma-separated estimator names (default ${DEFAULT_ESTIMATORS.join(',')})
   --seeds N|LIST      N seeds counting up from the config's seed (default 3: 0,1,2), or a list such as 0,5,9
   --steps N           RL steps of every run (overrides the config)
-  --config FILE       a rlvr train config (see docs/compare.md); estimator and seed are set per run
+  --config FILE       a rlvr train config (see docs/compare.md, schema/compare.schema.json); estimator
+                      and seed are set per run
+  --KEY.KEY VALUE     set one nested option of that config, e.g. --trainer.schedule.lr 1e-5,
+                      --estimatorConfigs.grail.wMin 0.3
   --plugin FILE       a module that registers estimators (repeatable)
   --threshold X       "steps to": an accuracy (0.55 or 55%) or a gain over each run's start (+0.05 or +5%; default +5%)
   --baseline NAME     the estimator others are compared with (default grpo, else the first)
@@ -38,100 +43,87 @@ options:
 
 Ctrl-C stops after the current step of the current run (checkpoint saved; --resume continues).`;
 
-export async function compareCommand(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      estimators: { type: 'string', short: 'e' },
-      seeds: { type: 'string' },
-      steps: { type: 'string' },
-      config: { type: 'string', short: 'c' },
-      plugin: { type: 'string', multiple: true },
-      threshold: { type: 'string' },
-      baseline: { type: 'string' },
-      out: { type: 'string', short: 'o' },
-      resume: { type: 'boolean' },
-      json: { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(COMPARE_USAGE + '\n');
-    return;
-  }
-  const usage = (m: string) => new ReferenceTrainerError('invalid_options', m);
-  if (positionals.length > 0) throw usage(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const estimators = parseList('estimators', values.estimators ?? DEFAULT_ESTIMATORS.join(','));
-  const steps = values.steps === undefined ? undefined : int('steps', values.steps);
-  if (steps === 0) throw usage('--steps must be at least 1');
-  const threshold = values.threshold === undefined ? undefined : parseThreshold(values.threshold);
-  if (values.resume && values.out === undefined) throw usage('--resume needs --out: the comparison directory to continue');
+/** `rlvr compare`. */
+export const compareCommand: DottedCommand = {
+  summary: 'train estimators on the same seeds; accuracy ± std, pass@n, steps to threshold, time',
+  usage: COMPARE_USAGE,
+  options: {
+    ...CONFIG_FLAGS,
+    estimators: { type: 'string', short: 'e' },
+    seeds: { type: 'string' },
+    plugin: { type: 'string', multiple: true },
+    threshold: { type: 'string' },
+    baseline: { type: 'string' },
+    resume: { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  graceful: true,
+  async run({ values, io, signal, color, overrides = [] }) {
+    const estimators = parseList('estimators', (values.estimators as string | undefined) ?? DEFAULT_ESTIMATORS.join(','));
+    const steps = intFlag(values, 'steps', { min: 1 });
+    const threshold = values.threshold === undefined ? undefined : parseThreshold(values.threshold as string);
+    if (values.resume === true && values.out === undefined) throw usageError('needs --out: the comparison directory to continue', '--resume');
+    const baseline = values.baseline as string | undefined;
+    if (baseline !== undefined && !estimators.includes(baseline)) throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
+    const configFile = values.config as string | undefined;
+    // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
+    const schema = (await import('../config-schema.js')).configJsonSchemas().compare;
+    const config = applyOverrides(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), overrides, schema);
+    const seeds = parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
 
-  const config = withPlugins(await readConfigObject(values.config), values.plugin);
-  const seeds = parseSeeds(values.seeds ?? '3', config.seed);
-
-  const out = values.out ?? defaultOut();
-  const logger = terminalLogger(values.quiet === true);
-  const abort = new AbortController();
-  const onSigint = () => {
-    if (abort.signal.aborted) process.exit(130);
-    abort.abort();
-    logger.info('stopping after this step (Ctrl-C again to exit now)');
-  };
-  // Imported only now: usage errors should not wait for tfjs.
-  const { runCompare } = await import('./run.js');
-  process.on('SIGINT', onSigint);
-  let result;
-  try {
-    result = await runCompare(
-      {
-        estimators,
-        seeds,
-        config,
-        out,
-        resume: values.resume === true,
-        ...(values.config === undefined ? {} : { configFile: values.config }),
-        ...(steps === undefined ? {} : { steps }),
-        ...(threshold === undefined ? {} : { threshold }),
-        ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
-      },
-      logger,
-      abort.signal,
+    const out = (values.out as string | undefined) ?? defaultOut();
+    const logger = terminalLogger(values.quiet === true, io.stderr, color);
+    const { runCompare } = await import('./run.js');
+    const result = await stoppable(signal, logger, () =>
+      runCompare(
+        {
+          estimators,
+          seeds,
+          config,
+          out,
+          resume: values.resume === true,
+          ...(configFile === undefined ? {} : { configFile }),
+          ...(steps === undefined ? {} : { steps }),
+          ...(threshold === undefined ? {} : { threshold }),
+          ...(baseline === undefined ? {} : { baseline }),
+        },
+        logger,
+        signal,
+      ),
     );
-  } finally {
-    process.off('SIGINT', onSigint);
-    logger.done();
-  }
-  if (result.interrupted || result.table === null || result.file === null) {
-    process.stderr.write(`rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`);
-    return;
-  }
-  if (values.json) {
-    const { readFile } = await import('node:fs/promises');
-    process.stdout.write(await readFile(result.file, 'utf8'));
-    return;
-  }
-  process.stdout.write(formatCompare(result.table, { steps: result.steps, seeds: result.seeds }) + '\n');
-  process.stdout.write(`runs in ${out}/ESTIMATOR/seed-S (rlvr report on any of them); summary: ${result.file}\n`);
-}
-
-const int = nonNegativeInt;
+    if (result.interrupted || result.table === null || result.file === null) {
+      io.stderr.write(`rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`);
+      return 130;
+    }
+    if (values.json === true) {
+      const { readFile } = await import('node:fs/promises');
+      io.stdout.write(await readFile(result.file, 'utf8'));
+      return 0;
+    }
+    io.stdout.write(formatCompare(result.table, { steps: result.steps, seeds: result.seeds }) + '\n');
+    io.stdout.write(`runs in ${out}/ESTIMATOR/seed-S (rlvr report on any of them); summary: ${result.file}\n`);
+    return 0;
+  },
+};
 
 /** `grpo, grail` -> ['grpo', 'grail']; empty items are an error. */
 function parseList(flag: string, v: string): string[] {
   const items = v.split(',').map((s) => s.trim());
-  if (items.some((s) => s === '')) throw new ReferenceTrainerError('invalid_options', `--${flag} must be a comma-separated list of names, got ${JSON.stringify(v)}`);
+  if (items.some((s) => s === '')) throw usageError(`must be a comma-separated list of names (got ${JSON.stringify(v)})`, flag);
+  const twice = items.find((x, i) => items.indexOf(x) !== i);
+  if (twice !== undefined) throw usageError(`lists ${JSON.stringify(twice)} twice`, flag);
   return items;
+}
+
+/** A seed: an integer from 0 to 2^32 - 1. */
+function seedValue(v: string): number {
+  return intFlag({ seeds: v }, 'seeds', { min: 0, max: 0xffffffff })!;
 }
 
 /** `3` -> three seeds from the config's seed (default 0); `0,5,9` -> those seeds. */
 export function parseSeeds(v: string, configSeed: unknown): number[] {
-  if (v.includes(',')) return parseList('seeds', v).map((s) => int('seeds', s));
-  const count = int('seeds', v);
-  if (count === 0) throw new ReferenceTrainerError('invalid_options', '--seeds must be at least 1');
+  if (v.includes(',')) return parseList('seeds', v).map(seedValue);
+  const count = intFlag({ seeds: v }, 'seeds', { min: 1, max: 1000 })!;
   const first = typeof configSeed === 'number' && Number.isInteger(configSeed) && configSeed >= 0 ? configSeed : 0;
   return Array.from({ length: count }, (_, i) => first + i);
 }
@@ -140,7 +132,7 @@ export function parseSeeds(v: string, configSeed: unknown): number[] {
 export function parseThreshold(v: string): Threshold {
   const m = /^(\+?)(\d+(?:\.\d*)?|\.\d+)(%?)$/.exec(v.trim());
   const x = m === null ? Number.NaN : Number(m[2]) / (m[3] === '%' ? 100 : 1);
-  if (!(x >= 0 && x <= 1)) throw new ReferenceTrainerError('invalid_options', `--threshold must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%), got ${JSON.stringify(v)}`);
+  if (!(x >= 0 && x <= 1)) throw usageError(`must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%) (got ${JSON.stringify(v)})`, 'threshold');
   return { kind: m![1] === '+' ? 'gain' : 'accuracy', value: x };
 }
 
@@ -150,8 +142,8 @@ function defaultOut(): string {
 }
 
 /** Progress on stderr: a live bar on a terminal, a line every five steps otherwise. */
-function terminalLogger(quiet: boolean): CompareLogger & { done(): void } {
-  const out = new StatusLine('rlvr compare', quiet);
+function terminalLogger(quiet: boolean, stream: CliIo['stderr'], live: boolean): CompareLogger & { done(): void } {
+  const out = new StatusLine(stream, 'rlvr compare', { live, quiet });
   return {
     info: (m) => out.line(m),
     warn: (m) => out.line(`warning: ${m}`),

@@ -7,11 +7,11 @@ import { readRunDir } from '@rlvr/report';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
 import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
 
-/** A micro comparison: the shipped warm-up checkpoint, 2 steps of 2 prompts x 4 completions, 4 held-out problems x 2 samples. */
+/** A micro comparison: the shipped warm-up checkpoint, 2 steps of 2 prompts x 4 completions, 4 held-out problems x 2 samples before and after. */
 const MICRO = {
   steps: 2,
   rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 },
-  eval: { every: 1, problems: 4, n: 2, maxNewTokens: 24, greedy: false },
+  eval: { every: 2, problems: 4, n: 2, maxNewTokens: 24, greedy: false },
   checkpointEvery: 1,
   sampleEvery: 1,
   samples: 2,
@@ -91,7 +91,7 @@ describe('rlvr compare', () => {
       // every eval of compare.json is the accuracy and pass@2 logged in the run's metrics.jsonl
       const logged = data.metrics.filter((m) => m.accuracy !== undefined).map((m) => ({ step: m.step, accuracy: m.accuracy, passAtN: m['pass@2'] }));
       expect(run.evals.map(({ step, accuracy, passAtN }) => ({ step, accuracy, passAtN }))).toEqual(logged);
-      expect(logged.map((e) => e.step)).toEqual([0, 1, 2]);
+      expect(logged.map((e) => e.step)).toEqual([0, 2]);
       const times = data.metrics.flatMap((m) => (m['time/step_s'] == null ? [] : [m['time/step_s']]));
       expect(run.secondsPerStep).toBeCloseTo(median(times), 12);
       const f = finals.get(run.estimator) ?? { acc: [], pass: [], sec: [], start: [] };
@@ -148,7 +148,7 @@ describe('rlvr compare', () => {
   test('an existing comparison is refused without --resume; --resume reuses finished runs and redoes a missing one', async () => {
     const before = await readCompare(out());
     const again = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out());
-    expect(again).toMatchObject({ code: 2, stdout: '' });
+    expect(again).toMatchObject({ code: 1, stdout: '' });
     expect(again.stderr).toBe(`rlvr compare: ${out()}: ${join(out(), 'grpo', 'seed-0', 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n`);
 
     await rm(join(out(), 'grail', 'seed-1'), { recursive: true });
@@ -165,7 +165,7 @@ describe('rlvr compare', () => {
   test('one seed and an estimator from a plugin: "n/a: one seed"', async () => {
     const plugin = await writeHalvedPlugin(root);
     const dir = join(root, 'one-seed');
-    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grpo+halved', '--seeds', '1', '--steps', '1', '--plugin', plugin, '--out', dir, '-q');
+    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grpo+halved', '--seeds', '1', '--steps', '1', '--plugin', plugin, '--trainer.schedule.lr', '1e-4', '--out', dir, '-q');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/\ngrpo\+halved vs grpo: final accuracy [+-]\d+\.\d points; noise n\/a: one seed \(run more --seeds to tell a difference from seed noise\)\n/);
     const c = await readCompare(dir);
@@ -174,34 +174,38 @@ describe('rlvr compare', () => {
       ['grpo+halved', null, null],
     ]);
     expect((await readRunDir(join(dir, 'grpo+halved', 'seed-0'))).metrics[1]!['weights/all/mean']).toBe(0.5);
+    // a dotted override reaches every run's config
+    expect((c as unknown as { config: { trainer: { schedule: { lr: number } } } }).config.trainer.schedule.lr).toBe(1e-4);
   });
 
-  test('usage errors and unknown estimators fail before any training, in one line, writing nothing', async () => {
+  test.each<[string[], number, RegExp]>([
+    [['--estimators', 'grpo,nope,grail+zzz'], 1, /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/],
+    [['--estimators', 'grpo,grpo'], 2, /^rlvr compare: --estimators: lists "grpo" twice\nusage: rlvr compare/],
+    [['--estimators', 'grpo,'], 2, /^rlvr compare: --estimators: must be a comma-separated list of names \(got "grpo,"\)\nusage: rlvr compare/],
+    [['--seeds', 'three'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "three"\)\nusage/],
+    [['--seeds', '0'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "0"\)\nusage/],
+    [['--seeds', '1,1'], 2, /^rlvr compare: --seeds: lists "1" twice\nusage/],
+    [['--threshold', '120%'], 2, /^rlvr compare: --threshold: must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\) \(got "120%"\)\nusage/],
+    [['--baseline', 'rloo'], 2, /^rlvr compare: --baseline: "rloo" is not among the estimators \(grpo, dr-grpo, grail, oar-g\)\nusage/],
+    [['--steps', '0'], 2, /^rlvr compare: --steps: must be an integer >= 1 \(got "0"\)\nusage/],
+    [['--bogus'], 2, /^rlvr compare: Unknown option '--bogus'.*\nusage/],
+    [['--trainer.lrr', '1'], 2, /^rlvr compare: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: .*\)\nusage/],
+  ])('%s: fails before any training, naming the problem, writing nothing', async (args, code, message) => {
     const never = join(root, 'never');
-    const cases: [string[], RegExp][] = [
-      [['--estimators', 'grpo,nope,grail+zzz'], /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/],
-      [['--estimators', 'grpo,grpo'], /^rlvr compare: estimator "grpo" is listed twice\n$/],
-      [['--estimators', 'grpo,'], /^rlvr compare: --estimators must be a comma-separated list of names, got "grpo,"\n$/],
-      [['--seeds', 'three'], /^rlvr compare: --seeds must be a non-negative integer, got "three"\n$/],
-      [['--seeds', '0'], /^rlvr compare: --seeds must be at least 1\n$/],
-      [['--seeds', '1,1'], /^rlvr compare: seed 1 is listed twice\n$/],
-      [['--threshold', '120%'], /^rlvr compare: --threshold must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\), got "120%"\n$/],
-      [['--baseline', 'rloo'], /^rlvr compare: baseline "rloo" is not among the estimators \(grpo, dr-grpo, grail, oar-g\)\n$/],
-      [['--steps', '0'], /^rlvr compare: --steps must be at least 1\n$/],
-      [['--bogus'], /^rlvr compare: Unknown option '--bogus'.*\n$/],
-    ];
-    for (const [args, message] of cases) {
-      const r = await rlvr('compare', '--config', cfg, ...args, '--out', never);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr, args.join(' ')).toMatch(message);
-      expect(r.stdout).toBe('');
-      expect(existsSync(never), args.join(' ')).toBe(false);
-    }
+    const r = await rlvr('compare', '--config', cfg, ...args, '--out', never);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+    expect(existsSync(never)).toBe(false);
+  });
+
+  test('--resume without --out, and --help', async () => {
     const resume = await rlvr('compare', '--resume');
-    expect(resume).toMatchObject({ code: 2, stderr: 'rlvr compare: --resume needs --out: the comparison directory to continue\n' });
+    expect(resume.code).toBe(2);
+    expect(resume.stderr).toMatch(/^rlvr compare: --resume: needs --out: the comparison directory to continue\nusage: rlvr compare/);
     const help = await rlvr('compare', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('usage: rlvr compare [options]');
-    expect((await rlvr('--help')).stdout).toContain('compare [--estimators LIST]');
+    expect((await rlvr('--help')).stdout).toMatch(/\n {2}compare +train estimators on the same seeds/);
   });
 });

@@ -2,7 +2,7 @@
  * The text of `rlvr compare`: a fixed-width table and one noise verdict line per estimator.
  * Pure: the command prints what these return.
  */
-import { percent, textTable } from '../text-table.js';
+import { percent, textTable } from '@rlvr/core';
 import type { CompareRow, CompareTable, MeanStd, NoiseVerdict } from './stats.js';
 
 

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { baselines, estimators as estimatorRegistry, getEstimator, prepareEstimator, weightings } from '@rlvr/advantages';
 import { formatZodIssues } from '@rlvr/core';
 import { z } from 'zod';
-import { writeFileAtomic } from '../atomic-write.js';
+import { writeFileAtomic } from '@rlvr/core';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
 import { parseTrainConfig } from '../train/config.js';
@@ -16,11 +16,9 @@ import { loadPlugins } from '../train/plugins.js';
 import { runTrain } from '../train/run.js';
 import type { TrainLogger, TrainProgress } from '../train/run.js';
 import { parseSignalConfig } from '@rlvr/saliency';
-import { summarize } from './stats.js';
+import { COMPARE_FILE, summarize } from './stats.js';
 import type { CompareRun, CompareTable } from './stats.js';
 
-/** The summary file `runCompare` writes into OUT. */
-export const COMPARE_FILE = 'compare.json';
 
 const Seed = z.number().int().min(0).max(0xffffffff);
 

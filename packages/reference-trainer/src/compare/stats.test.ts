@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { textTable } from '../text-table.js';
+import { textTable } from '@rlvr/core';
 import { formatCompare, formatMeanStd, formatVerdict } from './format.js';
 import { meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './stats.js';
 import type { CompareEval, CompareRun } from './stats.js';

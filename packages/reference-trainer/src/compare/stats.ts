@@ -6,7 +6,10 @@
  * noise verdict is a rule of thumb, not a significance test: a difference of means within two
  * standard errors of the difference (Welch) is called "within the seed spread".
  */
-import type { TrainEval } from '../train/run.js';
+import type { TrainEval } from '../train/open.js';
+
+/** The summary file `runCompare` writes into OUT. */
+export const COMPARE_FILE = 'compare.json';
 
 /** The fields of a held-out evaluation the comparison uses. */
 export type CompareEval = Pick<TrainEval, 'step' | 'accuracy' | 'passAtN' | 'n' | 'problems' | 'greedyAccuracy'>;

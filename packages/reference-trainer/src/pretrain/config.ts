@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
 import { SyntheticOptionsSchema } from '@rlvr/rollout';
@@ -77,7 +76,8 @@ export type PretrainConfigInput = z.input<typeof PretrainConfigSchema>;
  * Throws `ReferenceTrainerError('invalid_config')` naming every bad field (and `file` when given).
  */
 export function parsePretrainConfig(input: unknown, file?: string): PretrainConfig {
-  const raw = (input ?? {}) as Record<string, unknown>;
+  // `$schema` points an editor at the JSON Schema
+  const { $schema: _schema, ...raw } = (input ?? {}) as Record<string, unknown>;
   let patched: unknown = raw;
   // Decay over the run's own steps unless the schedule says otherwise (so `--steps` alone is enough).
   if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
@@ -89,20 +89,4 @@ export function parsePretrainConfig(input: unknown, file?: string): PretrainConf
   const result = PretrainConfigSchema.safeParse(patched);
   if (result.success) return result.data;
   throw new ReferenceTrainerError('invalid_config', `invalid pretrain config: ${formatZodIssues(result.error.issues, patched)}`, file === undefined ? {} : { file }, { cause: result.error });
-}
-
-/** Read a JSON config file (missing file, bad JSON: one-line errors naming the file). */
-export async function readConfigFile(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ReferenceTrainerError(code === 'ENOENT' ? 'missing_file' : 'read_failed', `cannot read config: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`, { file }, { cause: err });
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new ReferenceTrainerError('invalid_config', `config is not JSON: ${(err as Error).message}`, { file }, { cause: err });
-  }
 }

@@ -75,7 +75,7 @@ describe('rlvr pretrain', () => {
     await writeFile(bad, JSON.stringify({ ...MICRO, stepz: 3, batchSize: 0 }));
     const out = join(root, 'bad-run');
     const r = await rlvr('pretrain', '--config', bad, '--out', out);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(new RegExp(`^rlvr pretrain: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: invalid pretrain config: .*unknown key: stepz.*\\n$`));
     expect(r.stderr).toContain('batchSize');
@@ -83,7 +83,8 @@ describe('rlvr pretrain', () => {
     expect(existsSync(out)).toBe(false);
 
     const flag = await rlvr('pretrain', '--steps', 'ten', '--out', out);
-    expect(flag).toMatchObject({ code: 2, stderr: 'rlvr pretrain: --steps must be a non-negative integer, got "ten"\n' });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toMatch(/^rlvr pretrain: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr pretrain/);
     const missing = await rlvr('pretrain', '--config', join(root, 'nope.json'), '--out', out);
     expect(missing).toMatchObject({ code: 1, stderr: `rlvr pretrain: ${join(root, 'nope.json')}: cannot read config: no such file\n` });
   });
@@ -93,7 +94,7 @@ describe('rlvr pretrain', () => {
     const first = await rlvr('pretrain', '--config', cfg, '--out', out, '--steps', '1', '-q');
     expect(first.code, first.stderr).toBe(0);
     const r = await rlvr('pretrain', '--config', cfg, '--out', out, '--steps', '1');
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     expect(r.stderr).toBe(`rlvr pretrain: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out (a run directory is never overwritten)\n`);
   });
 });

@@ -1,10 +1,11 @@
-import { appendFile, mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRUNED_FILE, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
 import { AdamW, learningRate } from '@rlvr/trainer';
-import { writeFileAtomic } from '../atomic-write.js';
+import { METRIC, writeFileAtomic } from '@rlvr/core';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
+import { appendRecords } from '../train/run-files.js';
 import type { PretrainConfig } from './config.js';
 import { SyntheticCorpus } from './data.js';
 import { initModel } from './init.js';
@@ -109,20 +110,20 @@ export async function runPretrain(config: PretrainConfig, outDir: string, logger
       finalLoss = r.loss;
       const record: Record<string, number | null> = {
         step: step + 1,
-        'loss/sft': r.loss,
-        lr,
-        grad_norm: r.gradNorm,
-        tokens_per_s: stepTokens / dt,
-        skipped_updates: r.applied ? 0 : 1,
+        [METRIC.lossSft]: r.loss,
+        [METRIC.lr]: lr,
+        [METRIC.gradNorm]: r.gradNorm,
+        [METRIC.tokensPerS]: stepTokens / dt,
+        [METRIC.skippedUpdates]: r.applied ? 0 : 1,
       };
       const last = step + 1 === config.steps;
       if (last || (config.eval.every > 0 && (step + 1) % config.eval.every === 0)) {
         const e = await evaluate(step + 1);
-        record.accuracy = e.accuracy;
-        record['eval/finished'] = e.finished;
-        record['eval/mean_tokens'] = e.meanTokens;
+        record[METRIC.accuracy] = e.accuracy;
+        record[METRIC.evalFinished] = e.finished;
+        record[METRIC.evalMeanTokens] = e.meanTokens;
       }
-      await appendFile(metricsFile, JSON.stringify(record) + '\n');
+      await appendRecords(metricsFile, [record]);
       if (config.logEvery > 0 && ((step + 1) % config.logEvery === 0 || last)) {
         logger.info(`step ${step + 1}/${config.steps}: loss ${r.loss.toFixed(4)}, lr ${lr.toExponential(2)}, grad_norm ${r.gradNorm.toFixed(3)}, ${Math.round(tokens / trainWallS)} tokens/s, ${trainWallS.toFixed(0)} s`);
       }

@@ -1,14 +1,17 @@
 /**
  * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
  */
-import { parseArgs } from 'node:util';
-import { ReferenceTrainerError } from '../errors.js';
-import { nonNegativeInt, readConfigObject, withPlugins } from '../command-input.js';
-import { parseTrainConfig } from './config.js';
+import { usageError } from '@rlvr/core';
+import type { CliIo } from '@rlvr/core';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONFIG_FLAGS, readConfigObject, withPlugins, withStepsAndSeed } from '../command-input.js';
+import { deepMerge, parseWithOverrides } from '../overrides.js';
+import type { DottedCommand } from '../overrides.js';
+import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { progressLine } from './progress.js';
-import { StatusLine, timestamp } from '../terminal.js';
-import { runTrain } from './run.js';
+import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import type { TrainLogger, TrainSummary } from './run.js';
 
 export const TRAIN_USAGE = `usage: rlvr train [options]
@@ -19,14 +22,19 @@ With no config this is the embedded default: the shipped warm-up checkpoint on s
 arithmetic, GRAIL advantages. Progress goes to stderr, the summary to stdout.
 
 options:
-  --config FILE       JSON config (keys: the @rlvr/reference-trainer README); the flags below override it
+  --config FILE       JSON config (keys: the @rlvr/reference-trainer README and schema/train.schema.json;
+                      a run directory's config.json is one); the flags below override it
+  --KEY.KEY VALUE     set one nested option, e.g. --trainer.schedule.lr 1e-5, --estimatorConfig.wMin 0.3,
+                      --eval.greedy false (paths and values checked as in a config file)
   --estimator NAME    advantage estimator (grpo, dr-grpo, grail, oar-g, rloo, baseline+weighting, ...)
   --plugin FILE       a module that registers estimators (repeatable)
   --checkpoint DIR    the starting policy (default: the embedded warm-up checkpoint)
   --steps N           RL steps
   --seed N            data order, sampling and shuffling
   --out DIR           run directory (default runs/ESTIMATOR-sSEED-TIME); a fresh run refuses one holding a metrics.jsonl
-  --resume            continue the run in --out (required) from its latest checkpoint
+  --resume            continue the run in --out (required) from its latest checkpoint, with its own
+                      config.json; options given again must agree with it (steps, checkpoint and
+                      sample cadence, backend and plugins may change: --steps 300 extends a run)
   --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR)
   --json              print the summary as JSON
   -q, --quiet         no progress
@@ -34,72 +42,52 @@ options:
 
 Ctrl-C stops after the current step and saves a checkpoint (a second Ctrl-C exits at once).`;
 
-export async function trainCommand(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      config: { type: 'string', short: 'c' },
-      estimator: { type: 'string', short: 'e' },
-      plugin: { type: 'string', multiple: true },
-      checkpoint: { type: 'string' },
-      steps: { type: 'string' },
-      seed: { type: 'string' },
-      out: { type: 'string', short: 'o' },
-      resume: { type: 'boolean' },
-      report: { type: 'boolean' },
-      json: { type: 'boolean' },
-      quiet: { type: 'boolean', short: 'q' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(TRAIN_USAGE + '\n');
-    return;
-  }
-  const usage = (m: string) => new ReferenceTrainerError('invalid_options', m);
-  if (positionals.length > 0) throw usage(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  const input = withPlugins(await readConfigObject(values.config), values.plugin);
-  if (values.steps !== undefined) input.steps = nonNegativeInt('steps', values.steps);
-  if (values.seed !== undefined) input.seed = nonNegativeInt('seed', values.seed);
-  if (values.estimator !== undefined) input.estimator = values.estimator;
-  if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
-  const config = parseTrainConfig(input, values.config);
-
-  if (values.resume && values.out === undefined) throw usage('--resume needs --out: the run directory to continue');
-  const out = values.out ?? defaultOut(config.estimator, config.seed);
-  const logger = terminalLogger(values.quiet === true);
-  const abort = new AbortController();
-  const onSigint = () => {
-    if (abort.signal.aborted) process.exit(130);
-    abort.abort();
-    logger.info('stopping after this step (Ctrl-C again to exit now)');
-  };
-  process.on('SIGINT', onSigint);
-  let summary: TrainSummary;
-  try {
-    summary = await runTrain(config, out, { resume: values.resume === true, logger, signal: abort.signal });
-  } finally {
-    process.off('SIGINT', onSigint);
-    logger.done();
-  }
-  let report: string | undefined;
-  if (values.report && !summary.interrupted) {
-    const { writeReport } = await import('@rlvr/report');
-    const r = await writeReport(out);
-    report = r.path;
-    for (const w of r.warnings) logger.warn?.(w);
-  }
-  // Stopped by Ctrl-C: the checkpoint is saved, but the run is not done (130 = 128 + SIGINT).
-  if (summary.interrupted) process.exitCode = 130;
-  if (values.json) {
-    process.stdout.write(JSON.stringify({ ...summary, ...(report === undefined ? {} : { report }) }) + '\n');
-    return;
-  }
-  process.stdout.write(formatSummary(summary) + '\n');
-  if (report !== undefined) process.stdout.write(`report: ${report}\n`);
-}
+/** `rlvr train` (and `rlvr-train`-style use from code through core's `runCommand`). */
+export const trainCommand: DottedCommand = {
+  summary: 'the RLVR loop (embedded default: warm-up checkpoint, synthetic arithmetic, GRAIL)',
+  usage: TRAIN_USAGE,
+  options: {
+    ...CONFIG_FLAGS,
+    estimator: { type: 'string', short: 'e' },
+    plugin: { type: 'string', multiple: true },
+    checkpoint: { type: 'string' },
+    seed: { type: 'string' },
+    resume: { type: 'boolean' },
+    report: { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  graceful: true,
+  async run({ values, io, signal, color, overrides = [] }) {
+    if (values.resume === true && values.out === undefined) throw usageError('needs --out: the run directory to continue', '--resume');
+    const configFile = values.config as string | undefined;
+    let input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
+    if (values.estimator !== undefined) input.estimator = values.estimator;
+    if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
+    // --resume continues the run's own config: what is given again lays over it (and must agree where it shapes the trajectory).
+    const runConfig = values.resume === true ? join(values.out as string, RUN_FILES.config) : undefined;
+    if (runConfig !== undefined && existsSync(runConfig)) input = deepMerge(await readConfigObject(runConfig), input);
+    // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
+    const [{ parseTrainConfig }, { configJsonSchemas }, { runTrain }] = await Promise.all([import('./config.js'), import('../config-schema.js'), import('./run.js')]);
+    const config = parseWithOverrides((c) => parseTrainConfig(c, configFile ?? runConfig), input, overrides, configJsonSchemas().train);
+    const out = (values.out as string | undefined) ?? defaultOut(config.estimator, config.seed);
+    const logger = terminalLogger(values.quiet === true, io.stderr, color);
+    const summary = await stoppable(signal, logger, () => runTrain(config, out, { resume: values.resume === true, logger, signal }));
+    let report: string | undefined;
+    if (values.report === true && !summary.interrupted) {
+      const { writeReport } = await import('@rlvr/report');
+      const r = await writeReport(out);
+      report = r.path;
+      for (const w of r.warnings) logger.warn(w);
+    }
+    if (values.json === true) io.stdout.write(JSON.stringify({ ...summary, ...(report === undefined ? {} : { report }) }) + '\n');
+    else {
+      io.stdout.write(formatSummary(summary) + '\n');
+      if (report !== undefined) io.stdout.write(`report: ${report}\n`);
+    }
+    // Stopped by Ctrl-C: the checkpoint is saved, but the run is not done (130 = 128 + SIGINT).
+    return summary.interrupted ? 130 : 0;
+  },
+};
 
 /** `runs/grail-s0-20261203-061500`: a new directory per run, so repeating a command never collides. */
 function defaultOut(estimator: string, seed: number): string {
@@ -118,8 +106,8 @@ export function formatSummary(s: TrainSummary): string {
 }
 
 /** Progress on stderr: a live bar on a terminal, a line every five steps otherwise. */
-function terminalLogger(quiet: boolean): TrainLogger & { done(): void } {
-  const out = new StatusLine('rlvr train', quiet);
+function terminalLogger(quiet: boolean, stream: CliIo['stderr'], live: boolean): TrainLogger & { warn(m: string): void; done(): void } {
+  const out = new StatusLine(stream, 'rlvr train', { live, quiet });
   return {
     info: (m) => out.line(m),
     warn: (m) => out.line(`warning: ${m}`),

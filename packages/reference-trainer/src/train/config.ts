@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
 import { DATASET_PRESETS, FieldMappingSchema, PromptOptionsSchema, SyntheticOptionsSchema } from '@rlvr/rollout';
-import { TrainerConfigSchema } from '@rlvr/trainer';
+import { TrainerConfigSchema, configDiff } from '@rlvr/trainer';
 import { z } from 'zod';
 import { ReferenceTrainerError } from '../errors.js';
 
@@ -106,11 +106,37 @@ export const TrainConfigSchema = z
 export type TrainConfig = z.output<typeof TrainConfigSchema>;
 export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
+/**
+ * `OUT/config.json` of a train run: the resolved train config (every default filled in) with
+ * `command: "train"`, and `estimatorConfig` as the estimator's own schema resolved it (its
+ * defaults, e.g. GRAIL's `wMin`, included). It is a valid `--config` again, and what `--resume`
+ * continues from.
+ */
+export const TrainRunConfigSchema = TrainConfigSchema.extend({ command: z.literal('train') }).strict();
+export type TrainRunConfig = z.output<typeof TrainRunConfigSchema>;
+
+/** The run-directory record of `config` with the estimator's resolved options. */
+export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readonly<Record<string, unknown>>): TrainRunConfig {
+  return { command: 'train', ...config, estimatorConfig: { ...resolvedEstimatorConfig } };
+}
+
+/**
+ * What a checkpoint must match to be resumed: everything that shapes the trajectory, with the
+ * estimator's options resolved (so `{}` and GRAIL's spelled-out defaults agree). `steps` (to
+ * extend a run), the checkpoint and sample cadence, the backend and plugin paths may change.
+ */
+export function resumeKey(config: TrainConfig): Record<string, unknown> {
+  const { steps: _s, checkpointEvery: _c, keepCheckpoints: _k, sampleEvery: _e, samples: _n, backend: _b, plugins: _p, ...rest } = config;
+  const { command: _command, ...key } = rest as typeof rest & { command?: unknown };
+  return key;
+}
+
 /** The embedded default's RL update: AdamW at a constant 5e-5 (1e-4 already degraded held-out accuracy), GRAIL-reference clipping, no KL. */
 const DEFAULT_TRAINER = { schedule: { type: 'constant', lr: 5e-5 } } as const;
 
 /**
- * Validate a train config. Unknown keys and bad values are named (with `file` when given) in one
+ * Validate a train config (a run directory's `config.json`, with `command: "train"`, is one too).
+ * Unknown keys and bad values are named (with `file` when given) in one
  * `ReferenceTrainerError('invalid_config')`. The trainer's seed defaults to the run seed, its
  * `maxCompletionLength` to `rollout.maxNewTokens`, and a linear or cosine schedule without
  * `totalSteps` decays over `steps`.
@@ -119,7 +145,11 @@ export function parseTrainConfig(input: unknown, file?: string): TrainConfig {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ReferenceTrainerError('invalid_config', 'invalid train config: must be a JSON object', file === undefined ? {} : { file });
   }
-  const raw = input as Record<string, unknown>;
+  // `$schema` points an editor at the JSON Schema; a run directory's config.json is a valid --config: its `command` says what wrote it.
+  const { command, $schema: _schema, ...raw } = input as Record<string, unknown>;
+  if (command !== undefined && command !== 'train') {
+    throw new ReferenceTrainerError('invalid_config', `invalid train config: written by rlvr ${JSON.stringify(command)}, not rlvr train`, { ...(file === undefined ? {} : { file }), field: 'command' });
+  }
   const patched: Record<string, unknown> = { ...raw };
   const trainer = isObject(raw.trainer) ? { ...DEFAULT_TRAINER, ...raw.trainer } : raw.trainer === undefined ? { ...DEFAULT_TRAINER } : raw.trainer;
   if (isObject(trainer)) {
@@ -137,6 +167,18 @@ export function parseTrainConfig(input: unknown, file?: string): TrainConfig {
   const result = TrainConfigSchema.safeParse(patched);
   if (result.success) return result.data;
   throw new ReferenceTrainerError('invalid_config', `invalid train config: ${formatZodIssues(result.error.issues, patched)}`, file === undefined ? {} : { file }, { cause: result.error });
+}
+
+/**
+ * How `given` differs from a run's own config in what shapes the trajectory (`resumeKey`): one
+ * `path: the run has X, given Y` per differing leaf; empty when they agree.
+ */
+export function resumeDifferences(run: TrainConfig, given: TrainConfig): string[] {
+  const a = resumeKey(run);
+  const b = resumeKey(given);
+  const at = (o: unknown, path: string) => path.split('.').reduce<unknown>((v, k) => (isObject(v) ? v[k] : undefined), o);
+  const show = (v: unknown) => (v === undefined ? 'nothing' : JSON.stringify(v));
+  return configDiff(a, b).map((p) => `${p}: the run has ${show(at(a, p))}, given ${show(at(b, p))}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,34 +1,98 @@
+/**
+ * Run-directory I/O of `rlvr train`: creating it, appending to its logs, cutting them back on
+ * resume, exporting the final model. Every failure is a `ReferenceTrainerError` naming its file
+ * (a full disk says `metrics.jsonl: cannot write: no space left on device`, not `ENOSPC ... write`).
+ */
 import { constants, existsSync } from 'node:fs';
-import { access, copyFile, readFile, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { access, appendFile, copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { describeFsError, repairJsonl } from '@rlvr/core';
 import { PRUNED_FILE, saveModel } from '@rlvr/policy';
 import type { Qwen3Model } from '@rlvr/policy';
-import { writeFileAtomic } from '../atomic-write.js';
 import { ReferenceTrainerError } from '../errors.js';
 
 /** Tokenizer files copied from the starting checkpoint into `OUT/model`. */
 const TOKENIZER_FILES = [PRUNED_FILE, 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
 
-/** Keep the records of a JSONL file with `step <= last` (rewritten atomically); a missing file stays missing. */
-export async function truncateJsonl(file: string, last: number): Promise<void> {
-  let text: string;
+/** Append JSONL records to `file`; a failure names the file. */
+export async function appendRecords(file: string, records: readonly unknown[]): Promise<void> {
+  if (records.length === 0) return;
   try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return;
+    await appendFile(file, records.map((r) => JSON.stringify(r) + '\n').join(''));
+  } catch (err) {
+    throw new ReferenceTrainerError('write_failed', `cannot write: ${describeFsError(err, file)}`, { file }, { cause: err });
   }
-  const kept = text.split('\n').filter((line) => line.trim() !== '' && (JSON.parse(line) as { step: number }).step <= last);
-  await writeFileAtomic(file, kept.map((l) => l + '\n').join(''));
 }
 
-/** Write the policy as a model directory (weights + the starting checkpoint's tokenizer files) via a temporary directory and a rename. */
+/** A fresh run's logs: none yet (a `--resume` without a checkpoint starts over). */
+export async function startLogs(files: readonly string[]): Promise<void> {
+  for (const file of files) {
+    await rm(file, { force: true }).catch((err: unknown) => {
+      throw new ReferenceTrainerError('write_failed', `cannot remove: ${describeFsError(err, file)}`, { file }, { cause: err });
+    });
+  }
+}
+
+/**
+ * Cut each log back to what the checkpoint of step `step` had written: a torn last line (a
+ * crash, a full disk, a hand edit) and every record past `step`. Returns one note per file
+ * changed, for the user.
+ */
+export async function repairLogs(files: readonly string[], step: number): Promise<string[]> {
+  const notes: string[] = [];
+  for (const file of files) {
+    const torn = await repairJsonl(file);
+    const after = await repairJsonl(file, (v) => (v as { step?: unknown }).step === undefined || Number((v as { step: unknown }).step) <= step);
+    const parts = [
+      ...(torn.droppedLines > 0 ? [`a torn last line (${torn.droppedBytes} bytes)`] : []),
+      ...(after.droppedLines > 0 ? [`${after.droppedLines} record${after.droppedLines === 1 ? '' : 's'} after step ${step}`] : []),
+    ];
+    if (parts.length > 0) notes.push(`${file}: cut ${parts.join(' and ')}; ${after.keptLines} kept`);
+  }
+  return notes;
+}
+
+/** Create the run directory (and its parents). */
+export async function makeRunDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(err)}`, { file: dir }, { cause: err });
+  }
+}
+
+/** The temporary directory an export of `OUT/NAME` writes to: hidden, per process. */
+function exportTemp(dir: string): string {
+  return join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}`);
+}
+
+/**
+ * Remove what an export killed midway left in `outDir` (`.model.tmp-PID`, and the `model.tmp-PID`
+ * of earlier versions): one run writes a run directory at a time, so none of them is live.
+ */
+export async function removeStaleExports(outDir: string, name: string): Promise<void> {
+  const entries = await readdir(outDir).catch(() => [] as string[]);
+  for (const e of entries) {
+    if (e.startsWith(`.${name}.tmp-`) || e.startsWith(`${name}.tmp-`)) await rm(join(outDir, e), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Write the policy as a model directory (weights + the starting checkpoint's tokenizer files) via
+ * a hidden temporary directory and a rename; a failure removes it and names the directory.
+ */
 export async function exportModel(model: Qwen3Model, from: string, dir: string): Promise<void> {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  await rm(tmp, { recursive: true, force: true });
-  saveModel(model, tmp);
-  for (const f of TOKENIZER_FILES) if (existsSync(join(from, f))) await copyFile(join(from, f), join(tmp, f));
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir);
+  const tmp = exportTemp(dir);
+  try {
+    await rm(tmp, { recursive: true, force: true });
+    saveModel(model, tmp);
+    for (const f of TOKENIZER_FILES) if (existsSync(join(from, f))) await copyFile(join(from, f), join(tmp, f));
+    await rm(dir, { recursive: true, force: true });
+    await rename(tmp, dir);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    throw new ReferenceTrainerError('write_failed', `cannot export the final model: ${describeFsError(err, join(dir, 'model.safetensors'))}`, { file: dir }, { cause: err });
+  }
 }
 
 /** Fail before any work when `dir` could not be created: its nearest existing ancestor is a file or not writable. */
@@ -50,7 +114,7 @@ export async function assertCreatable(dir: string): Promise<void> {
   }
 }
 
-export function mkdirReason(err: unknown): string {
+function mkdirReason(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOTDIR' || code === 'EEXIST') return 'a path component is a file, not a directory';
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';

@@ -1,4 +1,4 @@
-import { getSpans } from '@rlvr/core';
+import { FINISH_CODES, METRIC, estimatorMetricName, getSpans } from '@rlvr/core';
 import type { RolloutBatch } from '@rlvr/core';
 import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
@@ -29,7 +29,7 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
   );
   const sampleS = lap();
   texts.forEach((text, i) => {
-    batch.rewards[i] = batch.finish[i] === 2 ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
+    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
   });
   const verifyS = lap();
   const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
@@ -43,26 +43,20 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
     metrics: {
       ...metrics,
       ...estimatorMetrics(adv.metrics),
-      'time/sample_s': sampleS,
-      'time/verify_s': verifyS,
-      'time/signals_s': signalsS,
-      'time/advantages_s': advS,
-      'time/update_s': updateS,
+      [METRIC.timeSample]: sampleS,
+      [METRIC.timeVerify]: verifyS,
+      [METRIC.timeSignals]: signalsS,
+      [METRIC.timeAdvantages]: advS,
+      [METRIC.timeUpdate]: updateS,
     },
     batch,
     adv,
   };
 }
 
-/** Estimator metrics under report names: `weight_mean_correct` -> `weights/correct/mean`, others under `adv/`. */
+/** Estimator metrics under report names (core's `estimatorMetricName`): `weight_mean_correct` -> `weights/correct/mean`, others under `adv/`. */
 export function estimatorMetrics(m: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(m)) {
-    const w = /^weight_(mean|std|min|max)(?:_(correct|wrong))?$/.exec(k);
-    if (w) out[`weights/${w[2] ?? 'all'}/${w[1]}`] = v;
-    else out[`adv/${k}`] = v;
-  }
-  return out;
+  return Object.fromEntries(Object.entries(m).map(([k, v]) => [estimatorMetricName(k), v]));
 }
 
 /**

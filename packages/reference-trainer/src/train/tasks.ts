@@ -1,4 +1,5 @@
 import { Rng } from '@rlvr/core';
+import { ReferenceTrainerError } from '../errors.js';
 import type { Tokenizer } from '@rlvr/policy';
 import { syntheticGenerator } from '@rlvr/rollout';
 import type { PromptBuilder, SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
@@ -15,6 +16,8 @@ export interface PromptTask {
 export interface Problem {
   question: string;
   answer: string;
+  /** where a problem of a data file comes from (for error messages) */
+  source?: { file: string; line: number };
 }
 
 /** The training problems in a fixed order; `cursor` is what a checkpoint stores to resume it. */
@@ -103,4 +106,34 @@ export function splitHeldOut<T>(all: readonly T[], count: number, seed: number):
  */
 export function toPromptTasks(tasks: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder): PromptTask[] {
   return tasks.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question)) }));
+}
+
+/**
+ * A question longer than this many characters per token of the policy's context is refused
+ * before it is tokenized: no tokenizer packs that many characters into a token of ordinary text,
+ * and a 50 MB line must not reach the tokenizer at all.
+ */
+export const MAX_CHARS_PER_CONTEXT_TOKEN = 32;
+
+/**
+ * `toPromptTasks`, refusing before any work a prompt that cannot be sampled: one whose tokens and
+ * `maxNewTokens` do not fit the policy's `context`, or whose question is too long to tokenize
+ * (over `MAX_CHARS_PER_CONTEXT_TOKEN` characters per context token). The error names the data
+ * file and line (else the problem's index) and `field` (`rollout` or `eval`), whose
+ * `maxNewTokens` counts.
+ */
+export function checkPrompts(problems: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder, o: { context: number; maxNewTokens: number; field: string }): PromptTask[] {
+  const maxChars = MAX_CHARS_PER_CONTEXT_TOKEN * o.context;
+  return problems.map((p, i) => {
+    const where = p.source ?? { index: i };
+    const what = p.source === undefined ? `${o.field === 'eval' ? 'held-out' : 'training'} problem ${i}` : 'question';
+    if (p.question.length > maxChars) {
+      throw new ReferenceTrainerError('invalid_record', `${what} is ${p.question.length.toLocaleString('en')} characters, too long for the policy's context of ${o.context} tokens (at most ${maxChars.toLocaleString('en')} characters)`, where);
+    }
+    const [task] = toPromptTasks([p], tokenizer, builder);
+    if (task!.prompt.length + o.maxNewTokens > o.context) {
+      throw new ReferenceTrainerError('invalid_record', `${what}: its prompt is ${task!.prompt.length} tokens; with ${o.field}.maxNewTokens ${o.maxNewTokens} it exceeds the policy's context of ${o.context} tokens (max_position_embeddings)`, where);
+    }
+    return task!;
+  });
 }

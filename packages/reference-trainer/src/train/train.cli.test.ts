@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readRunDir } from '@rlvr/report';
+import { TrainRunConfigSchema } from './config.js';
+import type { TrainConfig } from './config.js';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
 import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
 
@@ -34,6 +36,19 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/** `root/NAME.json` holding `value`. */
+async function writeJson(name: string, value: unknown): Promise<string> {
+  const f = join(root, `${name}.json`);
+  await writeFile(f, JSON.stringify(value));
+  return f;
+}
+
+/** A micro config training on `root/NAME.jsonl` (holding `rows`), one problem held out. */
+async function dataConfig(name: string, rows: string): Promise<string> {
+  await writeFile(join(root, `${name}.jsonl`), rows);
+  return writeJson(name, { ...MICRO, eval: { ...MICRO.eval, problems: 1 }, data: { train: join(root, `${name}.jsonl`), format: { question: 'problem', answer: 'solution' } } });
+}
+
 /** Metrics without the wall-clock columns, which differ from run to run. */
 const untimed = async (dir: string) => (await readRunDir(dir)).metrics.map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && k !== 'tokens_per_s')));
 
@@ -59,6 +74,10 @@ describe('rlvr train', () => {
     }
     expect(r.stderr).toContain('rlvr train: eval step 0: accuracy ');
     expect(r.stderr).toMatch(/rlvr train: \[#+\] 4\/4 {2}reward \d\.\d\d {2}acc \d+\.\d%/);
+    // not a terminal: no cursor or colour codes; the last progress line's s/step is the summary's median
+    expect(r.stderr).not.toMatch(/\x1b/);
+    const lastRate = /4\/4 .* (\d+\.\d) s\/step/.exec(r.stderr)?.[1];
+    expect(lastRate).toBe((summary as unknown as { secondsPerStep: number }).secondsPerStep.toFixed(1));
 
     const run = await readRunDir(out);
     expect(run.config).toMatchObject({ command: 'train', estimator: 'grail', steps: 4 });
@@ -100,27 +119,43 @@ describe('rlvr train', () => {
     expect(html).toContain('<svg');
   });
 
-  test('resume continues from the latest checkpoint and reproduces the uninterrupted run', async () => {
+  test('resume reads the run\'s own config, repairs a torn log, cleans a killed export, and reproduces the uninterrupted run', async () => {
     const full = join(root, 'full');
     const out = join(root, 'resumed');
     const first = await rlvr('train', '--config', cfg, '--out', out, '--steps', '2', '-q');
     expect(first.code, first.stderr).toBe(0);
+    // config.json holds the resolved config, the estimator's defaults included, and validates against its schema
+    const written = JSON.parse(await readFile(join(out, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(written).toMatchObject({ command: 'train', estimator: 'grail', steps: 2, estimatorConfig: { wMin: 0.5, wMax: 5, symmetry: 'wrong' } });
+    expect(TrainRunConfigSchema.safeParse(written).success).toBe(true);
     // A fresh run never writes over a run directory.
     const again = await rlvr('train', '--config', cfg, '--out', out, '--steps', '2');
-    expect(again).toMatchObject({ code: 2, stderr: `rlvr train: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n` });
-    const rest = await rlvr('train', '--config', cfg, '--out', out, '--resume');
+    expect(again).toMatchObject({ code: 1, stderr: `rlvr train: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n` });
+    // a crash (or a full disk) mid-line, a record past the checkpoint, an export killed midway
+    await appendFile(join(out, 'metrics.jsonl'), '{"step":3,"reward/mean":0.5}\n{"step":4,"rew');
+    await appendFile(join(out, 'evals.jsonl'), '{"step":4,"accur');
+    await mkdir(join(out, 'model.tmp-99999'));
+    await mkdir(join(out, '.model.tmp-12345'));
+    // no --config: the run's own config.json, with --steps extending it
+    const rest = await rlvr('train', '--out', out, '--resume', '--steps', '4');
     expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.stderr).toContain(`rlvr train: ${join(out, 'metrics.jsonl')}: cut a torn last line (14 bytes) and 1 record after step 2; 3 kept\n`);
+    expect(rest.stderr).toContain(`rlvr train: ${join(out, 'evals.jsonl')}: cut a torn last line (16 bytes); 2 kept\n`);
     expect(rest.stderr).toContain(`resumed from ${join(out, 'checkpoints', 'step-000002')} (step 2)`);
     expect(await untimed(out)).toEqual(await untimed(full));
     expect(await readFile(join(out, 'evals.jsonl'), 'utf8')).toBe(await readFile(join(full, 'evals.jsonl'), 'utf8'));
     const weights = (d: string) => readFile(join(d, 'model', 'model.safetensors'));
     expect((await weights(out)).equals(await weights(full))).toBe(true);
-    // a changed trajectory setting cannot resume: the differing field is named
+    expect((await readdir(out)).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    // what shapes the trajectory must agree with the run's config: each difference named with both values
     const other = join(root, 'lr.json');
     await writeFile(other, JSON.stringify({ ...MICRO, steps: 6, trainer: { schedule: { lr: 1e-3 } } }));
     const bad = await rlvr('train', '--config', other, '--out', out, '--resume');
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe(`rlvr train: cannot resume: ${join(out, 'checkpoints', 'step-000004')} was written with a different config; differing fields: trainer.schedule.lr\n`);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe(`rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in trainer.schedule.lr: the run has 0.00005, given 0.001 (only steps, checkpoint and sample cadence, backend and plugins may change)\n`);
+    const flags = await rlvr('train', '--out', out, '--resume', '--seed', '5', '--rollout.temperature', '0.7');
+    expect(flags.code).toBe(1);
+    expect(flags.stderr).toMatch(/differs in rollout\.temperature: the run has 1, given 0\.7; seed: the run has 0, given 5 \(/);
   });
 
   test('Ctrl-C stops after the step with a checkpoint, exit code 130; --resume finishes the run', async () => {
@@ -152,8 +187,14 @@ describe('rlvr train', () => {
 
   test('any registered estimator by name, and one registered by a plugin module', async () => {
     const plugin = await writeHalvedPlugin(root);
-    const grpo = await rlvr('train', '--config', cfg, '--out', join(root, 'grpo'), '--steps', '1', '--estimator', 'grpo', '-q');
+    const grpo = await rlvr('train', '--config', cfg, '--out', join(root, 'grpo'), '--steps', '1', '--estimator', 'grpo', '--trainer.schedule.lr', '1e-4', '--eval.greedy=false', '-q');
     expect(grpo.code, grpo.stderr).toBe(0);
+    // dotted overrides reach nested options; the run's config.json starts the same run again
+    const grpoConfig = JSON.parse(await readFile(join(root, 'grpo', 'config.json'), 'utf8')) as TrainConfig;
+    expect([grpoConfig.trainer.schedule.lr, grpoConfig.eval.greedy, grpoConfig.trainer.clipLow]).toEqual([1e-4, false, 0.2]);
+    const again = await rlvr('train', '--config', join(root, 'grpo', 'config.json'), '--out', join(root, 'grpo-again'), '-q');
+    expect(again.code, again.stderr).toBe(0);
+    expect(await untimed(join(root, 'grpo-again'))).toEqual(await untimed(join(root, 'grpo')));
     const r = await rlvr('train', '--config', cfg, '--out', join(root, 'halved'), '--steps', '1', '--estimator', 'grpo+halved', '--plugin', plugin, '-q');
     expect(r.code, r.stderr).toBe(0);
     const [, g] = (await readRunDir(join(root, 'grpo'))).metrics;
@@ -183,28 +224,39 @@ describe('rlvr train', () => {
     for (const q of trained) expect(all.has(q)).toBe(true);
   });
 
-  test('bad config, unknown estimator, missing checkpoint, unwritable output: one line, non-zero exit, nothing written', async () => {
+  /** Each case: the arguments (files under root written on demand), the exit code, the one line (or the first, then the usage). */
+  const failures: [string, () => Promise<string[]>, number, () => RegExp][] = [
+    ['a 50 MB question: refused untokenized, file and line named', async () => ['--config', await dataConfig('huge', `{"problem":"1+1?","solution":"2"}\n{"problem":"${'x'.repeat(50_000_000)}","solution":"1"}\n`)], 1, () => new RegExp(`^rlvr train: ${join(root, 'huge.jsonl')}:2: question is 50,000,000 characters, too long for the policy's context of 256 tokens \\(at most 8,192 characters\\)\\n$`)],
+    ['a question whose prompt fits no context', async () => ['--config', await dataConfig('long', `{"problem":"1+1?","solution":"2"}\n{"problem":"1+1?","solution":"2"}\n{"problem":"${'one two '.repeat(300)}","solution":"1"}\n`)], 1, () => new RegExp(`^rlvr train: ${join(root, 'long.jsonl')}:3: question: its prompt is \\d+ tokens; with (rollout|eval)\\.maxNewTokens 24 it exceeds the policy's context of 256 tokens \\(max_position_embeddings\\)\\n$`)],
+    ['an unknown dotted path', async () => ['--config', cfg, '--trainer.lrr', '1'], 2, () => /^rlvr train: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: clipLow, .*schedule, seed\)\nusage: rlvr train/],
+    ['a dotted value of the wrong type', async () => ['--config', cfg, '--trainer.schedule.lr', 'fast'], 2, () => /^rlvr train: --trainer\.schedule\.lr: Invalid input: expected number, received string \(got "fast"\)\nusage/],
+    ['options of the estimator name', async () => ['--config', cfg, '--estimator.wMin', '0.3'], 2, () => /^rlvr train: --estimator\.wMin: unknown option: estimator takes a value, not options \(the estimator's options are --estimatorConfig\.KEY\)\nusage/],
+    ['an unknown estimator option', async () => ['--config', cfg, '--estimatorConfig.wMinn', '0.3'], 1, () => /^rlvr train: field estimatorConfig: estimatorConfig: .*wMinn.*\n$/],
+    ['a bad config file', async () => ['--config', await writeJson('bad', { ...MICRO, stepz: 3, rollout: { prompts: 0 } })], 1, () => /^rlvr train: .*bad\.json: invalid train config: (?=.*unknown key: stepz)(?=.*rollout\.prompts: Too small).*\n$/],
+    ['another command\'s config.json', async () => ['--config', await writeJson('pretrain-run', { command: 'pretrain', steps: 3 })], 1, () => /^rlvr train: .*pretrain-run\.json, field command: invalid train config: written by rlvr "pretrain", not rlvr train\n$/],
+    ['an unknown estimator', async () => ['--config', cfg, '--estimator', 'grpo+nope'], 1, () => /^rlvr train: .*estimator: .*nope.*\n$/],
+    ['a missing checkpoint', async () => ['--config', cfg, '--checkpoint', join(root, 'no-such-model')], 1, () => new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`)],
+    ['a missing plugin', async () => ['--config', cfg, '--plugin', join(root, 'missing.mjs')], 1, () => /^rlvr train: .*plugin not found: .*missing\.mjs\n$/],
+    ['a missing data file', async () => ['--config', await writeJson('data-missing', { ...MICRO, data: { train: join(root, 'no-such.jsonl') } })], 1, () => /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: ENOENT.*\n$/],
+    ['a missing config file', async () => ['--config', join(root, 'nope.json')], 1, () => /^rlvr train: .*nope\.json: cannot read config: no such file\n$/],
+    ['a bad flag value', async () => ['--config', cfg, '--steps', 'ten'], 2, () => /^rlvr train: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr train/],
+  ];
+  test.each(failures)('%s: non-zero exit, the problem named, nothing written', async (_what, args, code, message) => {
     const out = join(root, 'never');
-    const bad = join(root, 'bad.json');
-    await writeFile(bad, JSON.stringify({ ...MICRO, stepz: 3, rollout: { prompts: 0 } }));
-    const dataMissing = join(root, 'data-missing.json');
-    await writeFile(dataMissing, JSON.stringify({ ...MICRO, data: { train: join(root, 'no-such.jsonl') } }));
-    const cases: [string[], number, RegExp][] = [
-      [['--config', bad], 2, /^rlvr train: .*bad\.json: invalid train config: (?=.*unknown key: stepz)(?=.*rollout\.prompts: Too small).*\n$/],
-      [['--config', cfg, '--estimator', 'grpo+nope'], 2, /^rlvr train: .*estimator: .*nope.*\n$/],
-      [['--config', cfg, '--checkpoint', join(root, 'no-such-model')], 1, new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`)],
-      [['--config', cfg, '--plugin', join(root, 'missing.mjs')], 1, /^rlvr train: .*plugin not found: .*missing\.mjs\n$/],
-      [['--config', dataMissing], 1, /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: ENOENT.*\n$/],
-      [['--config', join(root, 'nope.json')], 1, /^rlvr train: .*nope\.json: cannot read config: no such file\n$/],
-      [['--config', cfg, '--steps', 'ten'], 2, /^rlvr train: --steps must be a non-negative integer, got "ten"\n$/],
-    ];
-    for (const [args, code, message] of cases) {
-      const r = await rlvr('train', ...args, '--out', out);
-      expect(r.code, args.join(' ')).toBe(code);
-      expect(r.stderr, args.join(' ')).toMatch(message);
-      expect(r.stdout).toBe('');
-      expect(existsSync(out), args.join(' ')).toBe(false);
-    }
+    const r = await rlvr('train', ...(await args()), '--out', out);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toMatch(message());
+    expect(r.stdout).toBe('');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  test('a write failing mid-run names its file; an output path under a file is refused before any work', async () => {
+    const blocked = join(root, 'blocked');
+    await mkdir(blocked);
+    await writeFile(join(blocked, 'checkpoints'), 'x');
+    const w = await rlvr('train', '--config', cfg, '--steps', '1', '--out', blocked, '-q');
+    expect(w.code).toBe(1);
+    expect(w.stderr).toMatch(new RegExp(`^rlvr train: ${join(blocked, 'checkpoints')}: cannot save the checkpoint of step 1: .*\\n$`));
     const file = join(root, 'a-file');
     await writeFile(file, 'x');
     const r = await rlvr('train', '--config', cfg, '--out', join(file, 'run'));

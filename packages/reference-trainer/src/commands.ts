@@ -1,0 +1,42 @@
+/**
+ * The `rlvr` commands, each a core `Command` object: `rlvr X` runs the same code as the
+ * package's own bin where there is one (`rlvr eval` is `rlvr-eval` of @rlvr/eval, `rlvr report`
+ * is `rlvr-report` of @rlvr/report). `verify` and `advantages` still run their package's bin
+ * with the raw arguments (`PASSTHROUGH`) until those packages export `Command` objects.
+ */
+import type { CliIo, Command } from '@rlvr/core';
+import { evalCommand } from '@rlvr/eval/command';
+import { reportCommand } from '@rlvr/report';
+import { compareCommand } from './compare/command.js';
+import { pretrainCommand } from './pretrain/command.js';
+import type { DottedCommand } from './overrides.js';
+import { trainCommand } from './train/command.js';
+
+/** A command that parses its own arguments; resolves to the exit code. */
+type Passthrough = (argv: readonly string[], io: CliIo, signal: AbortSignal) => Promise<number>;
+
+/** Listed by `rlvr -h` only: `PASSTHROUGH` runs them. */
+const listed = (summary: string): Command => ({
+  summary,
+  usage: summary,
+  options: {},
+  run: () => Promise.reject(new Error('runs through PASSTHROUGH')),
+});
+
+export const RLVR_COMMANDS: Readonly<Record<string, Command>> = {
+  train: trainCommand,
+  compare: compareCommand,
+  eval: evalCommand,
+  pretrain: pretrainCommand,
+  report: reportCommand,
+  verify: listed('grade answers: rlvr-verify of @rlvr/math-verify, with the same arguments'),
+  advantages: listed('per-token advantages from rollout JSONL: rlvr-advantages of @rlvr/advantages'),
+};
+
+/** The commands that take dotted flags (`--trainer.schedule.lr 1e-5`): `withDottedFlags` takes them out before core parses the rest. */
+export const DOTTED: Readonly<Record<string, DottedCommand>> = { train: trainCommand, compare: compareCommand };
+
+export const PASSTHROUGH: Readonly<Record<string, Passthrough>> = {
+  verify: async (argv) => (await import('./delegate.js')).runDelegate('verify', argv),
+  advantages: async (argv) => (await import('./delegate.js')).runDelegate('advantages', argv),
+};

@@ -1,0 +1,43 @@
+/**
+ * JSON Schemas of the config files, emitted from the zod schemas (zod 4's `z.toJSONSchema`, the
+ * input side: every key with a default is optional), so that editors complete and check them.
+ * The committed copies in `schema/` are tested to be current; `npm run schema -w
+ * @rlvr/reference-trainer` rewrites them.
+ */
+import { z } from 'zod';
+import { PretrainConfigSchema } from './pretrain/config.js';
+import { TrainConfigSchema } from './train/config.js';
+
+type JsonSchema = Record<string, unknown>;
+
+/** Where the committed schemas are published, relative to the package. */
+export const CONFIG_SCHEMA_FILES = { train: 'schema/train.schema.json', compare: 'schema/compare.schema.json', pretrain: 'schema/pretrain.schema.json' } as const;
+
+/** The options of every estimator compared, by name (`rlvr compare` only). */
+const EstimatorConfigsSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
+
+/**
+ * The JSON Schema of each config file: `train` (`rlvr train --config`, also a run's config.json),
+ * `compare` (a train config plus `estimatorConfigs`) and `pretrain`.
+ */
+export function configJsonSchemas(): Record<keyof typeof CONFIG_SCHEMA_FILES, JsonSchema> {
+  return {
+    train: finish(TrainConfigSchema, 'rlvr train config', 'A config file of `rlvr train --config` (and a train run directory\'s config.json). Every key is optional; defaults are the embedded default.', { command: { const: 'train', description: 'written into a run directory\'s config.json by rlvr train' } }),
+    compare: finish(TrainConfigSchema.extend({ estimatorConfigs: EstimatorConfigsSchema.optional() }), 'rlvr compare config', 'A config file of `rlvr compare --config`: a train config (estimator and seed are set per run) plus `estimatorConfigs`, the options of each compared estimator by name.', {}),
+    pretrain: finish(PretrainConfigSchema, 'rlvr pretrain config', 'A config file of `rlvr pretrain --config`. Every key is optional.', {}),
+  };
+}
+
+function finish(schema: z.ZodType, title: string, description: string, extra: Record<string, JsonSchema>): JsonSchema {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { properties: Record<string, JsonSchema> };
+  // Machine-specific or derived defaults would mislead an editor: the embedded checkpoint's absolute path; the trainer's default lr (rlvr train sets 5e-5).
+  for (const key of ['checkpoint', 'trainer']) delete json.properties[key]?.default;
+  const { $schema, ...rest } = json;
+  return {
+    $schema,
+    title,
+    description,
+    ...rest,
+    properties: { $schema: { type: 'string', description: 'the JSON Schema of this file, for editors' }, ...extra, ...json.properties },
+  };
+}

@@ -1,0 +1,29 @@
+import { METRIC, passAtMetric } from '@rlvr/core';
+import type { Logger } from '@rlvr/core';
+import { percent } from '@rlvr/core';
+import { heldOutEval } from '@rlvr/eval';
+import type { OpenRun, TrainEval } from './open.js';
+import { appendRecords } from './run-files.js';
+
+/**
+ * The held-out evaluation of `run` at `step`: `eval.n` samples per problem (and greedy decoding
+ * unless `eval.greedy` is false), appended to `run.evals` and evals.jsonl, one log line. Returns
+ * its metrics for the step's metrics.jsonl line.
+ */
+export async function evaluateRun(run: OpenRun, step: number, logger: Logger): Promise<Record<string, number>> {
+  const { config } = run;
+  const e = await heldOutEval(run.model, run.tokenizer, run.evalTasks, { ...config.eval, seed: config.seed, eosIds: run.eosIds });
+  const record: TrainEval = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
+  if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
+  run.evals.push(record);
+  await appendRecords(run.logs.evals, [record]);
+  const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
+  logger.info(`eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
+  return {
+    [METRIC.accuracy]: e.accuracy,
+    [passAtMetric(e.n)]: e.passAtN,
+    ...(e.greedyAccuracy === undefined ? {} : { [METRIC.accuracyGreedy]: e.greedyAccuracy }),
+    [METRIC.evalMeanTokens]: e.meanTokens,
+    [METRIC.evalTruncated]: e.truncated,
+  };
+}

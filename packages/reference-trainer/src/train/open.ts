@@ -1,0 +1,211 @@
+/**
+ * Opening a train run, the first half of `runTrain`: everything is checked and loaded before the
+ * run directory appears (plugins, the estimator and its options, the signals it needs, the
+ * checkpoint, the data, the output directory, a resumed run's config and checkpoint), then the
+ * directory, its `config.json` and, on resume, its repaired logs. The loop (run.ts) gets an
+ * `OpenRun` and only steps.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { prepareEstimator } from '@rlvr/advantages';
+import type { PreparedEstimator } from '@rlvr/advantages';
+import { writeFileAtomic } from '@rlvr/core';
+import type { Logger } from '@rlvr/core';
+import { loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
+import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
+import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
+import type { PolicySampler, PromptBuilder } from '@rlvr/rollout';
+import { parseSignalConfig } from '@rlvr/saliency';
+import { CheckpointStore, Trainer } from '@rlvr/trainer';
+import { ReferenceTrainerError } from '../errors.js';
+import { readConfigFile } from '../command-input.js';
+import { RUN_FILES } from '@rlvr/report';
+import { parseTrainConfig, resumeDifferences, resumeKey, runConfigOf } from './config.js';
+import type { TrainConfig, TrainRunConfig } from './config.js';
+import { loadPlugins } from './plugins.js';
+import { loadProblems } from './problems.js';
+import { assertCreatable, makeRunDir, removeStaleExports, repairLogs, startLogs } from './run-files.js';
+import { checkPrompts, toPromptTasks } from './tasks.js';
+import type { ProblemStream, PromptTask } from './tasks.js';
+
+/** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
+export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;
+/** `evals.jsonl`: one `TrainEval` per held-out evaluation, with per-problem counts (for paired comparisons). */
+export const TRAIN_FILES = { evals: 'evals.jsonl' } as const;
+
+/** One held-out evaluation, as `evals.jsonl` holds it. */
+export interface TrainEval {
+  step: number;
+  /** mean over problems of correct / n */
+  accuracy: number;
+  passAtN: number;
+  n: number;
+  problems: number;
+  greedyAccuracy?: number;
+  /** [problems] correct samples (of n) per held-out problem, in the held-out order */
+  correct: number[];
+  /** [problems] 1 where the greedy completion is correct */
+  greedyCorrect?: number[];
+}
+
+/** The paths of a run directory's logs. */
+export interface RunLogs {
+  metrics: string;
+  samples: string;
+  evals: string;
+}
+
+/** A run ready to step: what the loop reads and the state a checkpoint restored. */
+export interface OpenRun {
+  /** the config with the estimator's options resolved (what config.json holds, less `command`) */
+  config: TrainConfig;
+  estimator: PreparedEstimator;
+  model: Qwen3Model;
+  tokenizer: Tokenizer;
+  trainer: Trainer;
+  sampler: PolicySampler;
+  /** token ids that end a completion; the first pads */
+  eosIds: number[];
+  prompts: PromptBuilder;
+  evalTasks: PromptTask[];
+  stream: ProblemStream;
+  store: CheckpointStore;
+  logs: RunLogs;
+  /** the last step done (0 for a fresh run) */
+  start: number;
+  evals: TrainEval[];
+  /** wall seconds of every step done, restored ones included */
+  stepSeconds: number[];
+  /** release the model and the optimizer */
+  close(): void;
+}
+
+/**
+ * Check everything, load the policy, create (or, with `resume`, reopen) the run directory. A
+ * fresh run refuses an `outDir` holding a metrics.jsonl; `resume` continues from the latest
+ * checkpoint, after refusing one of another trajectory (differing fields named) and cutting the
+ * logs back to it; a `resume` without a checkpoint starts over.
+ */
+export async function openRun(input: TrainConfig, outDir: string, options: { resume?: boolean; logger: Logger }): Promise<OpenRun> {
+  const { logger } = options;
+  await loadPlugins(input.plugins);
+  const estimator = prepare(input);
+  parseSignalConfig(input.saliency, estimator.needs, { temperature: input.trainer.temperature, estimator: input.estimator });
+  const runConfig = runConfigOf(input, estimator.config);
+  const { command: _command, ...config } = runConfig;
+  if (!existsSync(join(config.checkpoint, 'config.json'))) {
+    throw new ReferenceTrainerError('missing_file', `checkpoint ${config.checkpoint} not found (no config.json there)`, { file: config.checkpoint, field: 'checkpoint' });
+  }
+  const logs: RunLogs = { metrics: join(outDir, RUN_FILES.metrics), samples: join(outDir, RUN_FILES.samples), evals: join(outDir, TRAIN_FILES.evals) };
+  const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
+  const problems = await loadProblems(config);
+  await assertCreatable(outDir);
+  if (options.resume) await checkRunConfig(join(outDir, RUN_FILES.config), config);
+  const latest = options.resume ? await store.latest() : null;
+  // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
+  if (latest !== null) await store.load(latest, resumeKey(config)).catch(cannotResume);
+  if (!options.resume && existsSync(logs.metrics)) {
+    throw new ReferenceTrainerError('invalid_options', `${logs.metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`, { file: outDir });
+  }
+
+  // The tokenizer and the prompts first: every prompt of a data file, and the held-out ones, must fit the policy's context (file and line named) before tfjs starts.
+  let tokenizer: Tokenizer;
+  let context: number;
+  try {
+    tokenizer = loadTokenizer(config.checkpoint);
+    context = parseModelConfig(JSON.parse(readFileSync(join(config.checkpoint, 'config.json'), 'utf8'))).max_position_embeddings;
+  } catch (err) {
+    throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
+  }
+  const template = modelChatTemplate(config.checkpoint, tokenizer);
+  const prompts = promptBuilder(config.prompt, template.apply ?? plainChatTemplate);
+  const evalTasks = checkPrompts(problems.heldOut, tokenizer, prompts, { context, maxNewTokens: config.eval.maxNewTokens, field: 'eval' });
+  if (problems.train !== undefined) checkPrompts(problems.train, tokenizer, prompts, { context, maxNewTokens: config.rollout.maxNewTokens, field: 'rollout' });
+
+  const backend = await selectBackend({ backend: config.backend }, logger);
+  let model: Qwen3Model;
+  try {
+    model = loadModel(config.checkpoint);
+  } catch (err) {
+    throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
+  }
+  let trainer: Trainer | undefined;
+  try {
+    // Completions end at the config's eos_token_id(s) and the tokenizer's <|im_end|> / <|endoftext|> (the sampler's rule, as in rlvr-serve and rlvr eval).
+    const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize });
+    const eosIds = [...sampler.eosTokenIds];
+    if (eosIds[0] === undefined) {
+      throw new ReferenceTrainerError('invalid_config', 'the checkpoint has no end-of-sequence token (no eos_token_id in config.json, no <|im_end|> or <|endoftext|> in the tokenizer): completions could not end', { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' });
+    }
+
+    await makeRunDir(outDir);
+    await removeStaleExports(outDir, TRAIN_DIRS.model);
+    await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify(runConfig satisfies TrainRunConfig, null, 2) + '\n');
+    trainer = new Trainer(model, config.trainer, { padId: eosIds[0] });
+    logger.info(`policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`);
+
+    const run: OpenRun = {
+      config,
+      estimator,
+      model,
+      tokenizer,
+      trainer,
+      sampler,
+      eosIds,
+      prompts,
+      evalTasks,
+      stream: problems.stream,
+      store,
+      logs,
+      start: 0,
+      evals: [],
+      stepSeconds: [],
+      close: () => {
+        trainer?.optimizer.dispose();
+        model.dispose();
+      },
+    };
+    if (latest === null) {
+      // A --resume of a run that died before its first checkpoint starts over.
+      await startLogs(Object.values(logs));
+      return run;
+    }
+    const state = await trainer.restore(store, latest, resumeKey(config)).catch(cannotResume);
+    run.start = state.step as number;
+    run.stream.cursor = state.cursor as number;
+    run.evals = state.evals as TrainEval[];
+    run.stepSeconds = state.stepSeconds as number[];
+    for (const note of await repairLogs(Object.values(logs), run.start)) logger.info(note);
+    logger.info(`resumed from ${latest} (step ${run.start})`);
+    return run;
+  } catch (err) {
+    trainer?.optimizer.dispose();
+    model.dispose();
+    throw err;
+  }
+}
+
+/** On resume: refuse a config that differs from the run's own config.json in what shapes the trajectory, naming each difference. */
+async function checkRunConfig(file: string, config: TrainConfig): Promise<void> {
+  if (!existsSync(file)) return;
+  const run = parseTrainConfig(await readConfigFile(file), file);
+  // resolved as this run's options are (a config.json of an older version may hold `{}`)
+  const diff = resumeDifferences({ ...run, estimatorConfig: { ...prepare(run).config } }, config);
+  if (diff.length > 0) {
+    throw new ReferenceTrainerError('invalid_options', `cannot resume: the run's config differs in ${diff.join('; ')} (only steps, checkpoint and sample cadence, backend and plugins may change)`, { file });
+  }
+}
+
+function prepare(config: TrainConfig): PreparedEstimator {
+  try {
+    return prepareEstimator(config.estimator, config.estimatorConfig);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const field = code === 'unknown_name' ? 'estimator' : 'estimatorConfig';
+    throw new ReferenceTrainerError('invalid_config', `${field}: ${(err as Error).message}`, { field }, { cause: err });
+  }
+}
+
+function cannotResume(err: unknown): never {
+  throw new ReferenceTrainerError('invalid_options', `cannot resume: ${(err as Error).message}`, {}, { cause: err });
+}

@@ -1,0 +1,44 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { appendRecords, removeStaleExports, repairLogs } from './run-files.js';
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'rlvr-run-files-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('run-directory I/O', () => {
+  test.runIf(existsSync('/dev/full'))('a full disk names the log it could not append to', async () => {
+    await expect(appendRecords('/dev/full', [{ step: 1 }])).rejects.toThrow('/dev/full: cannot write: no space left on device');
+  });
+
+  test('a log path that is a directory is named too', async () => {
+    const dir = join(root, 'metrics.jsonl');
+    await mkdir(dir);
+    await expect(appendRecords(dir, [{ step: 1 }])).rejects.toThrow(`${dir}: cannot write: ${dir} is a directory`);
+  });
+
+  test('repairLogs cuts a torn line and records past the step, says what it cut, leaves a clean log alone', async () => {
+    const a = join(root, 'a.jsonl');
+    const b = join(root, 'b.jsonl');
+    await writeFile(a, '{"step":0}\n{"step":1}\n{"step":2}\n{"step":3}\n{"st');
+    await writeFile(b, '{"step":0}\n{"step":1}\n');
+    const notes = await repairLogs([a, b, join(root, 'missing.jsonl')], 1);
+    expect(notes).toEqual([`${a}: cut a torn last line (4 bytes) and 2 records after step 1; 2 kept`]);
+    expect(await readFile(a, 'utf8')).toBe('{"step":0}\n{"step":1}\n');
+    expect(await readFile(b, 'utf8')).toBe('{"step":0}\n{"step":1}\n');
+  });
+
+  test('removeStaleExports removes the temporary model directories a killed export left, nothing else', async () => {
+    const out = join(root, 'run');
+    for (const d of ['model', 'model.tmp-4242', '.model.tmp-77', 'checkpoints']) await mkdir(join(out, d), { recursive: true });
+    await removeStaleExports(out, 'model');
+    expect(['model', 'model.tmp-4242', '.model.tmp-77', 'checkpoints'].map((d) => existsSync(join(out, d)))).toEqual([true, false, false, true]);
+  });
+});
