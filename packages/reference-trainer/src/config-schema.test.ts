@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { prepareEstimator } from '@rlvr/advantages';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { z } from 'zod';
 import { describe, expect, test } from 'vitest';
 import { CONFIG_SCHEMA_FILES, configJsonSchemas } from './config-schema.js';
 import { parsePretrainConfig } from './pretrain/config.js';
@@ -9,8 +9,18 @@ import { parseTrainConfig, runConfigOf } from './train/config.js';
 
 const pkg = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 const readJson = (p: string) => JSON.parse(readFileSync(pkg(p), 'utf8')) as Record<string, unknown>;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-const validators = Object.fromEntries(Object.entries(CONFIG_SCHEMA_FILES).map(([name, file]) => [name, ajv.compile(readJson(file))]));
+/** A validator built from the committed JSON Schema alone (zod 4's `z.fromJSONSchema`), independent of the zod schema it was emitted from. */
+const fromFile = (file: string) => {
+  const schema = z.fromJSONSchema(readJson(file) as Parameters<typeof z.fromJSONSchema>[0]);
+  const validate = (v: unknown): boolean => {
+    const r = schema.safeParse(v);
+    validate.errors = r.success ? null : r.error.issues;
+    return r.success;
+  };
+  validate.errors = null as unknown;
+  return validate;
+};
+const validators = Object.fromEntries(Object.entries(CONFIG_SCHEMA_FILES).map(([name, file]) => [name, fromFile(file)]));
 
 describe('the JSON Schemas of the config files', () => {
   test('the committed schema/*.json are what the zod schemas emit (npm run schema -w @rlvr/reference-trainer rewrites them)', () => {
