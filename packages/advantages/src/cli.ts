@@ -1,10 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './cli/run.js';
+import { cliMain, runCommand } from '@rlvr/core';
+import { advantagesCommand } from './cli/command.js';
 
-// A closed pipe downstream (`| head`) is a normal way to stop reading.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
-
-process.exitCode = await runCli(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+cliMain('rlvr-advantages', (argv, io, signal) => runCommand('rlvr-advantages', advantagesCommand, argv, io, signal));

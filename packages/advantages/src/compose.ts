@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { totalTokens, type RolloutBatch, type Signals } from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
 import { applyWeights } from './metrics.js';
+import type { MergedSchema } from './option-types.js';
 import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaseline, TokenWeighting } from './types.js';
 
 /**
@@ -9,7 +10,7 @@ import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaselin
  * a programming error and throws `config_clash` at composition time. Each part's
  * own cross-field checks (e.g. GRAIL's wMin <= wMean <= wMax) run again on its keys.
  */
-export function mergeConfigSchemas(name: string, baseline: SequenceBaseline, weighting: TokenWeighting): ConfigSchema {
+export function mergeConfigSchemas<B extends ConfigSchema, W extends ConfigSchema>(name: string, baseline: SequenceBaseline<B>, weighting: TokenWeighting<W>): MergedSchema<B, W> {
   const shape: Record<string, z.ZodType> = {};
   const owner = new Map<string, string>();
   for (const [part, schema] of [[`baseline ${baseline.name}`, baseline.configSchema], [`weighting ${weighting.name}`, weighting.configSchema]] as const) {
@@ -22,7 +23,7 @@ export function mergeConfigSchemas(name: string, baseline: SequenceBaseline, wei
     }
   }
   const parts = [baseline.configSchema, weighting.configSchema];
-  return z.strictObject(shape).superRefine((value, ctx) => {
+  const merged = z.strictObject(shape).superRefine((value, ctx) => {
     for (const schema of parts) {
       const own: Record<string, unknown> = {};
       for (const key of Object.keys(schema.shape)) own[key] = (value as Record<string, unknown>)[key];
@@ -30,6 +31,8 @@ export function mergeConfigSchemas(name: string, baseline: SequenceBaseline, wei
       if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     }
   });
+  // the shape is the two parts' keys, so its type is theirs (zod cannot infer a shape built in a loop)
+  return merged as unknown as MergedSchema<B, W>;
 }
 
 /**
@@ -37,27 +40,37 @@ export function mergeConfigSchemas(name: string, baseline: SequenceBaseline, wei
  * advantages[t] = sequenceAdvantages[i] * weights[t] for token t of rollout i.
  * `name` defaults to `baseline+weighting`.
  */
-export function composeEstimator(baseline: SequenceBaseline, weighting: TokenWeighting, name = `${baseline.name}+${weighting.name}`, description?: string): AdvantageEstimator {
+export function composeEstimator<B extends ConfigSchema, W extends ConfigSchema>(
+  baseline: SequenceBaseline<B>,
+  weighting: TokenWeighting<W>,
+  name = `${baseline.name}+${weighting.name}`,
+  description?: string,
+): AdvantageEstimator<MergedSchema<B, W>> {
   const configSchema = mergeConfigSchemas(name, baseline, weighting);
   return {
     name,
     description: description ?? `${baseline.description}; ${weighting.description}`,
     configSchema,
     needs: [...weighting.needs],
-    baseline,
-    weighting,
+    baseline: baseline as SequenceBaseline,
+    weighting: weighting as TokenWeighting,
     estimate(batch: RolloutBatch, signals: Signals, config): AdvantageResult {
       const T = totalTokens(batch);
       if (signals.totalTokens !== T) {
         throw new AdvantagesError('invalid_input', `signals hold ${signals.totalTokens} tokens per signal but the batch has ${T} completion tokens`, { field: 'signals' });
       }
       // every needed signal must be there before any work starts
-      for (const need of weighting.needs) signals.get(need, `estimator ${name}`);
+      for (const need of weighting.needs) {
+        if (!signals.has(need)) {
+          const have = signals.names();
+          throw new AdvantagesError('missing_signal', `estimator ${name} needs signal ${need}; available: ${have.length ? have.join(', ') : '(none)'}`, { field: need });
+        }
+      }
       const B = batch.numRollouts;
       const sequenceAdvantages = new Float64Array(B);
-      const baselineMetrics = baseline.compute(batch, config, sequenceAdvantages);
+      const baselineMetrics = baseline.compute(batch, config as z.output<B>, sequenceAdvantages);
       const weights = new Float32Array(T);
-      const weightingMetrics = weighting.compute(batch, signals, sequenceAdvantages, config, weights);
+      const weightingMetrics = weighting.compute(batch, signals, sequenceAdvantages, config as z.output<W>, weights);
       const advantages = new Float32Array(T);
       const weightStats = applyWeights(batch, weights, sequenceAdvantages, advantages);
       return { advantages, weights, sequenceAdvantages, metrics: { ...baselineMetrics, ...weightingMetrics, ...weightStats } };

@@ -1,11 +1,18 @@
-import { formatLocation, type ErrorLocation } from '@rlvr/core';
+import { RlvrError } from '@rlvr/core';
 
 /**
  * Every way `@rlvr/advantages` rejects its input. Closed union: callers may switch on it.
- * Configuration and registry errors come from `@rlvr/core` helpers as `CoreError`
- * (`invalid_config`, `unknown_name`, `name_taken`, `missing_signal`).
+ * The location (`rollout`, `field`, `file`, `line`) is core's `ErrorLocation`, printed before the message.
  */
 export type AdvantagesErrorCode =
+  /** estimator options that do not parse: the message names every bad field and the allowed values */
+  | 'invalid_config'
+  /** no estimator, baseline or weighting of that name; the message lists the known ones */
+  | 'unknown_name'
+  /** registering another implementation under a taken name */
+  | 'name_taken'
+  /** the estimator needs a signal the caller did not give; the message lists the available ones */
+  | 'missing_signal'
   /** a signal value the arithmetic cannot use (NaN, infinite, negative score) */
   | 'invalid_signal'
   /** the batch and the signals do not fit together */
@@ -13,19 +20,9 @@ export type AdvantagesErrorCode =
   /** a composed estimator's baseline and weighting declare the same option */
   | 'config_clash'
   /** a CLI input line is not a valid row (the location names file and line) */
-  | 'invalid_line'
-  /** a CLI flag or argument is malformed */
-  | 'invalid_argument';
+  | 'invalid_line';
 
 /** The one error class of `@rlvr/advantages`. `code` is stable; `message` is for people. */
-export class AdvantagesError extends Error {
+export class AdvantagesError extends RlvrError<AdvantagesErrorCode> {
   override readonly name = 'AdvantagesError';
-  readonly code: AdvantagesErrorCode;
-  readonly location: ErrorLocation;
-
-  constructor(code: AdvantagesErrorCode, message: string, location: ErrorLocation = {}, options?: { cause?: unknown }) {
-    super(formatLocation(location) + message, options);
-    this.code = code;
-    this.location = location;
-  }
 }

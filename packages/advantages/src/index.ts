@@ -4,6 +4,7 @@ export type { AdvantageEstimator, AdvantageResult, ConfigSchema, Metrics, Sequen
 export { composeEstimator, mergeConfigSchemas } from './compose.js';
 export { baselines, weightings, estimators, getEstimator, registerBaseline, registerWeighting, registerEstimator } from './registry.js';
 export { prepareEstimator, estimateAdvantages } from './prepare.js';
+export type { BaselineSchemas, WeightingSchemas, EstimatorSchemas, MergedSchema, KnownEstimatorName, SchemaOf, EstimatorOptions, EstimatorConfig } from './option-types.js';
 export type { PreparedEstimator } from './prepare.js';
 export { grpo, GrpoConfigSchema } from './baselines/grpo.js';
 export type { GrpoConfig } from './baselines/grpo.js';
@@ -20,4 +21,6 @@ export { oarG, OarGConfigSchema } from './weightings/oar-g.js';
 export type { OarGConfig } from './weightings/oar-g.js';
 export { InteropRowSchema, interopBatch, interopRowProblem } from './interop.js';
 export { formatFloat32, formatFloat32Array } from './cli/format.js';
+export { optionsFromText } from './cli/text-options.js';
+export { advantagesCommand } from './cli/command.js';
 export type { InteropRow } from './interop.js';

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { AnswerSpansSchema, SPAN_STRIDE, Signals, setSpans, validateBatch, type RolloutBatch, type SignalName } from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
 
+/** Most completion tokens a batch can hold: its offsets are `Int32Array`s. */
+const MAX_TOKENS = 2 ** 31 - 1;
+
 /**
  * One rollout in the language-neutral JSONL form the `rlvr-advantages` CLI reads.
  * Token ranges are relative to the completion, half-open; `saliency` has `length`
@@ -10,7 +13,8 @@ import { AdvantagesError } from './errors.js';
 export const InteropRowSchema = z.strictObject({
   group: z.union([z.string(), z.number().finite()]),
   reward: z.number().finite(),
-  length: z.number().int().nonnegative(),
+  /** completion tokens; at most 2^31 - 1 (the batch's offsets are int32) */
+  length: z.number().int().nonnegative().max(MAX_TOKENS),
   saliency: z.array(z.number()).optional(),
   spans: AnswerSpansSchema.nullable().optional(),
 });
@@ -65,6 +69,7 @@ export function interopBatch(rows: readonly InteropRow[], signalNames: readonly 
     batch.groupIndex[i] = id;
     batch.rewards[i] = row.reward;
     total += row.length;
+    if (total > MAX_TOKENS) throw new AdvantagesError('invalid_input', `the rows hold more than ${MAX_TOKENS} completion tokens in all (the batch's offsets are int32)`, { rollout: i, field: 'length' });
     batch.completionOffsets[i + 1] = total;
     setSpans(batch.spans, i, row.spans ?? null);
   }

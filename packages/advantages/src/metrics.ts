@@ -5,8 +5,10 @@ import type { Metrics } from './types.js';
  * Writes advantages[t] = sequenceAdvantages[i] * weights[t] and, in the same pass,
  * the weight statistics over tokens split by correct (reward > 0) and wrong
  * rollouts: `weight_{mean,std,min,max}` plus `_correct` / `_wrong` variants (std
- * is the population std; NaN when the split has no token), and the mean |A|
- * before and after weighting. Shapes: weights and advantages [T], sequenceAdvantages [B].
+ * is the population std; NaN when the split has no token), the mean |A| before and
+ * after weighting, and the two ratios of those means: ours over tokens, and the GRAIL
+ * reference's `advantages_scale_ratio`, whose denominator is a mean over rollouts.
+ * Shapes: weights and advantages [T], sequenceAdvantages [B].
  */
 export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenceAdvantages: Float64Array, advantages: Float32Array): Metrics {
   // index 0: wrong, 1: correct
@@ -17,6 +19,7 @@ export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenc
   const max = [-Infinity, -Infinity];
   let absRaw = 0;
   let absWeighted = 0;
+  let absPerRollout = 0;
   const offsets = batch.completionOffsets;
   for (let i = 0; i < batch.numRollouts; i++) {
     const k = batch.rewards[i]! > 0 ? 1 : 0;
@@ -44,6 +47,7 @@ export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenc
     min[k] = lo;
     max[k] = hi;
     absRaw += a * (c1 - c0);
+    absPerRollout += a;
     absWeighted += a * sAbs;
   }
   const stats = (n: number, s: number, s2: number, lo: number, hi: number) => {
@@ -62,7 +66,14 @@ export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenc
     metrics[`weight_${name}_correct`] = correct[j]!;
     metrics[`weight_${name}_wrong`] = wrong[j]!;
   });
+  const B = batch.numRollouts;
   metrics.advantage_abs_mean_raw = tokens > 0 ? absRaw / tokens : 0;
   metrics.advantage_abs_mean = tokens > 0 ? absWeighted / tokens : 0;
+  // token mean of |A w| over token mean of |A|: what the weighting does to |A| per token (NaN when every A is 0)
+  metrics.advantage_scale_ratio_tokens = metrics.advantage_abs_mean / metrics.advantage_abs_mean_raw;
+  // the reference's pair: rollout mean of |A| (`advantages_raw_abs_mean`), and the token mean of |A w|
+  // over it, with its 1e-8 (`advantages_scale_ratio`)
+  metrics.advantage_abs_mean_raw_rollouts = B > 0 ? absPerRollout / B : 0;
+  metrics.advantages_scale_ratio = metrics.advantage_abs_mean / (metrics.advantage_abs_mean_raw_rollouts + 1e-8);
   return metrics;
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { CoreError } from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
 import { composeEstimator } from './compose.js';
 import { baselines, estimators, getEstimator, registerBaseline, registerWeighting, weightings } from './registry.js';
@@ -32,7 +31,8 @@ describe('registries', () => {
   });
   it('throws on a taken name with another implementation; re-registering the same object is harmless', () => {
     const impostor: SequenceBaseline = { ...grpo } as SequenceBaseline;
-    expect(() => registerBaseline(impostor)).toThrow(CoreError);
+    expect(() => registerBaseline(impostor)).toThrow(AdvantagesError);
+    expect(() => registerBaseline(impostor)).toThrow(expect.objectContaining({ code: 'name_taken' }));
     expect(() => registerBaseline(impostor)).toThrow(/sequence baseline "grpo" is already registered/);
     expect(() => registerWeighting({ ...grail } as TokenWeighting)).toThrow(/token weighting "grail" is already registered/);
     expect(registerBaseline(grpo as SequenceBaseline)).toBe(grpo);
@@ -42,10 +42,10 @@ describe('registries', () => {
       try {
         getEstimator('graill');
       } catch (e) {
-        return e as CoreError;
+        return e as AdvantagesError;
       }
     })()!;
-    expect(err).toBeInstanceOf(CoreError);
+    expect(err).toBeInstanceOf(AdvantagesError);
     expect(err.code).toBe('unknown_name');
     expect(err.message).toMatch(/unknown advantage estimator "graill"; known estimators: dr-grpo, grail, grpo, oar-g, reinforce-pp-baseline, rloo/);
     expect(err.message).toMatch(/weightings grail, oar-g, uniform/);
@@ -74,13 +74,14 @@ describe('configuration', () => {
     expect(prepareEstimator('grpo+grail', { bessel: false }).config).toMatchObject({ bessel: false, stdEps: 1e-6, sigmaW: 0.5 });
   });
   it('rejects unknown keys and bad values, naming each field', () => {
+    // @ts-expect-error on purpose: the run-time check of an option the estimator does not have
     expect(() => prepareEstimator('grpo', { sigmaW: 1 })).toThrow(/invalid estimator grpo configuration: unknown key: sigmaW/);
     expect(() => prepareEstimator('oar-g', { tau: 1.5, beta: -1 })).toThrow(/tau: .*<=1.*; beta: .*>=0/);
     const err = (() => {
       try {
         prepareEstimator('grail', { eps: 0 });
       } catch (e) {
-        return e as CoreError;
+        return e as AdvantagesError;
       }
     })()!;
     expect(err.code).toBe('invalid_config');
@@ -162,6 +163,21 @@ describe('estimators', () => {
     expect(m.advantage_abs_mean).toBeCloseTo(0.9, 12);
     const none = prepareEstimator('grail').estimate(makeBatch([{ group: 0, reward: 0, length: 1 }]).batch, makeBatch([{ group: 0, reward: 0, length: 1 }]).signals).metrics;
     expect(none.weight_mean_correct).toBeNaN();
+    expect(none.advantage_scale_ratio_tokens).toBeNaN(); // every A is 0
+    expect(none.advantages_scale_ratio).toBe(0); // the reference's 0 / (0 + 1e-8)
+  });
+  it('names both ratios of |A| means: ours over tokens, the reference’s over rollouts', () => {
+    // dr-grpo, weights 1: A = 2/3, -1/3, -1/3 on 1, 3 and 1 tokens
+    const { batch, signals } = makeBatch([
+      { group: 0, reward: 1, length: 1 },
+      { group: 0, reward: 0, length: 3 },
+      { group: 0, reward: 0, length: 1 },
+    ]);
+    const m = prepareEstimator('dr-grpo').estimate(batch, signals).metrics;
+    expect(m.advantage_abs_mean_raw).toBeCloseTo((2 / 3 + 3 / 3 + 1 / 3) / 5, 12); // token mean: 0.4
+    expect(m.advantage_abs_mean_raw_rollouts).toBeCloseTo(4 / 9, 12); // rollout mean (`advantages_raw_abs_mean`)
+    expect(m.advantage_scale_ratio_tokens).toBeCloseTo(1, 6); // uniform weights change nothing per token
+    expect(m.advantages_scale_ratio).toBeCloseTo(0.4 / (4 / 9 + 1e-8), 12); // the reference's: 0.9 although nothing was weighted
   });
   it('rejects signals that do not match the batch', () => {
     const { batch } = makeBatch([{ group: 0, reward: 1, length: 3 }]);

@@ -1,5 +1,7 @@
-import { CoreError, Registry } from '@rlvr/core';
+import { isRlvrError, Registry } from '@rlvr/core';
 import { composeEstimator } from './compose.js';
+import { AdvantagesError } from './errors.js';
+import type { SchemaOf } from './option-types.js';
 import type { AdvantageEstimator, SequenceBaseline, TokenWeighting } from './types.js';
 import { grpo } from './baselines/grpo.js';
 import { drGrpo } from './baselines/dr-grpo.js';
@@ -18,11 +20,11 @@ export const estimators = new Registry<AdvantageEstimator>('advantage estimator'
 
 for (const b of [grpo, drGrpo, rloo, reinforcePpBaseline] as SequenceBaseline[]) {
   baselines.register(b);
-  estimators.register(composeEstimator(b, uniform, b.name, b.description));
+  estimators.register(composeEstimator(b, uniform, b.name, b.description) as AdvantageEstimator);
 }
 for (const w of [uniform, grail, oarG] as TokenWeighting[]) weightings.register(w);
-estimators.register(composeEstimator(drGrpo as SequenceBaseline, grail as TokenWeighting, 'grail', 'GRAIL: Dr. GRPO advantages times GRAIL saliency weights'));
-estimators.register(composeEstimator(drGrpo as SequenceBaseline, oarG as TokenWeighting, 'oar-g', 'OAR-G: Dr. GRPO advantages times OAR-G saliency weights'));
+estimators.register(composeEstimator(drGrpo, grail, 'grail', 'GRAIL: Dr. GRPO advantages times GRAIL saliency weights') as AdvantageEstimator);
+estimators.register(composeEstimator(drGrpo, oarG, 'oar-g', 'OAR-G: Dr. GRPO advantages times OAR-G saliency weights') as AdvantageEstimator);
 
 /** Composed `baseline+weighting` estimators built so far, so a name resolves to one object. */
 const composed = new Map<string, AdvantageEstimator>();
@@ -30,9 +32,13 @@ const composed = new Map<string, AdvantageEstimator>();
 /**
  * The estimator called `name`: a registered one (`grail`), or `BASELINE+WEIGHTING`
  * (`grpo+grail`) composed from the two registries. An unknown name throws
- * `CoreError('unknown_name')` listing the estimators, baselines and weightings.
+ * `AdvantagesError('unknown_name')` listing the estimators, baselines and weightings.
  */
-export function getEstimator(name: string): AdvantageEstimator {
+export function getEstimator<N extends string>(name: N): AdvantageEstimator<SchemaOf<N>> {
+  return resolve(name) as AdvantageEstimator<SchemaOf<N>>;
+}
+
+function resolve(name: string): AdvantageEstimator {
   if (estimators.has(name)) return estimators.get(name);
   const plus = name.indexOf('+');
   if (plus > 0 && plus === name.lastIndexOf('+')) {
@@ -43,34 +49,44 @@ export function getEstimator(name: string): AdvantageEstimator {
       const weighting = weightings.get(w);
       const cached = composed.get(name);
       if (cached && cached.baseline === baseline && cached.weighting === weighting) return cached;
-      const estimator = composeEstimator(baseline, weighting, name);
+      const estimator = composeEstimator(baseline, weighting, name) as AdvantageEstimator;
       composed.set(name, estimator);
       return estimator;
     }
     const why = !baselines.has(b) ? `unknown sequence baseline "${b}"` : `unknown token weighting "${w}"`;
-    throw new CoreError('unknown_name', `unknown advantage estimator "${name}" (${why}); ${knownNames()}`);
+    throw new AdvantagesError('unknown_name', `unknown advantage estimator "${name}" (${why}); ${knownNames()}`);
   }
-  throw new CoreError('unknown_name', `unknown advantage estimator "${name}"; ${knownNames()}`);
+  throw new AdvantagesError('unknown_name', `unknown advantage estimator "${name}"; ${knownNames()}`);
 }
 
 function knownNames(): string {
   return `known estimators: ${estimators.names().join(', ')}; or BASELINE+WEIGHTING with baselines ${baselines.names().join(', ')} and weightings ${weightings.names().join(', ')}`;
 }
 
+/** `registry.register(item)`, with core's registry errors (`name_taken`, a missing name) as this package's. */
+function register<T extends { readonly name: string }>(registry: Registry<T>, item: T): T {
+  try {
+    return registry.register(item);
+  } catch (err) {
+    if (isRlvrError(err)) throw new AdvantagesError(err.code === 'name_taken' ? 'name_taken' : 'invalid_config', err.message, err.location, { cause: err });
+    throw err;
+  }
+}
+
 /** Register a sequence baseline; it composes with every weighting by `name+weighting`. */
 export function registerBaseline<B extends SequenceBaseline<any>>(baseline: B): B {
-  baselines.register(baseline as SequenceBaseline);
+  register(baselines, baseline as SequenceBaseline);
   return baseline;
 }
 
 /** Register a token weighting; it composes with every baseline by `baseline+name`. */
 export function registerWeighting<W extends TokenWeighting<any>>(weighting: W): W {
-  weightings.register(weighting as TokenWeighting);
+  register(weightings, weighting as TokenWeighting);
   return weighting;
 }
 
 /** Register a complete estimator under its own name (e.g. one built with `composeEstimator`). */
 export function registerEstimator<E extends AdvantageEstimator<any>>(estimator: E): E {
-  estimators.register(estimator as AdvantageEstimator);
+  register(estimators, estimator as AdvantageEstimator);
   return estimator;
 }

@@ -18,9 +18,10 @@ export interface SequenceBaseline<S extends ConfigSchema = ConfigSchema> {
   readonly configSchema: S;
   /**
    * True when a rollout's advantage depends on rollouts outside its group (batch
-   * whitening). The CLI then cannot stream group by group and reads its whole input.
+   * whitening, a batch std), or a function of the parsed options that says so. The CLI
+   * then cannot stream group by group and reads its whole input.
    */
-  readonly batchCoupled: boolean;
+  readonly batchCoupled: boolean | ((config: z.output<S>) => boolean);
   /**
    * Write the sequence advantage of every rollout into `out[B]` and return metrics.
    * `config` is already parsed (it may hold other parts' keys as well).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CoreError, Signals, batchFromRows } from '@rlvr/core';
-import { estimators, getEstimator, prepareEstimator } from '@rlvr/advantages';
+import { Signals, batchFromRows } from '@rlvr/core';
+import { AdvantagesError, estimators, getEstimator, prepareEstimator } from '@rlvr/advantages';
 import { entropyWeighting, registerEntropyWeighting } from './index.js';
 
 // Everything here goes through the public API of @rlvr/advantages (its built dist).
@@ -37,12 +37,15 @@ describe('entropy weighting, registered from outside the package', () => {
     // rollout 0: (0.5)^2 = 0.25, 1, (2.5)^2 = 6.25 -> 3
     expect(Array.from(r.weights.subarray(1, 4)).map((w) => +w.toFixed(4))).toEqual([0.25, 1, 3]);
     expect(() => prepareEstimator('grpo+entropy', { entropyWMin: 5 })).toThrow(/entropyWMin: must not exceed entropyWMax \(4\)/);
+    // @ts-expect-error sigmaW is GRAIL's: the option types declared in index.ts reject it at compile time too
     expect(() => prepareEstimator('grpo+entropy', { sigmaW: 1 })).toThrow(/unknown key: sigmaW/);
+    // @ts-expect-error power is a number
+    expect(() => prepareEstimator('dr-grpo-entropy', { power: 'high' })).toThrow(/power: .*expected number/);
   });
 
   it('says which signal is missing', () => {
     const run = () => prepareEstimator('grpo+entropy').estimate(batch, new Signals(6));
-    expect(run).toThrow(CoreError);
+    expect(run).toThrow(AdvantagesError);
     expect(run).toThrow(/estimator grpo\+entropy needs signal policy\.entropy/);
   });
 

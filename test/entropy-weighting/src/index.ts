@@ -1,5 +1,17 @@
 import { composeEstimator, drGrpo, registerEstimator, registerWeighting } from '@rlvr/advantages';
-import { entropyWeighting } from './entropy.js';
+import type { DrGrpoConfigSchema, MergedSchema } from '@rlvr/advantages';
+import { entropyWeighting, type EntropyConfigSchema } from './entropy.js';
+
+// The option types of what this package registers, so that `prepareEstimator('grpo+entropy', {...})`
+// and `prepareEstimator('dr-grpo-entropy', {...})` are type-checked like the built-in estimators.
+declare module '@rlvr/advantages' {
+  interface WeightingSchemas {
+    entropy: typeof EntropyConfigSchema;
+  }
+  interface EstimatorSchemas {
+    'dr-grpo-entropy': MergedSchema<typeof DrGrpoConfigSchema, typeof EntropyConfigSchema>;
+  }
+}
 
 export { entropyWeighting, EntropyConfigSchema } from './entropy.js';
 export type { EntropyConfig } from './entropy.js';

@@ -33,6 +33,25 @@ describe('grpo', () => {
   });
 });
 
+describe('grpo with scaleRewards: batch (TRL)', () => {
+  it('divides by the std of every reward in the batch; the mean stays the group’s', () => {
+    // rewards 1, 0 | 1, 1: batch mean 0.75, squared deviations 0.0625 x3 + 0.5625 = 0.75, Bessel var 0.25
+    const rollouts = [...group([1, 0], 0), ...group([1, 1], 1)];
+    const { out, metrics } = run(grpo, rollouts, { scaleRewards: 'batch' });
+    expect(out[0]).toBeCloseTo(0.5 / (0.5 + 1e-6), 12);
+    expect(out[1]).toBeCloseTo(-0.5 / (0.5 + 1e-6), 12);
+    expect(out.slice(2)).toEqual([0, 0]);
+    expect(metrics.reward_std_batch).toBeCloseTo(0.5, 12);
+    // the group std would be sqrt(0.5): a different number, so the option is not a no-op
+    expect(run(grpo, rollouts).out[0]).toBeCloseTo(0.5 / (Math.sqrt(0.5) + 1e-6), 12);
+  });
+  it('couples the batch only under that option', () => {
+    const coupled = grpo.batchCoupled as (c: ReturnType<typeof grpo.configSchema.parse>) => boolean;
+    expect(coupled(grpo.configSchema.parse({ scaleRewards: 'batch' }))).toBe(true);
+    expect(coupled(grpo.configSchema.parse({}))).toBe(false);
+  });
+});
+
 describe('dr-grpo and rloo', () => {
   it('dr-grpo subtracts the group mean only', () => {
     expect(run(drGrpo, five).out.map((v) => +v.toFixed(12))).toEqual([0.4, -0.6, -0.6, 0.4, 0.4]);
@@ -59,6 +78,25 @@ describe('reinforce-pp-baseline', () => {
     expect(out.slice(2)).toEqual([0, 0]); // a group without signal stays 0 and is left out of the statistics
     expect(metrics.whiten_mean).toBeCloseTo(-0.25, 12);
     expect(metrics.frac_reward_zero_std).toBe(0.5);
+  });
+  it('with degenerateGroups: whiten, keeps degenerate groups in the statistics as verl does', () => {
+    // x: 0.5 (1 token), -0.5 (3 tokens) | 0, 0 (equal rewards, 2 tokens each) | 0.75 (a group of one: verl's mean is 0)
+    const rollouts: TestRollout[] = [
+      { group: 0, reward: 1, length: 1 },
+      { group: 0, reward: 0, length: 3 },
+      { group: 1, reward: 1, length: 2 },
+      { group: 1, reward: 1, length: 2 },
+      { group: 2, reward: 0.75, length: 1 },
+    ];
+    const x = [0.5, -0.5, 0, 0, 0.75];
+    const len = [1, 3, 2, 2, 1];
+    const N = 9;
+    const mu = x.reduce((s, v, i) => s + v * len[i]!, 0) / N; // (0.5 - 1.5 + 0.75) / 9
+    const variance = x.reduce((s, v, i) => s + len[i]! * (v - mu) ** 2, 0) / (N - 1);
+    const { out, metrics } = run(reinforcePpBaseline, rollouts, { degenerateGroups: 'whiten' });
+    out.forEach((a, i) => expect(a).toBeCloseTo((x[i]! - mu) / Math.sqrt(variance + 1e-8), 12));
+    expect(out[2]).not.toBe(0); // a group without signal gets -mu / sigma
+    expect(metrics.whiten_mean).toBeCloseTo(mu, 12);
   });
   it('is all zeros when no group carries signal', () => {
     expect(run(reinforcePpBaseline, [...group([1, 1]), ...group([0], 1)]).out).toEqual([0, 0, 0]);

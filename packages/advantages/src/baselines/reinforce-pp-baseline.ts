@@ -5,6 +5,13 @@ import { baselineMetrics, rewardGroups } from './groups.js';
 export const ReinforcePpBaselineConfigSchema = z.strictObject({
   /** added to the batch variance inside the square root (verl: 1e-8) */
   whitenEps: z.number().positive().default(1e-8),
+  /**
+   * Rollouts of degenerate groups (one rollout, or equal rewards): `exclude` gives them A = 0 and
+   * leaves them out of the whitening statistics; `whiten` is verl's `reinforce_plus_plus_baseline`:
+   * they enter the statistics with x = 0 (equal rewards) or x = r (a group of one: verl's mean 0)
+   * and are whitened like the others.
+   */
+  degenerateGroups: z.enum(['exclude', 'whiten']).default('exclude'),
 });
 export type ReinforcePpBaselineConfig = z.output<typeof ReinforcePpBaselineConfigSchema>;
 
@@ -14,9 +21,9 @@ export type ReinforcePpBaselineConfig = z.output<typeof ReinforcePpBaselineConfi
  * completion token of the batch, so longer completions weigh more:
  *   N = sum_i len_i,  mu = sum_i len_i x_i / N,
  *   var = sum_i len_i (x_i - mu)^2 / (N - 1),  A_i = (x_i - mu) / sqrt(var + whitenEps).
- * Rollouts of groups of one or with equal rewards get A = 0 and are left out of
- * the whitening statistics (verl keeps them in with x = 0, which shifts them to
- * -mu / sigma: a signal from a group that has none).
+ * With `degenerateGroups: exclude` (default), rollouts of groups of one or with equal
+ * rewards get A = 0 and are left out of the sums (verl keeps them in, which shifts them
+ * to -mu / sigma: a signal from a group that has none); `whiten` does as verl.
  */
 export const reinforcePpBaseline: SequenceBaseline<typeof ReinforcePpBaselineConfigSchema> = {
   name: 'reinforce-pp-baseline',
@@ -25,34 +32,34 @@ export const reinforcePpBaseline: SequenceBaseline<typeof ReinforcePpBaselineCon
   batchCoupled: true,
   compute(batch, config, out) {
     const groups = rewardGroups(batch, false);
+    const keepDegenerate = config.degenerateGroups === 'whiten';
     const offsets = batch.completionOffsets;
+    // [B] 1 where the rollout enters the whitening
+    const kept = new Uint8Array(batch.numRollouts);
     let n = 0;
     let sum = 0;
     for (let i = 0; i < batch.numRollouts; i++) {
       const g = batch.groupIndex[i]!;
-      if (groups.degenerate[g]) {
-        out[i] = 0;
-        continue;
-      }
-      const x = batch.rewards[i]! - groups.mean[g]!;
+      out[i] = 0;
+      if (groups.degenerate[g] && !keepDegenerate) continue;
+      // verl's mean of a group of one is 0, so its x is r; equal rewards give x = 0 exactly
+      const x = groups.count[g] === 1 ? batch.rewards[i]! : batch.rewards[i]! - groups.mean[g]!;
       const len = offsets[i + 1]! - offsets[i]!;
       out[i] = x;
+      kept[i] = 1;
       n += len;
       sum += len * x;
     }
     const mu = n > 0 ? sum / n : 0;
     let ss = 0;
     for (let i = 0; i < batch.numRollouts; i++) {
-      if (groups.degenerate[batch.groupIndex[i]!]) continue;
+      if (!kept[i]) continue;
       const d = out[i]! - mu;
       ss += (offsets[i + 1]! - offsets[i]!) * d * d;
     }
     const variance = n > 1 ? ss / (n - 1) : 0;
     const inv = 1 / Math.sqrt(variance + config.whitenEps);
-    for (let i = 0; i < batch.numRollouts; i++) {
-      if (groups.degenerate[batch.groupIndex[i]!]) continue;
-      out[i] = (out[i]! - mu) * inv;
-    }
+    for (let i = 0; i < batch.numRollouts; i++) if (kept[i]) out[i] = (out[i]! - mu) * inv;
     return { ...baselineMetrics(groups, batch), whiten_mean: mu, whiten_std: Math.sqrt(variance) };
   },
 };

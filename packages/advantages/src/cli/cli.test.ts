@@ -4,7 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SIGNAL_NAMES } from '@rlvr/core';
+import { Readable } from 'node:stream';
+import { SIGNAL_NAMES, runCommands } from '@rlvr/core';
+import { advantagesCommand } from './command.js';
 import { interopBatch, type InteropRow } from '../interop.js';
 import { prepareEstimator } from '../prepare.js';
 
@@ -116,7 +118,7 @@ describe('rlvr-advantages', { timeout: 60_000 }, () => {
   it('names the line for invalid JSON, a bad field, and a group that comes back', async () => {
     const r1 = await run([], '{"group":1,"reward":1,"length":0}\n{"group":1,"reward":\n');
     expect(r1.code).toBe(1);
-    expect(r1.stderr).toMatch(/^rlvr-advantages: stdin:2: not valid JSON/);
+    expect(r1.stderr).toMatch(/^rlvr-advantages: stdin:2: not JSON/);
     expect(r1.stdout).toBe('');
     const r2 = await run(['--estimator', 'grpo'], '{"group":1,"reward":"1","length":0}\n');
     expect(r2.stderr).toMatch(/stdin:1: reward: .*expected number, received string/);
@@ -130,11 +132,11 @@ describe('rlvr-advantages', { timeout: 60_000 }, () => {
     expect(r5.stderr).toMatch(/stdin:1: unrecognized key|stdin:1: unknown key: extra/);
   });
 
-  it('reports a missing input file (exit 2) and reads nothing from an empty input (exit 0)', async () => {
+  it('reports a missing input file (exit 1, naming it) and reads nothing from an empty input (exit 0)', async () => {
     const missing = join(dir, 'missing.jsonl');
     const r = await run(['--in', missing]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`${missing}: cannot read input: ENOENT`));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`rlvr-advantages: ${missing}: cannot read: no such file\n`);
     const empty = await run(['--estimator', 'grpo'], '\n\n');
     expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, '', '']);
   });
@@ -182,10 +184,42 @@ describe('rlvr-advantages', { timeout: 60_000 }, () => {
     expect(buffered.code === 0 && buffered.signal === null).toBe(false);
   }, 60_000);
 
-  it('prints help with the estimator’s options and defaults', async () => {
-    const r = await run(['--help', '--estimator', 'oar-g']);
+  it('prints help with every part’s options and defaults', async () => {
+    const r = await run(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/--tau \(default 0\.4\)/);
+    expect(r.stdout).toMatch(/oar-g: .*--tau \(default 0\.4\)/);
     expect(r.stdout).toMatch(/--floor \(default 0\.1\)/);
+    expect(r.stdout).toMatch(/grpo: --bessel \(default true\), --std-eps \(default 0\.000001\), --scale-rewards \(default "group"\)/);
+  });
+
+  it('refuses a flag that is no option with a usage error (exit 2), __proto__ and constructor included', async () => {
+    for (const flag of ['--__proto__', '--constructor', '--sigmaw']) {
+      const r = await run([flag, '1'], '');
+      expect([flag, r.code]).toEqual([flag, 2]);
+      expect(r.stderr.split('\n')[0]).toBe(`rlvr-advantages: Unknown option '${flag}'`);
+      expect(r.stderr).toMatch(/^usage: rlvr-advantages/m);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  it('reads the whole input first when the configuration couples the batch (grpo with a batch std)', async () => {
+    const r = await run(['--estimator', 'grpo', '--scale-rewards', 'batch', '--in', EXAMPLE]);
+    expect(r.stderr).toBe('');
+    expectSame(outputOf(r.stdout), library(exampleRows, 'grpo', { scaleRewards: 'batch' }), false);
+    // group by group, each group's own std would give other numbers
+    const perGroup = library(exampleRows.filter((row) => row.group === 'q1'), 'grpo', { scaleRewards: 'batch' });
+    expect(outputOf(r.stdout)[0]!.advantages.map(Math.fround)).not.toEqual(perGroup[0]!.advantages);
+  });
+
+  it('is a Command the rlvr CLI composes: the same code in process (rlvr advantages)', async () => {
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, stdin: Readable.from([example]) };
+    const code = await runCommands('rlvr', { advantages: advantagesCommand }, ['advantages', '--estimator', 'rloo+grail', '--symmetry', 'both', '--weights'], io);
+    expect([code, stderr]).toEqual([0, '']);
+    expectSame(outputOf(stdout), library(exampleRows, 'rloo+grail', { symmetry: 'both' }), true);
+    const bad = await runCommands('rlvr', { advantages: advantagesCommand }, ['advantages', '--symmetry', 'all'], { ...io, stdin: Readable.from(['']) });
+    expect(bad).toBe(2);
+    expect(stderr).toMatch(/^rlvr advantages: invalid estimator grail configuration: symmetry: must be one of "wrong", "correct", "both" \(got "all"\)/);
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CoreError, Signals } from '@rlvr/core';
-import { grail, GrailConfigSchema } from './grail.js';
+import { Signals } from '@rlvr/core';
 import { AdvantagesError } from '../errors.js';
+import { grail, GrailConfigSchema } from './grail.js';
 import { batchArb, makeBatch, slices, type TestRollout } from '../test-utils/batches.js';
 import { prepareEstimator } from '../prepare.js';
 
@@ -28,6 +28,14 @@ describe('grail weights, by hand', () => {
     expect(w[0]![3]).toBeCloseTo(1.67082, 5);
     expect(metrics.clip_frac_min).toBe(0.25);
     expect(metrics.clip_frac_max).toBe(0);
+  });
+  it('counts clipped tokens as the reference does, a weight exactly at a bound included (<=, >=)', () => {
+    // equal scores: z = 0 exactly, so every raw weight is exactly wMean; with wMin = wMean it sits on the bound
+    const rollouts: TestRollout[] = [{ group: 0, reward: 0, length: 2, scores: [0.3, 0.3], spans: { open: [2, 2], content: [2, 2], close: [2, 2] } }];
+    expect(weigh(rollouts, [0], { wMin: 1 }).metrics.clip_frac_min).toBe(1);
+    expect(weigh(rollouts, [0], { wMax: 1 }).metrics.clip_frac_max).toBe(1);
+    expect(weigh(rollouts, [0], { wMin: 1 }).w).toEqual([[1, 1]]);
+    expect(weigh(rollouts, [0]).metrics.clip_frac_min).toBe(0);
   });
   it('uses sigma = sqrt(var + eps), so a rollout with equal scores gets wMean', () => {
     const { w } = weigh([{ group: 0, reward: 0, length: 3, scores: [2, 2, 2], spans: { open: [3, 3], content: [3, 3], close: [3, 3] } }], [-1]);
@@ -161,13 +169,16 @@ describe('grail errors', () => {
   it('names the missing signal and what is available', () => {
     const { batch } = makeBatch([{ group: 0, reward: 1, length: 2 }]);
     const run = () => prepareEstimator('grail').estimate(batch, new Signals(2, { 'saliency.noisyKl': new Float32Array(2) }));
-    expect(run).toThrow(CoreError);
+    expect(run).toThrow(AdvantagesError);
+    expect(run).toThrow(expect.objectContaining({ code: 'missing_signal', location: { field: 'saliency.gradXEmb' } }));
     expect(run).toThrow(/estimator grail needs signal saliency\.gradXEmb; available: saliency\.noisyKl/);
   });
   it('rejects wMin > wMean and lists every bad field before any work', () => {
     expect(() => prepareEstimator('grail', { wMin: 2 })).toThrow(/invalid estimator grail configuration: wMin: need wMin <= wMean <= wMax, found 2, 1, 5/);
+    // @ts-expect-error on purpose: the run-time check of a value of the wrong type
     expect(() => prepareEstimator('grpo+grail', { wMin: 2, bessel: 'yes', stdEps: -1 })).toThrow(/bessel: .*expected boolean.*; stdEps: .*>=0/);
     expect(() => prepareEstimator('grpo+grail', { wMin: 2 })).toThrow(/grpo\+grail configuration: wMin: need wMin <= wMean <= wMax/);
+    // @ts-expect-error on purpose: the run-time check of a value outside the enum
     expect(() => prepareEstimator('grail', { symmetry: 'all' })).toThrow(/symmetry: .*"wrong", "correct", "both"/);
   });
 });

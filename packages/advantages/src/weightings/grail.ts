@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SIGNAL_NAMES, SPAN_STRIDE } from '@rlvr/core';
+import { SIGNAL_NAMES, SPAN, SPAN_STRIDE } from '@rlvr/core';
 import type { TokenWeighting } from '../types.js';
 import { badScore, maxCompletionLength } from './scores.js';
 
@@ -73,7 +73,7 @@ export const grail: TokenWeighting<typeof GrailConfigSchema> = {
       const c1 = offsets[i + 1]!;
       const n = c1 - c0;
       const o = i * SPAN_STRIDE;
-      if (spans[o]! < 0) {
+      if (spans[o + SPAN.openStart]! < 0) {
         out.fill(1, c0, c1);
         noAnswer++;
         continue;
@@ -99,15 +99,11 @@ export const grail: TokenWeighting<typeof GrailConfigSchema> = {
         const scale = sigmaW / Math.sqrt(ss / n + eps);
         const shift = wMean - scale * mu;
         for (let t = 0; t < n; t++) {
-          let w = scale * logs[t]! + shift;
-          if (w < wMin) {
-            w = wMin;
-            clippedLow++;
-          } else if (w > wMax) {
-            w = wMax;
-            clippedHigh++;
-          }
-          out[c0 + t] = w;
+          const w = scale * logs[t]! + shift;
+          // counted at the bounds as the reference does (<=, >=): a token that lands exactly on one counts
+          if (w <= wMin) clippedLow++;
+          if (w >= wMax) clippedHigh++;
+          out[c0 + t] = w < wMin ? wMin : w > wMax ? wMax : w;
         }
         weightedTokens += n;
       } else {
@@ -115,10 +111,10 @@ export const grail: TokenWeighting<typeof GrailConfigSchema> = {
         excluded++;
         if (!overrideExcluded) continue;
       }
-      out.fill(wMean, c0 + spans[o]!, c0 + spans[o + 1]!);
-      out.fill(wMax, c0 + spans[o + 2]!, c0 + spans[o + 3]!);
-      out.fill(wMean, c0 + spans[o + 4]!, c0 + spans[o + 5]!);
-      out.fill(wMean, c0 + spans[o + 5]!, c1);
+      out.fill(wMean, c0 + spans[o + SPAN.openStart]!, c0 + spans[o + SPAN.openEnd]!);
+      out.fill(wMax, c0 + spans[o + SPAN.contentStart]!, c0 + spans[o + SPAN.contentEnd]!);
+      out.fill(wMean, c0 + spans[o + SPAN.closeStart]!, c0 + spans[o + SPAN.closeEnd]!);
+      out.fill(wMean, c0 + spans[o + SPAN.closeEnd]!, c1);
     }
     return {
       fallback_rate: B > 0 ? noAnswer / B : 0,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SIGNAL_NAMES, SPAN_STRIDE } from '@rlvr/core';
+import { SIGNAL_NAMES, SPAN, SPAN_STRIDE } from '@rlvr/core';
 import type { TokenWeighting } from '../types.js';
 import { badScore, maxCompletionLength } from './scores.js';
 import { selectKthBits } from './select.js';
@@ -55,7 +55,7 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
     for (let i = 0; i < B; i++) {
       const c0 = offsets[i]!;
       const n = offsets[i + 1]! - c0;
-      if (batch.spans[i * SPAN_STRIDE]! < 0) {
+      if (batch.spans[i * SPAN_STRIDE + SPAN.openStart]! < 0) {
         out.fill(1, c0, c0 + n);
         noAnswer++;
         continue;
