@@ -1,4 +1,4 @@
-import type { RolloutBatch } from '@rlvr/core';
+import { ESTIMATOR_METRIC as M, WEIGHT_STATS, estimatorWeightKey, type RolloutBatch } from '@rlvr/core';
 import type { Metrics } from './types.js';
 
 /**
@@ -60,20 +60,22 @@ export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenc
   const correct = stats(count[1]!, sum[1]!, sumSq[1]!, min[1]!, max[1]!);
   const tokens = count[0]! + count[1]!;
   const metrics: Metrics = {};
-  const names = ['mean', 'std', 'min', 'max'] as const;
-  names.forEach((name, j) => {
-    metrics[`weight_${name}`] = all[j]!;
-    metrics[`weight_${name}_correct`] = correct[j]!;
-    metrics[`weight_${name}_wrong`] = wrong[j]!;
+  WEIGHT_STATS.forEach((stat, j) => {
+    metrics[estimatorWeightKey('all', stat)] = all[j]!;
+    metrics[estimatorWeightKey('correct', stat)] = correct[j]!;
+    metrics[estimatorWeightKey('wrong', stat)] = wrong[j]!;
   });
   const B = batch.numRollouts;
-  metrics.advantage_abs_mean_raw = tokens > 0 ? absRaw / tokens : 0;
-  metrics.advantage_abs_mean = tokens > 0 ? absWeighted / tokens : 0;
+  const raw = tokens > 0 ? absRaw / tokens : 0;
+  const weighted = tokens > 0 ? absWeighted / tokens : 0;
+  const perRollout = B > 0 ? absPerRollout / B : 0;
+  metrics[M.advantageAbsMeanRaw] = raw;
+  metrics[M.advantageAbsMean] = weighted;
   // token mean of |A w| over token mean of |A|: what the weighting does to |A| per token (NaN when every A is 0)
-  metrics.advantage_scale_ratio_tokens = metrics.advantage_abs_mean / metrics.advantage_abs_mean_raw;
+  metrics[M.advantageScaleRatioTokens] = weighted / raw;
   // the reference's pair: rollout mean of |A| (`advantages_raw_abs_mean`), and the token mean of |A w|
   // over it, with its 1e-8 (`advantages_scale_ratio`)
-  metrics.advantage_abs_mean_raw_rollouts = B > 0 ? absPerRollout / B : 0;
-  metrics.advantages_scale_ratio = metrics.advantage_abs_mean / (metrics.advantage_abs_mean_raw_rollouts + 1e-8);
+  metrics[M.advantageAbsMeanRawRollouts] = perRollout;
+  metrics[M.advantagesScaleRatio] = weighted / (perRollout + 1e-8);
   return metrics;
 }

@@ -153,12 +153,18 @@ export const ESTIMATOR_METRIC = {
   advantageAbsMeanRaw: 'advantage_abs_mean_raw',
   /** token-mean |A| after weighting */
   advantageAbsMean: 'advantage_abs_mean',
+  /** their ratio: token-mean |A w| over token-mean |A| (NaN when every A is 0) */
+  advantageScaleRatioTokens: 'advantage_scale_ratio_tokens',
+  /** rollout-mean |A| before weighting (the GRAIL reference's `advantages_raw_abs_mean`) */
+  advantageAbsMeanRawRollouts: 'advantage_abs_mean_raw_rollouts',
+  /** the GRAIL reference's `advantages_scale_ratio`: token-mean |A w| over (rollout-mean |A| + 1e-8) */
+  advantagesScaleRatio: 'advantages_scale_ratio',
   /** rollouts without a final answer (weight 1 throughout) */
   fallbackRate: 'fallback_rate',
   answerFoundRate: 'answer_found_rate',
   /** GRAIL: rollouts not weighted because of `symmetry` */
   excludedRate: 'excluded_rate',
-  /** GRAIL: weighted tokens clipped at `wMin` / `wMax`, before the span overrides */
+  /** GRAIL: weighted tokens at or past `wMin` / `wMax` (`<=`, `>=`, as the reference counts), before the span overrides */
   clipFracMin: 'clip_frac_min',
   clipFracMax: 'clip_frac_max',
   /** OAR-G: tokens below the tau threshold */
@@ -166,6 +172,8 @@ export const ESTIMATOR_METRIC = {
   /** REINFORCE++-baseline: the batch whitening statistics */
   whitenMean: 'whiten_mean',
   whitenStd: 'whiten_std',
+  /** GRPO with `scaleRewards: "batch"`: the std of every reward of the batch */
+  rewardStdBatch: 'reward_std_batch',
 } as const;
 
 const ESTIMATOR_WEIGHT_KEY = new Map<string, string>(

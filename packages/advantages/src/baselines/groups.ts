@@ -1,4 +1,4 @@
-import { groupStats, numGroups, type RolloutBatch } from '@rlvr/core';
+import { ESTIMATOR_METRIC as M, groupStats, numGroups, type RolloutBatch } from '@rlvr/core';
 
 /** Per-group reward statistics every baseline starts from. G = number of groups. */
 export interface RewardGroups {
@@ -35,5 +35,5 @@ export function rewardGroups(batch: RolloutBatch, unbiased: boolean): RewardGrou
 export function baselineMetrics(groups: RewardGroups, batch: RolloutBatch): Record<string, number> {
   let present = 0;
   for (let k = 0; k < groups.count.length; k++) if (groups.count[k]! > 0) present++;
-  return { num_groups: present, num_rollouts: batch.numRollouts, frac_reward_zero_std: groups.fracZeroStd };
+  return { [M.numGroups]: present, [M.numRollouts]: batch.numRollouts, [M.fracRewardZeroStd]: groups.fracZeroStd };
 }

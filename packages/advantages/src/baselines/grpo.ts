@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ESTIMATOR_METRIC as M } from '@rlvr/core';
 import type { SequenceBaseline } from '../types.js';
 import { baselineMetrics, rewardGroups } from './groups.js';
 
@@ -33,7 +34,7 @@ export const grpo: SequenceBaseline<typeof GrpoConfigSchema> = {
       const std = config.scaleRewards === 'batch' ? batchStd : groups.std[g]!;
       out[i] = groups.degenerate[g] ? 0 : (batch.rewards[i]! - groups.mean[g]!) / (std + config.stdEps);
     }
-    return config.scaleRewards === 'batch' ? { ...baselineMetrics(groups, batch), reward_std_batch: batchStd } : baselineMetrics(groups, batch);
+    return config.scaleRewards === 'batch' ? { ...baselineMetrics(groups, batch), [M.rewardStdBatch]: batchStd } : baselineMetrics(groups, batch);
   },
 };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ESTIMATOR_METRIC as M } from '@rlvr/core';
 import type { SequenceBaseline } from '../types.js';
 import { baselineMetrics, rewardGroups } from './groups.js';
 
@@ -60,6 +61,6 @@ export const reinforcePpBaseline: SequenceBaseline<typeof ReinforcePpBaselineCon
     const variance = n > 1 ? ss / (n - 1) : 0;
     const inv = 1 / Math.sqrt(variance + config.whitenEps);
     for (let i = 0; i < batch.numRollouts; i++) if (kept[i]) out[i] = (out[i]! - mu) * inv;
-    return { ...baselineMetrics(groups, batch), whiten_mean: mu, whiten_std: Math.sqrt(variance) };
+    return { ...baselineMetrics(groups, batch), [M.whitenMean]: mu, [M.whitenStd]: Math.sqrt(variance) };
   },
 };

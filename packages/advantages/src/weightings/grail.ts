@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SIGNAL_NAMES, SPAN, SPAN_STRIDE } from '@rlvr/core';
+import { ESTIMATOR_METRIC as M, SIGNAL_NAMES, SPAN, SPAN_STRIDE } from '@rlvr/core';
 import type { TokenWeighting } from '../types.js';
 import { badScore, maxCompletionLength } from './scores.js';
 
@@ -117,11 +117,11 @@ export const grail: TokenWeighting<typeof GrailConfigSchema> = {
       out.fill(wMean, c0 + spans[o + SPAN.closeEnd]!, c1);
     }
     return {
-      fallback_rate: B > 0 ? noAnswer / B : 0,
-      answer_found_rate: B > 0 ? (B - noAnswer) / B : 0,
-      excluded_rate: B > 0 ? excluded / B : 0,
-      clip_frac_min: weightedTokens > 0 ? clippedLow / weightedTokens : 0,
-      clip_frac_max: weightedTokens > 0 ? clippedHigh / weightedTokens : 0,
+      [M.fallbackRate]: B > 0 ? noAnswer / B : 0,
+      [M.answerFoundRate]: B > 0 ? (B - noAnswer) / B : 0,
+      [M.excludedRate]: B > 0 ? excluded / B : 0,
+      [M.clipFracMin]: weightedTokens > 0 ? clippedLow / weightedTokens : 0,
+      [M.clipFracMax]: weightedTokens > 0 ? clippedHigh / weightedTokens : 0,
     };
   },
 };

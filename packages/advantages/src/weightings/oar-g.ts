@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SIGNAL_NAMES, SPAN, SPAN_STRIDE } from '@rlvr/core';
+import { ESTIMATOR_METRIC as M, SIGNAL_NAMES, SPAN, SPAN_STRIDE } from '@rlvr/core';
 import type { TokenWeighting } from '../types.js';
 import { badScore, maxCompletionLength } from './scores.js';
 import { selectKthBits } from './select.js';
@@ -117,9 +117,9 @@ export const oarG: TokenWeighting<typeof OarGConfigSchema> = {
       weightedTokens += n;
     }
     return {
-      fallback_rate: B > 0 ? noAnswer / B : 0,
-      answer_found_rate: B > 0 ? (B - noAnswer) / B : 0,
-      frac_below_threshold: weightedTokens > 0 ? below / weightedTokens : 0,
+      [M.fallbackRate]: B > 0 ? noAnswer / B : 0,
+      [M.answerFoundRate]: B > 0 ? (B - noAnswer) / B : 0,
+      [M.fracBelowThreshold]: weightedTokens > 0 ? below / weightedTokens : 0,
     };
   },
 };
