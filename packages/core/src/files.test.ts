@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AtomicWriter, assertWritable, writeFileAtomic } from './files.js';
+import { AtomicWriter, assertWritable, writeFileAtomic, writeFileAtomicSync } from './files.js';
 import { CoreError } from './errors.js';
 
 const scratch = (): Promise<string> => mkdtemp(join(tmpdir(), 'rlvr-core-files-'));
@@ -24,6 +24,29 @@ describe('writeFileAtomic', () => {
     await expect(writeFileAtomic(join(dir, 'd'), 'x')).rejects.toThrow(/d: cannot write: .*d is a directory$/);
     await expect(assertWritable(join(dir, 'd'))).rejects.toMatchObject({ code: 'write_failed', location: { file: join(dir, 'd') } });
     expect(await readdir(dir)).toEqual(['d']);
+  });
+});
+
+describe('writeFileAtomicSync', () => {
+  it('writes the pieces in order, replaces the old file and leaves no temporary file', async () => {
+    const dir = await scratch();
+    const path = join(dir, 'w.bin');
+    await writeFile(path, 'old');
+    writeFileAtomicSync(path, ['ab', new Uint8Array([99, 100]), '', 'e']);
+    expect(await readFile(path, 'utf8')).toBe('abcde');
+    writeFileAtomicSync(path, 'x');
+    expect(await readFile(path, 'utf8')).toBe('x');
+    expect(await readdir(dir)).toEqual(['w.bin']);
+  });
+
+  it('fails with write_failed naming the file, leaving the target and the directory as they were', async () => {
+    const dir = await scratch();
+    await writeFile(join(dir, 'file'), 'keep');
+    const under = join(dir, 'file', 'a.bin'); // a path under a regular file: ENOTDIR, even as root
+    expect(() => writeFileAtomicSync(under, 'x')).toThrow(new CoreError('write_failed', `cannot write: ${join(dir, 'file')} is not a directory`, { file: under }));
+    expect(() => writeFileAtomicSync(join(dir, 'nope', 'a.bin'), 'x')).toThrow(/cannot write: directory .*nope does not exist$/);
+    expect(await readdir(dir)).toEqual(['file']);
+    expect(await readFile(join(dir, 'file'), 'utf8')).toBe('keep');
   });
 });
 

@@ -6,7 +6,7 @@
  * `removePendingTempFiles()`, which the CLI runner calls on SIGINT / SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, rmSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { access, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CoreError } from './errors.js';
@@ -78,6 +78,39 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     await writer.commit();
   } catch (err) {
     await writer.abort();
+    throw writeFailed(path, err);
+  }
+}
+
+/**
+ * `writeFileAtomic` for synchronous callers (checkpoint writers inside a synchronous save): the
+ * same temporary file, fsync, rename and `write_failed` error. `data` may come in pieces (the
+ * buffers of a large safetensors file), written one after another, never concatenated.
+ */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array | readonly (string | Uint8Array)[]): void {
+  const tmp = tempPathFor(path);
+  let fd: number | null = null;
+  try {
+    fd = openSync(tmp, 'wx');
+    pending.add(tmp);
+    for (const piece of typeof data === 'string' || data instanceof Uint8Array ? [data] : data) {
+      const b = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
+      let off = 0;
+      while (off < b.length) off += writeSync(fd, b, off, b.length - off);
+    }
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(tmp, path);
+    pending.delete(tmp);
+  } catch (err) {
+    if (fd !== null) closeSync(fd);
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // never created (its directory is missing or not one)
+    }
+    pending.delete(tmp);
     throw writeFailed(path, err);
   }
 }

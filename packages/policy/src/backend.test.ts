@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
+import { MathBackendCPU } from '@tensorflow/tfjs-backend-cpu';
 import { BACKEND_ENV, selectBackend } from './backend.js';
 
 describe('selectBackend', () => {
@@ -25,6 +26,25 @@ describe('selectBackend', () => {
     expect(await selectBackend({ backend: 'wasm' })).toBe('wasm');
     process.env[BACKEND_ENV] = 'gpu';
     await expect(selectBackend({})).rejects.toThrow(`${BACKEND_ENV}=gpu is not a backend (allowed: auto, tensorflow, wasm, cpu)`);
+  });
+
+  it('the cpu backend prints no "use tfjs-node" banner once a backend is selected (the choice goes to the logger only)', async () => {
+    const lines: string[] = [];
+    await selectBackend({ backend: 'cpu' }, { info: (m) => lines.push(m) });
+    expect(lines).toHaveLength(1);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const firstUse = () => new MathBackendCPU().write(new Float32Array(1), [1], 'float32'); // a fresh backend's first write
+      firstUse();
+      expect(warn).not.toHaveBeenCalled();
+      // what selectBackend prevents: tfjs's banner on the first write of a cpu backend in Node
+      tf.env().set('PROD', false);
+      firstUse();
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('looks like you are running TensorFlow.js in Node.js'));
+    } finally {
+      tf.env().set('PROD', true);
+      warn.mockRestore();
+    }
   });
 
   it('an explicit tensorflow backend that is not installed is an error naming the packages', async () => {

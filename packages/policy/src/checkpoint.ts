@@ -4,7 +4,8 @@ import { parseModelConfig } from './config.js';
 import type { ModelConfig } from './config.js';
 import { PolicyError } from './errors.js';
 import { Qwen3Model } from './model.js';
-import { CheckpointReader, writeCheckpointWeights, writeFileAtomic } from './safetensors.js';
+import { writeFileAtomicSync } from '@rlvr/core';
+import { CheckpointReader, writeCheckpointWeights } from './safetensors.js';
 import type { WritableDtype } from './safetensors.js';
 
 export const CONFIG_FILE = 'config.json';
@@ -62,5 +63,5 @@ export function saveModel(model: Qwen3Model, dir: string, options: SaveOptions =
   const tensors = new Map([...host].map(([k, t]) => [k, { ...t, dtype: options.dtype ?? 'F32' }] as const));
   writeCheckpointWeights(dir, tensors, options);
   const config = { ...model.config, torch_dtype: (options.dtype ?? 'F32') === 'F32' ? 'float32' : options.dtype === 'BF16' ? 'bfloat16' : 'float16' };
-  writeFileAtomic(join(dir, CONFIG_FILE), [JSON.stringify(config, null, 2) + '\n']);
+  writeFileAtomicSync(join(dir, CONFIG_FILE), [JSON.stringify(config, null, 2) + '\n']);
 }

@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './cli-main.js';
+import { cliMain, runCommands } from '@rlvr/core';
+import { policyCommands } from './commands.js';
 
-const code = await runCli(process.argv.slice(2), {
-  out: (line) => process.stdout.write(line + '\n'),
-  err: (line) => process.stderr.write(line + '\n'),
-});
-process.exitCode = code;
+cliMain('rlvr-policy', (argv, io, signal) => runCommands('rlvr-policy', policyCommands, argv, io, signal));

@@ -75,9 +75,12 @@ export function swiglu<T extends tf.Tensor>(gate: T, up: T): T {
  * (a constant: no gradient) -> y `[B, KV, M, hd]`. Saves q, k, v and the probabilities P only.
  * Backward: dV = P^T dY ; dP = dY V^T ; dS = P * (dP - sum(dP * P)) ; dQ = dS K ; dK = dS^T Q.
  */
-export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor): tf.Tensor4D {
+export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor, rows: number = q.shape[2]): tf.Tensor4D {
   // Per-group 2-D products pay off for long query blocks (training, prefill), not for decode steps.
-  if (tf.getBackend() === 'wasm' && q.shape[0] * q.shape[1] > 1 && q.shape[2] >= 64) return attentionPerGroup(q, k, v, bias);
+  // `rows`: the query rows per group of the whole pass this call is a part of (a prefix and the
+  // columns after it run as two calls): both parts then take the kernel the single pass takes,
+  // and give its values bit for bit.
+  if (tf.getBackend() === 'wasm' && q.shape[0] * q.shape[1] > 1 && rows >= 64) return attentionPerGroup(q, k, v, bias);
   const f: GradFn = (qq, kk, vv, save) => {
     const P = tf.softmax(tf.add(bmm(qq as tf.Tensor, swapLast(kk as tf.Tensor)), bias), -1);
     (save as tf.GradSaveFunc)([qq as tf.Tensor, kk as tf.Tensor, vv as tf.Tensor, P]);

@@ -212,3 +212,72 @@ describe.each(TEST_BACKENDS)('activation checkpointing on %s', (backend) => {
     model.dispose();
   }, 60_000);
 });
+
+// Two left-padded prompts (3 and 5 real tokens) of width 5, then 4 completion columns, the
+// second row right-padded by one.
+const ids = [
+  [0, 0, 11, 12, 13, 20, 21, 22, 23],
+  [31, 32, 33, 34, 35, 40, 41, 42, 0],
+];
+const mask = [
+  [0, 0, 1, 1, 1, 1, 1, 1, 1],
+  [1, 1, 1, 1, 1, 1, 1, 1, 0],
+];
+const S = 9;
+const Q = 4; // the prefix: columns 0 .. 3
+const D = config.hidden_size;
+
+describe.each(TEST_BACKENDS)('hidden({ past }) after prefix() on %s', (backend) => {
+  let model: Qwen3Model;
+  beforeAll(async () => {
+    await useBackend(backend);
+    model = Qwen3Model.random(config, 5, 0.2);
+  });
+  afterAll(() => model.dispose());
+
+  it('gives the hidden states of the whole row at the later columns, and the same input gradient there', () => {
+    const run = () => {
+      const weights = tf.randomUniform([2, S - Q, D], -1, 1, 'float32', 7);
+      const { full, split, gFull, gSplit } = tf.tidy(() => {
+        const idsT = tf.tensor2d(ids, [2, S], 'int32');
+        const maskT = tf.tensor2d(mask, [2, S]);
+        const e = model.embed(idsT);
+        // a loss of the later columns only: its gradient at the prefix columns is not needed
+        const lossFull = (x: tf.Tensor) => tf.sum(tf.mul(tf.slice(model.hidden({ embeds: x as tf.Tensor3D, attentionMask: maskT, weightGrad: false }), [0, Q, 0], [2, S - Q, D]), weights));
+        const gF = tf.grad(lossFull)(e);
+        const past = model.prefix(tf.slice(idsT, [0, 0], [2, Q]) as tf.Tensor2D, tf.slice(maskT, [0, 0], [2, Q]) as tf.Tensor2D);
+        const suffixMask = tf.slice(maskT, [0, Q], [2, S - Q]) as tf.Tensor2D;
+        const es = tf.slice(e, [0, Q, 0], [2, S - Q, D]);
+        const lossSplit = (x: tf.Tensor) => tf.sum(tf.mul(model.hidden({ embeds: x as tf.Tensor3D, attentionMask: suffixMask, past, weightGrad: false }), weights));
+        const gS = tf.grad(lossSplit)(es);
+        const out = {
+          full: tf.slice(model.hidden({ ids: idsT, attentionMask: maskT }), [0, Q, 0], [2, S - Q, D]).dataSync(),
+          split: model.hidden({ embeds: es as tf.Tensor3D, attentionMask: suffixMask, past }).dataSync(),
+          gFull: tf.slice(gF, [0, Q, 0], [2, S - Q, D]).dataSync(),
+          gSplit: gS.dataSync(),
+        };
+        past.dispose();
+        return out;
+      });
+      weights.dispose();
+      // real positions only (the padded last column of row 1 is junk either way)
+      const real = (i: number) => mask[Math.floor(i / ((S - Q) * D))]![Q + (Math.floor(i / D) % (S - Q))] === 1;
+      expect(relError(split, full, real)).toBeLessThan(1e-5);
+      expect(relError(gSplit, gFull, real)).toBeLessThan(1e-5);
+    };
+    run(); // warm-up: the model's cached weight transposes
+    const before = tf.memory().numTensors;
+    run();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('refuses a past of another batch size, and counts the prefix against max_position_embeddings', () => {
+    tf.tidy(() => {
+      const past = model.prefix(tf.tensor2d([[1, 2]], [1, 2], 'int32'));
+      expect(() => model.hidden({ ids: tf.tensor2d([[3], [4]], [2, 1], 'int32'), past })).toThrow(new PolicyError('invalid_input', 'past holds 1 rows, the input 2'));
+      const long = tf.tensor2d([Array.from({ length: config.max_position_embeddings }, () => 3)], undefined, 'int32');
+      expect(() => model.hidden({ ids: long, past })).toThrow(/sequence of \d+ tokens exceeds max_position_embeddings/);
+      past.dispose();
+    });
+  });
+});

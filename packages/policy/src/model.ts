@@ -51,6 +51,14 @@ export interface ForwardInput {
    * parameters then get no gradient (`tf.variableGrads` would see none).
    */
   weightGrad?: boolean;
+  /**
+   * The keys and values of the columns before these (from `prefix`), `[B, KV, Sp, hd]` per layer:
+   * constants of the pass. The input's columns then attend to the prefix as if it stood in the
+   * same input, and `attentionMask` / `positionIds` cover the new columns only (positions continue
+   * from the prefix's real tokens). What a backward pass that needs the gradients of the later
+   * columns only runs on: nothing of the prefix is taped or differentiated.
+   */
+  past?: KVCache;
 }
 
 /** Keys and values of one layer: `[B, KV, S, hd]` each. */
@@ -223,9 +231,35 @@ export class Qwen3Model {
       const x = this.inputEmbeds(input);
       const [B, T] = x.shape;
       const mask = (input.attentionMask ? tf.cast(input.attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
+      const past = input.past;
+      if (past) {
+        if (past.batchSize !== B) throw new PolicyError('invalid_input', `past holds ${past.batchSize} rows, the input ${B}`);
+        const keyMask = tf.concat([past.keyMask, mask], 1) as tf.Tensor2D;
+        // cumsum over the whole row, as if the prefix stood in the input: the same positions
+        const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : tf.slice(positionsFromMask(keyMask), [0, past.length], [B, T]);
+        return this.run(x, pos as tf.Tensor2D, keyMask, past.layers, false, input.weightGrad ?? true, past.length + T).h;
+      }
       const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : positionsFromMask(mask);
       return this.run(x, pos, mask, null, input.checkpoint ?? false, input.weightGrad ?? true).h;
     });
+  }
+
+  /**
+   * Run the first columns of a batch without a gradient and keep their keys and values, for a
+   * later `hidden({ ..., past })` over the columns after them. `ids`, `attentionMask` `[B, Tp]`;
+   * `width`: the columns of the whole row (prefix + later columns), so that prefix and suffix
+   * reproduce the single pass over the row bit for bit (wasm picks its attention kernel by the
+   * pass's width). The cache belongs to the caller (`dispose()` it).
+   */
+  prefix(ids: tf.Tensor2D, attentionMask?: tf.Tensor2D, options: { width?: number } = {}): KVCache {
+    const [B, T] = ids.shape;
+    let cache: KVCache | undefined;
+    tf.tidy(() => {
+      const mask = (attentionMask ? tf.cast(attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
+      const { kv } = this.run(this.embed(ids), positionsFromMask(mask), mask, null, false, true, options.width ?? T);
+      cache = new KVCache(kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })), tf.keep(mask));
+    });
+    return cache!;
   }
 
   /** Logits `[B, T, V]` (materialised: for small vocabularies and tests; use `tokenLogprobs` for training). */
@@ -320,8 +354,9 @@ export class Qwen3Model {
         throw new PolicyError('invalid_input', `${name} must be [${B}, ${T}] like the input, got [${t.shape}]`);
       }
     }
-    if (T > this.config.max_position_embeddings) {
-      throw new PolicyError('invalid_input', `sequence of ${T} tokens exceeds max_position_embeddings ${this.config.max_position_embeddings}`);
+    const total = T + (input.past?.length ?? 0);
+    if (total > this.config.max_position_embeddings) {
+      throw new PolicyError('invalid_input', `sequence of ${total} tokens exceeds max_position_embeddings ${this.config.max_position_embeddings}`);
     }
     return input.embeds ?? this.embed(input.ids!);
   }
@@ -330,7 +365,7 @@ export class Qwen3Model {
    * x `[B, T, D]`, positions `[B, T]` float, keyMask `[B, S]` (S = past + T) -> final-normed
    * hidden `[B, T, D]` and every layer's keys/values `[B, KV, S, hd]`.
    */
-  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null, checkpoint = false, weightGrad = true): { h: tf.Tensor3D; kv: LayerKV[] } {
+  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null, checkpoint = false, weightGrad = true, width = x.shape[1]): { h: tf.Tensor3D; kv: LayerKV[] } {
     const [B, T] = x.shape;
     const { L, G, hd } = this.dims;
     const S = keyMask.shape[1];
@@ -351,14 +386,15 @@ export class Qwen3Model {
         h = this.checkpointedBlock(i, h, rope, bias, weightGrad);
         continue;
       }
-      const out = this.block(i, h, rope, bias, past ? past[i] : null, weightGrad);
+      const out = this.block(i, h, rope, bias, past ? past[i] : null, weightGrad, width);
       h = out.x;
       kv.push(out.kv);
     }
     return { h: this.rmsNorm(h, 'model.norm.weight', weightGrad), kv };
   }
 
-  private block(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, past: LayerKV | null, weightGrad = true): { x: tf.Tensor3D; kv: LayerKV } {
+  /** One decoder layer; `width`: the columns of the whole pass this input is part of (see `attention`). */
+  private block(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, past: LayerKV | null, weightGrad = true, width = x.shape[1]): { x: tf.Tensor3D; kv: LayerKV } {
     const p = `model.layers.${i}.`;
     const [B, T] = x.shape;
     const { H, KV, G, hd } = this.dims;
@@ -382,7 +418,7 @@ export class Qwen3Model {
     // so K/V are never repeated.
     const qg = tf.reshape(tf.mul(tf.transpose(q, [0, 2, 1, 3]), 1 / Math.sqrt(hd)), [B, KV, G * T, hd]) as tf.Tensor4D;
     // softmax(q k^T + bias) v: (B, KV, G*T, S) scores, (B, KV, G*T, hd) out -> (B, H, T, hd)
-    const y = tf.reshape(attention(qg, kAll, vAll, bias), [B, H, T, hd]);
+    const y = tf.reshape(attention(qg, kAll, vAll, bias, G * width), [B, H, T, hd]);
     const merged = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [B, T, H * hd]) as tf.Tensor3D;
     const x1 = tf.add(x, this.linear(merged, p + 'self_attn.o_proj.weight', weightGrad)) as tf.Tensor3D;
     const h2 = this.rmsNorm(x1, p + 'post_attention_layernorm.weight', weightGrad);

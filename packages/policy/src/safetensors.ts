@@ -1,6 +1,6 @@
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync, fstatSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, fstatSync } from 'node:fs';
+import { writeFileAtomicSync } from '@rlvr/core';
+import { join } from 'node:path';
 import { PolicyError } from './errors.js';
 
 /** Dtypes we read. Floats come back as Float32Array, integers as Int32Array (I64 range-checked). */
@@ -217,26 +217,6 @@ function encode(t: TensorToWrite, dtype: WritableDtype): Buffer {
   }
 }
 
-/** Write `path` atomically: a temporary file in the same directory, fsync, then rename. */
-export function writeFileAtomic(path: string, chunks: (Buffer | string)[]): void {
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const fd = openSync(tmp, 'w');
-  try {
-    for (const c of chunks) {
-      const b = typeof c === 'string' ? Buffer.from(c, 'utf8') : c;
-      let off = 0;
-      while (off < b.length) off += writeSync(fd, b, off, b.length - off);
-    }
-    fsyncSync(fd);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
-}
-
 /** Serialise tensors (sorted by name, as Hugging Face does) into header + data buffers. */
 export function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record<string, string> = {}, defaultDtype: WritableDtype = 'F32'): Buffer[] {
   const header: Record<string, unknown> = {};
@@ -262,7 +242,7 @@ export function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata:
 
 /** Write one safetensors file atomically. */
 export function writeSafetensors(path: string, tensors: Map<string, TensorToWrite>, options: { metadata?: Record<string, string>; dtype?: WritableDtype } = {}): void {
-  writeFileAtomic(path, encodeSafetensors(tensors, options.metadata ?? { format: 'pt' }, options.dtype ?? 'F32'));
+  writeFileAtomicSync(path, encodeSafetensors(tensors, options.metadata ?? { format: 'pt' }, options.dtype ?? 'F32'));
 }
 
 export const INDEX_FILE = 'model.safetensors.index.json';
@@ -305,7 +285,7 @@ export function writeCheckpointWeights(dir: string, tensors: Map<string, TensorT
     for (const k of names) weightMap[k] = file;
     files.push(file);
   });
-  writeFileAtomic(join(dir, INDEX_FILE), [JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + '\n']);
+  writeFileAtomicSync(join(dir, INDEX_FILE), [JSON.stringify({ metadata: { total_size: total }, weight_map: weightMap }, null, 2) + '\n']);
   rmSync(join(dir, SINGLE_FILE), { force: true });
   return files;
 }

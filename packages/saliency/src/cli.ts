@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './cli-main.js';
+import { cliMain, runCommand } from '@rlvr/core';
+import { saliencyCommand } from './command.js';
 
-const code = await runCli(process.argv.slice(2), {
-  out: (line) => process.stdout.write(line + '\n'),
-  err: (line) => process.stderr.write(line + '\n'),
-});
-process.exitCode = code;
+cliMain('rlvr-saliency', (argv, io, signal) => runCommand('rlvr-saliency', saliencyCommand, argv, io, signal));

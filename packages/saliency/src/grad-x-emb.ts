@@ -1,5 +1,5 @@
 import { SIGNAL_NAMES, totalTokens, type RolloutBatch } from '@rlvr/core';
-import type { Qwen3Model } from '@rlvr/policy';
+import type { KVCache, Qwen3Model } from '@rlvr/policy';
 import { z } from 'zod';
 import { tf } from './tf.js';
 import { defineBackend } from './backend.js';
@@ -20,7 +20,7 @@ export interface GradXEmbRows {
   scores: Float32Array | null;
   /** `[n]` L_ans per row (0 without an answer) */
   loss: Float32Array;
-  /** `[n, S, D]` dL_ans/de, only with `keepGradient` (tests) */
+  /** `[n, S, D]` dL_ans/de at the columns from P - 1 on (0 before: not computed), only with `keepGradient` (tests) */
   gradient?: Float32Array;
 }
 
@@ -31,29 +31,38 @@ export interface GradXEmbRows {
  * backward pass w.r.t. the embeddings only (`tf.grad` of the embedding tensor: no parameter
  * gradient is computed or kept: the decoder and the LM head both run with `weightGrad: false`).
  *
- * Shapes: ids `[n, S]`, embeddings e `[n, S, D]`, hidden `[n, S, D]`; the hidden state at column
- * P - 1 + j predicts completion token j; score `[n, C]` = || g (x) e ||_2 over D at column
- * `scoreOffset + j`.
+ * The prompt columns before P - 1 run first, without a gradient (`model.prefix`): by causality
+ * no score depends on their gradient, so the backward pass covers the W = S - P + 1 columns from
+ * P - 1 on only, which attend to the prefix's keys and values as constants.
+ *
+ * Shapes: ids `[n, S]`, differentiated embeddings e `[n, W, D]` (columns P - 1 ..), hidden
+ * `[n, W, D]`; the hidden state at column P - 1 + j predicts completion token j; score `[n, C]` =
+ * || g (x) e ||_2 over D at column `scoreOffset + j`.
  */
 export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEmbConfig, options: { keepGradient?: boolean } = {}): GradXEmbRows {
   const { n, P, C, S } = packed;
   const D = model.dims.D;
+  const Q = P - 1; // first differentiated column: it predicts completion token 0
+  const W = S - Q;
   const anyAnswer = packed.hasAnswer.some((a) => a === 1);
   let kept: tf.Tensor[] = [];
+  let past: KVCache | undefined;
   let result: GradXEmbRows | undefined;
   try {
     tf.tidy(() => {
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
       const mask = tf.tensor2d(packed.attentionMask, [n, S]);
       const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
+      if (Q > 0) past = model.prefix(tf.slice(ids, [0, 0], [n, Q]) as tf.Tensor2D, tf.slice(mask, [0, 0], [n, Q]) as tf.Tensor2D, { width: S });
+      const suffixMask = Q > 0 ? (tf.slice(mask, [0, Q], [n, W]) as tf.Tensor2D) : mask;
       // A fresh leaf: the gradient is taken w.r.t. this tensor, never the embedding table.
-      const embeds = model.embed(ids);
+      const embeds = model.embed(Q > 0 ? (tf.slice(ids, [0, Q], [n, W]) as tf.Tensor2D) : ids);
       const { positions, answerTargets } = answerPositions(packed);
       const lpOptions = { temperature: cfg.temperature, weightGrad: false, maxChunkElements: cfg.maxChunkElements };
       const answerLoss = (e: tf.Tensor3D): tf.Scalar => {
         // Input-only: no weight-gradient product of any layer runs in the backward pass.
-        const h = model.hidden({ embeds: e, attentionMask: mask, weightGrad: false });
-        const hs = tf.slice(h, [0, P - 1, 0], [n, C, D]) as tf.Tensor3D;
+        const h = model.hidden({ embeds: e, attentionMask: suffixMask, weightGrad: false, ...(past ? { past } : {}) });
+        const hs = tf.slice(h, [0, 0, 0], [n, C, D]) as tf.Tensor3D;
         // The same forward pass yields the old log-probs of every token: keep them past the
         // gradient's tidy. They do not lead to the loss, so the backward pass never visits them.
         const r = model.tokenLogprobs(hs, targets, lpOptions);
@@ -61,7 +70,7 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
         if (positions.length === 0) return tf.scalar(0);
         // L_ans from the answer positions' hidden states only `[1, N, D]`: the backward pass then
         // recomputes the LM head for N positions instead of all n x C.
-        const ha = tf.reshape(gatherRows(tf.reshape(h, [n * S, D]) as tf.Tensor2D, positions), [1, positions.length, D]) as tf.Tensor3D;
+        const ha = tf.reshape(gatherRows(tf.reshape(h, [n * W, D]) as tf.Tensor2D, positions), [1, positions.length, D]) as tf.Tensor3D;
         const la = model.tokenLogprobs(ha, tf.tensor2d(answerTargets, [1, positions.length], 'int32'), lpOptions).logprobs;
         return tf.neg(tf.sum(la)) as tf.Scalar;
       };
@@ -69,10 +78,10 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
       let gradient: Float32Array | undefined;
       if (anyAnswer) {
         const g = tf.grad((x) => answerLoss(x as tf.Tensor3D))(embeds);
-        const off = scoreOffset(packed, cfg.alignment);
+        const off = scoreOffset(packed, cfg.alignment) - Q;
         const ge = tf.mul(tf.slice(g, [0, off, 0], [n, C, D]), tf.slice(embeds, [0, off, 0], [n, C, D]));
         scores = tf.sqrt(tf.sum(tf.square(ge), 2)).dataSync() as Float32Array;
-        if (options.keepGradient) gradient = g.dataSync() as Float32Array;
+        if (options.keepGradient) gradient = fullWidth(g.dataSync() as Float32Array, n, S, Q, D);
       } else {
         answerLoss(embeds);
       }
@@ -88,19 +97,29 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
     });
   } finally {
     tf.dispose(kept);
+    past?.dispose();
   }
   return result!;
 }
 
-/** Flat hidden-state rows `r * S + P - 1 + j` that predict the answer tokens, and those tokens. */
+/** The suffix gradient `[n, S - Q, D]` placed in the full width `[n, S, D]` (0 in the Q prefix columns, whose gradient is never computed). */
+function fullWidth(g: Float32Array, n: number, S: number, Q: number, D: number): Float32Array {
+  if (Q === 0) return g;
+  const out = new Float32Array(n * S * D);
+  for (let r = 0; r < n; r++) out.set(g.subarray(r * (S - Q) * D, (r + 1) * (S - Q) * D), (r * S + Q) * D);
+  return out;
+}
+
+/** Flat rows `r * W + j` of the differentiated hidden states (columns P - 1 ..) that predict the answer tokens, and those tokens. */
 function answerPositions(packed: PackedRows): { positions: Int32Array; answerTargets: Int32Array } {
   const { n, P, C, S } = packed;
+  const W = S - P + 1;
   const pos: number[] = [];
   const tgt: number[] = [];
   for (let r = 0; r < n; r++) {
     for (let j = 0; j < C; j++) {
       if (packed.answerMask[r * C + j]) {
-        pos.push(r * S + P - 1 + j);
+        pos.push(r * W + j);
         tgt.push(packed.ids[r * S + P + j]!);
       }
     }

@@ -17,3 +17,4 @@ export type { SaliencyBackend, ModelBackendSpec, FusedBackendSpec, DataBackendSp
 export { saliencyBackends, getBackend, computeSaliency } from './registry.js';
 export { POLICY_SIGNALS, backendFor, checkSignals, parseSignalConfig, computeSignals } from './signals.js';
 export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals } from './signals.js';
+export { saliencyCommand, methods as saliencyMethods } from './command.js';

@@ -28,7 +28,8 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
     expect(plan.sources.map((s) => [s.backend.name, s.signal])).toEqual([['grad-x-emb', SIGNAL_NAMES.gradXEmb]]);
     expect(plan.sources[0]!.config).toMatchObject({ alignment: 'own', answerSpan: 'boxed', temperature: 1, tokenBudget: 8192 });
     expect(plan.logprobsFrom).toBe('grad-x-emb');
-    expect(parseSignalConfig({}, [SIGNAL_NAMES.noisyKl]).logprobsFrom).toBeNull();
+    expect(parseSignalConfig({}, [SIGNAL_NAMES.noisyKl]).logprobsFrom).toBe('noisy-kl');
+    expect(parseSignalConfig({}, [SIGNAL_NAMES.perturbation]).logprobsFrom).toBeNull();
     expect(parseSignalConfig(undefined, []).sources).toEqual([]);
   });
 
@@ -102,8 +103,16 @@ describe('computeSignals (cpu)', () => {
     expect(pert.signals.get(SIGNAL_NAMES.perturbation).some((x) => x > 0)).toBe(true);
   });
 
-  it('the OAR-G signal comes from its backend with the configured options', () => {
+  it('the OAR-G signal comes from its backend with the configured options, the old log-probs from its clean pass', () => {
     const oar = computeSignals(model, batch, parseSignalConfig({ 'noisy-kl': { seed: 3 } }, [SIGNAL_NAMES.noisyKl]), pass);
-    expect(oar.signals.get(SIGNAL_NAMES.noisyKl)).toEqual(noisyKl(model, batch, { seed: 3 }).scores);
+    const direct = noisyKl(model, batch, { seed: 3 });
+    expect(oar.signals.get(SIGNAL_NAMES.noisyKl)).toEqual(direct.scores);
+    expect(oar.oldLogprobs).toEqual(direct.logprobs);
+    // every rollout has log-probs, the one without an answer (no scores) included
+    const want = batchLogprobs(model, batch, pass);
+    for (let t = 0; t < want.logprobs.length; t++) {
+      expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
+      expect(direct.entropy[t]).toBeCloseTo(want.entropy[t]!, 4);
+    }
   });
 });

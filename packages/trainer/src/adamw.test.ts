@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import '@tensorflow/tfjs-backend-cpu';
 import { tf } from './tf.js';
+import { selectBackend } from '@rlvr/policy';
 import { AdamW, AdamWConfigSchema, clipGradNorm } from './adamw.js';
 import { learningRate, LrScheduleSchema } from './schedule.js';
 
@@ -17,7 +17,7 @@ interface Case {
 const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/adamw.json', import.meta.url), 'utf8')) as Record<string, Case>;
 
 beforeAll(async () => {
-  await tf.setBackend('cpu');
+  await selectBackend({ backend: 'cpu' });
 });
 
 describe('AdamW', () => {

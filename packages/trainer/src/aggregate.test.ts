@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
+import { selectBackend } from '@rlvr/policy';
 import { aggregate, aggregationScale, type AggregationMode } from './aggregate.js';
 
 beforeAll(async () => {
-  await tf.setBackend('cpu');
+  await selectBackend({ backend: 'cpu' });
 });
 
 // two rollouts, padded to T = 4: lengths 3 and 1

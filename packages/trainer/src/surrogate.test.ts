@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
+import { selectBackend } from '@rlvr/policy';
 import { clippedSurrogate, type SurrogateOptions } from './surrogate.js';
 import { klPenalty } from './kl.js';
 import { stopGradient } from './stop-gradient.js';
@@ -8,7 +8,7 @@ import { stopGradient } from './stop-gradient.js';
 const opts: SurrogateOptions = { clipLow: 0.2, clipHigh: 0.28, dualClip: null, logRatioClamp: 20 };
 
 beforeAll(async () => {
-  await tf.setBackend('cpu');
+  await selectBackend({ backend: 'cpu' });
 });
 
 /** Loss and d loss / d logp per token, for one row of tokens. */

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchFromRows, gatherPacked, packRollouts, Rng, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
-import { Qwen3Model, parseModelConfig, loadModel, microBatchLogprobs, tokenLogprobsReference } from '@rlvr/policy';
+import { Qwen3Model, parseModelConfig, loadModel, microBatchLogprobs, selectBackend, tokenLogprobsReference } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { Trainer } from './trainer.js';
 import { CheckpointStore } from './checkpoint-store.js';
@@ -22,7 +22,7 @@ const config = parseModelConfig({
 });
 
 beforeAll(async () => {
-  await tf.setBackend('cpu');
+  await selectBackend({ backend: 'cpu' });
 });
 
 function makeBatch(seed = 1, groups = 3, size = 4): RolloutBatch {

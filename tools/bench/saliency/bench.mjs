@@ -8,51 +8,12 @@
 //
 //   npx tsc -b packages/saliency && node tools/bench/saliency/bench.mjs [--backend wasm|cpu|tensorflow] [--steps 2]
 //
-// Prints a JSON summary. Timings are wall-clock means over --steps after one warm-up each.
-import { parseArgs } from 'node:util';
+// Prints `uptime` before and after, and a JSON summary. Timings are wall-clock means over --steps after one warm-up each.
 import * as tf from '@tensorflow/tfjs-core';
-import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
-import { batchFromRows } from '@rlvr/core';
 import { logprobsWithGradXEmb, noisyKl, packRows } from '@rlvr/saliency';
-import { BENCH_CONFIG } from '../policy/config.mjs';
+import { setup, timeCases, uptime } from './setup.mjs';
 
-const { values } = parseArgs({
-  options: {
-    backend: { type: 'string', default: 'wasm' },
-    steps: { type: 'string', default: '2' },
-    batch: { type: 'string', default: '16' },
-    seq: { type: 'string', default: '256' },
-    prompt: { type: 'string', default: '32' },
-    // Rows per forward/backward pass for all four cases (wasm's 4 GB heap does not hold the
-    // 16 x 256 backward tape in one go); the same micro-batches as tools/bench/policy.
-    'micro-batch': { type: 'string', default: '4' },
-  },
-});
-
-
-const B = Number(values.batch);
-const S = Number(values.seq);
-const P = Number(values.prompt);
-const C = S - P;
-const steps = Number(values.steps);
-const log = [];
-const backend = await selectBackend({ backend: values.backend }, { info: (m) => log.push(m) });
-const config = parseModelConfig(BENCH_CONFIG);
-const model = Qwen3Model.random(config, 0, 0.02);
-
-// 16 rollouts of 32 prompt + 224 completion tokens; the boxed answer sits 20 tokens before the end.
-let seed = 1;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-const tok = (n) => Array.from({ length: n }, () => 3 + Math.floor(rand() * (config.vocab_size - 3)));
-const rows = Array.from({ length: B }, (_, i) => ({
-  group: Math.floor(i / 8),
-  reward: i % 2,
-  prompt: tok(P),
-  completion: tok(C),
-  spans: { open: [C - 20, C - 17], content: [C - 17, C - 12], close: [C - 12, C - 11] },
-}));
-const batch = batchFromRows(rows);
-const mb = Math.min(B, Number(values['micro-batch']));
+const { B, S, P, C, mb, steps, backend, log, config, model, batch } = await setup();
 const tokenBudget = mb * S;
 const micro = [];
 for (let s = 0; s < B; s += mb) micro.push(packRows(batch, [...Array(Math.min(mb, B - s)).keys()].map((k) => s + k), 'boxed'));
@@ -100,22 +61,7 @@ const cases = {
   d_train_step: trainStep,
 };
 const r = (x) => Math.round(x * 100) / 100;
-const seconds = {};
-const cpuSeconds = {};
-const leaks = {};
-for (const [name, fn] of Object.entries(cases)) {
-  fn(); // warm-up (kernel setup, allocation)
-  const before = tf.memory().numTensors;
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < steps; i++) fn();
-  const c = process.cpuUsage(c0);
-  seconds[name] = (performance.now() - t0) / 1000 / steps;
-  // CPU time of this process: less disturbed than wall time on a shared machine (the wasm
-  // backend runs on one thread, so on a quiet machine the two agree).
-  cpuSeconds[name] = (c.user + c.system) / 1e6 / steps;
-  leaks[name] = tf.memory().numTensors - before;
-}
+const { seconds, cpuSeconds, leaks } = timeCases(cases, steps, tf);
 const ratios = (t) => ({
   'b/a (goal <= 2.0)': r(t.b_fused_grail / t.a_old_logprobs),
   'b/d (goal <= 1)': r(t.b_fused_grail / t.d_train_step),
@@ -142,4 +88,5 @@ console.log(
     2,
   ),
 );
+console.log(`uptime after: ${uptime()}`);
 model.dispose();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Tiktoken, get_encoding } from 'tiktoken';
 import type { TiktokenEncoding } from 'tiktoken';
 import { PolicyError } from '../errors.js';
-import { writeFileAtomic } from '../safetensors.js';
+import { writeFileAtomicSync } from '@rlvr/core';
 import { Tokenizer } from './tokenizer.js';
 import { baseRanks } from './ranks.js';
 import type { BuiltinEncoding } from './tokenizer.js';
@@ -84,7 +84,7 @@ export function prunedTokenizer(vocab: PrunedVocab): Tokenizer {
 
 /** Write `tokenizer.pruned.json` atomically. */
 export function savePrunedVocab(file: string, vocab: PrunedVocab): void {
-  writeFileAtomic(file, [JSON.stringify(vocab) + '\n']);
+  writeFileAtomicSync(file, [JSON.stringify(vocab) + '\n']);
 }
 
 export function loadPrunedVocab(file: string): PrunedVocab {

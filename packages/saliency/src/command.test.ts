@@ -2,16 +2,18 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, float32Text } from './cli-main.js';
+import { runCommand } from '@rlvr/core';
+import { float32Text, saliencyCommand } from './command.js';
 import { logprobsWithGradXEmb } from './grad-x-emb.js';
 import { perturbation } from './perturbation.js';
 import { TINY_DIR, fixtureBatch, fixtureRows, tinyModel, useBackend } from './test-utils/fixtures.js';
 
 async function run(args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, out, err: err.join('\n') };
+  let out = '';
+  let err = '';
+  const io = { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) }, env: {} };
+  const code = await runCommand('rlvr-saliency', saliencyCommand, args, io);
+  return { code, out: out === '' ? [] : out.trimEnd().split('\n'), err };
 }
 
 describe('rlvr-saliency CLI', () => {
@@ -49,7 +51,15 @@ describe('rlvr-saliency CLI', () => {
     model.dispose();
     expect(Float32Array.from(rows.flatMap((s) => s ?? new Array(7).fill(0)))).toEqual(want.scores);
     expect(rows[0]!.filter((s) => s > 0)).toHaveLength(2);
-    expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('--options reaches the backend like the flags', async () => {
+    const a = await run([...base, '--method', 'noisy-kl', '--options', '{"seed": 4, "noiseStd": 0.01}']);
+    const b = await run([...base, '--method', 'noisy-kl', '--seed', '4', '--noise-std', '0.01']);
+    expect(a.code).toBe(0);
+    expect(a.out).toEqual(b.out);
+    expect(a.out).not.toEqual((await run([...base, '--method', 'noisy-kl'])).out);
   });
 
   it('--format advantages writes the rows rlvr-advantages reads (group, reward, length, saliency, spans)', async () => {
@@ -82,15 +92,29 @@ describe('rlvr-saliency CLI', () => {
     r = await run(['--model', TINY_DIR, '--in', bad, '--backend', 'cpu', '--method', 'grad-x-emb', '--format', 'advantages']);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`${bad}:1, field group: --format advantages needs "group" and "reward"`);
-    r = await run([...base, '--method', 'saliency-magic']);
+    r = await run([...base, '--method', 'grad-x-emb', '--out', join(dir, 'nope', 'x.jsonl')]);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`rlvr-saliency: ${join(dir, 'nope', 'x.jsonl')}: cannot write: directory ${join(dir, 'nope')} does not exist\n`);
+  });
+
+  it('bad usage exits 2 naming the flag; the methods come from the registry', async () => {
+    let r = await run([...base, '--method', 'saliency-magic']);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('--method must be one of grad-x-emb, noisy-kl, perturbation; got saliency-magic');
+    expect(r.err).toContain('--method: must be one of grad-x-emb, noisy-kl, perturbation (got "saliency-magic")');
+    expect(r.err).toContain('--method grad-x-emb|noisy-kl|perturbation --in');
     r = await run([...base, '--method', 'grad-x-emb', '--window', '3']);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('--window applies to --method perturbation only');
+    expect(r.err).toContain('--window: applies to --method perturbation only');
     r = await run([...base, '--method', 'grad-x-emb', '--alignment', 'next']);
-    expect(r.code).toBe(1);
-    expect(r.err).toContain('alignment: must be one of "previous", "own" (got "next")');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--alignment: must be one of "previous", "own" (got "next")');
+    r = await run([...base, '--method', 'noisy-kl', '--options', '{"noiseStd": -1}']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^rlvr-saliency: --options: noiseStd: /);
+    r = await run([...base, '--method', 'noisy-kl', '--options', '{"noize": 1}']);
+    expect(r.err).toMatch(/^rlvr-saliency: --options: unknown key: noize/);
+    r = await run(['--in', input, '--method', 'noisy-kl']);
+    expect(r.err).toMatch(/^rlvr-saliency: --model: required/);
   });
 
   it('float32Text gives the shortest decimal that reads back as the same float32', () => {
