@@ -1,4 +1,4 @@
-import { type RolloutBatch, FINISH_CODES, groupStats, numGroups } from '@rlvr/core';
+import { type RolloutBatch, FINISH_CODES, METRIC, groupStats, numGroups } from '@rlvr/core';
 
 /** Which rollouts enter the loss, and why the others do not. */
 export interface RolloutSelection {
@@ -78,12 +78,12 @@ export function batchMetrics(batch: RolloutBatch, zeroStdGroups: number): Record
   const mean = n > 0 ? sum / n : 0;
   const groups = numGroups(batch);
   return {
-    'reward/mean': mean,
-    'reward/std': n > 1 ? Math.sqrt(Math.max(sq / n - mean * mean, 0) * (n / (n - 1))) : 0,
-    frac_reward_zero_std: groups > 0 ? zeroStdGroups / groups : 0,
-    'completions/mean_length': n > 0 ? lenSum / n : 0,
-    'completions/min_length': n > 0 ? lenMin : 0,
-    'completions/max_length': lenMax,
-    'completions/clipped_ratio': n > 0 ? truncated / n : 0,
+    [METRIC.rewardMean]: mean,
+    [METRIC.rewardStd]: n > 1 ? Math.sqrt(Math.max(sq / n - mean * mean, 0) * (n / (n - 1))) : 0,
+    [METRIC.fracRewardZeroStd]: groups > 0 ? zeroStdGroups / groups : 0,
+    [METRIC.completionsMeanLength]: n > 0 ? lenSum / n : 0,
+    [METRIC.completionsMinLength]: n > 0 ? lenMin : 0,
+    [METRIC.completionsMaxLength]: lenMax,
+    [METRIC.completionsClippedRatio]: n > 0 ? truncated / n : 0,
   };
 }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type RolloutBatch, type PackedRollouts, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, totalTokens, validateBatch } from '@rlvr/core';
+import { type RolloutBatch, type PackedRollouts, METRIC, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, totalTokens, validateBatch } from '@rlvr/core';
 import { CheckpointReader, SafetensorsFile, batchLogprobs, microBatchLogprobs, saveModel, writeSafetensors, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
@@ -130,23 +130,23 @@ export class Trainer {
     const n = Math.max(tally.tokens, 1);
     const metrics: Record<string, number> = {
       ...batchMetrics(batch, sel.zeroStdGroups),
-      'loss/policy': tally.updates > 0 ? tally.loss / tally.updates : 0,
-      'clip/low_frac': tally.clipLow / n,
-      'clip/high_frac': tally.clipHigh / n,
-      'kl/approx': tally.approxKl / n,
-      entropy: tally.entropy / n,
-      grad_norm: tally.updates > 0 ? tally.gradNorm / tally.updates : 0,
-      lr: learningRate(cfg.schedule, Math.max(this.#steps - 1, 0)),
-      tokens_per_s: tally.tokens / Math.max(seconds, 1e-9),
-      optimizer_steps: this.#steps - stepsBefore,
-      skipped_updates: this.#skipped - skippedBefore,
-      'filter/masked_truncated': sel.maskedTruncated,
-      'filter/zero_std_rollouts': sel.filteredZeroStd,
-      'filter/errored': sel.errored,
-      trained_rollouts: rows.length,
+      [METRIC.lossPolicy]: tally.updates > 0 ? tally.loss / tally.updates : 0,
+      [METRIC.clipLowFrac]: tally.clipLow / n,
+      [METRIC.clipHighFrac]: tally.clipHigh / n,
+      [METRIC.klApprox]: tally.approxKl / n,
+      [METRIC.entropy]: tally.entropy / n,
+      [METRIC.gradNorm]: tally.updates > 0 ? tally.gradNorm / tally.updates : 0,
+      [METRIC.lr]: learningRate(cfg.schedule, Math.max(this.#steps - 1, 0)),
+      [METRIC.tokensPerS]: tally.tokens / Math.max(seconds, 1e-9),
+      [METRIC.optimizerSteps]: this.#steps - stepsBefore,
+      [METRIC.skippedUpdates]: this.#skipped - skippedBefore,
+      [METRIC.filterMaskedTruncated]: sel.maskedTruncated,
+      [METRIC.filterZeroStdRollouts]: sel.filteredZeroStd,
+      [METRIC.filterErrored]: sel.errored,
+      [METRIC.trainedRollouts]: rows.length,
     };
-    if (this.#refModel && rows.length > 0) metrics['kl/ref'] = tally.refKl / n;
-    if (firstFault !== null) metrics.first_nonfinite_param_index = this.#paramIndex(firstFault);
+    if (this.#refModel && rows.length > 0) metrics[METRIC.klRef] = tally.refKl / n;
+    if (firstFault !== null) metrics[METRIC.firstNonfiniteParamIndex] = this.#paramIndex(firstFault);
     return { metrics };
   }
 
