@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,6 @@ import { Tokenizer, loadTokenizer as loadPolicyTokenizer } from '@rlvr/policy';
 import { runCli } from './cli-run.js';
 import { tinyModelDir } from './test-utils/tiny-policy.js';
 
-vi.setConfig({ testTimeout: 60_000 });
 
 function io() {
   const out: string[] = [];

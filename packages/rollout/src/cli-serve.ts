@@ -2,10 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreError } from '@rlvr/core';
-import { BACKEND_NAMES, PolicyError, loadModel, loadTokenizer, selectBackend, type Tokenizer } from '@rlvr/policy';
+import { BACKEND_NAMES, PolicyError, openPolicyDir, selectBackend, type PolicyDir } from '@rlvr/policy';
 import type { CliIo } from './cli-io.js';
-import { modelChatTemplate } from './model-template.js';
-import type { ApplyChatTemplate } from './prompt.js';
 import { startPolicyServer, type PolicyServer } from './serve.js';
 
 export const SERVE_USAGE = `rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [--served-model-name NAME]
@@ -70,26 +68,24 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Serv
     return { code: 1 };
   }
   const log = (s: string) => io.stderr.write(`rlvr-serve: ${s}\n`);
-  let tokenizer: Tokenizer | undefined;
-  let model: ReturnType<typeof loadModel> | undefined;
+  let opened: PolicyDir | undefined;
   try {
     await selectBackend({ backend: backend as 'auto' }, { info: log });
-    model = loadModel(dir, { trainable: false });
-    tokenizer = loadTokenizer((values.tokenizer as string | undefined) ?? dir);
-    const applyChatTemplate = chatTemplateOf(dir, tokenizer, log);
+    opened = openPolicyDir(dir, { trainable: false, tokenizer: values.tokenizer as string | undefined, requireEos: false });
+    const { model, tokenizer, chatTemplate } = opened;
+    if (chatTemplate.source === 'chatml') log('no tokenizer_config.json: /v1/chat/completions uses ChatML');
+    if (chatTemplate.source === 'none') log('no tokenizer_config.json and no ChatML tokens: /v1/chat/completions is off');
+    if (opened.eosTokenIds.length === 0) log('the model has no end-of-sequence token: completions end at max_tokens or a stop string');
     const name = (values['served-model-name'] as string | undefined) ?? basename(resolve(dir));
     const quiet = values.quiet === true;
-    const server = await startPolicyServer({ model, tokenizer, applyChatTemplate }, { host: values.host as string, port, servedModelName: name, batchSize }, {
+    const server = await startPolicyServer({ model, tokenizer, applyChatTemplate: chatTemplate.apply }, { host: values.host as string, port, servedModelName: name, batchSize }, {
       info: (m) => (quiet ? undefined : log(m)),
       warn: (m) => log(m),
     });
     io.stdout.write(`rlvr-serve: serving ${name} (${(model.numParameters() / 1e6).toFixed(2)}M parameters) on ${server.url}\n`);
-    const m = model;
-    const t = tokenizer;
-    return { code: 0, server, dispose: () => (m.dispose(), t.free()) };
+    return { code: 0, server, dispose: opened.dispose };
   } catch (e) {
-    model?.dispose();
-    tokenizer?.free();
+    opened?.dispose();
     if (e instanceof PolicyError || e instanceof CoreError) {
       io.stderr.write(`rlvr-serve: ${e.message}\n`);
       return { code: 1 };
@@ -100,12 +96,4 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<Serv
     }
     throw e;
   }
-}
-
-/** The model's chat template (`modelChatTemplate`), logged; none turns the chat route off. */
-function chatTemplateOf(dir: string, tokenizer: Tokenizer, log: (s: string) => void): ApplyChatTemplate | undefined {
-  const t = modelChatTemplate(dir, tokenizer);
-  if (t.source === 'chatml') log('no tokenizer_config.json: /v1/chat/completions uses ChatML');
-  if (t.source === 'none') log('no tokenizer_config.json and no ChatML tokens: /v1/chat/completions is off');
-  return t.apply;
 }

@@ -22,10 +22,11 @@ export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readT
 export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './datasets.js';
 
 // prompts
-export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder, plainChatTemplate, chatmlTemplate } from './prompt.js';
-export { modelChatTemplate } from './model-template.js';
-export type { ModelChatTemplate } from './model-template.js';
-export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, PromptOptions, PromptOptionsInput, PromptBuilder } from './prompt.js';
+export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder } from './prompt.js';
+export type { PromptOptions, PromptOptionsInput, PromptBuilder } from './prompt.js';
+// defined in @rlvr/policy (one meaning); re-exported while callers move their imports there
+export { plainChatTemplate, chatmlTemplate, modelChatTemplate } from '@rlvr/policy';
+export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, ModelChatTemplate } from '@rlvr/policy';
 
 // synthetic tasks
 export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './synthetic.js';

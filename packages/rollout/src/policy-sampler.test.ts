@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
 import { CoreError, FINISH_CODES } from '@rlvr/core';
 import { ChatTemplate } from '@rlvr/policy';
 import { policySampler, type PolicySampler } from './policy-sampler.js';
 import { RolloutError } from './errors.js';
 import { sampleGroups } from './sample-groups.js';
-import { chatmlTemplate } from './prompt.js';
+import { chatmlTemplate } from '@rlvr/policy';
 import type { SampleRequest, SamplingParams } from './sampler.js';
 import { describeSamplerContract } from './test-utils/sampler-contract.js';
 import { tinyPolicy, type TinyPolicy } from './test-utils/tiny-policy.js';
 
 // decoding on a shared 2-core machine: generous per-test limits (no timing is asserted)
-vi.setConfig({ testTimeout: 60_000 });
 
 let tiny: TinyPolicy;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import { setImmediate } from 'node:timers/promises';
 import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import { CoreError, parseConfig, Rng, type FinishReason } from '@rlvr/core';
-import type { KVCache, Qwen3Model, Tokenizer } from '@rlvr/policy';
+import { defaultEosTokenIds, type KVCache, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
 import { RolloutError } from './errors.js';
-import type { ApplyChatTemplate } from './prompt.js';
+import type { ApplyChatTemplate } from '@rlvr/policy';
 import type { PromptSamples, SampledCompletion, Sampler, SampleRequest, SamplingParams } from './sampler.js';
 import type { TokenBytes } from './spans.js';
 import { policyTokenBytes } from './policy-token-bytes.js';
@@ -78,7 +78,7 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
   const V = model.dims.V;
   const maxPositions = model.config.max_position_embeddings;
   const bytes = policyTokenBytes(tokenizer);
-  const eosIds = o.eosTokenIds ?? defaultEos(model, tokenizer);
+  const eosIds = o.eosTokenIds ?? defaultEosTokenIds(model.config, tokenizer);
   for (const [field, ids] of [['padTokenId', [o.padTokenId]], ['eosTokenIds', eosIds]] as const) {
     const bad = ids.find((id) => id >= V);
     if (bad !== undefined) throw new CoreError('invalid_config', `policy sampler: ${field} has id ${bad}, outside the model's vocabulary [0, ${V})`, { field });
@@ -255,16 +255,4 @@ function sliceCols(a: Int32Array, B: number, width: number, len: number): Int32A
   const out = new Int32Array(B * len);
   for (let b = 0; b < B; b++) out.set(a.subarray(b * width, b * width + len), b * len);
   return out;
-}
-
-function defaultEos(model: Qwen3Model, tokenizer: Tokenizer): number[] {
-  const ids = new Set<number>();
-  const cfg = model.config.eos_token_id;
-  if (typeof cfg === 'number') ids.add(cfg);
-  else if (Array.isArray(cfg)) for (const id of cfg) ids.add(id);
-  for (const s of ['<|im_end|>', '<|endoftext|>']) {
-    const id = tokenizer.specialId(s);
-    if (id !== undefined && id < model.dims.V) ids.add(id);
-  }
-  return [...ids].sort((a, b) => a - b);
 }

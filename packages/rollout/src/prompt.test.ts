@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CoreError } from '@rlvr/core';
-import { BOXED_INSTRUCTION, chatmlTemplate, plainChatTemplate, promptBuilder, type ApplyChatTemplate } from './prompt.js';
+import { chatmlTemplate, plainChatTemplate, type ApplyChatTemplate } from '@rlvr/policy';
+import { BOXED_INSTRUCTION, promptBuilder } from './prompt.js';
 
 describe('BOXED_INSTRUCTION', () => {
   it('holds a real backslash before "boxed{}" and no backspace (U+0008)', () => {

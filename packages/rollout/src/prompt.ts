@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseConfig } from '@rlvr/core';
+import { plainChatTemplate, type ApplyChatTemplate, type ChatMessage } from '@rlvr/policy/tokenizer';
 
 /**
  * The instruction appended to every question. The backslash is a real backslash:
@@ -8,51 +9,6 @@ import { parseConfig } from '@rlvr/core';
  * replicate that; pass `instruction` to reproduce it on purpose.
  */
 export const BOXED_INSTRUCTION = 'Please reason step by step, and put your final answer within \\boxed{}.';
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-export interface ChatTemplateOptions {
-  /** End with the header of an assistant turn, so the model writes the answer next. */
-  addGenerationPrompt: boolean;
-  /** Qwen3's switch: false renders an empty think block, so the model answers directly. */
-  enableThinking: boolean;
-}
-
-/**
- * Renders a conversation into the prompt text a model was trained on. A tokenizer
- * supplies its own (`@rlvr/policy` renders Qwen3's); `plainChatTemplate` and
- * `chatmlTemplate` are built in.
- */
-export type ApplyChatTemplate = (messages: readonly ChatMessage[], options: ChatTemplateOptions) => string;
-
-/**
- * The fallback for models without a chat template (a tiny model trained from
- * scratch): `User: ...` / `Assistant: ...` blocks, one blank line apart, ending
- * with `Assistant:` and a newline.
- */
-export const plainChatTemplate: ApplyChatTemplate = (messages, { addGenerationPrompt }) => {
-  const label = { system: 'System', user: 'User', assistant: 'Assistant' } as const;
-  const blocks = messages.map((m) => `${label[m.role]}: ${m.content}`);
-  if (addGenerationPrompt) blocks.push('Assistant:\n');
-  return blocks.join('\n\n');
-};
-
-/**
- * ChatML, as Qwen2.5/Qwen3 render a plain conversation (no tools, no images):
- * `<|im_start|>role\ncontent<|im_end|>\n` per message, then `<|im_start|>assistant\n`,
- * followed by an empty think block when `enableThinking` is false (Qwen3). For
- * text prompts to `/v1/completions` servers; a server's own `/v1/chat/completions`
- * applies the model's template itself.
- */
-export const chatmlTemplate: ApplyChatTemplate = (messages, { addGenerationPrompt, enableThinking }) => {
-  let s = '';
-  for (const m of messages) s += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
-  if (addGenerationPrompt) s += '<|im_start|>assistant\n' + (enableThinking ? '' : '<think>\n\n</think>\n\n');
-  return s;
-};
 
 export const PromptOptionsSchema = z
   .object({

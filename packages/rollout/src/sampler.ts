@@ -1,5 +1,5 @@
 import type { FinishReason } from '@rlvr/core';
-import type { ChatMessage } from './prompt.js';
+import type { ChatMessage } from '@rlvr/policy/tokenizer';
 import type { TokenBytes } from './spans.js';
 
 /**

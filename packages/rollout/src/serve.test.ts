@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
@@ -6,13 +6,12 @@ import { loadModel, loadTokenizer, type Qwen3Model, type Tokenizer } from '@rlvr
 import { runServe } from './cli-serve.js';
 import { httpSampler } from './http-sampler.js';
 import { policySampler } from './policy-sampler.js';
-import { chatmlTemplate } from './prompt.js';
+import { chatmlTemplate } from '@rlvr/policy';
 import { sampleGroups, type SampleOptionsInput } from './sample-groups.js';
 import { startPolicyServer, type PolicyServer } from './serve.js';
 import { describeSamplerContract } from './test-utils/sampler-contract.js';
 import { tinyModelDir, useCpu } from './test-utils/tiny-policy.js';
 
-vi.setConfig({ testTimeout: 60_000 });
 
 const io = () => {
   const out = { stdout: '', stderr: '' };

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { formatZodIssues, parseConfig } from '@rlvr/core';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from './policy-sampler.js';
-import type { ApplyChatTemplate } from './prompt.js';
+import type { ApplyChatTemplate } from '@rlvr/policy';
 import { silentLogger, type Logger, type PromptSamples, type SamplingParams } from './sampler.js';
 import { chatChoice, completionChoice, ServeChatRequestSchema, ServeCompletionRequestSchema, unsupportedFeature, type TokenName } from './serve-protocol.js';
 

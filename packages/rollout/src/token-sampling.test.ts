@@ -63,7 +63,8 @@ describe('pickToken', () => {
   });
 
   it('top-p on a large vocabulary draws exactly what a full sort would (the pre-filter drops no nucleus id)', () => {
-    const V = 3000;
+    // sized for a busy machine (issue 13): about 0.3 M token picks' worth of work in all
+    const V = 1000;
     const rng0 = new Rng(8);
     for (const scale of [0.01, 1, 4]) {
       const logits = Float32Array.from({ length: V }, () => rng0.normal() * scale);
@@ -81,7 +82,7 @@ describe('pickToken', () => {
       const nucleus = new Set(order.slice(0, m));
       const rng = new Rng(2);
       const seen = new Set<number>();
-      for (let i = 0; i < (m <= 50 ? 3000 : 300); i++) seen.add(pickToken(logits, { temperature: 1, topK: 0, topP: 0.9 }, rng).id);
+      for (let i = 0; i < (m <= 50 ? 2000 : 100); i++) seen.add(pickToken(logits, { temperature: 1, topK: 0, topP: 0.9 }, rng).id);
       expect([...seen].filter((id) => !nucleus.has(id))).toEqual([]);
       if (m <= 50) expect(seen.size).toBe(m); // a small nucleus: every member gets drawn
     }
