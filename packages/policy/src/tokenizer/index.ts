@@ -9,6 +9,7 @@ export { loadHfTokenizer, hfToTiktoken } from './hf.js';
 export type { TiktokenParts } from './hf.js';
 export { prunedVocab, prunedTokenizer, savePrunedVocab, loadPrunedVocab, PRUNED_FILE } from './pruned.js';
 export type { PrunedVocab } from './pruned.js';
-export { loadTokenizer } from './load.js';
+export { loadTokenizer, tokenizerKinds } from './load.js';
+export type { TokenizerKind } from './load.js';
 export { ChatTemplate, plainChatTemplate, chatmlTemplate } from './chat.js';
 export type { ChatMessage, ChatRenderOptions, ChatTemplateOptions, ApplyChatTemplate } from './chat.js';
