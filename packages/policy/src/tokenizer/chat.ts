@@ -16,6 +16,8 @@ export interface ChatTemplateOptions {
   addGenerationPrompt: boolean;
   /** Qwen3's switch: false renders an empty think block, so the model answers directly. */
   enableThinking: boolean;
+  /** More variables for a Jinja template (a server's `chat_template_kwargs`); the built-in templates take none and refuse them. */
+  extra?: Record<string, unknown>;
 }
 
 /**
@@ -32,7 +34,8 @@ const PLAIN_LABEL = { system: 'System', user: 'User', assistant: 'Assistant', to
  * embedded default): `User: ...` / `Assistant: ...` blocks, one blank line apart, ending with
  * `Assistant:` and a newline. The embedded model's `tokenizer_config.json` renders exactly this.
  */
-export const plainChatTemplate: ApplyChatTemplate = (messages, { addGenerationPrompt }) => {
+export const plainChatTemplate: ApplyChatTemplate = (messages, { addGenerationPrompt, extra }) => {
+  noExtra('plain', extra);
   const blocks = messages.map((m) => `${PLAIN_LABEL[m.role]}: ${m.content}`);
   if (addGenerationPrompt) blocks.push('Assistant:\n');
   return blocks.join('\n\n');
@@ -44,7 +47,8 @@ export const plainChatTemplate: ApplyChatTemplate = (messages, { addGenerationPr
  * followed by an empty think block when `enableThinking` is false (Qwen3). The fallback of a model
  * directory without `tokenizer_config.json` whose tokenizer has the ChatML tokens.
  */
-export const chatmlTemplate: ApplyChatTemplate = (messages, { addGenerationPrompt, enableThinking }) => {
+export const chatmlTemplate: ApplyChatTemplate = (messages, { addGenerationPrompt, enableThinking, extra }) => {
+  noExtra('ChatML', extra);
   let s = '';
   for (const m of messages) s += `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`;
   if (addGenerationPrompt) s += '<|im_start|>assistant\n' + (enableThinking ? '' : '<think>\n\n</think>\n\n');
@@ -58,6 +62,11 @@ export interface ChatRenderOptions {
   enableThinking?: boolean;
   /** Extra variables passed to the template. */
   extra?: Record<string, unknown>;
+}
+
+function noExtra(name: string, extra: Record<string, unknown> | undefined): void {
+  const keys = Object.keys(extra ?? {});
+  if (keys.length > 0) throw new PolicyError('invalid_input', `the built-in ${name} chat template takes no variables (got ${keys.join(', ')})`);
 }
 
 /**
@@ -96,7 +105,7 @@ export class ChatTemplate {
   }
 
   /** This template as an `ApplyChatTemplate` (for prompt builders, samplers and servers). */
-  readonly apply: ApplyChatTemplate = (messages, o) => this.render(messages, { addGenerationPrompt: o.addGenerationPrompt, enableThinking: o.enableThinking });
+  readonly apply: ApplyChatTemplate = (messages, o) => this.render(messages, { addGenerationPrompt: o.addGenerationPrompt, enableThinking: o.enableThinking, ...(o.extra ? { extra: o.extra } : {}) });
 
   /** Render messages to the prompt text (tokenize it with special tokens allowed). */
   render(messages: readonly ChatMessage[], options: ChatRenderOptions = {}): string {

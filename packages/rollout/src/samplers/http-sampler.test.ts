@@ -17,8 +17,11 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-/** Short timeouts and backoffs: the faults below cost milliseconds, not seconds. */
-const FAST = { timeoutMs: 300, maxRetries: 3, backoffBaseMs: 2, backoffMaxMs: 20 };
+/**
+ * Short backoffs: the faults below cost milliseconds. The attempt timeout is far above what a
+ * loopback answer takes on a busy machine, and far below a `slow` answer (60 s, never reached).
+ */
+const FAST = { timeoutMs: 3000, maxRetries: 3, backoffBaseMs: 2, backoffMaxMs: 20 };
 const params = { temperature: 1, topP: 1, topK: 0, maxNewTokens: 64, stop: [], seed: 5 };
 
 describeSamplerContract('http /v1/completions (token-id prompts) against the vLLM protocol double', async () => {
@@ -96,7 +99,7 @@ describe('httpSampler: protocol', () => {
 describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
   /** Prompt i's tokens are [i]; its fault script is scripts[i]: one entry per attempt, then normal answers. */
   async function run(scripts: (Fault | undefined)[][], opts: Record<string, unknown> = {}) {
-    const s = await server({ fault: (key, attempt) => scripts[JSON.parse(key)[0]]?.[attempt], slowMs: 1500 });
+    const s = await server({ fault: (key, attempt) => scripts[JSON.parse(key)[0]]?.[attempt] });
     const events: HttpSamplerEvent[] = [];
     const warnings: string[] = [];
     const logger: Logger = { info: () => undefined, warn: (m) => warnings.push(m) };
@@ -120,7 +123,7 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
     expect(reasons).toMatch(/HTTP 500/);
     expect(reasons).toMatch(/HTTP 429/);
     expect(reasons).toMatch(/connection error/);
-    expect(reasons).toMatch(/timed out after 300 ms/);
+    expect(reasons).toMatch(/timed out after 3000 ms/);
     expect(reasons).toMatch(/body is not JSON/);
     expect(retries.every((e) => (e as { delayMs: number }).delayMs <= FAST.backoffMaxMs)).toBe(true);
     expect(events.some((e) => e.type === 'failed')).toBe(false);
@@ -193,6 +196,39 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
     const q = httpSampler({ baseUrl: s2.url, model: 'fake-model', backoffBaseMs: 5000, backoffMaxMs: 5000, maxRetries: 5 }).sample([{ prompt: { tokens: [1] }, n: 1, params }], ac2.signal);
     setTimeout(() => ac2.abort(new Error('stop waiting')), 50);
     await expect(q).rejects.toThrow('stop waiting');
+  });
+});
+
+describe('httpSampler: stream and echo', () => {
+  it('stream: the same completions as one response, for completions and chat; a stream cut short is retried', async () => {
+    const s = await server();
+    for (const endpoint of ['completions', 'chat'] as const) {
+      const prompt = endpoint === 'chat' ? { messages: [{ role: 'user' as const, content: 'q' }] } : { tokens: [3, 4] };
+      const req: SampleRequest[] = [{ prompt, n: 3, params: { ...params, stop: ['The answer'] } }, { prompt, n: 2, params: { ...params, seed: 9 } }];
+      const whole = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, ...FAST }).sample(req);
+      const streamed = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, stream: true, ...FAST }).sample(req);
+      expect(streamed).toEqual(whole);
+      expect(s.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    }
+    const cut = await server({ fault: (_, attempt) => (attempt === 0 ? 'cut-stream' : undefined) });
+    const events: HttpSamplerEvent[] = [];
+    const [r] = await httpSampler({ baseUrl: cut.url, model: 'fake-model', stream: true, ...FAST }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [1] }, n: 2, params }]);
+    expect(r!.completions.map((c) => c.tokens)).toEqual([0, 1].map((j) => fakeGeneration('[1]', 5, j).ids));
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual([expect.stringMatching(/^stream: the stream ended without \[DONE\]/)]);
+  });
+
+  it('echo: a text prompt comes back with its token ids, the same ids the server returns as prompt_token_ids, streamed or not', async () => {
+    const s = await server();
+    const req: SampleRequest[] = [{ prompt: { text: 'Ann has 3 cats.' }, n: 2, params }];
+    const ids = [...'Ann has 3 cats.'].map((c) => c.charCodeAt(0));
+    for (const stream of [false, true]) {
+      const [r] = await httpSampler({ baseUrl: s.url, model: 'fake-model', echo: true, stream, ...FAST }).sample(req);
+      expect(s.requests.at(-1)!.body.echo).toBe(true);
+      expect(r!.promptTokens).toEqual(ids);
+      r!.completions.forEach((c, j) => expect(c.tokens).toEqual(fakeGeneration(JSON.stringify('Ann has 3 cats.'), 5, j).ids));
+    }
+    const [plain] = await httpSampler({ baseUrl: s.url, model: 'fake-model', ...FAST }).sample(req);
+    expect(plain!.promptTokens).toEqual([]); // this double returns no prompt_token_ids: without echo the ids are unknown
   });
 });
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { parseConfig, Rng, silentLogger, type Logger } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { parseResponse, requestBody } from './http-protocol.js';
+import { assembleStream, echoes, parseResponse, requestBody, type RequestMode } from './http-protocol.js';
 import type { PromptSamples, Sampler, SampleRequest } from './sampler.js';
 import type { TokenBytes } from '../spans/locate.js';
 
@@ -27,6 +27,18 @@ export const HttpSamplerOptionsSchema = z
     backoffMaxMs: z.number().min(0).default(30_000),
     /** added to every request body (e.g. `{"chat_template_kwargs": {"enable_thinking": false}}`); cannot replace the fields set from the sampling options */
     extraBody: z.record(z.string(), z.unknown()).default({}),
+    /**
+     * Receive each response as a server-sent event stream (`stream: true`, with the final usage
+     * chunk), added up to the same completions: tokens arrive as they are decoded, so a proxy's
+     * idle timeout never cuts a long generation.
+     */
+    stream: z.boolean().default(false),
+    /**
+     * Text prompts on `/v1/completions`: ask for the prompt back (`echo`), so that the batch gets
+     * the prompt token ids the server conditioned on from the same request (else only a server
+     * that returns `prompt_token_ids` gives them).
+     */
+    echo: z.boolean().default(false),
   })
   .strict();
 export type HttpSamplerOptions = z.output<typeof HttpSamplerOptionsSchema>;
@@ -64,8 +76,10 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
   const logger = hooks.logger ?? silentLogger;
   const emit = hooks.onEvent ?? (() => undefined);
   const jitter = new Rng('http-sampler-jitter');
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: o.stream ? 'text/event-stream, application/json' : 'application/json' };
   if (o.apiKey !== undefined) headers.authorization = `Bearer ${o.apiKey}`;
+
+  const mode: RequestMode = { stream: o.stream, echo: o.echo };
 
   async function attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
     const timeout = AbortSignal.timeout(o.timeoutMs);
@@ -84,6 +98,14 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
       return { ok: false, retry: true, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}`, retryAfterMs: retryAfter(res.headers.get('retry-after')) };
     }
     if (res.status < 200 || res.status >= 300) return { ok: false, retry: false, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}` };
+    if (o.stream && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      try {
+        return { ok: true, json: assembleStream(o.endpoint, text), status: res.status };
+      } catch (e) {
+        if (!(e instanceof RolloutError)) throw e;
+        return { ok: false, retry: true, status: res.status, reason: `stream: ${e.message}` }; // a stream cut short may heal
+      }
+    }
     try {
       return { ok: true, json: JSON.parse(text), status: res.status };
     } catch {
@@ -92,7 +114,7 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
   }
 
   async function one(req: SampleRequest, index: number, signal: AbortSignal | undefined): Promise<PromptSamples> {
-    const body = JSON.stringify(requestBody(o.endpoint, o.model, req.prompt, req.n, req.params, o.extraBody));
+    const body = JSON.stringify(requestBody(o.endpoint, o.model, req.prompt, req.n, req.params, o.extraBody, mode));
     let reason = '';
     let attempts = 0;
     for (let k = 0; k <= o.maxRetries; k++) {
@@ -102,7 +124,7 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
       if (a.ok) {
         emit({ type: 'response', request: index, attempt: k, status: a.status, ms: performance.now() - t0 });
         try {
-          return parseResponse(o.endpoint, a.json, req.prompt, req.n);
+          return parseResponse(o.endpoint, a.json, req.prompt, req.n, echoes(o.endpoint, req.prompt, mode));
         } catch (e) {
           if (!(e instanceof RolloutError)) throw e;
           reason = `invalid response: ${e.message}`; // a protocol mismatch does not heal on retry

@@ -18,7 +18,7 @@ async function fake(opts: Parameters<typeof startFakeVllm>[0] = {}) {
   servers.push(s);
   return s;
 }
-const FAST = { timeoutMs: 300, maxRetries: 1, backoffBaseMs: 1, backoffMaxMs: 5 };
+const FAST = { timeoutMs: 3000, maxRetries: 1, backoffBaseMs: 1, backoffMaxMs: 5 };
 const prompts = [{ tokens: [11, 12] }, { tokens: [13] }, { tokens: [14, 15, 16] }];
 
 /** Expected spans of a double's generation, read off its token ids directly. */

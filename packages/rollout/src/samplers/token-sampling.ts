@@ -2,7 +2,7 @@ import type { Rng } from '@rlvr/core';
 
 /**
  * Choosing the next token from one row of logits `[V]`, on the host in float64: greedy,
- * temperature, top-k and top-p (nucleus), with the behaviour log-prob of the chosen token.
+ * temperature, top-k, top-p (nucleus) and min-p, with the behaviour log-prob of the chosen token.
  *
  * The log-prob is log-softmax(logits / T) of the chosen token over the WHOLE vocabulary
  * (T = 1 when greedy), before top-k / top-p truncation: the quantity a trainer recomputes with
@@ -12,10 +12,12 @@ import type { Rng } from '@rlvr/core';
  */
 
 export interface TokenChoice {
-  /** params of one row: temperature 0 = greedy; topK 0 = off; topP 1 = off */
+  /** params of one row: temperature 0 = greedy; topK 0 = off; topP 1 = off; minP 0 (or absent) = off */
   temperature: number;
   topK: number;
   topP: number;
+  /** keep the tokens at least `minP` times as likely as the most likely one (after top-k and top-p, as vLLM) */
+  minP?: number;
 }
 
 export interface Picked {
@@ -49,6 +51,21 @@ export function pickToken(logits: ArrayLike<number>, p: TokenChoice, rng: Rng): 
 
   const useK = p.topK > 0 && p.topK < V;
   const useP = p.topP < 1;
+  const minP = p.minP ?? 0;
+  if (!useK && !useP && minP > 0) {
+    // min-p alone: the kept ids are those of weight >= minP (the most likely one weighs 1), in id order
+    const w = (v: number): number => Math.exp((logits[v]! - max) * invT);
+    let total = 0;
+    for (let v = 0; v < V; v++) if (w(v) >= minP) total += w(v);
+    let u = rng.float() * total;
+    for (let v = 0; v < V; v++) {
+      const x = w(v);
+      if (x < minP) continue;
+      u -= x;
+      if (u < 0) return { id: v, logprob: logprob(v) };
+    }
+    return { id: argmax, logprob: logprob(argmax) };
+  }
   if (!useK && !useP) {
     // inverse CDF over the whole vocabulary
     let u = rng.float() * z;
@@ -73,6 +90,8 @@ export function pickToken(logits: ArrayLike<number>, p: TokenChoice, rng: Rng): 
       if (cum >= p.topP * mass) break;
     }
   }
+  // min-p: the candidates are sorted by weight, the first weighs 1
+  while (minP > 0 && keep > 1 && w[keep - 1]! < minP) keep--;
   ids = ids.slice(0, keep);
   let total = 0;
   for (let i = 0; i < keep; i++) total += w[i]!;
@@ -82,6 +101,27 @@ export function pickToken(logits: ArrayLike<number>, p: TokenChoice, rng: Rng): 
     if (u < 0) return { id: ids[i]!, logprob: logprob(ids[i]!) };
   }
   return { id: ids[keep - 1]!, logprob: logprob(ids[keep - 1]!) };
+}
+
+/**
+ * The `k` most likely ids with their log-softmax(logits / T) over the whole row (T = 1 when
+ * `temperature` is 0), most likely first, ties by id: the `top_logprobs` of the OpenAI protocol.
+ */
+export function topLogprobs(logits: ArrayLike<number>, k: number, temperature: number): [number, number][] {
+  if (k <= 0) return [];
+  const lp = logSoftmaxAt(logits, temperature);
+  return sortedCandidates(logits, Math.min(k, logits.length)).map((id) => [id, lp(id)]);
+}
+
+/** `id -> log-softmax(logits / T)[id]` over the whole row (T = 1 when `temperature` is 0), normalised once. */
+export function logSoftmaxAt(logits: ArrayLike<number>, temperature: number): (id: number) => number {
+  const invT = temperature === 0 ? 1 : 1 / temperature;
+  let max = -Infinity;
+  for (let v = 0; v < logits.length; v++) if (logits[v]! > max) max = logits[v]!;
+  let z = 0;
+  for (let v = 0; v < logits.length; v++) z += Math.exp((logits[v]! - max) * invT);
+  const logZ = Math.log(z);
+  return (id) => (logits[id]! - max) * invT - logZ;
 }
 
 /**

@@ -5,14 +5,19 @@ import { RolloutError } from '../errors.js';
 import { startPolicyServer, type PolicyServer } from './server.js';
 
 const USAGE = `usage: rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [--served-model-name NAME]
-           [--tokenizer SPEC] [--backend auto|${BACKEND_NAMES.join('|')}] [--batch-size 16] [--quiet]
+           [--tokenizer SPEC] [--backend auto|${BACKEND_NAMES.join('|')}] [--batch-size 16]
+           [--max-body-bytes 33554432] [--api-key KEY] [--quiet]
 
   Serve a @rlvr/policy model directory (config.json + safetensors) over the OpenAI-compatible
-  protocol as vLLM speaks it: POST /v1/completions, POST /v1/chat/completions, GET /v1/models,
-  GET /health. The first stdout line says where; Ctrl-C or SIGTERM drains the requests in flight.
+  protocol as vLLM speaks it: POST /v1/completions and /v1/chat/completions (streamed or not),
+  GET /v1/models[/{id}], POST /tokenize, /detokenize, GET /version, /metrics, /health. Concurrent
+  requests share one decode batch of --batch-size rows. The first stdout line says where;
+  Ctrl-C or SIGTERM drains the requests in flight. Parameters: docs/serve.md.
   --served-model-name  the name clients send as "model" (default: --model as given, as vLLM does)
   --tokenizer          tiktoken:NAME, hf:PATH, pruned:PATH or a directory (default: the model directory)
   --port 0             picks a free port
+  --max-body-bytes     a larger request body gets a 413 at once
+  --api-key            /v1/* then needs "Authorization: Bearer KEY" (as vLLM's --api-key)
 `;
 
 /** A started server and how to free its model. */
@@ -26,6 +31,8 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
   if (dir === undefined) throw usageError('is required', 'model');
   const port = intFlag(values, 'port', { min: 0, max: 65535 })!;
   const batchSize = intFlag(values, 'batch-size', { min: 1, max: 4096 })!;
+  const maxBodyBytes = intFlag(values, 'max-body-bytes', { min: 1024 })!;
+  const apiKey = values['api-key'] as string | undefined;
   const backend = values.backend as string;
   if (backend !== 'auto' && !(BACKEND_NAMES as readonly string[]).includes(backend)) throw usageError(`must be auto or one of ${BACKEND_NAMES.join(', ')} (got ${JSON.stringify(backend)})`, 'backend');
   const log = streamLogger(io.stderr, 'rlvr-serve');
@@ -42,7 +49,7 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
     const quiet = values.quiet === true;
     const server = await startPolicyServer(
       { model, tokenizer, applyChatTemplate: chatTemplate.apply },
-      { host: values.host as string, port, servedModelName: name, batchSize },
+      { host: values.host as string, port, servedModelName: name, batchSize, maxBodyBytes, ...(apiKey ? { apiKey } : {}) },
       { info: (m) => (quiet ? undefined : log.info(m)), warn: (m) => log.warn(m) },
     ).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
@@ -86,6 +93,8 @@ export const serveCommand: Command = {
     tokenizer: { type: 'string' },
     backend: { type: 'string', default: 'auto' },
     'batch-size': { type: 'string', default: '16' },
+    'max-body-bytes': { type: 'string', default: String(32 * 1024 * 1024) },
+    'api-key': { type: 'string' },
     quiet: { type: 'boolean', default: false },
   },
   async run({ values, io, signal }) {

@@ -53,8 +53,10 @@ const post = async (path: string, body: unknown) => {
 const PROMPTS = () => ['Ann has 12 apples.', 'Tom has 80 stones. He buys 53 more. How many stones does Tom have?'].map((t) => tokenizer.encode(t));
 const OPTIONS: SampleOptionsInput = { groupSize: 3, maxNewTokens: 12, temperature: 0.9, topK: 30, topP: 0.95, seed: 5 };
 
+// One request at a time: requests in flight together share the decode batch, and how they
+// overlap (arrival timing) can move a completion's floats in the last bits, as with vLLM.
 describeSamplerContract('httpSampler against rlvr-serve on loopback', async () => ({
-  sampler: httpSampler({ baseUrl: server.url, model: 'tiny', maxRetries: 0 }, { tokenBytes: policySampler(model, tokenizer).tokenBytes }),
+  sampler: httpSampler({ baseUrl: server.url, model: 'tiny', maxRetries: 0, concurrency: 1 }, { tokenBytes: policySampler(model, tokenizer).tokenBytes }),
   prompts: PROMPTS().map((tokens) => ({ tokens })),
   stop: 'e',
 }));
@@ -96,6 +98,25 @@ describe('rlvr-serve', () => {
     expect(remoteChat.texts).toEqual(localChat.texts);
   });
 
+  it('httpSampler with stream and echo through the server: the same batch as one-shot, and text prompts get their token ids', async () => {
+    const opts = { ...OPTIONS, stop: ['e'] };
+    const bytes = policySampler(model, tokenizer).tokenBytes;
+    const tokenPrompts = PROMPTS().map((tokens) => ({ tokens }));
+    const whole = await sampleGroups(tokenPrompts, httpSampler({ baseUrl: server.url, model: 'tiny' }, { tokenBytes: bytes }), opts);
+    const streamed = await sampleGroups(tokenPrompts, httpSampler({ baseUrl: server.url, model: 'tiny', stream: true }, { tokenBytes: bytes }), opts);
+    expect(streamed.batch).toEqual(whole.batch);
+    expect(streamed.texts).toEqual(whole.texts);
+    const texts = [{ text: 'Ann has 12 apples.' }, { text: 'Tom has 80 stones.' }];
+    const local = await sampleGroups(texts, policySampler(model, tokenizer), opts);
+    for (const stream of [false, true]) {
+      const echoed = await sampleGroups(texts, httpSampler({ baseUrl: server.url, model: 'tiny', echo: true, stream }, { tokenBytes: bytes }), opts);
+      expect(echoed.batch.promptTokens).toEqual(local.batch.promptTokens);
+      expect(echoed.batch.completionTokens).toEqual(local.batch.completionTokens);
+      expect(echoed.batch.behaviorLogprobs).toEqual(local.batch.behaviorLogprobs);
+      expect(echoed.texts).toEqual(local.texts);
+    }
+  });
+
   it('a list of prompts: choice i*n+j is completion j of prompt i; token strings without return_tokens_as_token_ids; usage', async () => {
     const [a, b] = PROMPTS();
     const { status, json } = await post('/v1/completions', { model: 'tiny', prompt: [a, b], n: 2, max_tokens: 4, temperature: 0, logprobs: 0 });
@@ -118,9 +139,7 @@ describe('rlvr-serve', () => {
       ['/v1/completions', { model: 'tiny' }, 400, /prompt/],
       ['/v1/completions', { model: 'tiny', prompt: 'x', temperature: -1 }, 400, /temperature/],
       ['/v1/completions', { model: 'tiny', prompt: 'x', top_p: 0 }, 400, /top_p/],
-      ['/v1/completions', { model: 'tiny', prompt: 'x', logprobs: 5 }, 400, /only logprobs 0/],
-      ['/v1/completions', { model: 'tiny', prompt: 'x', stream: true }, 400, /streaming is not supported/],
-      ['/v1/completions', { model: 'tiny', prompt: 'x', echo: true }, 400, /echo/],
+      ['/v1/completions', { model: 'tiny', prompt: 'x', logprobs: 21 }, 400, /logprobs/],
       ['/v1/completions', { model: 'tiny', prompt: [] }, 400, /prompt list is empty/],
       ['/v1/completions', { model: 'tiny', prompt: [1, 99999] }, 400, /token id 99999 at position 1/],
       ['/v1/completions', { model: 'tiny', prompt: [1, 2], max_tokens: 300 }, 400, /maximum context length is 256 tokens/],
@@ -172,7 +191,7 @@ describe('rlvr-serve', () => {
     }
   });
 
-  it('serves concurrent requests one after another, each with its own result', async () => {
+  it('serves concurrent requests in one batch, each with the result it gets alone', async () => {
     const body = (seed: number) => ({ model: 'tiny', prompt: PROMPTS()[0], n: 2, max_tokens: 6, seed, logprobs: 0, return_tokens_as_token_ids: true });
     const alone = await Promise.all([post('/v1/completions', body(1)), post('/v1/completions', body(2))]);
     const again = await post('/v1/completions', body(2));
