@@ -152,7 +152,8 @@ describe('rlvr eval --endpoint', () => {
     const rr = await rlvr('eval', '--endpoint', `http://127.0.0.1:${server.port}`, '--out', remote, ...common);
     expect(rr.code, rr.stderr).toBe(0);
     const [L, R] = [await readResult(local), await readResult(remote)];
-    expect(R.policy).toEqual({ kind: 'endpoint', url: `http://127.0.0.1:${server.port}/v1`, model: 'warmup', api: 'completions', template: 'plain' });
+    // rlvr-serve names the model after --model as given, as vLLM does
+    expect(R.policy).toEqual({ kind: 'endpoint', url: `http://127.0.0.1:${server.port}/v1`, model: WARMUP, api: 'completions', template: 'plain' });
     expect(R.options).toMatchObject({ endpoint: `http://127.0.0.1:${server.port}`, chat: false, concurrency: 8, n: 2, temperature: 0, maxTokens: 48 });
     expect(Object.keys(R.options)).not.toContain('backend');
     const [l, r] = [L.datasets[0]!, R.datasets[0]!];
