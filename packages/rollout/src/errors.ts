@@ -8,11 +8,10 @@ import { RlvrError } from '@rlvr/core';
  * - `invalid_file`: a vocabulary file cannot be read or is not one;
  * - `invalid_tokenizer`: a tokenizer SPEC names no known kind, or a token id has no bytes;
  * - `invalid_response`: a server or sampler broke the protocol (checked with zod / the sampler contract);
- * - `invalid_model`: `rlvr-serve`'s model directory (or tfjs backend) does not load;
  * - `listen_failed`: `rlvr-serve` could not bind its host and port.
  * (A request that fails for good is not thrown: its rollouts are marked `error`.)
  */
-export type RolloutErrorCode = 'invalid_row' | 'invalid_file' | 'invalid_tokenizer' | 'invalid_response' | 'invalid_model' | 'listen_failed';
+export type RolloutErrorCode = 'invalid_row' | 'invalid_file' | 'invalid_tokenizer' | 'invalid_response' | 'listen_failed';
 
 /** The one error class of `@rlvr/rollout`. `code` is stable; `message` is for people; `location` is core's. */
 export class RolloutError extends RlvrError<RolloutErrorCode> {

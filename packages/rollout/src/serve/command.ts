@@ -36,10 +36,8 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
   const backend = values.backend as string;
   if (backend !== 'auto' && !(BACKEND_NAMES as readonly string[]).includes(backend)) throw usageError(`must be auto or one of ${BACKEND_NAMES.join(', ')} (got ${JSON.stringify(backend)})`, 'backend');
   const log = streamLogger(io.stderr, 'rlvr-serve');
-  const opened = await asRolloutError(async () => {
-    await selectBackend({ backend: backend as 'auto' }, log);
-    return openPolicyDir(dir, { trainable: false, tokenizer: values.tokenizer as string | undefined, requireEos: false });
-  });
+  await selectBackend({ backend: backend as 'auto' }, log);
+  const opened = openPolicyDir(dir, { trainable: false, tokenizer: values.tokenizer as string | undefined, requireEos: false });
   try {
     const { model, tokenizer, chatTemplate } = opened;
     if (chatTemplate.source === 'chatml') log.info('no tokenizer_config.json: /v1/chat/completions uses ChatML');
@@ -61,17 +59,6 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
     return { server, dispose: opened.dispose };
   } catch (e) {
     opened.dispose();
-    throw e;
-  }
-}
-
-/** `@rlvr/policy`'s errors (a backend that does not load, a model directory that does not open) as exit-1 errors. */
-async function asRolloutError<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (e) {
-    // PolicyError does not extend core's RlvrError yet; its message already names the file
-    if ((e as Error).name === 'PolicyError') throw new RolloutError('invalid_model', (e as Error).message, {}, { cause: e });
     throw e;
   }
 }
