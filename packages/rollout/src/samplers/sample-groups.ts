@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FINISH_CODES, parseConfig, Rng, SPAN_STRIDE, setSpans, silentLogger, validateBatch, type Logger, type RolloutBatch } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { SpanOptionsSchema, spanLocator, type TokenBytes } from '../spans/locate.js';
+import { SpanOptionsSchema, spanLocator, tokensBytes, type TokenBytes } from '../spans/locate.js';
 import type { PromptSamples, SamplePrompt, Sampler, SampleRequest } from './sampler.js';
 
 export const SampleOptionsSchema = z
@@ -115,7 +115,7 @@ export async function sampleGroups(
       if (bytes && c.finish !== 'error') {
         try {
           setSpans(batch.spans, i, locator.fromTokens(c.tokens, bytes));
-          if (text === undefined) text = decoder.decode(concat(c.tokens, bytes));
+          if (text === undefined) text = decoder.decode(tokensBytes(c.tokens, bytes));
         } catch (cause) {
           if (cause instanceof RolloutError) throw new RolloutError(cause.code, cause.message, { rollout: i, field: 'completionTokens' }, { cause });
           throw cause;
@@ -144,15 +144,4 @@ function checkContract(name: string, requests: readonly SampleRequest[], results
       if (c.finish === 'error' && c.tokens.length > 0) throw bad('a failed completion carries tokens', { ...at, field: 'completionTokens' });
     });
   });
-}
-
-function concat(tokens: readonly number[], vocab: TokenBytes): Uint8Array {
-  const pieces = tokens.map((id) => vocab.tokenBytes(id));
-  const out = new Uint8Array(pieces.reduce((s, x) => s + x.length, 0));
-  let at = 0;
-  for (const x of pieces) {
-    out.set(x, at);
-    at += x.length;
-  }
-  return out;
 }

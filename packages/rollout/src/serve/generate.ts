@@ -9,7 +9,7 @@ import { checkEncodable, ChatTemplate, type ApplyChatTemplate, type ChatMessage,
 import { DecodeRow, type DecodeParams } from '../samplers/decode-row.js';
 import type { PolicySampler } from '../samplers/policy-sampler.js';
 import { promptLogprobs, type PromptLogprobs } from '../samplers/prompt-logprobs.js';
-import type { TokenBytes } from '../spans/locate.js';
+import { tokensBytes, type TokenBytes } from '../spans/locate.js';
 import { HttpError } from './http.js';
 import { messageText, type ServeChatRequest, type ServeCompletionRequest } from './protocol.js';
 import { chatLogprobs, codePoints, completionLogprobs, promptLogprobsField, textOffsets, usage, type TokenName } from './responses.js';
@@ -151,7 +151,7 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
     promptScores.push(wantPrompt ? await promptLogprobs(e.model, ids, Math.max(k, r.prompt_logprobs ?? 0), params.temperature) : null);
     signal.throwIfAborted();
   }
-  const promptTexts = prompts.map((ids) => new TextDecoder().decode(concat(ids, bytesOf)));
+  const promptTexts = prompts.map((ids) => new TextDecoder().decode(tokensBytes(ids, bytes)));
   const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
   const created = Math.floor(Date.now() / 1000);
   const head = { id, object: 'text_completion', created, model: e.servedModelName };
@@ -216,17 +216,7 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
         }
       });
     }
-    try {
-      await e.sampler.decode(rows, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      sse.error(err);
-      return STREAMED;
-    }
-    e.onFinished(promptTokens, completionTokens, finishReasons(rows));
-    if (includeUsage) sse.send({ ...head, choices: [], usage: usage(promptTokens, completionTokens) });
-    sse.end();
-    return STREAMED;
+    return finishStream(e, rows, sse, signal, () => usage(promptTokens, completionTokens), includeUsage ? head : null);
   }
 
   const rows = prompts.flatMap((ids) => Array.from({ length: r.n }, (_, j) => new DecodeRow(ids, params, j, eos, bytes)));
@@ -310,17 +300,7 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
         sse.send({ ...head, choices: [choice], ...(continuous ? { usage: usage(promptTokens, completionTokens) } : {}) });
       });
     });
-    try {
-      await e.sampler.decode(rows, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      sse.error(err);
-      return STREAMED;
-    }
-    e.onFinished(promptTokens, completionTokens, finishReasons(rows));
-    if (includeUsage) sse.send({ ...head, choices: [], usage: usage(promptTokens, completionTokens) });
-    sse.end();
-    return STREAMED;
+    return finishStream(e, rows, sse, signal, () => usage(promptTokens, completionTokens), includeUsage ? head : null);
   }
 
   const rows = Array.from({ length: r.n }, (_, j) => new DecodeRow(ids, params, j, eos, bytes));
@@ -350,6 +330,26 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
 
 /** A handler's answer when it already streamed its response. */
 export const STREAMED = Symbol('streamed');
+
+/**
+ * Decode the rows of a stream (their listeners send the chunks), then the usage chunk (`usageHead`:
+ * the chunk's id fields, when `include_usage` asked for it) and `[DONE]`; a failure after the
+ * stream began is one error event. A client that went away rejects as before.
+ */
+async function finishStream(e: Engine, rows: readonly DecodeRow[], sse: SseStream, signal: AbortSignal, total: () => ReturnType<typeof usage>, usageHead: Record<string, unknown> | null): Promise<typeof STREAMED> {
+  try {
+    await e.sampler.decode(rows, signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    sse.error(err);
+    return STREAMED;
+  }
+  const u = total();
+  e.onFinished(u.prompt_tokens, u.completion_tokens, finishReasons(rows));
+  if (usageHead !== null) sse.send({ ...usageHead, choices: [], usage: u });
+  sse.end();
+  return STREAMED;
+}
 
 /** What one streamed choice has shown: the text delta of each new token, held back where a stop string could still begin. */
 class ChoiceStream {
@@ -382,15 +382,4 @@ class ChoiceStream {
       return at;
     });
   }
-}
-
-function concat(ids: readonly number[], bytesOf: (id: number) => Uint8Array): Uint8Array {
-  const parts = ids.map(bytesOf);
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { formatZodIssues, parseConfig, silentLogger, type Logger } from '@rlvr/core';
 import type { ApplyChatTemplate, Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from '../samplers/policy-sampler.js';
+import { tokensBytes } from '../spans/locate.js';
 import { chat, completions, encodePrompt, STREAMED, type Engine } from './generate.js';
 import { declaredTooLarge, errorBody, HttpError, readJson, refuseTooLarge, send } from './http.js';
 import { ServerMetrics } from './metrics.js';
@@ -133,8 +134,7 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
     checkModel(r.model);
     const bad = r.tokens.findIndex((id) => id >= model.dims.V);
     if (bad >= 0) throw new HttpError(400, `token id ${r.tokens[bad]} at position ${bad} is not in the vocabulary [0, ${model.dims.V})`, 'tokens');
-    const bytes = r.tokens.map((id) => sampler.tokenBytes.tokenBytes(id));
-    return { prompt: new TextDecoder().decode(Buffer.concat(bytes)) };
+    return { prompt: new TextDecoder().decode(tokensBytes(r.tokens, sampler.tokenBytes)) };
   };
 
   interface Route {

@@ -27,6 +27,16 @@ export const SpanOptionsSchema = z
 export type SpanOptions = z.output<typeof SpanOptionsSchema>;
 export type SpanOptionsInput = z.input<typeof SpanOptionsSchema>;
 
+/** The bytes of `tokens` one after another: the exact UTF-8 of their text (special tokens: none). */
+export function tokensBytes(tokens: ArrayLike<number>, vocab: TokenBytes): Uint8Array {
+  const pieces: Uint8Array[] = new Array(tokens.length);
+  let total = 0;
+  for (let i = 0; i < tokens.length; i++) total += (pieces[i] = vocab.tokenBytes(tokens[i]!)).length;
+  const out = new Uint8Array(total);
+  for (let i = 0, at = 0; i < pieces.length; at += pieces[i]!.length, i++) out.set(pieces[i]!, at);
+  return out;
+}
+
 /** Options parsed once, for calling the locator in a loop. */
 export interface SpanLocator {
   readonly options: SpanOptions;
