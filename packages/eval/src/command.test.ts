@@ -80,7 +80,7 @@ describe('rlvr eval --model', () => {
     expect(d!.passAt1).toBeCloseTo(d!.accuracy, 12);
     expect(d!.passAtN).toBeCloseTo(c.filter((x) => x > 0).length / 10, 12);
     expect(A.average).toMatchObject({ problems: 10, n: 3, accuracy: d!.accuracy, passAtN: d!.passAtN });
-    expect(A.options).toMatchObject({ model: WARMUP, n: 3, temperature: 0.8, topP: 0.95, topK: 20, seed: 7, limit: 10, maxTokens: 48, template: 'plain' });
+    expect(A.options).toMatchObject({ model: WARMUP, n: 3, temperature: 0.8, topP: 0.95, topK: 20, seed: 7, limit: 10, maxTokens: 48, template: 'tokenizer_config.json' }); // the warm-up's shipped chat template (its plain layout)
     expect(Object.keys(A.options)).not.toContain('concurrency');
     expect(Object.keys(A.options)).not.toContain('apiKey');
     expect(A.policy).toMatchObject({ kind: 'model', dir: WARMUP, parameters: 344112, backend: 'wasm', eosTokenIds: [407] });
