@@ -80,7 +80,7 @@ describe('rlvr eval --model', () => {
     expect(d!.passAt1).toBeCloseTo(d!.accuracy, 12);
     expect(d!.passAtN).toBeCloseTo(c.filter((x) => x > 0).length / 10, 12);
     expect(A.average).toMatchObject({ problems: 10, n: 3, accuracy: d!.accuracy, passAtN: d!.passAtN });
-    expect(A.options).toMatchObject({ model: WARMUP, n: 3, temperature: 0.8, topP: 0.95, topK: 20, seed: 7, limit: 10, maxTokens: 48, template: 'plain' });
+    expect(A.options).toMatchObject({ model: WARMUP, n: 3, temperature: 0.8, topP: 0.95, topK: 20, seed: 7, limit: 10, maxTokens: 48, template: 'tokenizer_config.json' }); // the warm-up's shipped chat template (its plain layout)
     expect(Object.keys(A.options)).not.toContain('concurrency');
     expect(Object.keys(A.options)).not.toContain('apiKey');
     expect(A.policy).toMatchObject({ kind: 'model', dir: WARMUP, parameters: 344112, backend: 'wasm', eosTokenIds: [407] });
@@ -152,7 +152,8 @@ describe('rlvr eval --endpoint', () => {
     const rr = await rlvr('eval', '--endpoint', `http://127.0.0.1:${server.port}`, '--out', remote, ...common);
     expect(rr.code, rr.stderr).toBe(0);
     const [L, R] = [await readResult(local), await readResult(remote)];
-    expect(R.policy).toEqual({ kind: 'endpoint', url: `http://127.0.0.1:${server.port}/v1`, model: 'warmup', api: 'completions', template: 'plain' });
+    // rlvr-serve names the model after --model as given, as vLLM does
+    expect(R.policy).toEqual({ kind: 'endpoint', url: `http://127.0.0.1:${server.port}/v1`, model: WARMUP, api: 'completions', template: 'plain' });
     expect(R.options).toMatchObject({ endpoint: `http://127.0.0.1:${server.port}`, chat: false, concurrency: 8, n: 2, temperature: 0, maxTokens: 48 });
     expect(Object.keys(R.options)).not.toContain('backend');
     const [l, r] = [L.datasets[0]!, R.datasets[0]!];

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './cli-run.js';
+import { cliMain, runCommands } from '@rlvr/core';
+import { rolloutCommands } from './cli/commands.js';
 
-process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
+cliMain('rlvr-rollout', (argv, io, signal) => runCommands('rlvr-rollout', rolloutCommands, argv, io, signal));

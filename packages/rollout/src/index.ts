@@ -1,52 +1,50 @@
+/**
+ * `@rlvr/rollout`: everything, the in-process policy sampler and `rlvr-serve` included (these load
+ * TensorFlow.js through `@rlvr/policy`). `@rlvr/rollout/http` and `@rlvr/rollout/spans` hold the
+ * parts that need no tfjs.
+ */
 export { RolloutError } from './errors.js';
 export type { RolloutErrorCode } from './errors.js';
 
 // answer spans in token space
-export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from './spans.js';
-export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans.js';
-export { boxedContent, DEFAULT_BOX_MARKERS } from './boxes.js';
-export { VocabFileSchema, vocabFromJson, loadVocab } from './vocab.js';
-export type { Vocab, VocabFile } from './vocab.js';
-export { vocabFromHfTokenizer, loadHfTokenizer } from './hf-tokenizer.js';
-export { vocabLoader, hfLoader, tiktokenLoader, prunedLoader, modelLoader, defaultTokenizerLoaders, loadTokenizer } from './tokenizer-spec.js';
-export type { TokenizerLoader } from './tokenizer-spec.js';
-export { runCli } from './cli-run.js';
-export type { CliIo } from './cli-io.js';
+export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from './spans/locate.js';
+export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans/locate.js';
+export { VocabFileSchema, vocabFromJson, loadVocab } from './spans/vocab.js';
+export type { Vocab, VocabFile } from './spans/vocab.js';
 
-// files
-export { readJsonl } from './jsonl.js';
-export type { JsonlLine } from './jsonl.js';
-
-// datasets
-export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from './datasets.js';
-export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './datasets.js';
-
-// prompts
-export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder, plainChatTemplate, chatmlTemplate } from './prompt.js';
-export { modelChatTemplate } from './model-template.js';
-export type { ModelChatTemplate } from './model-template.js';
-export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, PromptOptions, PromptOptionsInput, PromptBuilder } from './prompt.js';
-
-// synthetic tasks
-export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './synthetic.js';
-export type { SyntheticOperation, SyntheticOptions, SyntheticOptionsInput, SyntheticStep, SyntheticTask, SyntheticGenerator } from './synthetic.js';
+// datasets, prompts, synthetic tasks
+export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from './data/datasets.js';
+export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './data/datasets.js';
+export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder } from './data/prompt.js';
+export type { PromptOptions, PromptOptionsInput, PromptBuilder } from './data/prompt.js';
+export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './data/synthetic.js';
+export type { SyntheticOperation, SyntheticOptions, SyntheticOptionsInput, SyntheticStep, SyntheticTask, SyntheticGenerator } from './data/synthetic.js';
+// defined in @rlvr/policy (one meaning); re-exported while callers move their imports there
+export { plainChatTemplate, chatmlTemplate, modelChatTemplate } from '@rlvr/policy';
+export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, ModelChatTemplate } from '@rlvr/policy';
 
 // sampling
-export { silentLogger } from './sampler.js';
-export type { Sampler, SamplePrompt, SamplingParams, SampleRequest, SampledCompletion, PromptSamples, Logger } from './sampler.js';
-export { SampleOptionsSchema, sampleGroups } from './sample-groups.js';
-export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } from './sample-groups.js';
-export { HttpSamplerOptionsSchema, httpSampler } from './http-sampler.js';
-export type { HttpSamplerOptions, HttpSamplerOptionsInput, HttpSamplerEvent, HttpSamplerHooks } from './http-sampler.js';
-export { CompletionResponseSchema, ChatResponseSchema } from './http-protocol.js';
-export { PolicySamplerOptionsSchema, policySampler } from './policy-sampler.js';
-export { policyTokenBytes } from './policy-token-bytes.js';
-export type { PolicySampler, PolicySamplerOptions, PolicySamplerOptionsInput, PolicySamplerHooks } from './policy-sampler.js';
-export { pickToken } from './token-sampling.js';
-export type { TokenChoice, Picked } from './token-sampling.js';
-export { StopMatcher } from './stop-matcher.js';
-export { PolicyServerOptionsSchema, startPolicyServer } from './serve.js';
-export type { PolicyServer, PolicyServerOptions, PolicyServerOptionsInput, ServedPolicy } from './serve.js';
-export { ServeCompletionRequestSchema, ServeChatRequestSchema } from './serve-protocol.js';
-export { runServe } from './cli-serve.js';
-export type { ServeResult } from './cli-serve.js';
+export type { Sampler, SamplePrompt, SamplingParams, SampleRequest, SampledCompletion, PromptSamples } from './samplers/sampler.js';
+export { SampleOptionsSchema, sampleGroups } from './samplers/sample-groups.js';
+export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } from './samplers/sample-groups.js';
+export { HttpSamplerOptionsSchema, httpSampler } from './samplers/http-sampler.js';
+export type { HttpSamplerOptions, HttpSamplerOptionsInput, HttpSamplerEvent, HttpSamplerHooks } from './samplers/http-sampler.js';
+export { CompletionResponseSchema, ChatResponseSchema } from './samplers/http-protocol.js';
+export { PolicySamplerOptionsSchema, policySampler } from './samplers/policy-sampler.js';
+export type { PolicySampler, PolicySamplerOptions, PolicySamplerOptionsInput, PolicySamplerHooks } from './samplers/policy-sampler.js';
+export { policyTokenBytes } from './samplers/policy-token-bytes.js';
+export { pickToken } from './samplers/token-sampling.js';
+export type { TokenChoice, Picked } from './samplers/token-sampling.js';
+export { StopMatcher } from './samplers/stop-matcher.js';
+
+// rlvr-serve
+export { PolicyServerOptionsSchema, startPolicyServer } from './serve/server.js';
+export type { PolicyServer, PolicyServerOptions, PolicyServerOptionsInput, ServedPolicy } from './serve/server.js';
+export { ServeCompletionRequestSchema, ServeChatRequestSchema } from './serve/protocol.js';
+export { serveCommand, runServe } from './serve/command.js';
+export type { ServeResult } from './serve/command.js';
+
+// rlvr-rollout
+export { rolloutCommands } from './cli/commands.js';
+export { synthCommand, MAX_SYNTH_COUNT } from './cli/synth.js';
+export { spansCommand, tokenBytesFromSpec } from './cli/spans.js';

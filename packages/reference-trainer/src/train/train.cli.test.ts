@@ -237,7 +237,7 @@ describe('rlvr train', () => {
     ['an unknown estimator', async () => ['--config', cfg, '--estimator', 'grpo+nope'], 1, () => /^rlvr train: .*estimator: .*nope.*\n$/],
     ['a missing checkpoint', async () => ['--config', cfg, '--checkpoint', join(root, 'no-such-model')], 1, () => new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`)],
     ['a missing plugin', async () => ['--config', cfg, '--plugin', join(root, 'missing.mjs')], 1, () => /^rlvr train: .*plugin not found: .*missing\.mjs\n$/],
-    ['a missing data file', async () => ['--config', await writeJson('data-missing', { ...MICRO, data: { train: join(root, 'no-such.jsonl') } })], 1, () => /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: ENOENT.*\n$/],
+    ['a missing data file', async () => ['--config', await writeJson('data-missing', { ...MICRO, data: { train: join(root, 'no-such.jsonl') } })], 1, () => /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: no such file\n$/],
     ['a missing config file', async () => ['--config', join(root, 'nope.json')], 1, () => /^rlvr train: .*nope\.json: cannot read config: no such file\n$/],
     ['a bad flag value', async () => ['--config', cfg, '--steps', 'ten'], 2, () => /^rlvr train: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr train/],
   ];

@@ -3,9 +3,11 @@
  * the OS picks. It is NOT a model: the real engine cannot run here, so the
  * "generations" are a deterministic function of (prompt, seed, choice index) over a
  * tiny vocabulary, in exactly the wire format vLLM uses with
- * `return_tokens_as_token_ids` (`"token_id:123"` strings in the log-probs). A fault
- * script can make any attempt drop the connection, answer 500 / 503 / 429 / 400,
- * answer after the client's timeout, or send malformed or off-protocol JSON.
+ * `return_tokens_as_token_ids` (`"token_id:123"` strings in the log-probs), whole or as a
+ * server-sent event stream (`stream`, with the final usage chunk of `stream_options`), with
+ * `echo` of a text prompt (tokenised as one id per character). A fault script can make any
+ * attempt drop the connection, answer 500 / 503 / 429 / 400, answer after the client's timeout,
+ * send malformed or off-protocol JSON, or cut a stream short.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,13 +22,13 @@ export const FAKE_VOCAB = {
 const EOS = 0;
 const digitIds = (n: number): number[] => [...String(n)].map((d) => 3 + Number(d));
 
-export type Fault = 'drop' | '500' | '503' | '429' | '400' | 'slow' | 'malformed' | 'schema';
+export type Fault = 'drop' | '500' | '503' | '429' | '400' | 'slow' | 'malformed' | 'schema' | 'cut-stream';
 
 export interface FakeVllmOptions {
   model?: string;
   /** what to do on attempt `attempt` (0-based) of the request whose prompt is `key`; undefined = answer normally */
   fault?: (key: string, attempt: number) => Fault | undefined;
-  /** how long a `slow` answer waits */
+  /** how long a `slow` answer waits (default 60 s: past any client timeout of the tests) */
   slowMs?: number;
   /** the Retry-After header of 429 answers (default "0") */
   retryAfter?: string;
@@ -67,6 +69,31 @@ export function fakeGeneration(key: string, seed: number, index: number): { ids:
 export const fakeLogprob = (id: number, t: number): number => -(1 + ((id * 7 + t) % 10)) / 8;
 
 const text = (ids: number[]): string => ids.filter((i) => i !== EOS).map((i) => FAKE_VOCAB.tokens[i]).join('');
+
+/** Write the choices as vLLM streams them: the echoed prompt first, then one chunk per token per choice (the text cut where the stop string begins), the finish reason on the last, the usage chunk, `[DONE]`. */
+function stream(res: ServerResponse, chat: boolean, echo: string | null, promptIds: number[], pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[], usage: object | null, cut: boolean): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const send = (choice: object) => res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: chat ? 'chat.completion.chunk' : 'text_completion', created: 0, model: 'fake', choices: [choice] })}\n\n`);
+  pieces.forEach((p, index) => {
+    if (chat) send({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
+    if (echo !== null) send({ index, text: echo, logprobs: { tokens: promptIds.map((id) => `token_id:${id}`), token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5)] }, finish_reason: null });
+  });
+  const longest = Math.max(0, ...pieces.map((p) => p.tokens.length));
+  for (let t = 0; t < longest; t++) {
+    pieces.forEach((p, index) => {
+      if (t >= p.tokens.length) return;
+      const start = p.texts.slice(0, t).join('').length;
+      const text = p.out.slice(Math.min(start, p.out.length), Math.min(start + p.texts[t]!.length, p.out.length));
+      const last = t === p.tokens.length - 1;
+      const finish = last ? p.finish : null;
+      if (chat) send({ index, delta: { content: text }, logprobs: { content: [{ token: p.tokens[t], logprob: p.lps[t], bytes: [], top_logprobs: [] }] }, finish_reason: finish });
+      else send({ index, text, logprobs: { tokens: [p.tokens[t]], token_logprobs: [p.lps[t]] }, finish_reason: finish });
+    });
+    if (cut && t === 0) return void res.end(); // the connection ends before [DONE]
+  }
+  if (usage !== null) res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: 'text_completion', created: 0, model: 'fake', choices: [], usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
 
 export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<FakeVllm> {
   const model = options.model ?? 'fake-model';
@@ -115,6 +142,11 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
       const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 16;
       const seed = typeof body.seed === 'number' ? body.seed : 0;
       const stop = Array.isArray(body.stop) ? (body.stop as string[]) : [];
+      const echo = !chat && body.echo === true && typeof body.prompt === 'string';
+      const promptIds = typeof body.prompt === 'string' ? [...body.prompt].map((ch) => ch.charCodeAt(0)) : Array.isArray(body.prompt) ? (body.prompt as number[]) : [];
+      let completionTokens = 0;
+      /** per choice: the token texts (to stream) and the final text */
+      const pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[] = [];
       const choices = Array.from({ length: n }, (_, index) => {
         let ids = fakeGeneration(key, seed, index).ids;
         let finish = 'stop';
@@ -135,6 +167,8 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
         }
         const lps = ids.map((id, t) => fakeLogprob(id, t));
         const tokens = ids.map((id) => `token_id:${id}`);
+        completionTokens += ids.length;
+        pieces.push({ tokens, texts: ids.map((id) => (id === EOS ? '' : FAKE_VOCAB.tokens[id]!)), lps, out, finish });
         if (chat) {
           return {
             index,
@@ -144,17 +178,23 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
             stop_reason: null,
           };
         }
+        if (echo) {
+          const p = body.prompt as string;
+          return { index, text: p + out, logprobs: { text_offset: [], token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5), ...lps], tokens: [...promptIds.map((id) => `token_id:${id}`), ...tokens], top_logprobs: [] }, finish_reason: finish, stop_reason: null };
+        }
         return { index, text: out, logprobs: { text_offset: [], token_logprobs: lps, tokens, top_logprobs: [] }, finish_reason: finish, stop_reason: null };
       });
       if (options.reverseChoices) choices.reverse();
-      const response: Record<string, unknown> = { id: `cmpl-${state.requests.length}`, object: chat ? 'chat.completion' : 'text_completion', created: 0, model, choices, usage: {} };
+      const usage = { prompt_tokens: promptIds.length, completion_tokens: completionTokens, total_tokens: promptIds.length + completionTokens };
+      if (body.stream === true) return stream(res, chat, echo ? (body.prompt as string) : null, promptIds, pieces, (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true ? usage : null, fault === 'cut-stream');
+      const response: Record<string, unknown> = { id: `cmpl-${state.requests.length}`, object: chat ? 'chat.completion' : 'text_completion', created: 0, model, choices, usage };
       if (options.promptTokenIds) response.prompt_token_ids = [...key].map((ch) => ch.charCodeAt(0));
       const payload = JSON.stringify(response);
       if (fault === 'slow') {
         const timer = setTimeout(() => {
           timers.delete(timer);
           send(200, payload);
-        }, options.slowMs ?? 2000);
+        }, options.slowMs ?? 60_000);
         timers.add(timer);
         return;
       }

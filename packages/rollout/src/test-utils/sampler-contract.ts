@@ -4,7 +4,7 @@
  * in-process policy sampler).
  */
 import { describe, expect, it } from 'vitest';
-import type { Sampler, SampleRequest, SamplePrompt, SamplingParams } from '../sampler.js';
+import type { Sampler, SampleRequest, SamplePrompt, SamplingParams } from '../samplers/sampler.js';
 
 export interface ContractSetup {
   sampler: Sampler;

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PRUNED_FILE, Qwen3Model, parseModelConfig, prunedTokenizer, prunedVocab, saveModel, savePrunedVocab, selectBackend, type Tokenizer } from '@rlvr/policy';
-import { BOXED_INSTRUCTION } from '../prompt.js';
-import { syntheticGenerator } from '../synthetic.js';
+import { BOXED_INSTRUCTION } from '../data/prompt.js';
+import { syntheticGenerator } from '../data/synthetic.js';
 
 export const TINY_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
 

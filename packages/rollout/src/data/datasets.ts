@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import { findBoxes, parseConfig, readJsonl } from '@rlvr/core';
+import { RolloutError } from '../errors.js';
+
+/** A verifiable task: the question a prompt is built from and the gold answer the reward compares with. */
+export interface Task {
+  question: string;
+  /** The gold answer as text (numbers stringified, lists joined with ", "). */
+  answer: string;
+  /** 1-based line of the row in its file. */
+  line: number;
+  /** The row's id field, when the mapping names one. */
+  id?: string;
+}
+
+/**
+ * How to read a task from a JSON row.
+ * `answerFormat`:
+ * - `value`: the field is a string, or a finite number stringified the JavaScript way
+ *   (AMC's `27.0` is read by JSON as 27 and becomes "27");
+ * - `last_boxed`: the field is a worked solution; the gold is its last balanced `\boxed{}` (Minerva-MATH);
+ * - `after_hashes`: the gold is the text after the last `####`, trimmed, with thousands
+ *   separators removed from a plain number ("14,400" -> "14400") (GSM8K);
+ * - `list`: a non-empty list of strings or numbers, joined with ", " (OlympiadBench).
+ *   Unlike the reference code, which grades the Python repr "['108']", the elements
+ *   themselves are kept.
+ */
+export const FieldMappingSchema = z
+  .object({
+    /** field holding the question (dotted path for nested fields) */
+    question: z.string().min(1),
+    /** field holding the gold answer */
+    answer: z.string().min(1),
+    answerFormat: z.enum(['value', 'last_boxed', 'after_hashes', 'list']).default('value'),
+    /** optional field holding an id (string or number) */
+    id: z.string().min(1).optional(),
+  })
+  .strict();
+export type FieldMapping = z.output<typeof FieldMappingSchema>;
+export type FieldMappingInput = z.input<typeof FieldMappingSchema>;
+
+/** Field layouts of the usual math datasets. */
+export const DATASET_PRESETS = {
+  deepmath: { question: 'question', answer: 'final_answer', answerFormat: 'value' },
+  math500: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'unique_id' },
+  aime: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
+  amc: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
+  college_math: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
+  minerva_math: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed', id: 'idx' },
+  olympiadbench: { question: 'question', answer: 'final_answer', answerFormat: 'list', id: 'id' },
+  gsm8k: { question: 'question', answer: 'answer', answerFormat: 'after_hashes' },
+  /** rows of `rlvr-rollout synth` */
+  synthetic: { question: 'question', answer: 'answer', answerFormat: 'value' },
+} as const satisfies Record<string, FieldMapping>;
+export type DatasetPreset = keyof typeof DATASET_PRESETS;
+const PresetNameSchema = z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]);
+
+/** The mapping a preset name or a custom mapping stands for; an unknown preset or a bad mapping throws `CoreError('invalid_config')` listing what is allowed. */
+export function resolveMapping(mapping: DatasetPreset | FieldMappingInput): FieldMapping {
+  if (typeof mapping === 'string') {
+    return DATASET_PRESETS[parseConfig(PresetNameSchema, mapping, 'dataset preset')];
+  }
+  return parseConfig(FieldMappingSchema, mapping, 'dataset field mapping');
+}
+
+/** Read one task from a parsed row; a missing or mistyped field throws naming file, line and field. */
+export function taskFromRow(row: unknown, mapping: FieldMapping, where: { file?: string; line: number }): Task {
+  const at = (field: string) => ({ ...where, field });
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+    throw new RolloutError('invalid_row', `expected a JSON object, got ${describe(row)}`, { ...where });
+  }
+  const question = fieldAt(row, mapping.question);
+  if (typeof question !== 'string' || question.trim() === '') {
+    throw new RolloutError('invalid_row', `expected a non-empty string question, got ${describe(question)}`, at(mapping.question));
+  }
+  const task: Task = { question, answer: readAnswer(fieldAt(row, mapping.answer), mapping, at(mapping.answer)), line: where.line };
+  if (mapping.id !== undefined) {
+    const id = fieldAt(row, mapping.id);
+    if (typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) {
+      throw new RolloutError('invalid_row', `expected a string or number id, got ${describe(id)}`, at(mapping.id));
+    }
+    task.id = String(id);
+  }
+  return task;
+}
+
+/**
+ * Stream the tasks of a JSONL file (one row in memory at a time). `mapping` is a
+ * preset name (`"math500"`) or a custom `FieldMapping`. The first bad row throws
+ * `RolloutError('invalid_row')` naming the file, its line and the field.
+ */
+export async function* readTasks(file: string, mapping: DatasetPreset | FieldMappingInput): AsyncGenerator<Task> {
+  const m = resolveMapping(mapping);
+  for await (const { line, value } of readJsonl(file)) yield taskFromRow(value, m, { file, line });
+}
+
+/** All tasks of a file (or the first `limit`). */
+export async function loadTasks(file: string, mapping: DatasetPreset | FieldMappingInput, limit = Infinity): Promise<Task[]> {
+  const out: Task[] = [];
+  if (limit <= 0) return out;
+  for await (const t of readTasks(file, mapping)) {
+    out.push(t);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+function readAnswer(v: unknown, m: FieldMapping, loc: { file?: string; line: number; field: string }): string {
+  switch (m.answerFormat) {
+    case 'value':
+      return scalar(v, loc);
+    case 'list': {
+      if (!Array.isArray(v) || v.length === 0) throw new RolloutError('invalid_row', `expected a non-empty list of answers, got ${describe(v)}`, loc);
+      return v.map((x, i) => scalar(x, { ...loc, field: `${loc.field}.${i}` })).join(', ');
+    }
+    case 'last_boxed': {
+      if (typeof v !== 'string') throw new RolloutError('invalid_row', `expected a solution string, got ${describe(v)}`, loc);
+      const boxed = lastAnswer(v);
+      if (boxed === null) throw new RolloutError('invalid_row', 'the solution has no balanced \\boxed{...} to take the gold answer from', loc);
+      return boxed;
+    }
+    case 'after_hashes': {
+      if (typeof v !== 'string') throw new RolloutError('invalid_row', `expected a solution string with "#### answer", got ${describe(v)}`, loc);
+      const k = v.lastIndexOf('####');
+      const answer = k < 0 ? '' : v.slice(k + 4).trim();
+      if (answer === '') throw new RolloutError('invalid_row', 'expected "#### answer" at the end of the solution', loc);
+      return /^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(answer) ? answer.replaceAll(',', '') : answer;
+    }
+  }
+}
+
+/** The content of the last balanced box of a worked solution (core's box finder, as the grader reads boxes). */
+function lastAnswer(text: string): string | null {
+  const box = findBoxes(text).at(-1);
+  return box === undefined ? null : text.slice(box.contentStart, box.contentEnd);
+}
+
+function scalar(v: unknown, loc: { file?: string; line: number; field: string }): string {
+  if (typeof v === 'string' && v.trim() !== '') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  throw new RolloutError('invalid_row', `expected a non-empty string or a finite number, got ${describe(v)}`, loc);
+}
+
+function fieldAt(row: object, path: string): unknown {
+  let v: unknown = row;
+  for (const key of path.split('.')) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'nothing (field missing)';
+  const s = JSON.stringify(v);
+  return s.length > 60 ? s.slice(0, 57) + '...' : s;
+}

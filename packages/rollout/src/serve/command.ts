@@ -1,0 +1,110 @@
+import { once } from 'node:events';
+import { intFlag, runCommand, streamLogger, usageError, type CliIo, type Command, type FlagValues } from '@rlvr/core';
+import { BACKEND_NAMES, openPolicyDir, selectBackend } from '@rlvr/policy';
+import { RolloutError } from '../errors.js';
+import { startPolicyServer, type PolicyServer } from './server.js';
+
+const USAGE = `usage: rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [--served-model-name NAME]
+           [--tokenizer SPEC] [--backend auto|${BACKEND_NAMES.join('|')}] [--batch-size 16]
+           [--max-body-bytes 33554432] [--api-key KEY] [--quiet]
+
+  Serve a @rlvr/policy model directory (config.json + safetensors) over the OpenAI-compatible
+  protocol as vLLM speaks it: POST /v1/completions and /v1/chat/completions (streamed or not),
+  GET /v1/models[/{id}], POST /tokenize, /detokenize, GET /version, /metrics, /health. Concurrent
+  requests share one decode batch of --batch-size rows. The first stdout line says where;
+  Ctrl-C or SIGTERM drains the requests in flight. Parameters: docs/serve.md.
+  --served-model-name  the name clients send as "model" (default: --model as given, as vLLM does)
+  --tokenizer          tiktoken:NAME, hf:PATH, pruned:PATH or a directory (default: the model directory)
+  --port 0             picks a free port
+  --max-body-bytes     a larger request body gets a 413 at once
+  --api-key            /v1/* then needs "Authorization: Bearer KEY" (as vLLM's --api-key)
+`;
+
+/** A started server and how to free its model. */
+interface Started {
+  server: PolicyServer;
+  dispose(): void;
+}
+
+async function launch(values: FlagValues, io: CliIo): Promise<Started> {
+  const dir = values.model as string | undefined;
+  if (dir === undefined) throw usageError('is required', 'model');
+  const port = intFlag(values, 'port', { min: 0, max: 65535 })!;
+  const batchSize = intFlag(values, 'batch-size', { min: 1, max: 4096 })!;
+  const maxBodyBytes = intFlag(values, 'max-body-bytes', { min: 1024 })!;
+  const apiKey = values['api-key'] as string | undefined;
+  const backend = values.backend as string;
+  if (backend !== 'auto' && !(BACKEND_NAMES as readonly string[]).includes(backend)) throw usageError(`must be auto or one of ${BACKEND_NAMES.join(', ')} (got ${JSON.stringify(backend)})`, 'backend');
+  const log = streamLogger(io.stderr, 'rlvr-serve');
+  await selectBackend({ backend: backend as 'auto' }, log);
+  const opened = openPolicyDir(dir, { trainable: false, tokenizer: values.tokenizer as string | undefined, requireEos: false });
+  try {
+    const { model, tokenizer, chatTemplate } = opened;
+    if (chatTemplate.source === 'chatml') log.info('no tokenizer_config.json: /v1/chat/completions uses ChatML');
+    if (chatTemplate.source === 'none') log.info('no tokenizer_config.json and no ChatML tokens: /v1/chat/completions is off');
+    if (opened.eosTokenIds.length === 0) log.warn('the model has no end-of-sequence token: completions end at max_tokens or a stop string');
+    const name = (values['served-model-name'] as string | undefined) ?? dir;
+    const quiet = values.quiet === true;
+    const server = await startPolicyServer(
+      { model, tokenizer, applyChatTemplate: chatTemplate.apply },
+      { host: values.host as string, port, servedModelName: name, batchSize, maxBodyBytes, ...(apiKey ? { apiKey } : {}) },
+      { info: (m) => (quiet ? undefined : log.info(m)), warn: (m) => log.warn(m) },
+    ).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+        throw new RolloutError('listen_failed', `cannot listen on ${String(values.host)}:${port}: ${e.code}`, { field: '--port' }, { cause: e });
+      }
+      throw e;
+    });
+    io.stdout.write(`rlvr-serve: serving ${name} (${(model.numParameters() / 1e6).toFixed(2)}M parameters) on ${server.url}\n`);
+    return { server, dispose: opened.dispose };
+  } catch (e) {
+    opened.dispose();
+    throw e;
+  }
+}
+
+/**
+ * `rlvr-serve`: serve until Ctrl-C or SIGTERM, then stop taking connections, finish the requests in
+ * flight, free the model and exit 0. Exit 1 when the model directory does not open or the port
+ * cannot be bound, 2 on bad usage.
+ */
+export const serveCommand: Command = {
+  summary: 'serve a model directory over the OpenAI protocol as vLLM speaks it',
+  usage: USAGE,
+  graceful: true,
+  options: {
+    model: { type: 'string' },
+    port: { type: 'string', default: '8000' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'served-model-name': { type: 'string' },
+    tokenizer: { type: 'string' },
+    backend: { type: 'string', default: 'auto' },
+    'batch-size': { type: 'string', default: '16' },
+    'max-body-bytes': { type: 'string', default: String(32 * 1024 * 1024) },
+    'api-key': { type: 'string' },
+    quiet: { type: 'boolean', default: false },
+  },
+  async run({ values, io, signal }) {
+    const { server, dispose } = await launch(values, io);
+    if (!signal.aborted) await once(signal, 'abort');
+    await server.close();
+    dispose();
+    return 0;
+  },
+};
+
+/** What `runServe` returns: the exit code, and the running server when it started. */
+export interface ServeResult {
+  /** 0 serving, 1 the model directory did not open, 2 bad usage */
+  code: number;
+  server?: PolicyServer;
+  /** frees the model and tokenizer after `server.close()` */
+  dispose?: () => void;
+}
+
+/** `rlvr-serve ARGV` in process, returning once the server listens (for tests and embedding): the same flags, messages and exit codes. */
+export async function runServe(argv: readonly string[], io: CliIo): Promise<ServeResult> {
+  let started: Started | undefined;
+  const code = await runCommand('rlvr-serve', { ...serveCommand, run: async ({ values }) => void (started = await launch(values, io)) }, argv, io);
+  return started === undefined ? { code } : { code, server: started.server, dispose: started.dispose };
+}

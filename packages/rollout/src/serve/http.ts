@@ -1,0 +1,99 @@
+/**
+ * HTTP plumbing of `rlvr-serve`: OpenAI-style errors, JSON bodies read within a size limit, and a
+ * 413 that reaches every client. A body whose `Content-Length` is over the limit is answered at
+ * once, before any of it is read, and the connection closes after the client has sent it (its bytes
+ * are read and dropped, up to a bound), so that a client that writes its whole body before reading,
+ * such as Python's `urllib`, reads the 413 instead of a broken pipe.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** An error answered with its HTTP status and an OpenAI-style error body naming the parameter. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+const TYPES: Record<number, string> = { 400: 'BadRequestError', 401: 'AuthenticationError', 404: 'NotFoundError', 405: 'MethodNotAllowedError', 413: 'RequestTooLargeError', 503: 'ServiceUnavailableError' };
+
+/** The body of an error response, as vLLM writes it. */
+export function errorBody(err: HttpError): Record<string, unknown> {
+  return { object: 'error', error: { message: err.message, type: TYPES[err.status] ?? 'InternalServerError', param: err.param, code: err.status } };
+}
+
+export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed || res.headersSent) return;
+  const payload = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; version=0.0.4; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
+  res.end(payload);
+}
+
+/**
+ * A 413 for a body over `limit` bytes, written on the socket at once (with `Connection: close`);
+ * the rest of the body is then read and dropped (no memory: only time, bounded), and the
+ * connection ends once the client has sent it, so that a client that writes its whole body first
+ * reads the 413 rather than a reset. A client that stops sending for 5 s, or is still sending after
+ * 30 s, is cut off. Written past the `ServerResponse`, which would close the socket under a client
+ * still sending.
+ */
+export function refuseTooLarge(req: IncomingMessage, limit: number): void {
+  const payload = JSON.stringify(errorBody(new HttpError(413, `the body is larger than ${limit} bytes`)));
+  const socket = req.socket;
+  socket.write(`HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`);
+  const stop = (): void => void socket.destroy();
+  const total = setTimeout(stop, 30_000);
+  let idle = setTimeout(stop, 5_000);
+  const clear = (): void => {
+    clearTimeout(total);
+    clearTimeout(idle);
+  };
+  req.on('data', () => {
+    clearTimeout(idle);
+    idle = setTimeout(stop, 5_000);
+  });
+  req.once('end', () => {
+    clear();
+    socket.end();
+  });
+  req.once('close', clear);
+  req.resume();
+}
+
+/** The declared `Content-Length` is over `limit`. */
+export function declaredTooLarge(req: IncomingMessage, limit: number): boolean {
+  const n = Number(req.headers['content-length']);
+  return Number.isFinite(n) && n > limit;
+}
+
+/**
+ * Read a JSON body of at most `limit` bytes. Rejects with HttpError 413 as soon as the body grows
+ * over it (the rest is left unread, for `refuseTooLarge`), 400 when it is not JSON.
+ */
+export function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.pause();
+      reject(new HttpError(413, `the body is larger than ${limit} bytes`));
+    };
+    const onEnd = (): void => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch (e) {
+        reject(new HttpError(400, `the body is not JSON: ${(e as Error).message}`));
+      }
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', reject);
+  });
+}

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { FINISH_CODES, answerBoxes, findBoxes, parseConfig, setSpans, type AnswerSpans, type RolloutBatch } from '@rlvr/core';
+
+/**
+ * Where a tokenizer's token ids come from as bytes: the exact UTF-8 bytes that
+ * token contributes to the decoded text (a piece of a multi-byte character is fine).
+ * Special tokens that decoding skips (EOS, padding) return an empty array.
+ * `@rlvr/policy`'s tokenizers and `vocabFromJson` implement it.
+ */
+export interface TokenBytes {
+  tokenBytes(id: number): Uint8Array;
+}
+
+export const SpanOptionsSchema = z
+  .object({
+    /** Which answer: the last (what the reward grades) or the first (what the GRAIL reference code weights). */
+    which: z.enum(['last', 'first']).default('last'),
+    /** Box commands, without the backslash (core's `findBoxes`, as the grader reads them). */
+    commands: z
+      .array(z.string().regex(/^[A-Za-z]+$/, { message: 'a box command is letters only, without the backslash' }))
+      .min(1)
+      .default(['boxed', 'fbox']),
+    /** `\boxed 5` (no braces) is a box of one token, as the grader reads it. */
+    bare: z.boolean().default(true),
+  })
+  .strict();
+export type SpanOptions = z.output<typeof SpanOptionsSchema>;
+export type SpanOptionsInput = z.input<typeof SpanOptionsSchema>;
+
+/** The bytes of `tokens` one after another: the exact UTF-8 of their text (special tokens: none). */
+export function tokensBytes(tokens: ArrayLike<number>, vocab: TokenBytes): Uint8Array {
+  const pieces: Uint8Array[] = new Array(tokens.length);
+  let total = 0;
+  for (let i = 0; i < tokens.length; i++) total += (pieces[i] = vocab.tokenBytes(tokens[i]!)).length;
+  const out = new Uint8Array(total);
+  for (let i = 0, at = 0; i < pieces.length; at += pieces[i]!.length, i++) out.set(pieces[i]!, at);
+  return out;
+}
+
+/** Options parsed once, for calling the locator in a loop. */
+export interface SpanLocator {
+  readonly options: SpanOptions;
+  /** Spans of a completion given as its tokens' byte pieces. */
+  fromPieces(pieces: readonly Uint8Array[]): AnswerSpans | null;
+  /** Spans of a completion given as token ids and a byte source. */
+  fromTokens(tokens: ArrayLike<number>, vocab: TokenBytes): AnswerSpans | null;
+}
+
+/**
+ * Build a span locator: bad options throw `CoreError('invalid_config')` here, once.
+ *
+ * The answer is found in the bytes of the concatenated token pieces (never by re-encoding text),
+ * with `@rlvr/core`'s `findBoxes` and `answerBoxes`: the rules the grader reads its answer with,
+ * so the rewarded box and the weighted box are the same one. An answer of adjacent boxes
+ * (`\boxed{1}, \boxed{2}`) is covered from the first marker to the last closing brace. Its bytes
+ * split into three regions: the marker O = `\boxed{`, the content C, the closing brace K = `}`
+ * (empty for a bare `\boxed 5`). Tokens are assigned by this rule:
+ * - **open** = the tokens that overlap O (from the first to the last of them);
+ * - **close** = the tokens that overlap K and do not overlap O (for an empty K: the token holding
+ *   the last content byte when it runs past it);
+ * - **content** = the tokens strictly between open and close.
+ *
+ * So a token straddling a delimiter and the content belongs to the delimiter: one
+ * straddling O and C is open, one straddling C and K is close, and a token holding
+ * all of `{x}` is open (content and close are then empty ranges at its end). A token
+ * may also carry bytes from before the box (in open) or after it (in close).
+ * Consequences, all tested: the ranges are ordered and do not overlap; open covers
+ * O; open + content + close covers the whole box; every content token's bytes lie
+ * inside C; the first post-answer token is `close[1]`. Empty pieces (special tokens)
+ * sit at their byte position: inside O they are open, at either edge of C they are
+ * content, before the box or after K they belong to no range.
+ */
+export function spanLocator(options: SpanOptionsInput = {}): SpanLocator {
+  const opts = parseConfig(SpanOptionsSchema, options, 'answer span');
+  const find = { commands: opts.commands, bare: opts.bare };
+  const fromPieces = (pieces: readonly Uint8Array[]): AnswerSpans | null => {
+    // ends[i] = byte offset just after token i
+    const ends = new Int32Array(pieces.length);
+    let total = 0;
+    for (let i = 0; i < pieces.length; i++) {
+      total += pieces[i]!.length;
+      ends[i] = total;
+    }
+    const bytes = new Uint8Array(total);
+    for (let i = 0, at = 0; i < pieces.length; i++) {
+      bytes.set(pieces[i]!, at);
+      at = ends[i]!;
+    }
+    const boxes = findBoxes(bytes, find);
+    const answer = answerBoxes(bytes, boxes, opts.which);
+    if (answer === null) return null;
+    const a = boxes[answer.first]!;
+    const b = boxes[answer.last]!;
+    return assignTokens(ends, a.start, a.contentStart, b.contentEnd, b.end);
+  };
+  return {
+    options: opts,
+    fromPieces,
+    fromTokens(tokens, vocab) {
+      const pieces: Uint8Array[] = new Array(tokens.length);
+      for (let i = 0; i < tokens.length; i++) pieces[i] = vocab.tokenBytes(tokens[i]!);
+      return fromPieces(pieces);
+    },
+  };
+}
+
+/**
+ * The final `\boxed{...}` of a completion in token space, or null when it has no
+ * balanced box. See `spanLocator` for the straddling rule; build a locator once
+ * when calling this in a loop.
+ */
+export function locateAnswerSpans(tokens: ArrayLike<number>, vocab: TokenBytes, options: SpanOptionsInput = {}): AnswerSpans | null {
+  return spanLocator(options).fromTokens(tokens, vocab);
+}
+
+/**
+ * Locate the answer spans of every rollout of a batch in place (rollouts with
+ * finish `error` get none) and return how many have one. For batches built
+ * elsewhere, or to switch between the first and the last box.
+ */
+export function fillBatchSpans(batch: RolloutBatch, vocab: TokenBytes, options: SpanOptionsInput = {}): number {
+  const locator = spanLocator(options);
+  let found = 0;
+  for (let i = 0; i < batch.numRollouts; i++) {
+    const tokens = batch.completionTokens.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);
+    const spans = batch.finish[i] === FINISH_CODES.error ? null : locator.fromTokens(tokens, vocab);
+    setSpans(batch.spans, i, spans);
+    if (spans !== null) found++;
+  }
+  return found;
+}
+
+/**
+ * Token ranges from byte regions: marker O = [o, c), content C = [c, k), close K = [k, e) (one
+ * brace, or empty). `ends[i]` is the byte offset after token i; token i covers [ends[i-1], ends[i]).
+ */
+function assignTokens(ends: Int32Array, o: number, c: number, k: number, e: number): AnswerSpans {
+  // first token that ends after byte o: it holds byte o, the first of O
+  const openStart = firstEndingAfter(ends, o);
+  // the token holding byte c - 1 (the last of O) is the last open token
+  const openEnd = firstEndingAfter(ends, c - 1) + 1;
+  if (e > k) {
+    // the token holding byte k (the `}`), unless it is already in open
+    const kTok = firstEndingAfter(ends, k);
+    return { open: [openStart, openEnd], content: [openEnd, Math.max(kTok, openEnd)], close: [Math.max(kTok, openEnd), Math.max(kTok + 1, openEnd)] };
+  }
+  // no brace: the token holding the last content byte closes when it runs past the content
+  const last = k > c ? firstEndingAfter(ends, k - 1) : openEnd - 1;
+  const closeStart = last >= openEnd && ends[last]! > k ? last : Math.max(last + 1, openEnd);
+  return { open: [openStart, openEnd], content: [openEnd, closeStart], close: [closeStart, Math.max(last + 1, openEnd)] };
+}
+
+/** Smallest i with ends[i] > byte (ends is non-decreasing); the token holding that byte. */
+function firstEndingAfter(ends: Int32Array, byte: number): number {
+  let lo = 0;
+  let hi = ends.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ends[mid]! > byte) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
