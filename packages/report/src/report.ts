@@ -3,14 +3,14 @@
  * SVG rendered here, in Node; the page has no script and loads nothing.
  */
 import { basename, join, resolve } from 'node:path';
-import { METRIC, METRIC_FAMILY, assertWritable, writeFileAtomic } from '@rlvr/core';
+import { METRIC, METRIC_FAMILY, assertWritable, percent, writeFileAtomic } from '@rlvr/core';
 import type { TopLevelSpec } from 'vega-lite';
 import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, lineSpec, renderSvg, rewardSpec } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
 import { ReportError } from './errors.js';
 import { parseReportOptions } from './options.js';
 import type { ReportOptions, ReportOptionsResolved } from './options.js';
-import { escapeHtml, formatNumber } from './html.js';
+import { escapeHtml } from './html.js';
 import { outcomeOf, planMetricCharts } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
@@ -185,13 +185,13 @@ async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[
     return svg + note(parts.join('; ') + '.');
   }
   const points = seriesPoints(records, c.metrics, opts.maxPoints);
-  let svg = await chart(lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics)));
+  let svg = await chart(lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics), c.percent === true));
   const counts = c.metrics.map((m) => records.filter((r) => typeof r[m] === 'number').length);
   const longest = Math.max(...counts);
   if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
   if (c.id === 'accuracy') {
     const last = lastValue(records, METRIC.accuracy);
-    if (last !== null) svg += note(`Latest: ${formatNumber(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
+    if (last !== null) svg += note(`Latest: ${percent(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
   }
   return svg;
 }
