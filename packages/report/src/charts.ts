@@ -54,11 +54,12 @@ export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => v
 }
 
 /**
- * Metric curves against the optimizer step, series `series[i]` in `colors[i]`.
+ * Metric curves against the optimizer step, series `series[i]` in `colors[i]`; `yPercent` labels a
+ * fraction's axis in percent.
  * Points are drawn when a series is short (eval-only metrics such as accuracy).
  * The legend (several series only) wraps into rows of at most `legendColumns(size)` entries.
  */
-export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string, colors: readonly string[] = SERIES_COLORS): TopLevelSpec {
+export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string, colors: readonly string[] = SERIES_COLORS, yPercent = false): TopLevelSpec {
   const maxLen = Math.max(0, ...series.map((s) => points.filter((p) => p.series === s).length));
   const xPad = padDomain(points.map((p) => p.step));
   const yPad = padDomain(points.map((p) => p.value));
@@ -69,7 +70,7 @@ export function lineSpec(points: readonly SeriesPoint[], series: readonly string
     mark: { type: 'line', strokeWidth: 1.6, point: maxLen <= 60 ? { size: 22, filled: true } : false },
     encoding: {
       x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: '~s' }, ...(xPad ? { scale: { domain: xPad } } : {}) },
-      y: { field: 'value', type: 'quantitative', title: yTitle, scale: yPad ? { domain: yPad } : { zero: false }, axis: valueAxis(points.map((p) => p.value)) },
+      y: { field: 'value', type: 'quantitative', title: yTitle, scale: yPad ? { domain: yPad } : { zero: false }, axis: yPercent ? { format: '~%' } : valueAxis(points.map((p) => p.value)) },
       color: {
         field: 'series',
         type: 'nominal',

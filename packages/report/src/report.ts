@@ -3,22 +3,22 @@
  * SVG rendered here, in Node; the page has no script and loads nothing.
  */
 import { basename, join, resolve } from 'node:path';
-import { METRIC, METRIC_FAMILY, assertWritable, writeFileAtomic } from '@rlvr/core';
+import { METRIC, METRIC_FAMILY, assertWritable, percent, writeFileAtomic } from '@rlvr/core';
 import type { TopLevelSpec } from 'vega-lite';
-import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, histogramSpec, lineSpec, positionSpec, renderSvg, rewardSpec } from './charts.js';
+import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, lineSpec, renderSvg, rewardSpec } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
 import { ReportError } from './errors.js';
 import { parseReportOptions } from './options.js';
 import type { ReportOptions, ReportOptionsResolved } from './options.js';
-import { escapeHtml, formatNumber } from './html.js';
+import { escapeHtml } from './html.js';
 import { outcomeOf, planMetricCharts } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
-import { configSection, figure, flatList, histogramTable, lastValue, noData, note, positionTable, samplesSection, summary } from './report-parts.js';
+import { configSection, figure, flatList, lastValue, noData, note, samplesSection, summary } from './report-parts.js';
 import { downsample, flatCurves, mergeSteps, metricNames, movingAverage, seriesPoints, smoothingWindow } from './series.js';
 import { REPORT_CSS } from './styles.js';
-import { positionProfile, weightHistogram } from './weight-stats.js';
+import { tokenWeightFigures } from './weight-figures.js';
 
 type Resolved = ReportOptionsResolved;
 
@@ -113,43 +113,8 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
     else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
   }
 
-  // Token weights: the distribution and the U-shape, from samples.jsonl (optionally a step range of it).
-  const from = opts.weightsFromStep ?? 0;
-  const to = opts.weightsToStep ?? Infinity;
-  const ranged = opts.weightsFromStep !== undefined || opts.weightsToStep !== undefined;
-  const samples = (run.samples ?? []).filter((s) => s.step >= from && s.step <= to);
-  const range = ranged ? ` at steps ${from}–${opts.weightsToStep ?? 'end'}` : '';
-  const why = run.samples === null ? `no ${RUN_FILES.samples} in the run directory` : `${RUN_FILES.samples} has no tokens${range}`;
-  const hist = weightHistogram(samples, opts.histogramBins);
-  const tokenCount = samples.reduce((n, s) => n + s.tokens.length, 0);
-  const weightFigures: string[] = [];
-  if (hist === null) {
-    warnings.push(`no data for token weights: ${why}`);
-    weightFigures.push(figure('weight-histogram', 'Token weights, correct vs wrong rollouts', noData(`token weights (${why})`)));
-    weightFigures.push(figure('position-profile', 'Mean token weight against position in the completion', noData(`token weights by position (${why})`)));
-  } else {
-    const profile = positionProfile(samples, opts.positionBins);
-    weightFigures.push(
-      figure(
-        'weight-histogram',
-        'Token weights, correct vs wrong rollouts',
-        (await chart(histogramSpec(hist, SIZE))) +
-          note(`Fraction of each outcome's tokens per weight bin, over ${samples.length} sampled rollouts (${tokenCount} tokens) from ${RUN_FILES.samples}${range || ', all steps'}.`) +
-          histogramTable(hist),
-      ),
-    );
-    weightFigures.push(
-      figure(
-        'position-profile',
-        'Mean token weight against position in the completion',
-        (await chart(positionSpec(profile, SIZE))) +
-          note(
-            `Token t of a completion of len tokens falls in bin floor(t·${opts.positionBins}/len) of t/len. Each rollout's mean weight per bin is averaged over rollouts of that outcome; the band is ±1 standard error. ${samples.length} sampled rollouts${range || ', all steps'}.`,
-          ) +
-          positionTable(profile),
-      ),
-    );
-  }
+  // Token weights from samples.jsonl first in their section, then the weights/* metric charts.
+  const weightFigures = await tokenWeightFigures(run, opts, { chart, size: SIZE, warnings });
   bySection.set('weights', [...weightFigures, ...(bySection.get('weights') ?? [])]);
 
   const body: string[] = [];
@@ -220,13 +185,13 @@ async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[
     return svg + note(parts.join('; ') + '.');
   }
   const points = seriesPoints(records, c.metrics, opts.maxPoints);
-  let svg = await chart(lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics)));
+  let svg = await chart(lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics), c.percent === true));
   const counts = c.metrics.map((m) => records.filter((r) => typeof r[m] === 'number').length);
   const longest = Math.max(...counts);
   if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
   if (c.id === 'accuracy') {
     const last = lastValue(records, METRIC.accuracy);
-    if (last !== null) svg += note(`Latest: ${formatNumber(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
+    if (last !== null) svg += note(`Latest: ${percent(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
   }
   return svg;
 }
