@@ -61,6 +61,10 @@ export const METRIC = {
   trainedRollouts: 'trained_rollouts',
   /** Index of the first parameter with a non-finite value, on a step that had one. */
   firstNonfiniteParamIndex: 'first_nonfinite_param_index',
+  /** Times the token advantages were recomputed with the current parameters during the update (`StepOptions.refresh`). */
+  refreshCount: 'refresh/count',
+  /** How much those recomputations moved the advantages: sum |refreshed - batch-level| / sum |batch-level| over their tokens. */
+  refreshChange: 'refresh/advantage_change',
 
   // --- held-out evaluation (`rlvr train`, `rlvr pretrain`; eval steps only, step 0 = the starting checkpoint) ---
   /** Mean over held-out problems of correct / n (sampled); `rlvr pretrain`: greedy accuracy. */
@@ -85,8 +89,10 @@ export const METRIC = {
   timeSignals: 'time/signals_s',
   /** Estimating the advantages. */
   timeAdvantages: 'time/advantages_s',
-  /** The policy update. */
+  /** The policy update (advantage refreshes included). */
   timeUpdate: 'time/update_s',
+  /** The advantage refreshes inside the update (`StepOptions.refresh`). */
+  timeRefresh: 'time/refresh_s',
 } as const;
 
 /** One of the fixed metric names. */
@@ -106,6 +112,7 @@ export const METRIC_FAMILY = {
   filter: 'filter/',
   eval: 'eval/',
   time: 'time/',
+  refresh: 'refresh/',
   /** token-weight statistics by outcome: `weights/OUTCOME/STAT` (see `weightMetric`) */
   weights: 'weights/',
   /** an estimator's other metrics under their own key: `adv/fallback_rate` (see `estimatorMetricName`) */

@@ -18,6 +18,8 @@ export { selectRollouts, batchMetrics } from './batch-filters.js';
 export type { RolloutSelection } from './batch-filters.js';
 export { Trainer } from './trainer.js';
 export type { AdvantageInput, StepOptions, StepResult } from './trainer.js';
+export { resolveRefresh } from './refresh.js';
+export type { AdvantageRefresh, RefreshContext, RefreshEvery, RefreshFactory, RefreshSpec } from './refresh.js';
 export { TrainerConfigSchema } from './config.js';
 export type { TrainerConfig, TrainerConfigInput } from './config.js';
 export { packSft, sftLoss, sftStep } from './sft.js';

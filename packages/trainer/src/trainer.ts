@@ -11,6 +11,7 @@ import { klPenalty } from './kl.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
+import type { AdvantageRefresh } from './refresh.js';
 
 /**
  * Per-token advantages `[totalTokens]`: fixed for the whole step, or recomputed
@@ -27,6 +28,13 @@ export interface StepOptions {
    * `config.oldLogprobs` for this step.
    */
   oldLogprobs?: Float32Array;
+  /**
+   * Recompute the token advantages with the current parameters during the step: before every
+   * pass after the first (`every: 'epoch'`) or before every optimizer step after the first
+   * (`'minibatch'`, for that mini-batch's rollouts). `advantages` then serves the first update.
+   * Not with an advantage callback.
+   */
+  refresh?: AdvantageRefresh;
 }
 
 export interface StepResult {
@@ -44,6 +52,11 @@ interface Tally {
   loss: number;
   updates: number;
   gradNorm: number;
+  /** advantage refreshes, the seconds they took, sum |refreshed - given| and sum |given| over their tokens */
+  refreshes: number;
+  refreshSeconds: number;
+  refreshDiff: number;
+  refreshAbs: number;
 }
 
 /**
@@ -105,7 +118,7 @@ export class Trainer {
       rows.push(i);
       maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
     }
-    const tally: Tally = { tokens: 0, clipLow: 0, clipHigh: 0, approxKl: 0, entropy: 0, refKl: 0, loss: 0, updates: 0, gradNorm: 0 };
+    const tally = emptyTally();
     const skippedBefore = this.#skipped;
     const stepsBefore = this.#steps;
     let firstFault: string | null = null;
@@ -113,15 +126,22 @@ export class Trainer {
       if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
         throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`, { field: 'oldLogprobs' });
       }
+      const { refresh } = options;
+      if (refresh !== undefined && typeof advantages === 'function') {
+        throw new TrainerError('invalid_input', 'pass either an advantage callback or options.refresh, not both: both recompute the advantages during the step', { field: 'refresh' });
+      }
       const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
       const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
+      const given = typeof advantages === 'function' ? null : checkLength(advantages, T, 'advantages');
       for (let pass = 0; pass < cfg.epochs; pass++) {
-        const adv = typeof advantages === 'function' ? advantages(pass) : advantages;
-        if (adv.length !== T) throw new TrainerError('invalid_input', `advantages has ${adv.length} values, expected ${T} (one per completion token)`, { field: 'advantages' });
+        let adv = given ?? checkLength((advantages as (pass: number) => Float32Array)(pass), T, 'advantages');
+        if (refresh?.every === 'epoch' && pass > 0) adv = this.#refresh(refresh, batch, rows, { pass, miniBatch: 0 }, given!, tally);
         const order = this.#rng.shuffle([...rows]);
         const per = Math.ceil(order.length / cfg.miniBatches);
         for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
-          const fault = this.#update(batch, order.slice(m * per, (m + 1) * per), adv, old, ref, maxLen, tally);
+          const mb = order.slice(m * per, (m + 1) * per);
+          const advMb = refresh?.every === 'minibatch' && (pass > 0 || m > 0) ? this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally) : adv;
+          const fault = this.#update(batch, mb, advMb, old, ref, maxLen, tally);
           firstFault ??= fault;
         }
       }
@@ -146,6 +166,11 @@ export class Trainer {
       [METRIC.trainedRollouts]: rows.length,
     };
     if (this.#refModel && rows.length > 0) metrics[METRIC.klRef] = tally.refKl / n;
+    if (options.refresh !== undefined) {
+      metrics[METRIC.refreshCount] = tally.refreshes;
+      metrics[METRIC.refreshChange] = tally.refreshAbs > 0 ? tally.refreshDiff / tally.refreshAbs : 0;
+      metrics[METRIC.timeRefresh] = tally.refreshSeconds;
+    }
     if (firstFault !== null) metrics[METRIC.firstNonfiniteParamIndex] = this.#paramIndex(firstFault);
     return { metrics };
   }
@@ -158,8 +183,25 @@ export class Trainer {
   gradients(batch: RolloutBatch, rows: number[], advantages: Float32Array, oldLogprobs: Float32Array): { loss: number; grads: Map<string, tf.Tensor> } {
     let maxLen = 0;
     for (const i of rows) maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
-    const tally: Tally = { tokens: 0, clipLow: 0, clipHigh: 0, approxKl: 0, entropy: 0, refKl: 0, loss: 0, updates: 0, gradNorm: 0 };
+    const tally = emptyTally();
     return this.#accumulate(batch, rows, advantages, oldLogprobs, null, maxLen, tally);
+  }
+
+  /** The refreshed advantages of `rows` (checked), with their change from the given ones in `tally`. */
+  #refresh(refresh: AdvantageRefresh, batch: RolloutBatch, rows: readonly number[], ctx: { pass: number; miniBatch: number }, given: Float32Array, tally: Tally): Float32Array {
+    const t0 = performance.now();
+    const adv = checkLength(refresh.advantages(this.model, batch, rows, ctx), given.length, 'refreshed advantages');
+    tally.refreshSeconds += (performance.now() - t0) / 1000;
+    tally.refreshes++;
+    for (const i of rows) {
+      for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) {
+        const a = adv[t]!;
+        if (!Number.isFinite(a)) throw new TrainerError('invalid_input', `refreshed advantage of completion token ${t - batch.completionOffsets[i]!} is ${a}`, { rollout: i, field: 'refresh' });
+        tally.refreshDiff += Math.abs(a - given[t]!);
+        tally.refreshAbs += Math.abs(given[t]!);
+      }
+    }
+    return adv;
   }
 
   /** Old log-probs per token: the sampler's, or recomputed with the current policy (no gradient). */
@@ -313,6 +355,15 @@ export class Trainer {
     const { trainer: _own, ...rest } = meta.state;
     return rest;
   }
+}
+
+function emptyTally(): Tally {
+  return { tokens: 0, clipLow: 0, clipHigh: 0, approxKl: 0, entropy: 0, refKl: 0, loss: 0, updates: 0, gradNorm: 0, refreshes: 0, refreshSeconds: 0, refreshDiff: 0, refreshAbs: 0 };
+}
+
+function checkLength(a: Float32Array, T: number, what: string): Float32Array {
+  if (a.length !== T) throw new TrainerError('invalid_input', `${what} has ${a.length} values, expected ${T} (one per completion token)`, { field: what === 'advantages' ? 'advantages' : 'refresh' });
+  return a;
 }
 
 function maskOf(n: number, rows: number[]): boolean[] {
