@@ -38,6 +38,18 @@ describe('readJsonl', () => {
   });
 });
 
+describe('readJsonl with invalidLines: yield', () => {
+  it('hands a bad line over with its error and reads on', async () => {
+    const got = await collect(readJsonl(Readable.from(['{"a":1}\nnot json\n\n[2]\n']), { name: 'rows', invalidLines: 'yield' }));
+    expect(got.map((l) => [l.line, l.value, l.error?.message])).toEqual([
+      [1, { a: 1 }, undefined],
+      [2, undefined, expect.stringMatching(/^rows:2: not JSON: /)],
+      [4, [2], undefined],
+    ]);
+    expect(got[1]!.error).toMatchObject({ code: 'read_failed', location: { file: 'rows', line: 2 } });
+  });
+});
+
 describe('repairJsonl', () => {
   it('cuts a torn last line and leaves a sound log alone', async () => {
     const dir = await scratch();

@@ -14,6 +14,8 @@ import { describeFsError } from './files.js';
 export interface JsonlLine {
   line: number;
   value: unknown;
+  /** With `invalidLines: 'yield'`: set (and `value` undefined) for a line that is not JSON, the error it would have thrown. */
+  error?: CoreError;
 }
 
 export interface ReadJsonlOptions {
@@ -21,6 +23,11 @@ export interface ReadJsonlOptions {
   name?: string;
   /** A line longer than this many characters is refused with its line number (default: no limit). */
   maxLineChars?: number;
+  /**
+   * A line that is not JSON: `throw` (default) ends the read with its error; `yield` hands it to the caller as
+   * `{ line, value: undefined, error }` and reads on (a command that answers each line, bad ones with an error row).
+   */
+  invalidLines?: 'throw' | 'yield';
 }
 
 /**
@@ -52,7 +59,17 @@ export async function* readJsonl(source: string | Readable, opts: ReadJsonlOptio
         throw new CoreError('read_failed', `line is ${text.length} characters, over the limit of ${opts.maxLineChars}`, { file, line });
       }
       if (text.trim() === '') continue;
-      yield { line, value: parseLine(text, file, line) };
+      if (opts.invalidLines !== 'yield') {
+        yield { line, value: parseLine(text, file, line) };
+        continue;
+      }
+      let parsed: JsonlLine;
+      try {
+        parsed = { line, value: parseLine(text, file, line) };
+      } catch (error) {
+        parsed = { line, value: undefined, error: error as CoreError };
+      }
+      yield parsed;
     }
   } catch (cause) {
     if (cause instanceof CoreError) throw cause;

@@ -34,6 +34,9 @@ export function compareAnswers(gold: Node, pred: Node, settings: CompareSettings
 
 // ---------------------------------------------------------------- comparison
 
+/** Whether an inequality pred may stand for an interval gold: the option, or by default off in strict mode. */
+const setRelation = (ctx: Ctx): boolean => ctx.settings.allowSetRelationComp ?? !ctx.settings.strict;
+
 function compareTop(g: Node, p: Node, ctx: Ctx): CompareResult {
   if (g.k === 'rel' && p.k !== 'rel') {
     const v = assignedValue(g);
@@ -49,7 +52,7 @@ function compareTop(g: Node, p: Node, ctx: Ctx): CompareResult {
   if (p.k === 'rel' && g.k !== 'rel') {
     const dp = dropApprox(p);
     if (dp.k === 'rel' && isIntervalLike(g) && relationToInterval(dp) !== null) {
-      if (!ctx.settings.allowSetRelationComp) return NE('pred is an inequality, gold is an interval (allowSetRelationComp is off)');
+      if (!setRelation(ctx)) return NE('pred is an inequality, gold is an interval (allowSetRelationComp is off)');
       return compareNodes(g, relationToInterval(dp) as Node, ctx);
     }
     const v = predValue(p);
@@ -165,12 +168,15 @@ function dedupe(xs: Node[], ctx: Ctx): Node[] {
   return out;
 }
 
+/** Pairwise matching (quadratic) up to this many items; larger collections of numbers are matched sorted. */
+const MAX_PAIRWISE = 64;
+const MAX_SORTED = 4096;
+
 function matchUnordered(g0: Node[], p0: Node[], ctx: Ctx, what: string): CompareResult {
-  if (g0.length > 64 || p0.length > 64) return NE(`${what}: too many items`);
+  if (g0.length > MAX_PAIRWISE || p0.length > MAX_PAIRWISE) return matchSorted(g0, p0, ctx, what);
   const g = g0.length === p0.length ? g0 : dedupe(g0, ctx);
   const p = g0.length === p0.length ? p0 : dedupe(p0, ctx);
   if (g.length !== p.length) return NE(`${what}: different sizes ${g.length} vs ${p.length}`);
-  if (g.length > 64) return NE(`${what}: too many items`);
   const used = new Array<boolean>(p.length).fill(false);
   for (let i = 0; i < g.length; i++) {
     let found = -1;
@@ -181,6 +187,23 @@ function matchUnordered(g0: Node[], p0: Node[], ctx: Ctx, what: string): Compare
     used[found] = true;
   }
   return EQ(what);
+}
+
+/** A large set of numbers: both sides without duplicates, in increasing order, compared item by item. */
+function matchSorted(g0: Node[], p0: Node[], ctx: Ctx, what: string): CompareResult {
+  if (g0.length > MAX_SORTED || p0.length > MAX_SORTED) return NE(`${what}: too many items`);
+  const sorted = (xs: Node[]): Node[] | null => {
+    const keyed = xs.map((n) => [realKey(n, ctx), n] as const);
+    if (keyed.some(([k]) => Number.isNaN(k))) return null;
+    keyed.sort((a, b) => a[0] - b[0]);
+    const out: Node[] = [];
+    for (const [, n] of keyed) if (out.length === 0 || !compareNodes(out[out.length - 1] as Node, n, ctx).equal) out.push(n);
+    return out;
+  };
+  const g = sorted(g0);
+  const p = sorted(p0);
+  if (g === null || p === null) return NE(`${what}: too many items that are not numbers`);
+  return matchOrdered(g, p, ctx, what);
 }
 
 function compareMatrices(g: Node, p: Node, ctx: Ctx): CompareResult {
@@ -231,7 +254,7 @@ function compareRelations(g: Extract<Node, { k: 'rel' }>, p: Extract<Node, { k: 
   const pin = dp.ops.length === 1 && dp.ops[0] === 'in' ? (dp.items[1] as Node) : null;
   if (ig !== null && pin !== null) return compareNodes(ig, pin, ctx);
   if (gin !== null && ip !== null) {
-    if (!ctx.settings.allowSetRelationComp) return NE('pred is an inequality, gold is a set (allowSetRelationComp is off)');
+    if (!setRelation(ctx)) return NE('pred is an inequality, gold is a set (allowSetRelationComp is off)');
     return compareNodes(gin, ip, ctx);
   }
   if (ig !== null && ip !== null && (dg.items.length === 3 || dp.items.length === 3)) return compareNodes(ig, ip, ctx);

@@ -2,11 +2,12 @@
  * Evaluates a scalar `Node` to an exact rational where possible and to a complex double always.
  * Free variables take values from `env`; a step budget bounds every evaluation.
  */
-import { mapArithmeticLeaves, type Node } from './ast.js';
+import type { Node } from './ast.js';
+import { bigop } from './bigop.js';
+import { EvalError, type Value, V_ONE, V_ZERO, approx, exact, vAdd, vDiv, vMul, vNeg } from './value.js';
 import {
   type Complex,
   type Rational,
-  C_ZERO,
   bitLength,
   c,
   cAbs,
@@ -21,23 +22,15 @@ import {
   cSin,
   cSqrt,
   factorial,
-  rAdd,
   rDiv,
-  rMul,
   rNeg,
   rPowInt,
   rToNumber,
   rat,
 } from './numeric.js';
 
-export class EvalError extends Error {}
-
-/** A computed value: `ex` is the exact rational when known; `dec` marks values built from decimal literals. */
-export interface Value {
-  ex: Rational | null;
-  v: Complex;
-  dec: boolean;
-}
+export { EvalError } from './value.js';
+export type { Value } from './value.js';
 
 export interface EvalContext {
   env: ReadonlyMap<string, Complex>;
@@ -48,16 +41,7 @@ export interface EvalContext {
 }
 
 const MAX_FACTORIAL = 3000;
-const MAX_BIGOP_TERMS = 2_000;
-const SUM_EXACT_BITS = 512;
 
-function exact(r: Rational | null, dec: boolean): Value {
-  if (r === null) throw new EvalError('exact arithmetic overflow');
-  return { ex: r, v: c(rToNumber(r)), dec };
-}
-function approx(v: Complex, dec: boolean): Value {
-  return { ex: null, v, dec };
-}
 
 /** Collects the free variable names of a scalar node (unknown functions are not variables). */
 export function freeSymbols(n: Node, out: Set<string> = new Set(), bound: ReadonlySet<string> = new Set()): Set<string> {
@@ -179,34 +163,14 @@ export function evaluate(n: Node, ctx: EvalContext): Value {
           return approx(c(Infinity), false);
       }
     // falls through (unreachable)
-    case 'add': {
-      let acc: Value = { ex: { n: 0n, d: 1n }, v: C_ZERO, dec: false };
-      for (const t of n.terms) {
-        const x = evaluate(t, ctx);
-        const ex = acc.ex && x.ex ? rAdd(acc.ex, x.ex) : null;
-        acc = { ex, v: ex ? c(rToNumber(ex)) : cAdd(acc.v, x.v), dec: acc.dec || x.dec };
-      }
-      return acc;
-    }
-    case 'neg': {
-      const x = evaluate(n.x, ctx);
-      return { ex: x.ex ? rNeg(x.ex) : null, v: c(-x.v.re, -x.v.im), dec: x.dec };
-    }
-    case 'mul': {
-      let acc: Value = { ex: { n: 1n, d: 1n }, v: c(1), dec: false };
-      for (const t of n.factors) {
-        const x = evaluate(t, ctx);
-        const ex = acc.ex && x.ex ? rMul(acc.ex, x.ex) : null;
-        acc = { ex, v: ex ? c(rToNumber(ex)) : cMul(acc.v, x.v), dec: acc.dec || x.dec };
-      }
-      return acc;
-    }
-    case 'div': {
-      const a = evaluate(n.num, ctx);
-      const b = evaluate(n.den, ctx);
-      const ex = a.ex && b.ex ? rDiv(a.ex, b.ex) : null;
-      return { ex, v: ex ? c(rToNumber(ex)) : cDiv(a.v, b.v), dec: a.dec || b.dec };
-    }
+    case 'add':
+      return n.terms.reduce((acc: Value, t) => vAdd(acc, evaluate(t, ctx)), V_ZERO);
+    case 'neg':
+      return vNeg(evaluate(n.x, ctx));
+    case 'mul':
+      return n.factors.reduce((acc: Value, t) => vMul(acc, evaluate(t, ctx)), V_ONE);
+    case 'div':
+      return vDiv(evaluate(n.num, ctx), evaluate(n.den, ctx));
     case 'pow':
       return power(evaluate(n.base, ctx), evaluate(n.exp, ctx));
     case 'fn':
@@ -221,7 +185,7 @@ export function evaluate(n: Node, ctx: EvalContext): Value {
         false,
       );
     case 'bigop':
-      return bigop(n, ctx);
+      return bigop(n, ctx, evaluate, power);
     case 'pm':
       throw new EvalError('\\pm must be expanded before evaluation');
     default:
@@ -229,7 +193,7 @@ export function evaluate(n: Node, ctx: EvalContext): Value {
   }
 }
 
-function power(b: Value, e: Value): Value {
+export function power(b: Value, e: Value): Value {
   const dec = b.dec || e.dec;
   if (b.ex && e.ex) {
     if (e.ex.d === 1n) {
@@ -264,36 +228,6 @@ function baseNumber(n: Extract<Node, { k: 'call' }>): Value {
     acc = acc * BigInt(base) + BigInt(d);
   }
   return exact(rat(acc), false);
-}
-
-function bigop(n: Extract<Node, { k: 'bigop' }>, ctx: EvalContext): Value {
-  const lo = toInt(evaluate(n.lo, ctx), 'lower bound');
-  const hi = toInt(evaluate(n.hi, ctx), 'upper bound');
-  if (hi - lo > BigInt(MAX_BIGOP_TERMS)) throw new EvalError('too many terms');
-  let acc: Value = n.op === 'sum' ? exact({ n: 0n, d: 1n }, false) : exact({ n: 1n, d: 1n }, false);
-  const env = new Map(ctx.env);
-  const inner: EvalContext = { ...ctx, env };
-  for (let k = lo; k <= hi; k++) {
-    env.set(n.index, c(Number(k)));
-    // The index is exact: evaluate the body with it bound as a number literal.
-    const body = evaluate(substituteIndex(n.body, n.index, k), inner);
-    // Exact sums of fractions grow their denominators term by term (and every add pays a gcd): past
-    // SUM_EXACT_BITS the rest of the sum continues in floating point.
-    if (acc.ex && (bitLength(acc.ex.d) > SUM_EXACT_BITS || bitLength(acc.ex.n) > SUM_EXACT_BITS)) acc = { ex: null, v: acc.v, dec: acc.dec };
-    if (n.op === 'sum') {
-      const ex = acc.ex && body.ex ? rAdd(acc.ex, body.ex) : null;
-      acc = { ex, v: ex ? c(rToNumber(ex)) : cAdd(acc.v, body.v), dec: acc.dec || body.dec };
-    } else {
-      const ex = acc.ex && body.ex ? rMul(acc.ex, body.ex) : null;
-      acc = { ex, v: ex ? c(rToNumber(ex)) : cMul(acc.v, body.v), dec: acc.dec || body.dec };
-    }
-  }
-  return acc;
-}
-
-function substituteIndex(n: Node, name: string, k: bigint): Node {
-  const lit: Node = k < 0n ? { k: 'neg', x: { k: 'num', value: { n: -k, d: 1n }, text: String(-k), decimals: -1 } } : { k: 'num', value: { n: k, d: 1n }, text: String(k), decimals: -1 };
-  return mapArithmeticLeaves(n, (x) => ((x.k === 'sym' || x.k === 'const') && x.name === name ? lit : x));
 }
 
 function real(v: Value, f: (x: number) => number): Value {

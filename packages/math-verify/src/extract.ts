@@ -175,6 +175,30 @@ export function reasoningEnd(text: string, delimiters: readonly string[]): numbe
   return end;
 }
 
+/** A gold that is a choice: a letter, maybe in parentheses or with a period, maybe followed by the option's text (`(D) Alina`). */
+const CHOICE_GOLD = /^\(?([A-Z])\)?[.:)]?(?:\s+\p{L}[\s\S]*)?$/u;
+
+const unwrapText = (s: string): string => s.replace(/\\(?:boxed|text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1').replace(/\$/g, '').trim();
+
+/** The letter of a gold that is a choice among `letters` (`C`, `(C)`, `C. Cecile`), else null: what `mode: 'auto'` reads. */
+export function choiceGold(gold: string, letters: string): string | null {
+  const g = unwrapText(gold);
+  // The whole gold, or its last line (`Alina and the answer is\n(C) Cecile`).
+  const m = CHOICE_GOLD.exec(g) ?? CHOICE_GOLD.exec(g.slice(g.lastIndexOf('\n') + 1).trim());
+  return m && letters.includes(m[1] as string) ? (m[1] as string) : null;
+}
+
+/**
+ * `mode: 'auto'` with a choice gold: whether the completion answers with a letter (a boxed letter, or prose, or a
+ * bare letter) rather than with a formula that merely contains one (`\mathrm{E}*2`), which is graded as math.
+ */
+export function answersWithLetter(text: string, letters: string): boolean {
+  const boxed = boxedAnswer(text, 'last');
+  if (boxed !== null) return choiceGold(boxed.content, letters) !== null;
+  const t = unwrapText(text);
+  return looksLikeProse(t) || !/[\d+\-*/^=\\]/.test(t);
+}
+
 const CHOICE_ANCHOR = /(?:answer|r[ée]ponse|答案|option|choice)\s*(?:is|est|是|为|[:：])?\s*(?:for sure\s*)?[:：]?\s*\(?\s*([A-Z])\b(?![a-z])/gi;
 
 /**
@@ -183,6 +207,10 @@ const CHOICE_ANCHOR = /(?:answer|r[ée]ponse|答案|option|choice)\s*(?:is|est|�
  */
 export function choiceAnswer(text: string, letters: string): string | null {
   const ok = (ch: string | undefined): ch is string => ch !== undefined && letters.includes(ch.toUpperCase()) && ch === ch.toUpperCase();
+  // A boxed letter is the committed answer (`\boxed{C}`, `\boxed{\text{(C)}}`).
+  const boxed = boxedAnswer(text, 'last');
+  const inBox = boxed === null ? null : CHOICE_GOLD.exec(boxed.content.replace(/\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1').trim());
+  if (inBox && ok(inBox[1])) return inBox[1];
   let anchored: string | null = null;
   CHOICE_ANCHOR.lastIndex = 0;
   for (let m = CHOICE_ANCHOR.exec(text); m !== null; m = CHOICE_ANCHOR.exec(text)) if (ok(m[1])) anchored = m[1];

@@ -6,10 +6,11 @@
 import type { Box } from '@rlvr/core';
 import { type Node, show } from './ast.js';
 import { compareAnswers } from './compare.js';
-import { FALLBACK_WINDOW, anchoredAnswers, boxedAnswer, choiceAnswer, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer, reasoningEnd } from './extract.js';
-import { decimalCommaForm, normalizeAnswer } from './normalize.js';
+import { FALLBACK_WINDOW, anchoredAnswers, answersWithLetter, boxedAnswer, choiceAnswer, choiceGold, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer, reasoningEnd } from './extract.js';
+import { commaReadings, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
-import { parseAnswerText, textNode } from './parse.js';
+import { freeSymbols } from './evaluate.js';
+import { parseWithUnits, textNode } from './parse.js';
 
 /** The verdict on one pair, with the parsed forms so a user can see why. */
 export interface VerifyResult {
@@ -44,38 +45,97 @@ interface Candidate {
 }
 
 interface Parsed {
+  /** The normalised text. */
   text: string;
   node: Node | null;
   error: string | null;
+  /** Known units written after quantities (canonical names: `inch`, `centimeter^2`, `degree`). */
+  units: string[];
+  /** The list reading of a comma-grouped number (`56,144` as 56 and 144), when the answer has one. */
+  list: Node | null;
+  /** A stated approximation (`\approx 1.41`, `x = \frac13 \approx 0.33`): the value and the decimals it is given to. */
+  approx: { node: Node; decimals: number } | null;
 }
 
 const FUNCTION_WORDS = /^(?:sin|cos|tan|sec|csc|cot|log|ln|exp|sqrt|pi)$/;
+/** Whole answers that are words even when short (`No` is not the product N·o). */
+const WORD_ANSWERS = /^(?:no|yes|true|false|none|neither|both|never|always|ok)$/i;
+/** An answer that says it is approximate: `\approx 1.41`, `approximately 1.41`, `about 3`. */
+const APPROX_PREFIX = /^(?:\\approx|\\sim|\\simeq|approximately|approx\.?|about|roughly|around|nearly)\s*(?=[-+\d.\\(\[{])/i;
 
-/** Parses one normalised answer; words-only answers (`odd`, `Evelyn`) become text. */
-function parseNormalized(norm: string): Parsed {
-  const comma = decimalCommaForm(norm);
-  const src = comma ?? norm;
-  // Words (`odd`, `Evelyn`, `no solution`) are text; two letters without a space (`ab`) stay a product.
-  if (/^[A-Za-z][A-Za-z' ]*$/.test(src) && /[A-Za-z]{3,}|[A-Za-z]{2} /.test(src) && !FUNCTION_WORDS.test(src) && !/^(?:[a-z] )+[a-z]$/.test(src)) {
-    return { text: norm, node: textNode(src), error: null };
-  }
+function parseText(src: string): { node: Node; units: string[] } | { error: string } {
   try {
-    return { text: norm, node: parseAnswerText(src), error: null };
+    return parseWithUnits(src);
   } catch (e) {
-    return { text: norm, node: null, error: e instanceof Error ? e.message : String(e) };
+    return { error: e instanceof Error ? e.message : String(e) };
   }
 }
 
-function parseAnswer(raw: string): Parsed {
-  return parseNormalized(normalizeAnswer(raw));
+/** Digits after the point of the decimal literals in `n`: the most of them (-1 when there is none). */
+function statedDecimals(n: Node): number {
+  let best = -1;
+  const walk = (x: Node): void => {
+    if (x.k === 'num') best = Math.max(best, x.decimals < 0 ? 0 : x.decimals);
+    for (const v of Object.values(x)) {
+      if (Array.isArray(v)) for (const y of v) (Array.isArray(y) ? y : [y]).forEach((z) => typeof z === 'object' && z !== null && 'k' in z && walk(z as Node));
+      else if (typeof v === 'object' && v !== null && 'k' in v) walk(v as Node);
+    }
+  };
+  walk(n);
+  return best;
+}
+
+/** The stated approximation of a gold relation chain (`x = \frac13 \approx 0.33` -> 0.33 to 2 decimals), else null. */
+function approximation(n: Node): Parsed['approx'] {
+  if (n.k !== 'rel') return null;
+  const at = n.ops.indexOf('~');
+  const item = at < 0 ? undefined : n.items[at + 1];
+  if (item === undefined || freeSymbols(item).size > 0) return null;
+  const decimals = statedDecimals(item);
+  return decimals < 0 ? null : { node: item, decimals };
+}
+
+/** Parses one normalised answer: words-only answers (`odd`, `Evelyn`, `No`) become text; `56,144` keeps both readings. */
+function parseNormalized(norm: string, opts: VerifyOptions): Parsed {
+  const base = { text: norm, units: [], list: null, approx: null };
+  // Words (`odd`, `Evelyn`, `no solution`) are text; two letters without a space (`ab`) stay a product.
+  if (WORD_ANSWERS.test(norm) || (/^[A-Za-z][A-Za-z' ]*$/.test(norm) && /[A-Za-z]{3,}|[A-Za-z]{2} /.test(norm) && !FUNCTION_WORDS.test(norm) && !/^(?:[a-z] )+[a-z]$/.test(norm))) {
+    return { ...base, node: textNode(norm), error: null };
+  }
+  const approxPrefix = APPROX_PREFIX.exec(norm);
+  const src = approxPrefix ? norm.slice(approxPrefix[0].length) : norm;
+  const comma = commaReadings(src, opts.decimalComma);
+  const main = parseText(comma === null ? src : (comma.number ?? comma.list));
+  if ('error' in main) return { ...base, node: null, error: main.error };
+  let list: Node | null = null;
+  if (comma !== null && comma.number !== null) {
+    const l = parseText(comma.list);
+    if ('node' in l) list = l.node;
+  }
+  let approx = approximation(main.node);
+  if (approxPrefix) {
+    const decimals = statedDecimals(main.node);
+    approx = { node: main.node, decimals: Math.max(0, decimals) };
+  }
+  return { ...base, node: main.node, error: null, units: main.units, list, approx };
+}
+
+function parseAnswer(raw: string, opts: VerifyOptions): Parsed {
+  return parseNormalized(normalizeAnswer(raw), opts);
 }
 
 const CHOICE_LABEL = /^\(?([A-Z])\)?$/;
 
 function choiceLabel(norm: string): string | null {
+  if (norm.length > 40) return null;
   const bare = norm.replace(/\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1').replace(/\s+/g, '');
   const m = CHOICE_LABEL.exec(bare);
   return m ? (m[1] as string) : null;
+}
+
+/** A list, set or tuple of two or more items: the shape that asks for the list reading of `56,144`. */
+function isMulti(n: Node | null): boolean {
+  return n !== null && (n.k === 'list' || n.k === 'set' || n.k === 'tuple') && n.items.length >= 2;
 }
 
 function compareParsed(g: Parsed, p: Parsed, opts: VerifyOptions): VerifyResult {
@@ -87,15 +147,30 @@ function compareParsed(g: Parsed, p: Parsed, opts: VerifyOptions): VerifyResult 
   if (gl !== null && pl !== null) return { equal: gl === pl, reason: gl === pl ? 'same_choice' : 'different_choice', gold: gl, pred: pl };
   if (g.node === null) return { equal: false, reason: `gold_unparseable: ${g.error}`, gold: g.text, pred: p.node ? show(p.node) : p.text };
   if (p.node === null) return { equal: false, reason: `pred_unparseable: ${p.error}`, gold: show(g.node), pred: p.text };
-  const r = compareAnswers(g.node, p.node, opts);
-  return { equal: r.equal, reason: r.reason, gold: show(g.node), pred: show(p.node) };
+  // `56,144` is two quantities against a list, one number against a number.
+  const gn = g.list !== null && isMulti(p.node) ? g.list : g.node;
+  const pn = p.list !== null && isMulti(gn) ? p.list : p.node;
+  const shown = { gold: show(gn), pred: show(pn) };
+  // Where the gold carries a known unit, a pred in another known unit is a different answer (no conversion).
+  if (g.units.length > 0 && p.units.length > 0) {
+    const gu = [...new Set(g.units)].sort().join(', ');
+    const pu = [...new Set(p.units)].sort().join(', ');
+    if (gu !== pu) return { equal: false, reason: `units differ: ${gu} vs ${pu}`, ...shown };
+  }
+  const r = compareAnswers(gn, pn, opts);
+  if (!r.equal && g.approx !== null) {
+    // The gold states an approximation: the pred rounded to the gold's decimals must give it.
+    const a = compareAnswers(g.approx.node, pn, { ...opts, roundTo: g.approx.decimals });
+    if (a.equal) return { equal: true, reason: `approximately (${g.approx.decimals} decimals): ${a.reason}`, ...shown };
+  }
+  return { equal: r.equal, reason: r.reason, ...shown };
 }
 
 /** `verifyAnswer` on resolved options. */
 export function gradeAnswer(gold: string, pred: string, opts: VerifyOptions): VerifyResult {
   if (gold.length > opts.maxAnswerChars) return { equal: false, reason: 'gold_too_large', gold: null, pred: null };
   if (pred.length > opts.maxAnswerChars) return { equal: false, reason: 'answer_too_large', gold: null, pred: null };
-  return compareParsed(parseAnswer(gold), parseAnswer(pred), opts);
+  return compareParsed(parseAnswer(gold, opts), parseAnswer(pred, opts), opts);
 }
 
 /** Candidate answers in a text, best first: boxes; else (with fallbacks) the text itself, anchors, math environments, last number. */
@@ -131,35 +206,45 @@ function firstParsed(cands: Candidate[], opts: VerifyOptions): { parsed: Parsed;
   let fallback: { parsed: Parsed; range: Box | null } | null = null;
   for (const c of cands) {
     if (c.text.length > opts.maxAnswerChars) continue;
-    const p = parseAnswer(c.text);
+    const p = parseAnswer(c.text, opts);
     if (p.node !== null && p.text.length > 0) return { parsed: p, range: c.range };
     fallback ??= { parsed: p, range: c.range };
   }
   return fallback;
 }
 
-/** Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks; null when too large. */
+/**
+ * Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks; null when its answer is
+ * over `maxAnswerChars`. A gold longer than `maxCompletionChars` is read from its window, as a completion is.
+ */
 export function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
+  gold = windowed(gold, opts).text;
   const boxed = boxedAnswer(gold, opts.extract, true);
-  if (boxed !== null) return boxed.content.length > opts.maxAnswerChars ? null : parseAnswer(boxed.content);
+  if (boxed !== null) return boxed.content.length > opts.maxAnswerChars ? null : parseAnswer(boxed.content, opts);
   if (gold.length > opts.maxAnswerChars && !looksLikeProse(gold.slice(0, 10_000))) return null;
-  const whole = parseAnswer(gold);
+  const whole = parseAnswer(gold, opts);
   if (whole.node !== null && !looksLikeProse(gold)) return whole;
   return firstParsed(answerCandidates(gold, { ...opts, fallbacks: true }, true), opts)?.parsed ?? whole;
+}
+
+/** The part of a long text that is read: its last `maxCompletionChars` characters (the first, with `extract: 'first'`), and where it starts. */
+function windowed(text: string, opts: VerifyOptions): { text: string; base: number } {
+  if (text.length <= opts.maxCompletionChars) return { text, base: 0 };
+  if (opts.extract === 'first') return { text: text.slice(0, opts.maxCompletionChars), base: 0 };
+  const base = text.length - opts.maxCompletionChars;
+  return { text: text.slice(base), base };
 }
 
 const miss = (reason: string, extracted: string | null = null): RewardResult => ({ reward: 0, extracted, reason, answer: null });
 
 /** `mathReward` on resolved options. */
 export function gradeCompletion(completion: string, gold: string, opts: VerifyOptions): RewardResult {
-  if (completion.length > opts.maxCompletionChars) return miss('completion_too_large');
-  if (gold.length > opts.maxCompletionChars) return miss('gold_too_large');
   let text = completion;
   for (const marker of opts.endOfTurnMarkers) {
     const at = text.indexOf(marker);
     if (at >= 0) text = text.slice(0, at);
   }
-  // Offsets of `text` in the completion (only a prefix is ever cut off), so the graded box is located in the completion.
+  // `base`: where `text` starts in the completion, so that the graded box is located in the completion as given.
   let base = 0;
   if (opts.reasoningDelimiters.length > 0) {
     const end = reasoningEnd(text, opts.reasoningDelimiters);
@@ -167,7 +252,11 @@ export function gradeCompletion(completion: string, gold: string, opts: VerifyOp
     text = text.slice(end);
     base = end;
   }
-  if (opts.mode === 'choice') {
+  // A long completion is read from its end (its final box), so the work is bounded without refusing it.
+  const win = windowed(text, opts);
+  text = win.text;
+  base += win.base;
+  if (opts.mode === 'choice' || (opts.mode === 'auto' && choiceGold(gold, opts.choices) !== null && answersWithLetter(text, opts.choices))) {
     const g = choiceAnswer(gold, opts.choices);
     const p = choiceAnswer(text, opts.choices);
     if (g === null) return miss('gold_has_no_choice', p);

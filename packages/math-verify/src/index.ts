@@ -6,3 +6,5 @@ export { MathVerifyError } from './errors.js';
 export type { MathVerifyErrorCode } from './errors.js';
 export { VerifierPool, PoolOptionsSchema } from './pool.js';
 export type { PoolOptions, PoolOptionsInput, PoolStats, PoolCallOptions } from './pool.js';
+export { verifyCommand } from './command.js';
+export { problemRounding } from './rounding.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decimalCommaForm, normalizeAnswer } from './normalize.js';
+import { commaReadings, normalizeAnswer, toAsciiForms } from './normalize.js';
 
 describe('normalizeAnswer', () => {
   it.each([
@@ -33,13 +33,26 @@ describe('normalizeAnswer', () => {
   });
 });
 
-describe('decimalCommaForm', () => {
-  it('reads a European decimal comma but not thousands groups or short lists', () => {
-    expect(decimalCommaForm('1,22')).toBe('1.22');
-    expect(decimalCommaForm('0,111')).toBe('0.111');
-    expect(decimalCommaForm('1000,99')).toBe('1000.99');
-    expect(decimalCommaForm('7,425')).toBeNull();
-    expect(decimalCommaForm('-2,1')).toBeNull();
-    expect(decimalCommaForm('1, 22')).toBeNull();
+describe('commaReadings', () => {
+  it('reads three-digit groups as thousands or a list, other groups as a list, a decimal comma only on request', () => {
+    expect(commaReadings('58,500', false)).toEqual({ number: '58500', list: '58, 500' });
+    expect(commaReadings('2,365,200,000', false)).toEqual({ number: '2365200000', list: '2, 365, 200, 000' });
+    expect(commaReadings('56,76', false)).toEqual({ number: null, list: '56, 76' });
+    expect(commaReadings('0,2', false)).toEqual({ number: null, list: '0, 2' });
+    expect(commaReadings('56,76', true)).toEqual({ number: '56.76', list: '56, 76' });
+    expect(commaReadings('0,111', true)).toEqual({ number: '0.111', list: '0, 111' });
+    expect(commaReadings('-1,22', true)).toEqual({ number: '-1.22', list: '-1, 22' });
+    expect(commaReadings('1,2,3', true)).toEqual({ number: null, list: '1, 2, 3' });
+    expect(commaReadings('1, 22', true)).toBeNull();
+    expect(commaReadings('1.5', true)).toBeNull();
+  });
+});
+
+describe('toAsciiForms', () => {
+  it('maps full-width forms and other scripts\' digits to ASCII, one unit for one', () => {
+    expect(toAsciiForms('３＋４＝（７）')).toBe('3+4=(7)');
+    expect(toAsciiForms('\u0663\u0661\u0664 \u06f5 \u0967\u0968')).toBe('314 5 12');
+    expect(toAsciiForms('x\u3000y')).toBe('x y');
+    expect(normalizeAnswer('１２.５')).toBe('12.5');
   });
 });

@@ -10,9 +10,25 @@ const ESCAPED_COMMANDS =
 
 const DOUBLE_ESCAPED = new RegExp(`(^|[^\\\\])\\\\\\\\(?=(?:${ESCAPED_COMMANDS})(?![a-zA-Z]))`, 'g');
 
+/**
+ * Full-width forms (`３`, `（`, `＋`, U+FF01-FF5E) and the ideographic space become ASCII; Arabic-Indic, Persian and
+ * Devanagari digits become ASCII digits. One UTF-16 unit each way, so offsets are unchanged.
+ */
+export function toAsciiForms(s: string): string {
+  if (!/[\uff01-\uff5e\u3000\u0660-\u0669\u06f0-\u06f9\u0966-\u096f]/.test(s)) return s;
+  return s.replace(/[\uff01-\uff5e\u3000\u0660-\u0669\u06f0-\u06f9\u0966-\u096f]/g, (ch) => {
+    const c = ch.charCodeAt(0);
+    if (c === 0x3000) return ' ';
+    if (c >= 0xff01 && c <= 0xff5e) return String.fromCharCode(c - 0xfee0);
+    if (c >= 0x0660 && c <= 0x0669) return String.fromCharCode(c - 0x0630);
+    if (c >= 0x06f0 && c <= 0x06f9) return String.fromCharCode(c - 0x06c0);
+    return String.fromCharCode(c - 0x0936);
+  });
+}
+
 /** Cleans one answer string; never throws. */
 export function normalizeAnswer(input: string): string {
-  let s = input;
+  let s = toAsciiForms(input);
   // A raw "\n" typed as two characters (not \neq, \nu, ...) and real line breaks are spaces.
   s = s.replace(/\\\\?n(?![a-zA-Z])/g, ' ').replace(/[\r\n\t\f\v]+/g, ' ');
   s = s.replace(DOUBLE_ESCAPED, '$1\\');
@@ -25,6 +41,7 @@ export function normalizeAnswer(input: string): string {
     .replace(/[\u00b7\u22c5]/g, '\\cdot ')
     .replace(/\u00f7/g, '\\div ')
     .replace(/\u2264/g, '\\le ')
+    .replace(/\u2248/g, '\\approx ')
     .replace(/\u2265/g, '\\ge ')
     .replace(/\u2260/g, '\\ne ')
     .replace(/\u00b1/g, '\\pm ')
@@ -78,12 +95,21 @@ export function normalizeAnswer(input: string): string {
   return s.replace(/\s+/g, ' ');
 }
 
-/** `1,22` / `0,111` / `1000,99` read as decimal numbers written with a comma (a European habit). */
-export function decimalCommaForm(s: string): string | null {
-  const m = /^(-?)(\d+),(\d+)$/.exec(s);
+/**
+ * The readings of a whole answer of digit groups joined by commas, without spaces (`56,144`, `56,76`, `1,22`):
+ * - `number`: one number, when every group after the first has three digits and the first has one to three and does
+ *   not start with 0 (a thousands separator: `58,500`), or, with `decimalComma`, when there is one comma
+ *   (`1,22` = 1.22, `0,111` = 0.111); else null;
+ * - `list`: the groups as a list of quantities (`56, 76`), always.
+ * Null when the answer is not of that shape. Which reading counts is decided by the other side (grade.ts).
+ */
+export function commaReadings(s: string, decimalComma: boolean): { number: string | null; list: string } | null {
+  const m = /^(-?)(\d+)((?:,\d+)+)$/.exec(s);
   if (m === null) return null;
-  const [, sign, int, frac] = m as unknown as [string, string, string, string];
-  if (frac.length === 3 && int !== '0' && int.length <= 3) return null; // thousands separator
-  if (frac.length === 1 && int.length < 4 && int !== '0') return null; // a list `1,2`
-  return `${sign}${int}.${frac}`;
+  const [, sign, first, rest] = m as unknown as [string, string, string, string];
+  const groups = rest.slice(1).split(',');
+  const list = s.replace(/,/g, ', ');
+  if (first.length <= 3 && !first.startsWith('0') && groups.every((g) => g.length === 3)) return { number: sign + first + groups.join(''), list };
+  if (decimalComma && groups.length === 1) return { number: `${sign}${first}.${groups[0] as string}`, list };
+  return { number: null, list };
 }

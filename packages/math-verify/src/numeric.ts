@@ -24,10 +24,14 @@ function gcd(a: bigint, b: bigint): bigint {
   return a;
 }
 
-/** Bit length of |x| (0 for 0). */
+const U32 = 0xffffffffn;
+
+/** Bit length of |x| (0 for 0); exact up to 32 bits, else rounded up to a multiple of 4 (no string for small values). */
 export function bitLength(x: bigint): number {
   if (x === 0n) return 0;
-  return bigAbs(x).toString(16).length * 4;
+  const a = bigAbs(x);
+  if (a <= U32) return 32 - Math.clz32(Number(a));
+  return a.toString(16).length * 4;
 }
 
 /** Builds a reduced rational, or null when it would exceed `MAX_BITS` or divides by zero. */

@@ -28,26 +28,59 @@ export const VerifyOptionsSchema = z
     endOfTurnMarkers: z.array(z.string().min(1)).default(['<|im_end|>', '<|im_start|>', '<|endoftext|>', '<|eot_id|>']),
     /** Grade only the text after the last of these delimiters (e.g. `["</think>"]`); none present = no answer. */
     reasoningDelimiters: z.array(z.string().min(1)).default([]),
-    /** `math` (default) or `choice`: multiple-choice letters, read from anchors, a leading `(C)`, or the last letter. */
-    mode: z.enum(['math', 'choice']).default('math'),
+    /**
+     * `math` (default); `choice`: multiple-choice letters, read from a box, anchors, a leading `(C)`, or the last
+     * letter; `auto`: `choice` for a gold that is a choice (`C`, `(C)`, `(C) Cecile`), `math` otherwise (one setting
+     * for a mixed dataset).
+     */
+    mode: z.enum(['math', 'choice', 'auto']).default('math'),
     /** Letters that count as choices in `choice` mode. */
     choices: z.string().regex(/^[A-Z]+$/).default('ABCDEFGHIJ'),
-    /** Relative tolerance for inexact values (decimals, irrationals). */
-    relTol: z.number().positive().max(0.1).default(1e-6),
+    /**
+     * An explicit relative tolerance for numeric comparisons that involve a decimal or an inexact value (`1e-4`:
+     * `0.33333` for `\frac13`); integers and fractions against each other stay exact. Default null: no tolerance. Exact values (integers, fractions, decimals) then compare exactly, and
+     * values that need floating point (pi, roots, logs, trig, sampled expressions) agree to `1e-9` relative, the
+     * noise floor of the evaluator's double arithmetic.
+     */
+    relTol: z.number().positive().max(0.1).nullable().default(null),
+    /**
+     * The problem asks for this many decimal places ("to the nearest tenth": 1): a decimal or inexact value on either
+     * side is rounded (half away from zero) to it before comparing. Null (default): no rounding. `problemRounding()`
+     * reads it from a problem statement.
+     */
+    roundTo: z.number().int().min(0).max(12).nullable().default(null),
     /** `50\%` reads as 0.5 (`fraction`), as 50 (`strip`), or either (`either`, default: graders disagree). */
     percent: z.enum(['either', 'fraction', 'strip']).default('either'),
     /** A bare list `1, 2, 3` compares as a set (`unordered`, default) or in order (`ordered`, hendrycks MATH). */
     listOrder: z.enum(['unordered', 'ordered']).default('unordered'),
-    /** A decimal with k digits matches an exact value it agrees with to k digits (`1.414` for `\sqrt2`). */
-    roundedDecimals: z.boolean().default(true),
-    /** Accept an inequality pred for an interval gold (gold inequality vs pred interval is always accepted). */
-    allowSetRelationComp: z.boolean().default(false),
+    /**
+     * Accept a decimal that is the other side's value rounded (half away from zero, not truncated) to the decimal's
+     * own digits, at least two significant ones (`1.414` for `\sqrt2`, `0.29` for `0.290243`). Off by default: a
+     * reward must not pay for a numerically different value unless asked to. A gold written `7.0` is the integer 7.
+     */
+    roundedDecimals: z.boolean().default(false),
+    /**
+     * `1,22` and `1000,99` are decimals written with a comma (a European habit). Off by default: `56,76` is then two
+     * quantities, and `56,144` (groups of three digits) is one number or two, as the other side reads.
+     */
+    decimalComma: z.boolean().default(false),
+    /**
+     * Accept an inequality pred for an interval gold (`-2 \le x \le 7` for `[-2, 7]`); gold inequality vs pred
+     * interval is always accepted. Default: on when `strict` is false, off in strict mode (the default).
+     */
+    allowSetRelationComp: z.boolean().optional(),
     /** `false` also accepts the same expression in other variable names (`f(x)` for `f(y)`), as Math-Verify's `strict=False`. */
     strict: z.boolean().default(true),
-    /** Longer completions are refused with reason `completion_too_large` (characters). */
+    /**
+     * Longer completions (and golds) are read from their last this-many characters (the first, with
+     * `extract: 'first'`): a bound on the work, not a refusal, so a long completion's final box is still graded.
+     */
     maxCompletionChars: z.number().int().positive().default(1_000_000),
-    /** Longer extracted answers are refused with reason `answer_too_large` (characters). */
-    maxAnswerChars: z.number().int().positive().default(2_000),
+    /**
+     * Longer extracted answers (and gold answers) answer `answer_too_large` (`gold_too_large`). A bound on parse and
+     * comparison work, sized so that a 100 x 100 matrix still grades in milliseconds.
+     */
+    maxAnswerChars: z.number().int().positive().default(100_000),
   })
   .strict();
 

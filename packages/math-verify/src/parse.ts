@@ -7,6 +7,7 @@
 import type { Node, RelOp } from './ast.js';
 import { rFromDecimal } from './numeric.js';
 import { tokenize, type Token } from './tokenize.js';
+import { canonicalUnit } from './units.js';
 
 export class ParseError extends Error {}
 
@@ -119,6 +120,8 @@ function isSeparatorText(t: Token): boolean {
 }
 
 export class Parser {
+  /** The known units met after quantities (`inch`, `centimeter^2`), in order; unknown words are not recorded. */
+  readonly units: string[] = [];
   private toks: Token[];
   private pos = 0;
   private depth = 0;
@@ -379,15 +382,32 @@ export class Parser {
   }
 
   private skipUnit(): void {
-    this.next();
-    while ((this.peek().t === 'word' && !SEPARATOR_WORDS.has(this.peek().v.toLowerCase())) || (this.peek().t === 'text' && !isSeparatorText(this.peek()))) this.next();
-    if (this.isOp('^')) {
-      this.next();
-      if (this.isOp('{')) {
-        while (!this.isOp('}') && this.peek().t !== 'eof') this.next();
+    const parts: string[] = [this.next().v];
+    const unitWord = (): boolean => (this.peek().t === 'word' && !SEPARATOR_WORDS.has(this.peek().v.toLowerCase())) || (this.peek().t === 'text' && !isSeparatorText(this.peek()));
+    let power: string | null = null;
+    for (;;) {
+      while (unitWord()) parts.push(this.next().v);
+      if (this.isOp('^')) {
         this.next();
-      } else this.next();
+        let p = '';
+        if (this.isOp('{')) {
+          this.next();
+          while (!this.isOp('}') && this.peek().t !== 'eof') p += this.next().v;
+          this.next();
+        } else p = this.next().v;
+        power = p;
+      }
+      // A compound unit: `km / h`, `\text{m}/\text{s}^2`.
+      const t1 = this.peek(1);
+      if (this.isOp('/') && (t1.t === 'word' || (t1.t === 'text' && !isSeparatorText(t1)))) {
+        this.next();
+        parts.push('/');
+        continue;
+      }
+      break;
     }
+    const unit = canonicalUnit(parts, power);
+    if (unit !== null) this.units.push(unit);
   }
 
   private parseUnary(): Node {
@@ -498,6 +518,7 @@ export class Parser {
       } else if (t.t === 'cmd' && t.v === 'degree') {
         this.next();
         base = { k: 'fn', name: this.trigDepth > 0 ? 'deg' : 'degnote', args: [base] };
+        if (this.trigDepth === 0) this.units.push('degree');
       } else break;
     }
     this.leave();
@@ -833,4 +854,11 @@ export function textNode(raw: string): Node {
 /** Parses one normalised answer; throws `ParseError` (or `TokenizeError`) on malformed input. */
 export function parseAnswerText(src: string): Node {
   return new Parser(src).parseAnswer();
+}
+
+/** `parseAnswerText`, with the known units the answer wrote after its quantities. */
+export function parseWithUnits(src: string): { node: Node; units: string[] } {
+  const p = new Parser(src);
+  const node = p.parseAnswer();
+  return { node, units: p.units };
 }

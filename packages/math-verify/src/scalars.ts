@@ -4,20 +4,22 @@
  */
 import { type Node, show } from './ast.js';
 import { type Value, EvalError, evaluate, freeSymbols } from './evaluate.js';
-import { type Complex, c, cAbs, cDiv, cSub, rEq, rToString } from './numeric.js';
+import { type Complex, type Rational, c, cAbs, cDiv, cSub, rEq, rToString } from './numeric.js';
 import { substituteName } from './structure.js';
 
 export interface CompareSettings {
-  /** Relative tolerance for inexact values (decimals, irrationals). */
-  relTol: number;
+  /** An explicit relative tolerance for every numeric comparison; null: exact values exactly, the rest at `FLOAT_TOL`. */
+  relTol: number | null;
+  /** Decimal places the problem asks for: inexact or decimal values are rounded to them before comparing; null: none. */
+  roundTo: number | null;
   /** How `x%` reads: as x/100, as x, or either. */
   percent: 'either' | 'fraction' | 'strip';
   /** Whether a bare list `a, b, c` is compared as a set (any order) or in order. */
   listOrder: 'unordered' | 'ordered';
   /** Accept a decimal that agrees with an exact value in every digit it states (`1.414` for `\sqrt2`). */
   roundedDecimals: boolean;
-  /** Accept an inequality pred for an interval gold (the reverse is always accepted). */
-  allowSetRelationComp: boolean;
+  /** Accept an inequality pred for an interval gold (the reverse is always accepted); unset: `!strict`. */
+  allowSetRelationComp?: boolean | undefined;
   /** False: also accept the same expression in other variable names. */
   strict: boolean;
 }
@@ -29,6 +31,13 @@ export interface CompareResult {
 
 export const EQ = (reason: string): CompareResult => ({ equal: true, reason });
 export const NE = (reason: string): CompareResult => ({ equal: false, reason });
+
+/**
+ * Relative agreement of two values when at least one needs floating point (pi, roots, logs, trig, sampled
+ * expressions): the noise floor of the evaluator's double arithmetic, about 9 of its 16 digits. Not a grading
+ * tolerance: a decimal agrees with an irrational only when it states about 9 correct significant digits.
+ */
+export const FLOAT_TOL = 1e-9;
 
 /** Evaluation steps allowed per comparison (all sample points together). */
 export const STEP_BUDGET = 200_000;
@@ -145,32 +154,54 @@ function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResu
   const a = ev(g, empty, pct, ctx);
   const b = ev(p, empty, pct, ctx);
   if (a === null || b === null) return NE(a === null ? 'gold not evaluable' : 'pred not evaluable');
+  const st = ctx.settings;
+  const exact = a.ex !== null && b.ex !== null;
+  // Exact values are compared exactly even past the range of a double (2^{5050}).
+  if (exact && rEq(a.ex as Rational, b.ex as Rational)) return EQ('exact');
   // Overflow (a power tower) is not infinity: only answers that write \infty may compare as infinite.
-  const overflow = (v: Value, n: Node): boolean => !Number.isFinite(cAbs(v.v)) && !containsInfinity(n);
+  const overflow = (v: Value, n: Node): boolean => v.ex === null && !Number.isFinite(cAbs(v.v)) && !containsInfinity(n);
   if (overflow(a, g) || overflow(b, p)) return NE('value too large to compare');
-  if (a.ex && b.ex) {
-    if (rEq(a.ex, b.ex)) return EQ('exact');
-    if (!a.dec && !b.dec) return NE(`exact values differ: ${valueToString(a)} vs ${valueToString(b)}`);
+  // Values that need floating point agree to its noise floor; two exact values are never "close enough" by default.
+  if (!exact && close(a.v, b.v, FLOAT_TOL)) return EQ(a.dec || b.dec ? 'numeric (decimal)' : 'numeric');
+  // Explicit tolerances only from here on, and only where a decimal or an inexact value is involved: integers and
+  // fractions written exactly are compared exactly whatever the options (11111111100 is never 11111111101).
+  const approximate = !exact || a.dec || b.dec;
+  if (st.relTol !== null && approximate && close(a.v, b.v, st.relTol)) return EQ(`within relTol ${st.relTol}`);
+  if (st.roundTo !== null && approximate) {
+    const ra = roundScaled(a, st.roundTo);
+    const rb = roundScaled(b, st.roundTo);
+    if (ra !== null && ra === rb) return EQ(`equal to ${st.roundTo} decimals`);
   }
-  // Two terminating decimals (16386.17 vs 16386.18) differ in a stated digit: no relative tolerance, only the
-  // rounded-decimal rule (0.290243 vs 0.29) below.
-  const bothDecimal = a.ex !== null && b.ex !== null && a.dec && b.dec;
-  if (!bothDecimal && close(a.v, b.v, ctx.settings.relTol)) return EQ(a.dec || b.dec ? 'numeric (decimal)' : 'numeric');
-  if (ctx.settings.roundedDecimals) {
-    const r = roundedMatch(g, a, p, b) || roundedMatch(p, b, g, a);
-    if (r) return EQ('rounded decimal');
+  if (st.roundedDecimals && (roundedMatch(g, a, p, b, true) || roundedMatch(p, b, g, a, false))) return EQ('rounded decimal');
+  return NE(exact && !a.dec && !b.dec ? `exact values differ: ${valueToString(a)} vs ${valueToString(b)}` : `different values: ${valueToString(a)} vs ${valueToString(b)}`);
+}
+
+/** `v` times 10^n rounded half away from zero (exactly for exact values); null for a complex or non-finite value. */
+function roundScaled(v: Value, n: number): bigint | null {
+  if (v.ex !== null) {
+    const scaled = v.ex.n * 10n ** BigInt(n);
+    const neg = scaled < 0n;
+    const abs = neg ? -scaled : scaled;
+    let q = abs / v.ex.d;
+    if (2n * (abs % v.ex.d) >= v.ex.d) q += 1n;
+    return neg ? -q : q;
   }
-  return NE(`different values: ${valueToString(a)} vs ${valueToString(b)}`);
+  if (!isRealFinite(v.v)) return null;
+  const x = v.v.re * 10 ** n;
+  if (!Number.isFinite(x) || Math.abs(x) > 2 ** 52) return null;
+  return BigInt(Math.sign(x) * Math.round(Math.abs(x)));
 }
 
 /**
- * `lit` is a decimal literal with k digits after the point and at least two significant digits; it matches
- * `other` when it is `other` rounded or truncated to k decimals and `other` cannot itself be written with
- * k decimals (so 5.001 != 5).
+ * `roundedDecimals`: `lit` is a decimal literal with k digits after the point and at least two significant digits;
+ * it matches `other` when it is `other` rounded (half away from zero, not truncated) to k decimals and `other`
+ * cannot itself be written with k decimals (so 5.001 != 5). A gold literal's trailing zeros state no precision: a
+ * gold `7.0` is the integer 7, which no other decimal rounds to.
  */
-function roundedMatch(litNode: Node, lit: Value, otherNode: Node, other: Value): boolean {
+function roundedMatch(litNode: Node, lit: Value, otherNode: Node, other: Value, litIsGold: boolean): boolean {
   const d = decimalLiteral(litNode);
   if (d === null || d.sig < 2 || lit.v.im !== 0 || other.v.im !== 0) return false;
+  if (litIsGold && lit.ex !== null && lit.ex.d === 1n) return false;
   if (other.ex) {
     const scaled = other.ex.n * 10n ** BigInt(d.decimals);
     if (scaled % other.ex.d === 0n) return false;
@@ -180,16 +211,23 @@ function roundedMatch(litNode: Node, lit: Value, otherNode: Node, other: Value):
     const od = decimalLiteral(otherNode);
     if (od === null || od.decimals <= d.decimals) return false;
   }
-  // The literal must be `other` rounded or truncated to k decimals (1.414 and 1.4142 for sqrt 2, not 1.415).
-  const scale = 10 ** d.decimals;
-  const x = other.v.re * scale;
-  const target = lit.v.re * scale;
-  return Math.abs(Math.round(x) - target) < 1e-6 || Math.abs(Math.trunc(x) - target) < 1e-6;
+  const r = roundScaled(other, d.decimals);
+  const target = roundScaled(lit, d.decimals);
+  return r !== null && r === target;
+}
+
+/** Relative tolerance of a sampled comparison: float noise, an explicit `relTol`, or (only when rounding was asked for) the digits its decimals state. */
+function sampleTolerance(g: Node, p: Node, ctx: Ctx): number {
+  let tol = Math.max(FLOAT_TOL, ctx.settings.relTol ?? 0);
+  if (ctx.settings.roundedDecimals || ctx.settings.roundTo !== null) {
+    const k = Math.min(minDecimals(g), minDecimals(p));
+    if (Number.isFinite(k)) tol = Math.max(tol, 1.5 * 10 ** -k);
+  }
+  return tol;
 }
 
 function compareSampled(g: Node, p: Node, vars: string[], pct: boolean, ctx: Ctx): CompareResult {
-  const k = Math.min(minDecimals(g), minDecimals(p));
-  const tol = Number.isFinite(k) ? Math.max(ctx.settings.relTol, 1.5 * 10 ** -k) : 1e-9;
+  const tol = sampleTolerance(g, p, ctx);
   let valid = 0;
   for (const env of samplePoints(vars, SAMPLE_POINTS)) {
     const a = ev(g, env, pct, ctx);
@@ -218,8 +256,7 @@ function isRealFinite(v: Complex): boolean {
 /** f_pred = lambda * f_gold for one constant lambda != 0 (> 0 for inequalities) over the sample points. */
 export function proportional(fg: Node, fp: Node, positive: boolean, ctx: Ctx): CompareResult {
   const vars = [...new Set([...freeSymbols(fg), ...freeSymbols(fp)])].sort();
-  const k = Math.min(minDecimals(fg), minDecimals(fp));
-  const tol = Number.isFinite(k) ? Math.max(ctx.settings.relTol, 1.5 * 10 ** -k) : 1e-8;
+  const tol = sampleTolerance(fg, fp, ctx);
   let ratio: Complex | null = null;
   let zeros = 0;
   let valid = 0;

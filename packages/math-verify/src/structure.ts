@@ -191,7 +191,7 @@ export function relationToInterval(n: Node): Node | null {
 
 export const isIntervalLike = (n: Node): boolean => (n.k === 'tuple' && n.items.length === 2) || n.k === 'union';
 
-const MAX_MATRIX_CELLS = 400;
+const MAX_MATRIX_CELLS = 10_000;
 
 /** Entries of a matrix expression (sums, scalar multiples and products of matrices), or null. */
 export function matrixOf(n: Node): Node[][] | null {

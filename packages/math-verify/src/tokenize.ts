@@ -31,7 +31,7 @@ const TEXT_COMMANDS = new Set([
 ]);
 
 /** Longest answer the tokenizer accepts (the caller refuses longer ones before this). */
-export const MAX_TOKENS = 4000;
+export const MAX_TOKENS = 100_000;
 
 export class TokenizeError extends Error {}
 

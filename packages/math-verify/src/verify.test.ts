@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MathVerifyError } from './errors.js';
+import { problemRounding } from './rounding.js';
 import { mathReward, mathRewardBatch, verifyAnswer } from './verify.js';
 
 const eq = (gold: string, pred: string, options?: Parameters<typeof verifyAnswer>[2]): boolean => verifyAnswer(gold, pred, options).equal;
@@ -12,21 +13,23 @@ describe('verifyAnswer: numbers', () => {
     expect(eq('\\frac{1}{2004!}', '\\frac{1}{2006!}')).toBe(false);
     expect(eq('\\frac{1}{2^{99}}', '\\frac{1}{2^{98}}')).toBe(false);
   });
-  it('compares rationals exactly and decimals with a relative tolerance', () => {
+  it('compares exact values exactly and needs float noise only where floating point is used', () => {
     expect(eq('\\frac{2}{4}', '1/2')).toBe(true);
-    expect(eq('\\frac{1}{12}', '0.0833333333333333')).toBe(true);
+    expect(eq('\\frac{1}{12}', '0.0833333333333333')).toBe(false); // a decimal is an exact number, and not 1/12
     expect(eq('5', '5.001')).toBe(false);
-    expect(eq('\\sqrt{2}', '1.41421356', { relTol: 1e-6, roundedDecimals: false })).toBe(true);
-    expect(eq('1000', '1000.01', { relTol: 1e-6 })).toBe(false);
-    expect(eq('16386.17', '16386.18')).toBe(false); // both decimals: a stated digit differs
-    expect(eq('0.29', '0.290243531202435')).toBe(true); // a rounded decimal against a more precise one
+    expect(eq('16386.17', '16386.18')).toBe(false);
+    expect(eq('0.29', '0.290243531202435')).toBe(false);
+    expect(eq('\\sqrt{2}', '1.4142135623730951')).toBe(true); // sqrt 2 to double precision
+    expect(eq('\\sqrt{2}', '1.41421356')).toBe(false);
+    expect(eq('\\sqrt{2}\\cdot\\sqrt{8}', '4')).toBe(true); // 4.000000000000001 in floating point
   });
-  it('accepts a decimal that agrees with an exact value in every digit it states, unless turned off', () => {
-    expect(eq('\\sqrt{2}', '1.414')).toBe(true);
-    expect(eq('\\sqrt{2}', '1.415')).toBe(false);
-    expect(eq('\\frac{1}{3}', '0.33')).toBe(true);
-    expect(eq('\\frac{1}{3}', '0.3')).toBe(false); // one significant digit is not enough
-    expect(eq('\\sqrt{2}', '1.414', { roundedDecimals: false })).toBe(false);
+  it('applies an explicit tolerance only where a decimal or an inexact value is involved', () => {
+    expect(eq('\\frac{1}{12}', '0.0833333333333333', { relTol: 1e-9 })).toBe(true);
+    expect(eq('\\sqrt{2}', '1.41421356', { relTol: 1e-6 })).toBe(true);
+    expect(eq('1000', '1000.01', { relTol: 1e-6 })).toBe(false);
+    expect(eq('\\frac{1}{3}', '0.33333', { relTol: 1e-4 })).toBe(true);
+    expect(eq('11111111100', '11111111101', { relTol: 1e-4 })).toBe(false); // integers stay exact under any tolerance
+    expect(eq('\\frac{1}{3}', '\\frac{10000}{30001}', { relTol: 1e-4 })).toBe(false);
   });
   it('handles thousands separators, mixed numbers, bases, units and currency', () => {
     expect(eq('7425000', '7,425,000')).toBe(true);
@@ -37,6 +40,142 @@ describe('verifyAnswer: numbers', () => {
     expect(eq('10', '10\\text{ cm}^2')).toBe(true);
     expect(eq('10', '\\$10')).toBe(true);
     expect(eq('90', '90^\\circ')).toBe(true);
+  });
+});
+
+describe('verifyAnswer: rounding only where the gold, the problem or an option asks for it (issue 15)', () => {
+  it('accepts no rounded, truncated or nearby value by default', () => {
+    expect(eq('7.0', '7')).toBe(true);
+    expect(eq('7.0', '7.01')).toBe(false); // a gold 7.0 (AMC golds from JSON) is the integer 7
+    expect(eq('27.0', '26.99')).toBe(false);
+    expect(eq('5.0', '5.04')).toBe(false);
+    expect(eq('1.25', '1.2')).toBe(false);
+    expect(eq('1.25', '1.3')).toBe(false);
+    expect(eq('\\frac{2}{3}', '0.667')).toBe(false);
+    expect(eq('\\frac{2}{3}', '0.6667')).toBe(false);
+    expect(eq('7\\pi', '21.99')).toBe(false);
+    expect(eq('\\sqrt{2}', '1.414')).toBe(false);
+    expect(eq('\\frac{x}{3}', '0.33x')).toBe(false); // no rounding inside expressions either
+    expect(eq('\\frac{x}{2}', '0.5x')).toBe(true);
+  });
+  it('rounds to the decimals the problem asks for (roundTo, problemRounding)', () => {
+    expect(problemRounding('Express your answer to the nearest tenth.')).toBe(1);
+    expect(problemRounding('Round your answer to two decimal places.')).toBe(2);
+    expect(problemRounding('What is the probability? Express your answer as a common fraction.')).toBeNull();
+    const tenth = { roundTo: problemRounding('to the nearest tenth') };
+    expect(eq('\\frac{2}{3}', '0.7', tenth)).toBe(true);
+    expect(eq('\\frac{2}{3}', '0.6', tenth)).toBe(false); // truncation is not rounding
+    expect(eq('0.7', '0.67', tenth)).toBe(true);
+    expect(eq('7\\pi', '22.0', tenth)).toBe(true);
+    expect(eq('7\\pi', '21.9', tenth)).toBe(false);
+    expect(eq('12', '13', { roundTo: 0 })).toBe(false); // integers stay exact
+  });
+  it('reads a gold that states an approximation at its own precision', () => {
+    expect(eq('\\approx 1.41', '\\sqrt{2}')).toBe(true);
+    expect(eq('\\approx 1.41', '1.414')).toBe(true);
+    expect(eq('\\approx 1.41', '1.41')).toBe(true);
+    expect(eq('\\approx 1.41', '1.42')).toBe(false);
+    expect(eq('\\approx 1.41', '1.4')).toBe(false);
+    expect(eq('≈ 3.14', '\\pi')).toBe(true);
+    expect(eq('x = \\frac{1}{3} \\approx 0.33', '\\frac{1}{3}')).toBe(true);
+    expect(eq('x = \\frac{1}{3} \\approx 0.33', '0.33')).toBe(true);
+    expect(eq('x = \\frac{1}{3} \\approx 0.33', '0.34')).toBe(false);
+    expect(eq('\\approx(2.3217,4.3717)', '(2.32171, 4.37168)')).toBe(true);
+    expect(eq('1.41', '\\approx \\sqrt{2}')).toBe(false); // only the gold's approximation counts
+  });
+  it('rounds a decimal to its own digits only with roundedDecimals, never by truncation, and never for a gold 7.0', () => {
+    const r = { roundedDecimals: true };
+    expect(eq('\\sqrt{2}', '1.414', r)).toBe(true);
+    expect(eq('\\sqrt{2}', '1.415', r)).toBe(false);
+    expect(eq('\\frac{2}{3}', '0.667', r)).toBe(true);
+    expect(eq('\\frac{2}{3}', '0.666', r)).toBe(false);
+    expect(eq('\\frac{1}{3}', '0.3', r)).toBe(false); // one significant digit is not enough
+    expect(eq('1.25', '1.3', r)).toBe(true);
+    expect(eq('1.25', '1.2', r)).toBe(false);
+    expect(eq('0.29', '0.290243531202435', r)).toBe(true);
+    expect(eq('7.0', '7.01', r)).toBe(false);
+    expect(eq('5.0', '5.04', r)).toBe(false);
+  });
+});
+
+describe('verifyAnswer: units (issue 15)', () => {
+  it('refuses a pred in another unit than the gold\'s, and accepts the gold\'s unit in any spelling or none', () => {
+    expect(eq('42\\text{ inches}', '42\\text{ feet}')).toBe(false);
+    expect(verifyAnswer('42\\text{ inches}', '42\\text{ feet}').reason).toBe('units differ: inch vs foot');
+    expect(eq('42\\text{ inches}', '42')).toBe(true);
+    expect(eq('42\\text{ inches}', '42\\text{ in}')).toBe(true);
+    expect(eq('42\\text{ inches}', '42 inch')).toBe(true);
+    expect(eq('42', '42\\text{ feet}')).toBe(true); // the gold names no unit
+    expect(eq('10\\text{ cm}^2', '10\\text{ square centimeters}')).toBe(true);
+    expect(eq('10\\text{ cm}^2', '10\\text{ cm}')).toBe(false);
+    expect(eq('5 \\text{ km/h}', '5\\text{ km}/\\text{h}')).toBe(true);
+    expect(eq('5 \\text{ km/h}', '5\\text{ m}/\\text{s}')).toBe(false);
+    expect(eq('30^\\circ', '30\\text{ degrees}')).toBe(true);
+    expect(eq('30^\\circ', '30 \\text{ radians}')).toBe(false);
+    expect(eq('12\\text{ apples}', '12\\text{ oranges}')).toBe(true); // not units: words after a number are ignored
+    expect(eq('10\\text{ square units}', '10\\text{ cm}^2')).toBe(true); // generic units
+    expect(eq('3.5\\text{ feet}', '42\\text{ inches}')).toBe(false); // no conversion
+  });
+});
+
+describe('verifyAnswer: issue 15 false negatives', () => {
+  it('reads word answers as words: No, Yes, True, names', () => {
+    for (const [g, p] of [
+      ['No', '\\text{No}'],
+      ['No', 'no'],
+      ['NO', 'No'],
+      ['\\text{no}', 'No.'],
+      ['Yes', '\\text{yes}'],
+      ['True', '\\textbf{true}'],
+      ['False', 'false'],
+      ['\\text{Evelyn}', 'Evelyn'],
+      ['Devon', '\\text{devon}'],
+    ]) expect(eq(g as string, p as string), `${g} vs ${p}`).toBe(true);
+    expect(eq('No', 'Yes')).toBe(false);
+    expect(eq('No', 'N')).toBe(false);
+    expect(eq('ab', 'ba')).toBe(true); // two letters without a word meaning stay a product
+  });
+  it('reads a comma between digit groups by context', () => {
+    expect(eq('56,76', '56, 76')).toBe(true);
+    expect(eq('56,76', '\\{76, 56\\}')).toBe(true);
+    expect(eq('56,76', '56.76')).toBe(false); // two quantities, not a decimal
+    expect(eq('56,144', '56, 144')).toBe(true); // two quantities against a list
+    expect(eq('56,144', '56144')).toBe(true); // a thousands separator against a number
+    expect(eq('58,500', '58500')).toBe(true);
+    expect(eq('58,500', '58501')).toBe(false);
+    expect(eq('0,2', '0, 2')).toBe(true);
+    expect(eq('0,2', '0.2')).toBe(false);
+    expect(eq('1,22', '1.22')).toBe(false);
+    expect(eq('1,22', '1.22', { decimalComma: true })).toBe(true);
+    expect(eq('1000.99', '1000,99', { decimalComma: true })).toBe(true);
+    expect(eq('1,22', '1, 22', { decimalComma: true })).toBe(true);
+  });
+  it('sums and products over long ranges in closed form, and with symbolic bounds', () => {
+    expect(eq('500000000500000000', '\\sum_{k=1}^{10^9} k')).toBe(true);
+    expect(eq('500000000500000001', '\\sum_{k=1}^{10^9} k')).toBe(false);
+    expect(eq('\\frac{n(n+1)}{2}', '\\sum_{k=1}^{n} k')).toBe(true);
+    expect(eq('\\sum_{i=1}^{n} i^2', '\\frac{n(n+1)(2n+1)}{6}')).toBe(true);
+    expect(eq('\\sum_{i=1}^{n} i^2', '\\frac{n(n+1)(2n-1)}{6}')).toBe(false);
+    expect(eq('0', '\\sum_{k=1}^{10^9} (-1)^k')).toBe(true);
+    expect(eq('2^{55}', '\\prod_{k=1}^{10} 2^k')).toBe(true);
+    expect(eq('2^{5050}', '\\prod_{k=1}^{100} 2^k')).toBe(true);
+    expect(eq('3^{20000}', '\\prod_{k=1}^{20000} 3')).toBe(true);
+    expect(eq('10', '\\sum_{i=1}^{3}\\sum_{j=1}^{i} j')).toBe(true);
+    // A closed form that loses its exact value (2^{-10^9} underflows) is not evaluable, never "close to 1".
+    expect(verifyAnswer('1', '\\sum_{k=1}^{10^9} 2^{-k}')).toMatchObject({ equal: false, reason: 'pred not evaluable' });
+  });
+  it('reads full-width and other scripts\' digits', () => {
+    expect(eq('3', '３')).toBe(true);
+    expect(eq('12.5', '１２．５')).toBe(true);
+    expect(eq('(1,2)', '（１，２）')).toBe(true);
+    expect(eq('314', '\u0663\u0661\u0664')).toBe(true);
+  });
+  it('accepts an inequality for an interval gold only when asked, or when strict is off', () => {
+    expect(eq('[-2, 7]', '-2 \\le x \\le 7')).toBe(false);
+    expect(eq('[-2, 7]', '-2 \\le x \\le 7', { allowSetRelationComp: true })).toBe(true);
+    expect(eq('[-2, 7]', '-2 \\le x \\le 7', { strict: false })).toBe(true);
+    expect(eq('[-2, 7]', '-2 \\le x \\le 7', { strict: false, allowSetRelationComp: false })).toBe(false);
+    expect(eq('-2 \\le x \\le 7', '[-2, 7]')).toBe(true); // the gold's own inequality always reads as its interval
   });
 });
 
@@ -107,7 +246,8 @@ describe('verifyAnswer: structures', () => {
     expect(eq('(-\\infty, \\infty)', '\\text{all real numbers}')).toBe(true);
     expect(eq('\\infty', 'infinity')).toBe(true);
     expect(eq('(-\\infty, -3] \\cup [2, \\infty)', '[2,\\infty) \\cup (-\\infty,-3]')).toBe(true);
-    expect(eq('(\\frac{3}{5},\\frac{8}{3}]', '(0.6,2.6667]')).toBe(true);
+    expect(eq('(\\frac{3}{5},\\frac{8}{3}]', '(0.6,2.6667]')).toBe(false);
+    expect(eq('(\\frac{3}{5},\\frac{8}{3}]', '(0.6,2.6667]', { roundTo: 4 })).toBe(true);
   });
   it('compares matrices entry by entry, including sums and products', () => {
     expect(eq('\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}', '\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]')).toBe(true);
@@ -171,8 +311,15 @@ describe('mathReward', () => {
     expect(mathReward(c, '\\frac{5}{3}').reward).toBe(1);
     expect(mathReward(c, '8', { endOfTurnMarkers: [] }).reward).toBe(1);
   });
-  it('refuses an oversized gold answer with a reason', () => {
-    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toEqual({ reward: 0, extracted: null, reason: 'gold_too_large', answer: null });
+  it('grades large answers (a 60 x 60 matrix), and refuses only answers past maxAnswerChars', () => {
+    const row = (i: number): string => Array.from({ length: 60 }, (_, j) => String((i * 7 + j * 3) % 101 - 50)).join(' & ');
+    const matrix = `\\begin{pmatrix}${Array.from({ length: 60 }, (_, i) => row(i)).join(' \\\\ ')}\\end{pmatrix}`;
+    expect(matrix.length).toBeGreaterThan(2000);
+    expect(mathReward(`so \\boxed{${matrix}}`, matrix).reward).toBe(1);
+    expect(mathReward(`so \\boxed{${matrix.replace(/pmatrix/g, 'bmatrix')}}`, matrix).reward).toBe(1);
+    expect(mathReward(`so \\boxed{${matrix.replace('& 0 &', '& 1 &')}}`, matrix).reward).toBe(0);
+    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toMatchObject({ reward: 0, reason: expect.stringMatching(/differ/) });
+    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(60_000)}1}`)).toEqual({ reward: 0, extracted: null, reason: 'gold_too_large', answer: null });
   });
   it('grades only after the reasoning delimiter when asked', () => {
     const opts = { reasoningDelimiters: ['</think>'] };
@@ -184,8 +331,12 @@ describe('mathReward', () => {
     expect(mathReward("The answer is for sure D, it can't be A or B", '(D) Alina', { mode: 'choice' }).reward).toBe(1);
     expect(mathReward('C', '(A) Cecile', { mode: 'choice' }).reward).toBe(0);
   });
-  it('refuses oversized inputs with a reason', () => {
-    expect(mathReward('x'.repeat(101), '1', { maxCompletionChars: 100 })).toEqual({ reward: 0, extracted: null, reason: 'completion_too_large', answer: null });
+  it('reads a long completion from its end (its final box), and refuses only an oversized answer', () => {
+    const long = `\\boxed{3} ${'x'.repeat(200)} \\boxed{4}`;
+    const tail = mathReward(long, '4', { maxCompletionChars: 100 });
+    expect(tail).toMatchObject({ reward: 1, extracted: '4' });
+    expect(long.slice(tail.answer!.contentStart, tail.answer!.contentEnd)).toBe('4');
+    expect(mathReward(long, '3', { maxCompletionChars: 100, extract: 'first' })).toMatchObject({ reward: 1, extracted: '3' });
     expect(mathReward(`\\boxed{${'1+'.repeat(50)}1}`, '51', { maxAnswerChars: 20 })).toMatchObject({ reward: 0, reason: 'answer_too_large' });
   });
   it('says which box it graded, as indices into the completion (also after a reasoning delimiter)', () => {

@@ -37,3 +37,5 @@ export function sourceName(source: string): string;
 export function profileFor(row: CorpusRow): Profile;
 export function runRow(api: Api, row: CorpusRow, profile?: Profile): RowResult;
 export function agreementTable(api: Api, rows: CorpusRow[]): { table: TableRow[]; total: TableRow; misses: Miss[] };
+export const UNIFORM_OPTIONS: Record<string, unknown>;
+export function uniformAgreement(api: Api, rows: CorpusRow[]): { agree: number; cases: number; misses: { index: number; source: string; expected: boolean }[] };

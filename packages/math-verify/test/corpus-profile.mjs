@@ -23,12 +23,19 @@ export function sourceName(source) {
  * The call that reproduces the source's grader: `reward` extracts from a completion (pred) and a gold that may
  * itself be a solution; `answer` compares two already-extracted answers.
  */
+/** Math-Verify's `verify(float_rounding=N)` (lighteval: `precision=N`): both sides rounded to N decimals when one is inexact. */
+function mathVerifyRounding(note) {
+  const m = /float_rounding=(\d+)|precision=(\d+)/.exec(note);
+  return m ? Number(m[1] ?? m[2]) : 6;
+}
+
 export function profileFor(row) {
   const repo = row.source.split(':')[0];
   const note = row.note;
   switch (repo) {
     case 'huggingface/Math-Verify':
-      // parse() on both sides with LaTeX + expression extraction (anchor-free): our eval fallbacks.
+      // parse() on both sides with LaTeX + expression extraction (anchor-free): our eval fallbacks. Its number
+      // grammar reads a decimal comma (`1,22`), and verify() rounds to float_rounding digits.
       return {
         call: 'reward',
         options: {
@@ -37,13 +44,17 @@ export function profileFor(row) {
           minervaSentence: note.includes('library defaults') ? 'before_boxes' : 'by_position',
           allowSetRelationComp: note.includes('allow_set_relation_comp=True'),
           strict: !note.includes('strict=False'),
+          decimalComma: true,
+          roundTo: mathVerifyRounding(note),
         },
       };
     case 'huggingface/lighteval':
-      return note.includes('MCQ-letter') ? { call: 'reward', options: { mode: 'choice' } } : { call: 'reward', options: { fallbacks: true } };
+      return note.includes('MCQ-letter')
+        ? { call: 'reward', options: { mode: 'choice' } }
+        : { call: 'reward', options: { fallbacks: true, decimalComma: true, roundTo: mathVerifyRounding(note) } };
     case 'NVIDIA-NeMo/RL':
-      // Gold is wrapped in \boxed{}; pred is parsed with [Expr, Latex] extraction (anchor-free).
-      return { call: 'reward', options: { fallbacks: true }, wrapGold: !note.includes('multichoice') && !note.includes('MathMultiReward') };
+      // Gold is wrapped in \boxed{}; pred is parsed with [Expr, Latex] extraction (anchor-free); Math-Verify's rounding.
+      return { call: 'reward', options: { fallbacks: true, roundTo: mathVerifyRounding(note) }, wrapGold: !note.includes('multichoice') && !note.includes('MathMultiReward') };
     case 'huggingface/trl': {
       const m = /reasoning_delimiters=\[(.*?)\]/.exec(note);
       if (note.includes('reasoning_accuracy_reward')) {
@@ -59,8 +70,13 @@ export function profileFor(row) {
     case 'hendrycks/math':
       // String equality after normalisation: a comma list keeps its order.
       return { call: 'answer', options: { listOrder: 'ordered' } };
+    case 'MARIO-Math-Reasoning/MARIO_EVAL':
+    case 'QwenLM/Qwen2.5-Math':
+      // Expression-level, with the ToRA-lineage numeric tolerance (rel_tol 1e-4) and decimals read as rounded
+      // (Qwen rounds matrix entries to 3 places; MARIO accepts 1.414 for sqrt 2).
+      return { call: 'answer', options: { relTol: 1e-4, roundedDecimals: true } };
     default:
-      // MARIO_EVAL, NeMo-Skills, Qwen2.5-Math, compute-engine: expression-level comparisons.
+      // NeMo-Skills, compute-engine: expression-level comparisons.
       return { call: 'answer', options: {} };
   }
 }
@@ -92,4 +108,23 @@ export function agreementTable(api, rows) {
   const table = [...by.values()];
   const total = { source: 'all', cases: rows.length, agree: table.reduce((s, e) => s + e.agree, 0) };
   return { table, total, misses };
+}
+
+/**
+ * One setting for every row, no per-source profile: every row is `mathReward(pred, gold, UNIFORM_OPTIONS)`. The eval
+ * fallbacks (the corpus has bare answers and prose), decimal commas and rounded decimals (Math-Verify's number
+ * grammar and float rounding), and choice letters where the gold is a choice.
+ */
+export const UNIFORM_OPTIONS = { fallbacks: true, decimalComma: true, roundedDecimals: true, mode: 'auto' };
+
+/** Agreement of the uniform setting: `{ agree, cases, misses }`. */
+export function uniformAgreement(api, rows) {
+  const misses = [];
+  let agree = 0;
+  for (const [i, row] of rows.entries()) {
+    const got = api.mathReward(row.pred, row.gold, UNIFORM_OPTIONS).reward === 1;
+    if (got === row.expected) agree++;
+    else misses.push({ index: i, source: sourceName(row.source), expected: row.expected });
+  }
+  return { agree, cases: rows.length, misses };
 }

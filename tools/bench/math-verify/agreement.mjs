@@ -3,7 +3,7 @@
 //   npx tsc -b packages/math-verify && node tools/bench/math-verify/agreement.mjs
 import { fileURLToPath } from 'node:url';
 import * as api from '../../../packages/math-verify/dist/index.js';
-import { agreementTable, loadCorpus } from '../../../packages/math-verify/test/corpus-profile.mjs';
+import { UNIFORM_OPTIONS, agreementTable, loadCorpus, uniformAgreement } from '../../../packages/math-verify/test/corpus-profile.mjs';
 
 const rows = loadCorpus(fileURLToPath(new URL('../../../packages/math-verify/test/fixtures/math-verify-cases.jsonl', import.meta.url)));
 const { table, total, misses } = agreementTable(api, rows);
@@ -16,3 +16,7 @@ const cut = (s) => (s == null ? String(s) : s.length > 120 ? `${s.slice(0, 50)} 
 for (const m of misses) {
   console.log(`- #${m.index} ${m.source}: expected ${m.expected}, got ${m.got} (${m.reason}); gold ${JSON.stringify(cut(m.gold))}, pred ${JSON.stringify(cut(m.pred))}`);
 }
+
+const u = uniformAgreement(api, rows);
+console.log(`\nOne uniform setting for every row, mathReward(pred, gold, ${JSON.stringify(UNIFORM_OPTIONS)}): ${u.agree} of ${u.cases} (${((100 * u.agree) / u.cases).toFixed(1)}%)`);
+console.log(`${u.misses.length} disagreements: ${u.misses.map((m) => `#${m.index} ${m.source} (expected ${m.expected})`).join(', ')}`);

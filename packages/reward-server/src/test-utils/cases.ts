@@ -30,7 +30,8 @@ const PAIRS: [string, string, 0 | 1][] = [
   ['\\boxed{\\{1, 2, 3\\}}', '\\{3,2,1\\}', 1],
   ['\\boxed{50\\%}', '\\frac{1}{2}', 1],
   ['\\boxed{x = 5}', '5', 1],
-  ['\\boxed{\\pi}', '3.14159', 1],
+  // a gold that states its rounding (math-verify rewards no rounded value otherwise: docs/grader-contract.md)
+  ['\\boxed{\\pi}', '\\approx 3.14159', 1],
   ['\\boxed{\\dfrac{3}{4}}', '0.75', 1],
 ];
 
