@@ -6,10 +6,24 @@
  * - a JSON object `{"rows": [...], "estimator"?: string, "options"?: {...}, "weights"?: boolean}`.
  * Estimator, options and `weights` may also come in the query string (`?estimator=grpo%2Bgrail&sigmaW=0.5&weights=1`),
  * which overrides the body. The whole body is one batch: groups need not be consecutive.
+ *
+ * The work a request may ask for is bounded by `AdvantageLimits` (tokens per row, tokens per request), checked
+ * before anything is allocated; the server runs all of this in a worker thread (`advantages-worker.ts`).
  */
-import { CoreError, formatZodIssues } from '@rlvr/core';
-import { AdvantagesError, InteropRowSchema, formatFloat32Array, interopBatch, interopRowProblem, prepareEstimator, type InteropRow, type PreparedEstimator } from '@rlvr/advantages';
+import { formatLocation, formatZodIssues, isRlvrError, parseJsonl } from '@rlvr/core';
+import { InteropRowSchema, formatFloat32Array, interopBatch, interopRowProblem, optionsFromText, prepareEstimator, type InteropRow, type PreparedEstimator } from '@rlvr/advantages';
 import { RewardServerError, preview } from './errors.js';
+
+/** How much work one request may ask for (the server options of the same names). */
+export interface AdvantageLimits {
+  /** most completion tokens in all the rows of a request */
+  maxAdvantageTokens: number;
+  /** most completion tokens of one row */
+  maxRowTokens: number;
+}
+
+/** The defaults of `RewardServerOptionsSchema`: 2^22 tokens a request, 2^20 a row. */
+export const DEFAULT_ADVANTAGE_LIMITS: AdvantageLimits = { maxAdvantageTokens: 4 * 1024 * 1024, maxRowTokens: 1024 * 1024 };
 
 /** What `/advantages` was asked to do, before any estimation. */
 export interface AdvantagesRequest {
@@ -24,19 +38,6 @@ export interface AdvantagesRequest {
 const DEFAULT_ESTIMATOR = 'grail';
 /** Query parameters that are not estimator options. */
 const OWN_PARAMS = new Set(['estimator', 'weights']);
-
-/** `sigma-w` -> `sigmaW` (the CLI's flag spelling works in query strings too). */
-function camelCase(name: string): string {
-  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
-/** `0.5` -> 0.5, `true` -> true, anything else stays a string (zod then names the field if it is wrong). */
-function paramValue(text: string): unknown {
-  if (text === 'true') return true;
-  if (text === 'false') return false;
-  if (text.trim() !== '' && Number.isFinite(Number(text))) return Number(text);
-  return text;
-}
 
 function flag(text: string, name: string): boolean {
   if (text === '' || text === '1' || text === 'true') return true;
@@ -54,32 +55,30 @@ function issuesText(issues: Parameters<typeof formatZodIssues>[0], input: unknow
 }
 
 /** Splits a body that is not one JSON document into JSONL rows (and their 1-based lines); errors name the line. */
-function parseJsonl(text: string): { rows: unknown[]; lines: number[] } {
-  const rows: unknown[] = [];
-  const numbers: number[] = [];
-  const lines = text.split('\n');
-  for (let k = 0; k < lines.length; k++) {
-    const line = lines[k]!.trim();
-    if (line === '') continue;
-    try {
-      rows.push(JSON.parse(line));
-      numbers.push(k + 1);
-    } catch (err) {
-      throw new RewardServerError('invalid_json', `POST /advantages: the body is neither one JSON document nor JSONL: ${(err as Error).message}`, { line: k + 1 }, { cause: err });
-    }
+function jsonlRows(text: string): { rows: unknown[]; lines: number[] } {
+  let parsed;
+  try {
+    parsed = parseJsonl(text, 'POST /advantages');
+  } catch (err) {
+    if (!isRlvrError(err)) throw err;
+    const bare = err.message.slice(formatLocation(err.location).length);
+    throw new RewardServerError('invalid_json', `POST /advantages: the body is neither one JSON document nor JSONL: ${bare}`, { line: err.location.line! }, { cause: err });
   }
-  if (rows.length === 0) throw new RewardServerError('invalid_json', 'POST /advantages: the body is empty; send a JSON array of rows, JSONL, or {"rows": [...]}');
-  return { rows, lines: numbers };
+  if (parsed.length === 0) throw new RewardServerError('invalid_json', 'POST /advantages: the body is empty; send a JSON array of rows, JSONL, or {"rows": [...]}');
+  return { rows: parsed.map((l) => l.value), lines: parsed.map((l) => l.line) };
 }
 
-/** Reads the body and the query string into a request; nothing is estimated yet. */
-export function parseAdvantagesRequest(text: string, params: URLSearchParams): AdvantagesRequest {
+/**
+ * Reads the body and the query string into a request; nothing is estimated yet. Rows over `limits` are refused
+ * here (413 `too_many_tokens`, naming the limit and the row), before any per-token array exists.
+ */
+export function parseAdvantagesRequest(text: string, params: URLSearchParams, limits: AdvantageLimits = DEFAULT_ADVANTAGE_LIMITS): AdvantagesRequest {
   let doc: unknown;
   let lines: number[] | undefined;
   try {
     doc = JSON.parse(text);
   } catch {
-    ({ rows: doc, lines } = parseJsonl(text));
+    ({ rows: doc, lines } = jsonlRows(text));
   }
   let rawRows: unknown;
   let estimator = DEFAULT_ESTIMATOR;
@@ -110,11 +109,13 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams): A
   if (!Array.isArray(rawRows)) throw new RewardServerError('invalid_request', `rows must be an array of rows (got ${preview(rawRows)})`, { field: 'rows' });
   if (rawRows.length === 0) throw new RewardServerError('invalid_request', 'rows is empty: send at least one rollout', { field: 'rows' });
 
+  const optionParams: [string, string][] = [];
   for (const [name, value] of params) {
     if (name === 'estimator') estimator = value.replace(/ /g, '+'); // an unescaped '+' arrives as a space
     else if (name === 'weights') weights = flag(value, name);
-    else if (!OWN_PARAMS.has(name)) options[camelCase(name)] = paramValue(value);
+    else if (!OWN_PARAMS.has(name)) optionParams.push([name, value]);
   }
+  options = { ...options, ...optionsFromText(optionParams) };
   const rows = rawRows.map((raw, i) => {
     const r = InteropRowSchema.safeParse(raw);
     const where = lines ? { line: lines[i]!, index: i } : { index: i };
@@ -124,6 +125,24 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams): A
     }
     return r.data;
   });
+  let total = 0;
+  rows.forEach((row, i) => {
+    if (row.length > limits.maxRowTokens) {
+      throw new RewardServerError(
+        'too_many_tokens',
+        `row ${i} has length ${row.length}, more than the limit of ${limits.maxRowTokens} tokens per row (server option maxRowTokens, CLI --max-row-tokens)`,
+        { ...(lines ? { line: lines[i]! } : {}), index: i, field: 'length' },
+      );
+    }
+    total += row.length;
+  });
+  if (total > limits.maxAdvantageTokens) {
+    throw new RewardServerError(
+      'too_many_tokens',
+      `the rows hold ${total} completion tokens, more than the limit of ${limits.maxAdvantageTokens} per request (server option maxAdvantageTokens, CLI --max-advantage-tokens); split the batch over several requests`,
+      { field: 'rows' },
+    );
+  }
   return lines ? { rows, estimator, options, weights, lines } : { rows, estimator, options, weights };
 }
 
@@ -138,7 +157,7 @@ function prepare(req: AdvantagesRequest): PreparedEstimator {
   try {
     prepared = prepareEstimator(req.estimator, req.options);
   } catch (err) {
-    if (err instanceof CoreError || err instanceof AdvantagesError) throw new RewardServerError('invalid_estimator', err.message, {}, { cause: err });
+    if (isRlvrError(err)) throw new RewardServerError('invalid_estimator', err.message, {}, { cause: err });
     // formatting a deeply nested option value for the message overflows the stack
     if (err instanceof RangeError) throw new RewardServerError('invalid_estimator', `estimator ${req.estimator}: options are not valid (${err.message})`, { field: 'options' }, { cause: err });
     throw err;
@@ -169,7 +188,7 @@ export function estimateToJson(req: AdvantagesRequest): string {
     offsets = batch.completionOffsets;
     result = prepared.estimate(batch, signals);
   } catch (err) {
-    if (err instanceof CoreError || err instanceof AdvantagesError) {
+    if (isRlvrError(err)) {
       const at = err.location.rollout;
       throw new RewardServerError('invalid_request', err.message, at !== undefined ? where(req, at) : {}, { cause: err });
     }
@@ -186,4 +205,22 @@ export function estimateToJson(req: AdvantagesRequest): string {
   if (req.weights) out += `,"weights":${perRow(result.weights)}`;
   out += `,"sequenceAdvantages":${JSON.stringify(Array.from(result.sequenceAdvantages, (v) => (Number.isFinite(v) ? v : null)))},"metrics":${JSON.stringify(metrics)}}`;
   return out;
+}
+
+/** One `/advantages` answer: the status and the JSON body; `internal` is what threw behind a 500, for the server's log. */
+export interface AdvantagesAnswer {
+  status: number;
+  json: string;
+  internal?: { message: string; stack?: string };
+}
+
+/** The whole route on a body and a query string: never throws; a refusal is its 4xx answer. */
+export function answerAdvantages(text: string, query: string, limits: AdvantageLimits = DEFAULT_ADVANTAGE_LIMITS): AdvantagesAnswer {
+  try {
+    return { status: 200, json: estimateToJson(parseAdvantagesRequest(text, new URLSearchParams(query), limits)) };
+  } catch (err) {
+    if (err instanceof RewardServerError) return { status: err.status, json: JSON.stringify(err.toJSON()) };
+    const e = new RewardServerError('internal', err instanceof Error ? `${err.name}: ${err.message}` : String(err), {}, { cause: err });
+    return { status: e.status, json: JSON.stringify(e.toJSON()), internal: { message: e.message, ...(err instanceof Error && err.stack ? { stack: err.stack } : {}) } };
+  }
 }

@@ -41,7 +41,7 @@ describe('rlvr-reward-server CLI', () => {
       expect(done.status).toBe(200);
       expect(done.json.rewards).toEqual(slow.map((c) => mathReward(c.completion, c.gold).reward));
       expect(await exit).toBe(0);
-      expect(stderr()).toMatch(/SIGTERM: draining 1 request\(s\) in flight/);
+      expect(stderr()).toMatch(/interrupted: draining 1 request\(s\) in flight/);
       expect(stderr()).toMatch(/stopped/);
     } finally {
       child.kill('SIGKILL');
@@ -49,10 +49,11 @@ describe('rlvr-reward-server CLI', () => {
   }, 30_000);
 
   it.each([
-    [['--port', 'abc'], /--port must be an integer/],
+    [['--port', 'abc'], /--port: must be an integer/],
     [['--timeout-ms', '0'], /timeoutMs/],
     [['--verify', '{"percent": "sometimes"}'], /verify\.percent/],
-    [['--verify', 'not json'], /--verify must be a JSON object/],
+    [['--verify', 'not json'], /--verify: must be a JSON object/],
+    [['--max-advantage-tokens', '0'], /maxAdvantageTokens: .*>=1/],
     [['--on-prompt-mismatch', 'ignore'], /onPromptMismatch: must be one of "whole_query", "zero"/],
     [['--bogus'], /Unknown option '--bogus'/],
   ])('%j exits 2 with a message', (args, message) => {
@@ -85,6 +86,36 @@ describe('rlvr-reward-server CLI', () => {
     expect(code).toBe(0);
     expect(out).toMatch(/rewards: \[ 1 \]/);
   }, 30_000);
+
+  it('a second signal while draining exits 130 at once', async () => {
+    const { child, url, exit } = await startCli(['--port', '0', '--concurrency', '1', '--timeout-ms', '60000', '--shutdown-timeout-ms', '60000']);
+    try {
+      const slow = [{ prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
+      void post(`${url}/get_reward`, body(slow)).catch(() => undefined);
+      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2);
+      child.kill('SIGTERM');
+      await expect.poll(() => send(`${url}/health`, 'GET').then(() => 'up', () => 'closed')).toBe('closed');
+      child.kill('SIGTERM');
+      expect(await exit).toBe(130);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('is a Command the rlvr CLI composes: the same code in process', async () => {
+    const { rewardServerCommand } = await import('./command.js');
+    const { runCommands } = await import('@rlvr/core');
+    let stdout = '';
+    const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: () => true } };
+    const stop = new AbortController();
+    const running = runCommands('rlvr', { 'reward-server': rewardServerCommand }, ['reward-server', '--port', '0', '--concurrency', '1'], io, stop.signal);
+    await expect.poll(() => stdout).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
+    const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
+    expect((await post(`${url}/get_reward`, { query: ['\\boxed{2}'], labels: ['2'] })).json.rewards).toEqual([1]);
+    stop.abort();
+    expect(await running).toBe(0);
+    expect(stdout).toMatch(/^rlvr reward-server: listening on/);
+  }, 60_000);
 
   it('--help prints the options and exits 0', () => {
     const r = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });

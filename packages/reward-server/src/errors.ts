@@ -1,6 +1,8 @@
+import { RlvrError, type ErrorLocation } from '@rlvr/core';
+
 /**
  * Every way a request (or the server's own configuration) is refused. Closed union: callers may switch on it.
- * Each code maps to one HTTP status (`statusOf`), and the JSON error body carries the code and the message.
+ * Each code maps to one HTTP status (`status`), and the JSON error body carries the code and the message.
  */
 export type RewardServerErrorCode =
   /** the server's options are invalid (startup only) */
@@ -13,6 +15,8 @@ export type RewardServerErrorCode =
   | 'length_mismatch'
   /** the body is larger than `maxBodyBytes` */
   | 'body_too_large'
+  /** `/advantages` rows that hold more tokens than `maxRowTokens` (one row) or `maxAdvantageTokens` (the request) */
+  | 'too_many_tokens'
   /** estimator name or options the advantage route cannot use */
   | 'invalid_estimator'
   | 'not_found'
@@ -23,18 +27,10 @@ export type RewardServerErrorCode =
   | 'overloaded'
   /** the server could not listen (port taken, address not available) */
   | 'listen_failed'
+  /** a worker thread died on the request (out of memory: its heap is `workerMemoryMb`); the server carries on */
+  | 'worker_failed'
   /** a bug: the request was fine but the server failed; the message says what threw */
   | 'internal';
-
-/** Where in the request the problem is, when known. */
-export interface RewardServerErrorLocation {
-  /** JSON field (dotted for nested ones: `rows.3.saliency`). */
-  field?: string;
-  /** Index in the request's arrays, or the row index of `/advantages`. */
-  index?: number;
-  /** 1-based line of a JSONL body. */
-  line?: number;
-}
 
 const STATUS: Record<RewardServerErrorCode, number> = {
   invalid_options: 500,
@@ -42,33 +38,28 @@ const STATUS: Record<RewardServerErrorCode, number> = {
   invalid_request: 400,
   length_mismatch: 400,
   body_too_large: 413,
+  too_many_tokens: 413,
   invalid_estimator: 400,
   not_found: 404,
   method_not_allowed: 405,
   shutting_down: 503,
   overloaded: 503,
   listen_failed: 500,
+  worker_failed: 500,
   internal: 500,
 };
 
-/** The one error class of `@rlvr/reward-server`. `code` is stable; `message` is for people. */
-export class RewardServerError extends Error {
-  override readonly name = 'RewardServerError';
-  readonly code: RewardServerErrorCode;
-  readonly location: RewardServerErrorLocation;
+/** The parts of core's `ErrorLocation` a request error names: the JSON field, the item index, the JSONL line. */
+export type RewardServerErrorLocation = Pick<ErrorLocation, 'field' | 'index' | 'line'>;
 
-  constructor(code: RewardServerErrorCode, message: string, location: RewardServerErrorLocation = {}, options?: { cause?: unknown }) {
-    const where = [
-      location.line !== undefined ? `line ${location.line}` : '',
-      location.index !== undefined ? `item ${location.index}` : '',
-      location.field !== undefined ? `field ${location.field}` : '',
-    ]
-      .filter((s) => s.length > 0)
-      .join(', ');
-    super((where ? `${where}: ` : '') + message, options);
-    this.code = code;
-    this.location = location;
-  }
+/** The JSON error body every refusal has. */
+export interface RewardServerErrorBody {
+  error: { code: RewardServerErrorCode; message: string } & RewardServerErrorLocation;
+}
+
+/** The one error class of `@rlvr/reward-server`. `code` is stable; `message` is for people. */
+export class RewardServerError extends RlvrError<RewardServerErrorCode> {
+  override readonly name = 'RewardServerError';
 
   /** The HTTP status this error is answered with. */
   get status(): number {
@@ -76,8 +67,17 @@ export class RewardServerError extends Error {
   }
 
   /** The JSON error body: `{"error": {"code", "message", "field"?, "index"?, "line"?}}`. */
-  toJSON(): { error: { code: RewardServerErrorCode; message: string } & RewardServerErrorLocation } {
-    return { error: { code: this.code, message: this.message, ...this.location } };
+  toJSON(): RewardServerErrorBody {
+    const { field, index, line } = this.location;
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(field !== undefined ? { field } : {}),
+        ...(index !== undefined ? { index } : {}),
+        ...(line !== undefined ? { line } : {}),
+      },
+    };
   }
 }
 

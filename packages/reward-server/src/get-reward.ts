@@ -70,8 +70,11 @@ export interface GetRewardResponse {
   extracted?: (string | null)[];
 }
 
-/** Grades a validated request on the pool; results come back in request order. */
-export async function gradeRequest(req: GetRewardRequest, pool: VerifierPool, opts: RewardServerOptions, details: boolean): Promise<GetRewardResponse> {
+/**
+ * Grades a validated request on the pool; results come back in request order. `signal` (the client went away)
+ * cancels the batch on the pool: its items leave the queue, so later requests do not wait for them.
+ */
+export async function gradeRequest(req: GetRewardRequest, pool: VerifierPool, opts: RewardServerOptions, details: boolean, signal?: AbortSignal): Promise<GetRewardResponse> {
   const n = req.query.length;
   const completions: string[] = [];
   const golds: string[] = [];
@@ -85,7 +88,7 @@ export async function gradeRequest(req: GetRewardRequest, pool: VerifierPool, op
     completions.push(completion);
     golds.push(String(req.labels[i]));
   }
-  const graded = await pool.rewardBatch(completions, golds);
+  const graded = await pool.rewardBatch(completions, golds, undefined, signal ? { signal } : {});
   const results: RewardResult[] = new Array(n);
   for (let i = 0; i < n; i++) results[i] = { reward: 0, extracted: null, reason: 'prompt_not_found', answer: null };
   toPool.forEach((i, k) => (results[i] = graded[k]!));

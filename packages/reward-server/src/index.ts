@@ -1,10 +1,11 @@
 export { RewardServer, startRewardServer } from './server.js';
-export type { Logger, LogLevel, RewardServerStats } from './server.js';
+export type { RewardServerStats } from './server.js';
 export { RewardServerOptionsSchema, resolveServerOptions } from './options.js';
 export type { RewardServerOptions, RewardServerOptionsInput } from './options.js';
 export { RewardServerError } from './errors.js';
-export type { RewardServerErrorCode, RewardServerErrorLocation } from './errors.js';
+export type { RewardServerErrorBody, RewardServerErrorCode, RewardServerErrorLocation } from './errors.js';
 export { GetRewardRequestSchema, completionOf, parseGetRewardRequest } from './get-reward.js';
 export type { GetRewardRequest, GetRewardResponse, PromptMatch } from './get-reward.js';
-export { parseAdvantagesRequest, estimateToJson } from './advantages-route.js';
-export type { AdvantagesRequest } from './advantages-route.js';
+export { DEFAULT_ADVANTAGE_LIMITS, answerAdvantages, parseAdvantagesRequest, estimateToJson } from './advantages-route.js';
+export type { AdvantageLimits, AdvantagesAnswer, AdvantagesRequest } from './advantages-route.js';
+export { rewardServerCommand } from './command.js';

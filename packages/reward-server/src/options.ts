@@ -4,6 +4,9 @@ import { formatZodIssues } from '@rlvr/core';
 import { VerifyOptionsSchema } from '@rlvr/math-verify';
 import { RewardServerError } from './errors.js';
 
+/** Worker heap an `/advantages` token may need, with room to spare: 4,194,304 tokens of GRAIL rows peaked under 256 MiB. */
+const BYTES_PER_TOKEN = 96;
+
 export const RewardServerOptionsSchema = z
   .object({
     /** Interface to listen on. The default is loopback only: put a replica on the cluster network on purpose. */
@@ -17,11 +20,24 @@ export const RewardServerOptionsSchema = z
     /** Largest request body, in bytes; larger ones are answered 413 without being buffered. */
     maxBodyBytes: z.number().int().min(1).default(64 * 1024 * 1024),
     /**
-     * After a 413, up to this many further body bytes are read and discarded (never stored) so that clients which
-     * send the whole body before reading the answer (Python `requests`, `urllib`) see the 413; past it the
-     * connection is cut.
+     * After a 413 (sent at once), the body is read on and discarded (never stored) while it is at most
+     * `maxBodyBytes + maxDiscardBytes` long, so that clients which send the whole body before reading the answer
+     * (Python's `urllib`) still read the 413; past that the connection is cut.
      */
     maxDiscardBytes: z.number().int().min(0).default(64 * 1024 * 1024),
+    /**
+     * `/advantages`: most completion tokens (the sum of the rows' `length`) one request may ask for; more is a 413
+     * `too_many_tokens`, refused before anything is allocated. Bounds a request's memory and time whatever its
+     * body size (a row without saliency is a few bytes for any `length`).
+     */
+    maxAdvantageTokens: z.number().int().min(1).max(2 ** 31 - 1).default(4 * 1024 * 1024),
+    /** `/advantages`: most completion tokens of one row; more is a 413 `too_many_tokens` naming the row. */
+    maxRowTokens: z.number().int().min(1).max(2 ** 31 - 1).default(1024 * 1024),
+    /**
+     * Worker threads that run `/advantages` (parsing, estimation, the answer's JSON), so the event loop, and with it
+     * `/health` and every other request, never waits on one (default: available parallelism, at most 4).
+     */
+    advantageWorkers: z.number().int().min(1).max(256).optional(),
     /**
      * When a query does not contain its prompt (a tokenizer round trip changed the prompt's text): grade the whole
      * query (`whole_query`, default; the last `\boxed{}` is read, so the completion's answer still wins) or give
@@ -37,10 +53,18 @@ export const RewardServerOptionsSchema = z
     maxInFlight: z.number().int().min(1).default(256),
     /** On `close()`, in-flight requests get this long to finish before their connections are cut (ms). */
     shutdownTimeoutMs: z.number().int().min(0).default(30_000),
-    /** Heap limit of each verifier worker (MiB). */
+    /** Heap limit of each worker thread, verifier and `/advantages` alike (MiB): a blow-up kills that worker, not the server. */
     workerMemoryMb: z.number().int().min(32).max(65_536).default(1024),
   })
-  .strict();
+  .strict()
+  .superRefine((o, ctx) => {
+    // A worker's heap must hold a request at the token limit: its parsed rows and the answer's JSON. Below that a
+    // worker may run out of memory, and a large allocation that fails then takes the whole process with it.
+    const needMb = Math.ceil((o.maxAdvantageTokens * BYTES_PER_TOKEN) / 2 ** 20);
+    if (o.workerMemoryMb < needMb) {
+      ctx.addIssue({ code: 'custom', path: ['workerMemoryMb'], message: `must be at least ${needMb} MiB for maxAdvantageTokens ${o.maxAdvantageTokens} (${BYTES_PER_TOKEN} bytes a token); raise it or lower maxAdvantageTokens` });
+    }
+  });
 
 export type RewardServerOptions = z.infer<typeof RewardServerOptionsSchema>;
 export type RewardServerOptionsInput = z.input<typeof RewardServerOptionsSchema>;

@@ -8,16 +8,13 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '@rlvr/core';
 import { VerifierPool } from '@rlvr/math-verify';
-import { estimateToJson, parseAdvantagesRequest } from './advantages-route.js';
+import { AdvantagesPool } from './advantages-pool.js';
 import { ClientGone, parseJson, readBody } from './body.js';
 import { RewardServerError, preview } from './errors.js';
 import { gradeRequest, parseGetRewardRequest } from './get-reward.js';
 import { type RewardServerOptions, type RewardServerOptionsInput, resolveServerOptions } from './options.js';
-
-export type LogLevel = 'info' | 'warn' | 'error';
-/** Where the server reports what happened (the library never prints; the CLI passes one that writes to stderr). */
-export type Logger = (level: LogLevel, message: string) => void;
 
 /** Counters since start (also in `GET /health`). */
 export interface RewardServerStats {
@@ -45,6 +42,7 @@ export class RewardServer {
   readonly options: RewardServerOptions;
   private readonly server: Server;
   private readonly pool: VerifierPool;
+  private readonly advantages: AdvantagesPool;
   private readonly log: Logger;
   private readonly startedAt = Date.now();
   private draining = false;
@@ -60,6 +58,11 @@ export class RewardServer {
       timeoutMs: options.timeoutMs,
       workerMemoryMb: options.workerMemoryMb,
       verify: options.verify,
+    });
+    this.advantages = new AdvantagesPool({
+      workers: options.advantageWorkers,
+      workerMemoryMb: options.workerMemoryMb,
+      limits: { maxAdvantageTokens: options.maxAdvantageTokens, maxRowTokens: options.maxRowTokens },
     });
     this.server = createServer((req, res) => this.onRequest(req, res));
     // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before it is sent.
@@ -90,7 +93,7 @@ export class RewardServer {
    * Validates the options, starts the verifier workers and listens. Throws `RewardServerError` with
    * `invalid_options` (naming each bad field) or `listen_failed` (port taken, address not available).
    */
-  static async start(options: RewardServerOptionsInput = {}, log: Logger = () => {}): Promise<RewardServer> {
+  static async start(options: RewardServerOptionsInput = {}, log: Logger = silentLogger): Promise<RewardServer> {
     const s = new RewardServer(resolveServerOptions(options), log);
     try {
       await new Promise<void>((resolve, reject) => {
@@ -101,7 +104,7 @@ export class RewardServer {
         });
       });
     } catch (err) {
-      await s.pool.close();
+      await Promise.all([s.pool.close(), s.advantages.close()]);
       throw new RewardServerError('listen_failed', `cannot listen on ${s.options.host}:${s.options.port}: ${(err as Error).message}`, {}, { cause: err });
     }
     return s;
@@ -127,6 +130,11 @@ export class RewardServer {
     return this.pool.concurrency;
   }
 
+  /** Worker threads of `/advantages`. */
+  get advantageWorkers(): number {
+    return this.advantages.workers;
+  }
+
   /**
    * Graceful shutdown: stop accepting connections, answer new requests on open keep-alive connections with 503,
    * let the requests in flight finish (at most `shutdownTimeoutMs`, then their connections are cut), then stop the
@@ -147,12 +155,12 @@ export class RewardServer {
     });
     const idle = this.counters.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     if ((await Promise.race([idle.then(() => closed), deadline])) === 'timeout') {
-      this.log('warn', `shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`);
+      this.log.warn(`shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`);
       this.server.closeAllConnections();
       await closed;
     }
     clearTimeout(timer);
-    await this.pool.close();
+    await Promise.all([this.pool.close(), this.advantages.close()]);
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -168,16 +176,21 @@ export class RewardServer {
       return;
     }
     this.counters.inFlight++;
-    this.route(req, res)
-      .catch((err: unknown) => this.fail(req, res, err))
-      .catch((err: unknown) => this.log('error', `while answering an error: ${String(err)}`))
+    // aborted when the client goes away before its answer: its grading or estimation is cancelled
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort(new ClientGone('the client closed the connection before its answer'));
+    });
+    this.route(req, res, gone.signal)
+      .catch((err: unknown) => this.fail(req, res, err, gone.signal))
+      .catch((err: unknown) => this.log.warn(`while answering an error: ${String(err)}`))
       .finally(() => {
         this.counters.inFlight--;
         if (this.counters.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
       });
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async route(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://localhost');
@@ -199,6 +212,9 @@ export class RewardServer {
         concurrency: this.pool.concurrency,
         timeoutMs: this.options.timeoutMs,
         maxBodyBytes: this.options.maxBodyBytes,
+        advantageWorkers: this.advantages.workers,
+        maxAdvantageTokens: this.options.maxAdvantageTokens,
+        maxRowTokens: this.options.maxRowTokens,
         stats: this.stats,
         pool: this.pool.stats,
       };
@@ -208,35 +224,53 @@ export class RewardServer {
     if (path !== '/get_reward' && path !== '/advantages') throw new RewardServerError('not_found', `no route ${req.method} ${path}; routes: ${ROUTES}`);
     allow('POST');
     if (this.draining) throw new RewardServerError('shutting_down', 'the server is shutting down; send this request to another replica');
-    const text = (await readBody(req, this.options.maxBodyBytes)).toString('utf8');
+    const body = await readBody(req, this.options.maxBodyBytes);
     if (path === '/get_reward') {
-      const request = parseGetRewardRequest(parseJson(text, 'POST /get_reward'));
+      const request = parseGetRewardRequest(parseJson(body.toString('utf8'), 'POST /get_reward'));
       const details = url.searchParams.has('details') && url.searchParams.get('details') !== '0';
-      const out = await gradeRequest(request, this.pool, this.options, details);
+      const out = await gradeRequest(request, this.pool, this.options, details, signal);
       this.counters.answers += out.rewards.length;
       for (const t of out.extra_logs.timeout) this.counters.timeouts += t;
       this.sendJson(res, 200, JSON.stringify(out));
     } else {
-      this.sendJson(res, 200, estimateToJson(parseAdvantagesRequest(text, url.searchParams)));
+      // parsed, estimated and written in a worker thread: this loop only moves the bytes
+      const answer = await this.advantages.run(body, url.search.slice(1), signal);
+      if (answer.internal) this.log.warn(`${req.method} ${req.url}: ${answer.internal.message}${answer.internal.stack ? `\n${answer.internal.stack}` : ''}`);
+      this.count(answer.status);
+      this.send(res, answer.status, answer.body);
     }
+  }
+
+  private count(status: number): void {
+    if (status >= 500) this.counters.serverErrors++;
+    else if (status >= 400) this.counters.clientErrors++;
   }
 
   private sendJson(res: ServerResponse, status: number, body: string, close = false): void {
+    this.send(res, status, body, close);
+  }
+
+  /** Writes a JSON answer: headers and `body` (text or UTF-8 bytes), then ends it. */
+  private send(res: ServerResponse, status: number, body: string | Uint8Array, close = false): void {
     if (res.destroyed) {
-      this.counters.clientsGone++; // it left while its request was handled; the work is done, the answer dropped
+      this.counters.clientsGone++; // it left while its request was handled; the answer is dropped
       return;
     }
     if (res.headersSent) return;
-    res.statusCode = status;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    if (close || this.draining) res.setHeader('Connection', 'close');
+    this.head(res, status, body, close);
     res.end(body);
   }
 
-  /** Answers a failed request; an oversized body is drained (up to `maxDiscardBytes`) first, so the client reads the 413. */
-  private async fail(req: IncomingMessage, res: ServerResponse, err: unknown): Promise<void> {
-    if (err instanceof ClientGone || res.destroyed) {
+  private head(res: ServerResponse, status: number, body: string | Uint8Array, close: boolean): void {
+    res.statusCode = status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    if (close || this.draining) res.setHeader('Connection', 'close');
+  }
+
+  /** Answers a failed request (an oversized body: see `refuseBody`). */
+  private async fail(req: IncomingMessage, res: ServerResponse, err: unknown, signal: AbortSignal): Promise<void> {
+    if (err instanceof ClientGone || signal.aborted || res.destroyed) {
       this.counters.clientsGone++;
       return;
     }
@@ -244,21 +278,36 @@ export class RewardServer {
     if (err instanceof RewardServerError) e = err;
     else {
       e = new RewardServerError('internal', `${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`, {}, { cause: err });
-      this.log('error', `${req.method} ${req.url}: ${e.message}${err instanceof Error && err.stack ? `\n${err.stack}` : ''}`);
+      this.log.warn(`${req.method} ${req.url}: ${e.message}${err instanceof Error && err.stack ? `\n${err.stack}` : ''}`);
     }
-    if (e.status >= 500 && e.code !== 'shutting_down') this.counters.serverErrors++;
-    else if (e.status < 500) this.counters.clientErrors++;
-    if (e.code === 'body_too_large' && !req.complete) {
-      await this.discardRest(req);
-      if (res.destroyed) return;
-    }
-    this.sendJson(res, e.status, JSON.stringify(e.toJSON()), e.code === 'body_too_large');
+    if (e.code === 'worker_failed') this.log.warn(`${req.method} ${req.url}: ${e.message}`);
+    if (e.code !== 'shutting_down') this.count(e.status);
+    if (e.code === 'body_too_large') await this.refuseBody(req, res, e);
+    else this.sendJson(res, e.status, JSON.stringify(e.toJSON()));
   }
 
-  /** Reads and drops the rest of a refused body; resolves at its end, past `maxDiscardBytes`, or when the client goes. */
+  /**
+   * The 413 goes out at once, headers and body (a client that reads while it sends stops sending), and the
+   * connection stays open while the rest of the body is read and dropped (see `discardRest`): a client that
+   * sends its whole body before it reads (Python's `urllib`) then finds the 413 waiting instead of a reset
+   * connection. Then the connection is closed.
+   */
+  private async refuseBody(req: IncomingMessage, res: ServerResponse, e: RewardServerError): Promise<void> {
+    if (res.destroyed || res.headersSent) return;
+    const body = JSON.stringify(e.toJSON());
+    this.head(res, e.status, body, true);
+    res.write(body);
+    if (!req.complete) await this.discardRest(req);
+    if (!res.destroyed) res.end();
+  }
+
+  /**
+   * Reads and drops the rest of a refused body; resolves at its end, when the client goes, or once it has dropped
+   * `maxBodyBytes + maxDiscardBytes` (so a body of up to that size is read to its end, whether it was refused from
+   * its `Content-Length` before a byte was read or past the limit while reading).
+   */
   private discardRest(req: IncomingMessage): Promise<void> {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.options.maxBodyBytes + this.options.maxDiscardBytes) return Promise.resolve();
+    const budget = this.options.maxBodyBytes + this.options.maxDiscardBytes;
     return new Promise((resolve) => {
       let dropped = 0;
       const done = () => {
@@ -269,7 +318,7 @@ export class RewardServer {
       };
       const onData = (chunk: Buffer) => {
         dropped += chunk.length;
-        if (dropped > this.options.maxDiscardBytes) {
+        if (dropped > budget) {
           req.pause();
           done();
         }

@@ -13,12 +13,21 @@ export function formatFloat32(v: number): string {
   return String(Number(v.toPrecision(9)));
 }
 
-/** `[a,b,...]` of float32 values in the shortest round-trip form. [n] -> JSON text */
+/**
+ * `[a,b,...]` of float32 values in the shortest round-trip form. [n] -> JSON text. Equal neighbours are
+ * formatted once: a row of a uniform-weighted estimator is one value repeated, and finding the shortest decimal
+ * (up to four `toPrecision` calls) is most of the cost of writing it.
+ */
 export function formatFloat32Array(values: Float32Array, start: number, end: number): string {
-  let s = '[';
-  for (let t = start; t < end; t++) {
-    if (t > start) s += ',';
-    s += formatFloat32(values[t]!);
+  const parts: string[] = [];
+  let t = start;
+  while (t < end) {
+    const v = values[t]!;
+    let k = t + 1;
+    while (k < end && values[k] === v) k++; // NaN equals nothing: each NaN is a run of one
+    const text = formatFloat32(v);
+    parts.push(k - t === 1 ? text : (text + ',').repeat(k - t - 1) + text);
+    t = k;
   }
-  return s + ']';
+  return '[' + parts.join(',') + ']';
 }
