@@ -1,14 +1,20 @@
-// Throughput of @rlvr/math-verify on the held-out corpus (486 cases, each with its source's settings):
+// Throughput of @rlvr/math-verify on the held-out corpus (486 cases, each with its source's settings) and on the
+// near-miss set (2,862 boxed completions of benchmark golds, default reward options: the training workload):
 // single-threaded in-process, then VerifierPool with 1 and 2 worker threads, then the pool with pathological
-// items that must time out without stalling the rest. Run after building:
+// items that must time out without stalling the rest. Ratios are against baselines measured in the same run (the
+// pool of 1 for the pool of 2; the 5,000 answers/s goal for one thread). Prints uptime before and after. Run after
+// building:
 //   npx tsc -b packages/math-verify && node tools/bench/math-verify/bench.mjs [--rounds 5] [--seconds 1] [--json out.json]
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as api from '../../../packages/math-verify/dist/index.js';
 import { loadCorpus, profileFor, runRow } from '../../../packages/math-verify/test/corpus-profile.mjs';
 
+const uptime = () => execSync('uptime').toString().trim();
+console.log(`uptime before: ${uptime()}`);
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '1' }, rounds: { type: 'string', default: '5' }, json: { type: 'string' } },
 });
@@ -20,6 +26,22 @@ const items = rows.map((row) => {
   const p = profileFor(row);
   return { row, p, gold: p.wrapGold ? `\\boxed{${row.gold}}` : row.gold };
 });
+
+const nearMisses = readFileSync(fileURLToPath(new URL('../../../packages/math-verify/test/fixtures/near-misses.jsonl', import.meta.url)), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l));
+
+/** Passes over the near-miss set (boxed completions, default options) for about SECONDS; answers per second. */
+function nearMissRate() {
+  let n = 0;
+  const t0 = performance.now();
+  while (performance.now() - t0 < SECONDS * 1000) {
+    for (const x of nearMisses) if (api.mathReward(x.pred, x.gold).reward !== 0) throw new Error(`near miss rewarded: ${x.answer}`);
+    n += nearMisses.length;
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
 
 /** Repeats full passes over the corpus for about SECONDS; returns answers per second. */
 function inProcess() {
@@ -134,6 +156,7 @@ for (let r = 0; r < ROUNDS; r++) {
     }),
     pool1: await timed('pool1', async () => counted(await poolRate(p1, reps), reps * items.length)),
     pool2: await timed('pool2', async () => counted(await poolRate(p2, reps), reps * items.length)),
+    nearMisses: nearMissRate(),
     heavySingle: heavyInProcess(),
     heavyPool1: await heavyPoolRate(p1, heavyReps, 'heavyPool1'),
     heavyPool2: await heavyPoolRate(p2, heavyReps, 'heavyPool2'),
@@ -160,6 +183,8 @@ const result = {
     pool1: Math.round(median(cpu.pool1)),
     pool2: Math.round(median(cpu.pool2)),
   },
+  singleThreadOverGoal5000: +(single / 5000).toFixed(2),
+  nearMissesSingleThreadAnswersPerSecond: Math.round(median(rounds.map((x) => x.nearMisses))),
   pool2OverSingleThread: +(pool2 / single).toFixed(2),
   pool2OverPool1: +(pool2 / pool1).toFixed(2),
   heavy: {
@@ -176,4 +201,5 @@ const result = {
   timeoutRun: { ...stall, seconds: +stall.seconds.toFixed(2), secondsWithoutSlowItems: +stall.secondsWithoutSlowItems.toFixed(2) },
 };
 console.log(JSON.stringify(result, null, 2));
+console.log(`uptime after: ${uptime()}`);
 if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 2) + '\n');
