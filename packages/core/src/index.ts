@@ -19,7 +19,7 @@ export {
 } from './batch.js';
 export type { FinishReason, TokenRange, AnswerSpans, RolloutBatch } from './batch.js';
 export { validateBatch } from './validate.js';
-export { RolloutRowSchema, batchFromRows, batchToRows } from './rows.js';
+export { RolloutRowSchema, batchFromRows, batchToRows, takeRollouts } from './rows.js';
 export type { RolloutRow, RolloutRowInput } from './rows.js';
 export { groupStats, segmentSum, segmentMean, segmentMeanStd, broadcastSegments } from './segments.js';
 export type { GroupStats } from './segments.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { batchFromRows, batchToRows, type RolloutRowInput } from './rows.js';
+import { batchFromRows, batchToRows, takeRollouts, type RolloutRowInput } from './rows.js';
 import { getSpans, totalTokens, completionLength, numGroups, hasAnswer, FINISH_CODES } from './batch.js';
 import { CoreError } from './errors.js';
 
@@ -76,5 +76,23 @@ describe('batchFromRows', () => {
       ]),
     ).toThrow(/rollout 1, field behaviorLogprobs: .*every row or on none/);
     expect(() => batchFromRows([{ group: 0, completion: [1, 2], reward: 0, behaviorLogprobs: [-1] }])).toThrow(/expected 2 log-probs/);
+  });
+});
+
+describe('takeRollouts', () => {
+  const rows: RolloutRowInput[] = [
+    { group: 0, prompt: [1, 2], completion: [3, 4, 5], reward: 1, behaviorLogprobs: [-1, -2, -3], spans: { open: [0, 1], content: [1, 2], close: [2, 3] } },
+    { group: 0, prompt: [1, 2], completion: [6], reward: 0, finish: 'length', behaviorLogprobs: [-4] },
+    { group: 1, prompt: [7], completion: [8, 9], reward: 0.5, behaviorLogprobs: [-5, -6] },
+  ];
+
+  it('is the batch of the chosen rows, in the given order', () => {
+    const picked = takeRollouts(batchFromRows(rows), [2, 0]);
+    expect(batchToRows(picked)).toEqual(batchToRows(batchFromRows([rows[2]!, rows[0]!])));
+    expect(takeRollouts(batchFromRows(rows), []).numRollouts).toBe(0);
+  });
+
+  it('refuses a rollout the batch does not have, naming it', () => {
+    expect(() => takeRollouts(batchFromRows(rows), [0, 3])).toThrow(/no rollout 3 in a batch of 3/);
   });
 });

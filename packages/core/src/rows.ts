@@ -112,3 +112,44 @@ export function batchToRows(batch: RolloutBatch): RolloutRow[] {
   }
   return rows;
 }
+
+/**
+ * The batch of rollouts `rows` of `batch` (in that order; group ids, rewards, finish codes, spans
+ * and behaviour log-probs kept), e.g. to recompute signals for the rows of one mini-batch only.
+ * Its completion token k of rollout n is token `completionOffsets[rows[n]] + k` of `batch`.
+ */
+export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): RolloutBatch {
+  const n = rows.length;
+  let promptTotal = 0;
+  let total = 0;
+  for (const i of rows) {
+    if (!Number.isInteger(i) || i < 0 || i >= batch.numRollouts) throw new CoreError('invalid_row', `no rollout ${i} in a batch of ${batch.numRollouts}`, { rollout: i });
+    promptTotal += batch.promptOffsets[i + 1]! - batch.promptOffsets[i]!;
+    total += batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
+  }
+  const out: RolloutBatch = {
+    numRollouts: n,
+    groupIndex: new Int32Array(n),
+    promptTokens: new Int32Array(promptTotal),
+    promptOffsets: new Int32Array(n + 1),
+    completionTokens: new Int32Array(total),
+    completionOffsets: new Int32Array(n + 1),
+    rewards: new Float32Array(n),
+    finish: new Uint8Array(n),
+    spans: new Int32Array(n * SPAN_STRIDE),
+  };
+  if (batch.behaviorLogprobs) out.behaviorLogprobs = new Float32Array(total);
+  rows.forEach((i, k) => {
+    const [p0, p1, c0, c1] = [batch.promptOffsets[i]!, batch.promptOffsets[i + 1]!, batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
+    out.groupIndex[k] = batch.groupIndex[i]!;
+    out.promptTokens.set(batch.promptTokens.subarray(p0, p1), out.promptOffsets[k]!);
+    out.promptOffsets[k + 1] = out.promptOffsets[k]! + (p1 - p0);
+    out.completionTokens.set(batch.completionTokens.subarray(c0, c1), out.completionOffsets[k]!);
+    if (out.behaviorLogprobs) out.behaviorLogprobs.set(batch.behaviorLogprobs!.subarray(c0, c1), out.completionOffsets[k]!);
+    out.completionOffsets[k + 1] = out.completionOffsets[k]! + (c1 - c0);
+    out.rewards[k] = batch.rewards[i]!;
+    out.finish[k] = batch.finish[i]!;
+    out.spans.set(batch.spans.subarray(i * SPAN_STRIDE, (i + 1) * SPAN_STRIDE), k * SPAN_STRIDE);
+  });
+  return out;
+}

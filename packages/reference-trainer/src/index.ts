@@ -15,6 +15,8 @@ export { TRAIN_DIRS, TRAIN_FILES } from './train/open.js';
 export type { TrainLogger, TrainProgress, TrainSummary } from './train/run.js';
 export type { TrainEval } from './train/open.js';
 export { loadPlugins, PLUGIN_API } from './train/plugins.js';
+export { SignalRefresh, SignalRefreshOptionsSchema, signalRefresh } from './train/refresh.js';
+export type { SignalRefreshOptions } from './train/refresh.js';
 export type { PluginApi } from './train/plugins.js';
 export { runCompare, CompareOptionsSchema } from './compare/run.js';
 export { COMPARE_FILE } from './compare/stats.js';

@@ -1,4 +1,4 @@
-import { SIGNAL_NAMES, Signals, totalTokens, type RolloutBatch, type SignalName } from '@rlvr/core';
+import { SIGNAL_NAMES, Signals, takeRollouts, totalTokens, type RolloutBatch, type SignalName } from '@rlvr/core';
 import { batchLogprobs, type Qwen3Model } from '@rlvr/policy';
 import type { SaliencyBackend } from './backend.js';
 import { SaliencyError } from './errors.js';
@@ -29,6 +29,16 @@ export function checkSignals(needs: readonly SignalName[], estimator = 'the esti
   }
 }
 
+/**
+ * When the saliency signals (and so the advantages built from them) are computed in a training
+ * step: `batch` once with the behaviour policy (fused with the old log-probs); `epoch` again before
+ * every pass over the batch after the first; `minibatch` again before every optimizer step after
+ * the first, for that mini-batch's rollouts, with the parameters of that moment (the GRAIL
+ * reference recomputes its weights at every micro-step).
+ */
+export const SIGNAL_REFRESH = ['batch', 'epoch', 'minibatch'] as const;
+export type SignalRefresh = (typeof SIGNAL_REFRESH)[number];
+
 /** One backend run of the signal step. */
 export interface SignalSource {
   backend: SaliencyBackend;
@@ -49,6 +59,8 @@ export interface SignalPlan {
   readonly temperature: number;
   /** the parsed options of every backend the config names, needed or not */
   readonly options: Readonly<Record<string, unknown>>;
+  /** when the saliency signals are recomputed during a step (`saliency.refresh`, default `batch`) */
+  readonly refresh: SignalRefresh;
 }
 
 /** Options of `parseSignalConfig`. */
@@ -67,7 +79,8 @@ export interface SignalConfigOptions {
  * Validate the saliency options of a run before anything loads, and resolve its signal step:
  * `saliency` holds options by backend name (`{"grad-x-emb": {"alignment": "own"}}`), each checked
  * by its backend's strict schema (an unknown backend or a misspelled option is an error naming
- * `saliency.NAME.KEY`); every signal in `needs` must be producible (`checkSignals`).
+ * `saliency.NAME.KEY`), and `refresh` (`SIGNAL_REFRESH`, default `batch`); every signal in `needs`
+ * must be producible (`checkSignals`).
  *
  * One temperature: when a fused backend's log-probs serve as the old log-probs, its `temperature`
  * defaults to `options.temperature` (the trainer's), and a different value is an error naming
@@ -80,7 +93,10 @@ export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[
   if (saliency !== undefined && (saliency === null || typeof saliency !== 'object' || Array.isArray(saliency))) {
     throw new SaliencyError('invalid_config', 'must be an object of options by backend name, e.g. {"grad-x-emb": {"alignment": "own"}}', { field });
   }
-  const raw = (saliency ?? {}) as Record<string, unknown>;
+  const { refresh = 'batch', ...raw } = (saliency ?? {}) as Record<string, unknown>;
+  if (!SIGNAL_REFRESH.includes(refresh as SignalRefresh)) {
+    throw new SaliencyError('invalid_config', `must be one of ${SIGNAL_REFRESH.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(refresh)}`, { field: `${field}.refresh` });
+  }
   checkSignals(needs, options.estimator);
   const sources: { backend: SaliencyBackend; signal: SignalName }[] = [];
   for (const need of needs) {
@@ -111,7 +127,7 @@ export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[
       }
     }
   }
-  return { needs: [...needs], sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })), logprobsFrom, temperature, options: parsed };
+  return { needs: [...needs], sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })), logprobsFrom, temperature, options: parsed, refresh: refresh as SignalRefresh };
 }
 
 /** What the estimator and the update need from one batch. */
@@ -147,6 +163,26 @@ export function computeSignals(model: Qwen3Model, batch: RolloutBatch, plan: Sig
   if (plan.needs.includes(SIGNAL_NAMES.logprobsOld)) signals.set(SIGNAL_NAMES.logprobsOld, oldLogprobs!);
   if (plan.needs.includes(SIGNAL_NAMES.entropy)) signals.set(SIGNAL_NAMES.entropy, entropy!);
   return oldLogprobs === undefined ? { signals, results } : { signals, oldLogprobs, results };
+}
+
+/**
+ * `base` (a batch's signals) with the saliency signals of rollouts `rows` recomputed by the plan's
+ * backends with `model` as it is now, on those rows only; every other value, the policy signals
+ * (old log-probs, entropy) included, stays as in `base`. What a `saliency.refresh` of `epoch` or
+ * `minibatch` feeds the estimator.
+ */
+export function refreshSignals(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], plan: SignalPlan, base: Signals): Signals {
+  const out = new Signals(totalTokens(batch));
+  for (const name of base.names()) out.set(name, base.get(name));
+  if (plan.sources.length === 0 || rows.length === 0) return out;
+  const sub = takeRollouts(batch, rows);
+  for (const { backend, signal, config } of plan.sources) {
+    const scores = backend.compute(model, sub, config).scores;
+    const values = base.has(signal) ? base.get(signal).slice() : new Float32Array(totalTokens(batch));
+    rows.forEach((i, k) => values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!));
+    out.set(signal, values);
+  }
+  return out;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
 import { DATASET_PRESETS, FieldMappingSchema, PromptOptionsSchema, SyntheticOptionsSchema } from '@rlvr/rollout';
+import type { SignalPlan } from '@rlvr/saliency';
 import { TrainerConfigSchema, configDiff } from '@rlvr/trainer';
 import { z } from 'zod';
 import { ReferenceTrainerError } from '../errors.js';
@@ -87,7 +88,11 @@ export const TrainConfigSchema = z
     /** prompt text around the question, rendered with the checkpoint's chat template (none: a plain User/Assistant layout) */
     prompt: PromptOptionsSchema.default(PromptOptionsSchema.parse({})),
     rollout: TrainRolloutSchema.default(TrainRolloutSchema.parse({})),
-    /** options of the saliency backends, by backend name (e.g. `{"grad-x-emb": {...}}`) */
+    /**
+     * options of the saliency backends, by backend name (e.g. `{"grad-x-emb": {...}}`), and `refresh`:
+     * when the signals are computed in a step, `batch` (once, behaviour policy; default), `epoch`
+     * or `minibatch` (again with the current parameters; the GRAIL reference: every micro-step)
+     */
     saliency: z.record(z.string(), z.unknown()).default({}),
     /** the policy update (`@rlvr/trainer`); a decaying schedule without totalSteps decays over `steps` */
     trainer: TrainerConfigSchema.default(TrainerConfigSchema.parse({})),
@@ -108,16 +113,18 @@ export type TrainConfigInput = z.input<typeof TrainConfigSchema>;
 
 /**
  * `OUT/config.json` of a train run: the resolved train config (every default filled in) with
- * `command: "train"`, and `estimatorConfig` as the estimator's own schema resolved it (its
- * defaults, e.g. GRAIL's `wMin`, included). It is a valid `--config` again, and what `--resume`
- * continues from.
+ * `command: "train"`, `estimatorConfig` as the estimator's own schema resolved it (its
+ * defaults, e.g. GRAIL's `wMin`, included) and `saliency` as the signal plan resolved it (`refresh`
+ * and the options of every backend the run uses). It is a valid `--config` again, and what
+ * `--resume` continues from.
  */
 export const TrainRunConfigSchema = TrainConfigSchema.extend({ command: z.literal('train') }).strict();
 export type TrainRunConfig = z.output<typeof TrainRunConfigSchema>;
 
-/** The run-directory record of `config` with the estimator's resolved options. */
-export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readonly<Record<string, unknown>>): TrainRunConfig {
-  return { command: 'train', ...config, estimatorConfig: { ...resolvedEstimatorConfig } };
+/** The run-directory record of `config` with the estimator's resolved options and, given its signal plan, the resolved saliency options. */
+export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readonly<Record<string, unknown>>, signals?: Pick<SignalPlan, 'refresh' | 'options'>): TrainRunConfig {
+  const saliency = signals === undefined ? config.saliency : { refresh: signals.refresh, ...signals.options };
+  return { command: 'train', ...config, estimatorConfig: { ...resolvedEstimatorConfig }, saliency };
 }
 
 /**

@@ -6,7 +6,7 @@
  * `OpenRun` and only steps.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
 import type { PreparedEstimator } from '@rlvr/advantages';
 import { writeFileAtomic } from '@rlvr/core';
@@ -16,6 +16,7 @@ import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
 import type { PolicySampler, PromptBuilder } from '@rlvr/rollout';
 import { parseSignalConfig } from '@rlvr/saliency';
+import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { ReferenceTrainerError } from '../errors.js';
 import { readConfigFile } from '../command-input.js';
@@ -23,6 +24,8 @@ import { RUN_FILES } from '@rlvr/report';
 import { parseTrainConfig, resumeDifferences, resumeKey, runConfigOf } from './config.js';
 import type { TrainConfig, TrainRunConfig } from './config.js';
 import { loadPlugins } from './plugins.js';
+import { signalRefresh } from './refresh.js';
+import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
 import { assertCreatable, makeRunDir, removeStaleExports, repairLogs, startLogs } from './run-files.js';
 import { checkPrompts, toPromptTasks } from './tasks.js';
@@ -71,6 +74,8 @@ export interface OpenRun {
   stream: ProblemStream;
   store: CheckpointStore;
   logs: RunLogs;
+  /** what recomputes the advantages during a step (`saliency.refresh` epoch or minibatch, with saliency signals), else null */
+  refresh: SignalRefresh | null;
   /** the last step done (0 for a fresh run) */
   start: number;
   evals: TrainEval[];
@@ -90,8 +95,8 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   const { logger } = options;
   await loadPlugins(input.plugins);
   const estimator = prepare(input);
-  parseSignalConfig(input.saliency, estimator.needs, { temperature: input.trainer.temperature, estimator: input.estimator });
-  const runConfig = runConfigOf(input, estimator.config);
+  const plan = signalPlan(input, estimator);
+  const runConfig = runConfigOf(input, estimator.config, plan);
   const { command: _command, ...config } = runConfig;
   if (!existsSync(join(config.checkpoint, 'config.json'))) {
     throw new ReferenceTrainerError('missing_file', `checkpoint ${config.checkpoint} not found (no config.json there)`, { file: config.checkpoint, field: 'checkpoint' });
@@ -100,6 +105,8 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
   const problems = await loadProblems(config);
   await assertCreatable(outDir);
+  // Estimators without saliency signals have nothing to recompute: `refresh` leaves them alone.
+  const refresh = plan.refresh === 'batch' || plan.sources.length === 0 ? null : await signalRefresh({ every: plan.refresh, estimator: config.estimator, estimatorConfig: config.estimatorConfig, saliency: config.saliency, temperature: config.trainer.temperature, plugins: config.plugins.map((p) => resolve(p)) });
   if (options.resume) await checkRunConfig(join(outDir, RUN_FILES.config), config);
   const latest = options.resume ? await store.latest() : null;
   // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
@@ -155,6 +162,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       prompts,
       evalTasks,
       stream: problems.stream,
+      refresh,
       store,
       logs,
       start: 0,
@@ -190,10 +198,16 @@ async function checkRunConfig(file: string, config: TrainConfig): Promise<void> 
   if (!existsSync(file)) return;
   const run = parseTrainConfig(await readConfigFile(file), file);
   // resolved as this run's options are (a config.json of an older version may hold `{}`)
-  const diff = resumeDifferences({ ...run, estimatorConfig: { ...prepare(run).config } }, config);
+  const estimator = prepare(run);
+  const { estimatorConfig, saliency } = runConfigOf(run, estimator.config, signalPlan(run, estimator));
+  const diff = resumeDifferences({ ...run, estimatorConfig, saliency }, config);
   if (diff.length > 0) {
     throw new ReferenceTrainerError('invalid_options', `cannot resume: the run's config differs in ${diff.join('; ')} (only steps, checkpoint and sample cadence, backend and plugins may change)`, { file });
   }
+}
+
+function signalPlan(config: TrainConfig, estimator: PreparedEstimator): SignalPlan {
+  return parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
 }
 
 function prepare(config: TrainConfig): PreparedEstimator {

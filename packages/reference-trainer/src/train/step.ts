@@ -10,6 +10,7 @@ import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '@rlvr/report';
 import type { TrainConfig } from './config.js';
 import type { PromptTask } from './tasks.js';
+import type { SignalRefresh } from './refresh.js';
 
 /** What one RL step produced: its metrics, and the batch and advantages (for samples.jsonl). */
 export interface StepOutput {
@@ -18,8 +19,11 @@ export interface StepOutput {
   adv: AdvantageResult;
 }
 
-/** One RL step: sample, verify, signals, advantages, update. */
-export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number): Promise<StepOutput> {
+/**
+ * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
+ * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
+ */
+export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null): Promise<StepOutput> {
   const r = config.rollout;
   const lap = stopwatch();
   const { batch, texts } = await sampleGroups(
@@ -37,7 +41,8 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
   const advS = lap();
-  const { metrics } = trainer.step(batch, adv.advantages, oldLogprobs === undefined ? {} : { oldLogprobs });
+  refresh?.useSignals(batch, signals);
+  const { metrics } = trainer.step(batch, adv.advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(refresh === null ? {} : { refresh }) });
   const updateS = lap();
   return {
     metrics: {

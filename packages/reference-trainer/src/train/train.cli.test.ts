@@ -204,6 +204,21 @@ describe('rlvr train', () => {
     expect(h!['adv/advantage_abs_mean']).toBeCloseTo(g!['adv/advantage_abs_mean']! / 2, 6);
   });
 
+  test('saliency.refresh minibatch: GRAIL recomputed before every update after the first, recorded resolved in config.json', async () => {
+    const out = join(root, 'refresh');
+    const r = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1', '--eval.every', '0', '--eval.greedy=false', '--saliency.refresh', 'minibatch', '--trainer.epochs', '2', '--trainer.miniBatches', '2', '-q');
+    expect(r.code, r.stderr).toBe(0);
+    const config = JSON.parse(await readFile(join(out, 'config.json'), 'utf8')) as TrainConfig;
+    expect(config.saliency).toMatchObject({ refresh: 'minibatch', 'grad-x-emb': { alignment: 'previous', answerSpan: 'boxed', temperature: 1 } });
+    const [, step] = (await readRunDir(out)).metrics;
+    expect(step!['refresh/count']).toBe(3);
+    // the default records refresh batch and hands the trainer no refresh
+    const plain = await rlvr('train', '--config', cfg, '--out', join(root, 'no-refresh'), '--steps', '1', '--eval.every', '0', '--eval.greedy=false', '-q');
+    expect(plain.code, plain.stderr).toBe(0);
+    expect((JSON.parse(await readFile(join(root, 'no-refresh', 'config.json'), 'utf8')) as TrainConfig).saliency).toMatchObject({ refresh: 'batch' });
+    expect((await readRunDir(join(root, 'no-refresh'))).metrics[1]).not.toHaveProperty('refresh/count');
+  });
+
   test('your own dataset: problems from a JSONL file, some held out for evaluation and never trained on', async () => {
     const { syntheticGenerator } = await import('@rlvr/rollout');
     const rows = syntheticGenerator({ minSteps: 1, maxSteps: 2, digits: 1 }).tasks('own-data', 20).map((t, i) => ({ id: i, problem: t.question, solution: t.answer }));
@@ -234,6 +249,7 @@ describe('rlvr train', () => {
     ['an unknown estimator option', async () => ['--config', cfg, '--estimatorConfig.wMinn', '0.3'], 1, () => /^rlvr train: field estimatorConfig: estimatorConfig: .*wMinn.*\n$/],
     ['a bad config file', async () => ['--config', await writeJson('bad', { ...MICRO, stepz: 3, rollout: { prompts: 0 } })], 1, () => /^rlvr train: .*bad\.json: invalid train config: (?=.*unknown key: stepz)(?=.*rollout\.prompts: Too small).*\n$/],
     ['another command\'s config.json', async () => ['--config', await writeJson('pretrain-run', { command: 'pretrain', steps: 3 })], 1, () => /^rlvr train: .*pretrain-run\.json, field command: invalid train config: written by rlvr "pretrain", not rlvr train\n$/],
+    ['an unknown saliency.refresh', async () => ['--config', cfg, '--saliency.refresh', 'sometimes'], 1, () => /^rlvr train: field saliency\.refresh: must be one of "batch", "epoch", "minibatch", got "sometimes"\n$/],
     ['an unknown estimator', async () => ['--config', cfg, '--estimator', 'grpo+nope'], 1, () => /^rlvr train: .*estimator: .*nope.*\n$/],
     ['a missing checkpoint', async () => ['--config', cfg, '--checkpoint', join(root, 'no-such-model')], 1, () => new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`)],
     ['a missing plugin', async () => ['--config', cfg, '--plugin', join(root, 'missing.mjs')], 1, () => /^rlvr train: .*plugin not found: .*missing\.mjs\n$/],

@@ -1,0 +1,105 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { prepareEstimator } from '@rlvr/advantages';
+import { batchFromRows, METRIC, Signals, totalTokens, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
+import { Qwen3Model, parseModelConfig, selectBackend, type HostTensor } from '@rlvr/policy';
+import { GradXEmbConfigSchema, computeSignals, gradXEmbBackend, parseSignalConfig } from '@rlvr/saliency';
+import { Trainer, resolveRefresh, type AdvantageRefresh } from '@rlvr/trainer';
+import { signalRefresh } from './refresh.js';
+
+beforeAll(async () => {
+  await selectBackend({ backend: 'cpu' });
+});
+
+const tiny = parseModelConfig({ vocab_size: 40, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, max_position_embeddings: 64 });
+
+/** Two groups of four rollouts, each with a boxed answer (open 1, content 2..4, close 4) and reasoning around it. */
+function batch(): RolloutBatch {
+  const rows: RolloutRowInput[] = [];
+  const rewards = [1, 0, 0, 1, 0, 1, 0, 0];
+  for (let i = 0; i < 8; i++) {
+    const g = i < 4 ? 0 : 1;
+    const completion = Array.from({ length: 7 + (i % 3) }, (_, t) => 1 + ((i * 7 + t * 5 + g) % 39));
+    rows.push({ group: g, prompt: [3 + g, 9, 14], completion, reward: rewards[i]!, spans: { open: [1, 2], content: [2, 4], close: [4, 5] } });
+  }
+  return batchFromRows(rows);
+}
+
+/** What GRAIL's advantages are with `params`, computed from scratch: the backend on the whole batch, then the estimator. */
+function independent(params: Map<string, HostTensor>, b: RolloutBatch): Float32Array {
+  const model = Qwen3Model.fromWeights(tiny, (name) => params.get(name)!);
+  try {
+    const scores = gradXEmbBackend.compute(model, b, GradXEmbConfigSchema.parse({})).scores;
+    return prepareEstimator('grail').estimate(b, new Signals(totalTokens(b)).set(gradXEmbBackend.signal, scores)).advantages;
+  } finally {
+    model.dispose();
+  }
+}
+
+/** max |a - b| over the completion tokens of `rows`. */
+function maxDiff(b: RolloutBatch, rows: readonly number[], x: Float32Array, y: Float32Array): number {
+  let m = 0;
+  for (const i of rows) for (let t = b.completionOffsets[i]!; t < b.completionOffsets[i + 1]!; t++) m = Math.max(m, Math.abs(x[t]! - y[t]!));
+  return m;
+}
+
+describe('saliency.refresh: the advantage refresh of rlvr train', () => {
+  test('minibatch: the advantages of the k-th update are the estimator on signals computed with the parameters of that moment', async () => {
+    const b = batch();
+    const model = Qwen3Model.random(tiny, 5, 0.3);
+    const estimator = prepareEstimator('grail');
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, estimator.needs, { estimator: 'grail' });
+    expect(plan.refresh).toBe('minibatch');
+    const { signals, oldLogprobs } = computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+    const given = estimator.estimate(b, signals).advantages;
+    expect(maxDiff(b, [...Array(8).keys()], given, independent(model.toHost(), b))).toBeLessThan(1e-6);
+
+    const refresh = await signalRefresh({ every: 'minibatch', estimator: 'grail', saliency: { refresh: 'minibatch' } });
+    refresh.useSignals(b, signals);
+    const calls: { rows: number[]; params: Map<string, HostTensor>; adv: Float32Array }[] = [];
+    const recording: AdvantageRefresh = {
+      every: refresh.every,
+      spec: refresh.spec,
+      advantages(m, bb, rows, ctx) {
+        const params = new Map([...m.toHost()].map(([k, t]) => [k, { shape: t.shape, data: t.data.slice() }]));
+        const adv = refresh.advantages(m, bb, rows, ctx);
+        calls.push({ rows: [...rows], params, adv });
+        return adv;
+      },
+    };
+    const trainer = new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 3e-2 }, maxGradNorm: 100 });
+    const { metrics } = trainer.step(b, given, { oldLogprobs: oldLogprobs!, refresh: recording });
+    expect(calls).toHaveLength(3); // updates 2, 3 and 4 of the step; the first uses `given`
+    expect(metrics[METRIC.refreshCount]).toBe(3);
+    expect(metrics[METRIC.refreshChange]).toBeGreaterThan(0);
+    for (const [k, c] of calls.entries()) {
+      const expected = independent(c.params, b);
+      const scale = Math.max(...Array.from(expected, Math.abs));
+      expect(maxDiff(b, c.rows, c.adv, expected) / scale, `update ${k + 2}`).toBeLessThan(1e-5);
+      // the parameters moved, and GRAIL's weights with them: not the advantages of the behaviour pass
+      expect(maxDiff(b, c.rows, c.adv, given) / scale, `update ${k + 2}`).toBeGreaterThan(1e-3);
+    }
+    model.dispose();
+  });
+
+  test('is described as data: resolveRefresh builds the same refresh from its spec', async () => {
+    const b = batch();
+    const model = Qwen3Model.random(tiny, 6, 0.3);
+    const refresh = await signalRefresh({ every: 'epoch', estimator: 'grail', estimatorConfig: { symmetry: 'both' } });
+    const again = await resolveRefresh(JSON.parse(JSON.stringify(refresh.spec)));
+    expect(again.every).toBe('epoch');
+    const plan = parseSignalConfig({}, prepareEstimator('grail').needs);
+    const { signals } = computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+    refresh.useSignals(b, signals);
+    (again as typeof refresh).useSignals(b, signals);
+    const ctx = { pass: 1, miniBatch: 0 };
+    expect(Array.from(again.advantages(model, b, [1, 2, 5], ctx))).toEqual(Array.from(refresh.advantages(model, b, [1, 2, 5], ctx)));
+    // a batch it was not given signals for is refused, not silently computed from stale ones
+    expect(() => refresh.advantages(model, batch(), [0], ctx)).toThrow(/not given this batch's signals/);
+    model.dispose();
+  });
+
+  test('bad options are refused by the factory, naming the field', async () => {
+    await expect(signalRefresh({ every: 'sometimes', estimator: 'grail' })).rejects.toThrow(/every/);
+    expect(() => parseSignalConfig({ refresh: 'step' }, prepareEstimator('grail').needs)).toThrow(/saliency\.refresh.*must be one of "batch", "epoch", "minibatch", got "step"/);
+  });
+});

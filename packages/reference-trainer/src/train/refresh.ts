@@ -1,0 +1,72 @@
+/**
+ * `saliency.refresh: epoch | minibatch`: the advantage refresh `rlvr train` hands the trainer. It
+ * recomputes the saliency signals of the rows about to be updated with the current parameters
+ * (`refreshSignals`) and re-runs the estimator; the trainer only calls it. Built from data
+ * (`RefreshSpec`: this module, `signalRefresh`, JSON options), so a data-parallel worker can build
+ * the same refresh with `resolveRefresh(refresh.spec)`.
+ */
+import { prepareEstimator } from '@rlvr/advantages';
+import type { PreparedEstimator } from '@rlvr/advantages';
+import type { RolloutBatch, Signals } from '@rlvr/core';
+import type { Qwen3Model } from '@rlvr/policy';
+import { parseSignalConfig, refreshSignals } from '@rlvr/saliency';
+import type { SignalPlan } from '@rlvr/saliency';
+import type { AdvantageRefresh, RefreshContext, RefreshEvery, RefreshSpec } from '@rlvr/trainer';
+import { z } from 'zod';
+import { ReferenceTrainerError } from '../errors.js';
+import { loadPlugins } from './plugins.js';
+
+/** The options of `signalRefresh` (JSON: what `RefreshSpec.options` holds). */
+export const SignalRefreshOptionsSchema = z
+  .object({
+    every: z.enum(['epoch', 'minibatch']),
+    estimator: z.string().min(1),
+    estimatorConfig: z.record(z.string(), z.unknown()).default({}),
+    /** the run's `saliency` options */
+    saliency: z.record(z.string(), z.unknown()).default({}),
+    /** the trainer's temperature (new log-probs) */
+    temperature: z.number().positive().default(1),
+    /** plugin modules that register the estimator, as absolute paths */
+    plugins: z.array(z.string().min(1)).default([]),
+  })
+  .strict();
+export type SignalRefreshOptions = z.input<typeof SignalRefreshOptionsSchema>;
+
+/**
+ * Recomputes a step's advantages from its signals with the current parameters. Before each
+ * `Trainer.step`, `useSignals` gives it the batch and the signals of the behaviour pass: rows it is
+ * not asked about, and the policy signals (old log-probs, entropy), keep those values.
+ */
+export class SignalRefresh implements AdvantageRefresh {
+  readonly every: RefreshEvery;
+  readonly spec: RefreshSpec;
+  readonly #estimator: PreparedEstimator;
+  readonly #plan: SignalPlan;
+  #base: { batch: RolloutBatch; signals: Signals } | null = null;
+
+  constructor(options: z.output<typeof SignalRefreshOptionsSchema>, estimator: PreparedEstimator, plan: SignalPlan) {
+    this.every = options.every;
+    this.spec = { module: import.meta.url, factory: 'signalRefresh', options };
+    this.#estimator = estimator;
+    this.#plan = plan;
+  }
+
+  /** The batch of the next step and its signals from the behaviour pass. */
+  useSignals(batch: RolloutBatch, signals: Signals): void {
+    this.#base = { batch, signals };
+  }
+
+  advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Float32Array {
+    if (this.#base?.batch !== batch) throw new ReferenceTrainerError('invalid_options', 'the advantage refresh was not given this batch\'s signals (call useSignals before Trainer.step)', { field: 'saliency.refresh' });
+    return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, this.#base.signals)).advantages;
+  }
+}
+
+/** The `RefreshSpec` factory: check the options, load the plugins, resolve the estimator and the signal plan. */
+export async function signalRefresh(input: unknown): Promise<SignalRefresh> {
+  const options = SignalRefreshOptionsSchema.parse(input);
+  await loadPlugins(options.plugins);
+  const estimator = prepareEstimator(options.estimator, options.estimatorConfig);
+  const plan = parseSignalConfig(options.saliency, estimator.needs, { temperature: options.temperature, estimator: options.estimator });
+  return new SignalRefresh(options, estimator, plan);
+}
