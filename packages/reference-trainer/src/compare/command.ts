@@ -14,14 +14,15 @@ import type { CompareLogger } from './run.js';
 import { COMPARE_FILE } from './stats.js';
 import type { Threshold } from './stats.js';
 
-export const DEFAULT_ESTIMATORS = ['grpo', 'dr-grpo', 'grail', 'oar-g'] as const;
+/** GRAIL against the paper's baseline (`dr-grpo`: r - mean, no std division) with the std-normalised `grpo` beside it, and OAR-G. */
+export const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;
 
 export const COMPARE_USAGE = `usage: rlvr compare [options]
 
 Train each estimator on the same seeds (same problems in the same order, same sampling seeds)
 and compare them: final held-out accuracy and pass@n (mean ± std over seeds), steps to reach an
-accuracy threshold, time per step relative to grpo, and whether each difference from grpo is
-within the seed spread. Each run is a normal run directory (rlvr report works on it). Progress
+accuracy threshold, time per step relative to the baseline, and whether each difference from
+the baseline (dr-grpo, the GRAIL paper's; grpo beside it) is within the seed spread. Each run is a normal run directory (rlvr report works on it). Progress
 goes to stderr, the table to stdout.
 
 options:
@@ -34,7 +35,8 @@ options:
                       --estimatorConfigs.grail.wMin 0.3
   --plugin FILE       a module that registers estimators (repeatable)
   --threshold X       "steps to": an accuracy (0.55 or 55%) or a gain over each run's start (+0.05 or +5%; default +5%)
-  --baseline NAME     the estimator others are compared with (default grpo, else the first)
+  --baseline NAME     the estimator others are compared with (default dr-grpo, the GRAIL paper's
+                      baseline, with grpo beside it; else grpo; else the first)
   --out DIR           OUT/ESTIMATOR/seed-S run directories and OUT/${COMPARE_FILE} (default runs/compare-TIME)
   --resume            continue finished or partial runs in --out (required) instead of refusing them
   --json              print ${COMPARE_FILE}'s contents instead of the table

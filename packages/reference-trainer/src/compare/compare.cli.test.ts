@@ -186,7 +186,7 @@ describe('rlvr compare', () => {
     [['--seeds', '0'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "0"\)\nusage/],
     [['--seeds', '1,1'], 2, /^rlvr compare: --seeds: lists "1" twice\nusage/],
     [['--threshold', '120%'], 2, /^rlvr compare: --threshold: must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\) \(got "120%"\)\nusage/],
-    [['--baseline', 'rloo'], 2, /^rlvr compare: --baseline: "rloo" is not among the estimators \(grpo, dr-grpo, grail, oar-g\)\nusage/],
+    [['--baseline', 'rloo'], 2, /^rlvr compare: --baseline: "rloo" is not among the estimators \(dr-grpo, grpo, grail, oar-g\)\nusage/],
     [['--steps', '0'], 2, /^rlvr compare: --steps: must be an integer >= 1 \(got "0"\)\nusage/],
     [['--bogus'], 2, /^rlvr compare: Unknown option '--bogus'.*\nusage/],
     [['--trainer.lrr', '1'], 2, /^rlvr compare: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: .*\)\nusage/],

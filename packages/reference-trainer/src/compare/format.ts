@@ -38,7 +38,12 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
   // a greedy column when every run decoded greedily too (the default of rlvr train)
   const greedy = t.rows.every((r) => r.greedy !== null);
   const seeds = context.seeds;
-  const baselineWhy = t.baselineReason === 'grpo' ? '' : t.baselineReason === 'given' ? ' (--baseline)' : ' (the first estimator: grpo is not in the list)';
+  const baselineWhy = {
+    'dr-grpo': " (the GRAIL paper's baseline)",
+    grpo: " (dr-grpo, the GRAIL paper's baseline, is not in the list)",
+    given: ' (--baseline)',
+    first: ' (the first estimator: neither dr-grpo nor grpo is in the list)',
+  }[t.baselineReason];
   const start = t.rows.flatMap((r) => r.start.mean);
   const target = t.threshold.kind === 'gain' ? `+${points(t.threshold.value)} pts` : percent(t.threshold.value);
   const targetWhy = t.threshold.kind === 'gain' ? `accuracy ${points(t.threshold.value)} points above the run's own step-0 accuracy` : `accuracy ${percent(t.threshold.value)}`;
@@ -53,6 +58,10 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
     '',
     `baseline: ${t.baseline}${baselineWhy}; steps to ${target}: first eval step with ${targetWhy}, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded`,
   ];
-  for (const r of t.rows) if (r.verdict !== null) lines.push(formatVerdict(r.estimator, t.baseline, r.verdict, Math.min(r.seeds.length, base.seeds.length)));
+  const also = t.rows.find((r) => r.estimator === t.alsoVs);
+  for (const r of t.rows) {
+    if (r.verdict !== null) lines.push(formatVerdict(r.estimator, t.baseline, r.verdict, Math.min(r.seeds.length, base.seeds.length)));
+    if (r.alsoVerdict !== null && also !== undefined) lines.push(formatVerdict(r.estimator, also.estimator, r.alsoVerdict, Math.min(r.seeds.length, also.seeds.length)));
+  }
   return lines.join('\n');
 }

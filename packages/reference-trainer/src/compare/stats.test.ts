@@ -139,11 +139,33 @@ describe('text', () => {
         'grail        80.0% ± 10.0  100.0% ± 0.0         13.3 (3/3)    3.00         1.50x',
         'oar-g        70.0% ± 20.0  75.0% ± 25.0           20 (2/3)    4.00         2.00x',
         '',
-        "baseline: grpo; steps to +5.0 pts: first eval step with accuracy 5.0 points above the run's own step-0 accuracy, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded",
+        "baseline: grpo (dr-grpo, the GRAIL paper's baseline, is not in the list); steps to +5.0 pts: first eval step with accuracy 5.0 points above the run's own step-0 accuracy, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded",
         'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
         'oar-g vs grpo: final accuracy +10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 25.8 points): not distinguishable from seed noise with 3 seeds',
       ].join('\n'),
     );
+  });
+
+  test("the default baseline is dr-grpo, the GRAIL paper's, with grpo beside it", () => {
+    // dr-grpo final accuracy 0.6, 0.7, 0.8 (mean 0.7, sample std 0.1)
+    const dr = [run('dr-grpo', 0, [0.5, 0.5, 0.6], 1, 1), run('dr-grpo', 1, [0.5, 0.5, 0.7], 1, 1), run('dr-grpo', 2, [0.5, 0.5, 0.8], 1, 1)];
+    const t = summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail']);
+    expect(t).toMatchObject({ baseline: 'dr-grpo', baselineReason: 'dr-grpo', alsoVs: 'grpo' });
+    expect(t.rows.map((r) => [r.estimator, r.verdict?.diff ?? null, r.alsoVerdict?.diff ?? null])).toEqual([
+      ['dr-grpo', null, null],
+      ['grpo', expect.closeTo(-0.1, 12), null],
+      ['grail', expect.closeTo(0.1, 12), expect.closeTo(0.2, 12)],
+    ]);
+    const lines = formatCompare(t, { steps: 20, seeds: [0, 1, 2] }).split('\n');
+    expect(lines[3]).toMatch(/time vs dr-grpo$/);
+    expect(lines.slice(-4)).toEqual([
+      "baseline: dr-grpo (the GRAIL paper's baseline); steps to +5.0 pts: first eval step with accuracy 5.0 points above the run's own step-0 accuracy, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded",
+      'grpo vs dr-grpo: final accuracy -10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 16.3 points): not distinguishable from seed noise with 3 seeds',
+      'grail vs dr-grpo: final accuracy +10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 16.3 points): not distinguishable from seed noise with 3 seeds',
+      'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
+    ]);
+    // --baseline given: no second comparison
+    expect(summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail'], { baseline: 'grpo' })).toMatchObject({ baseline: 'grpo', baselineReason: 'given', alsoVs: null });
   });
 
   test('a greedy column when every run decoded greedily at its last evaluation', () => {

@@ -99,13 +99,17 @@ export interface CompareRow {
   stepTimeRatio: number;
   /** final accuracy against the baseline's; null on the baseline's own row */
   verdict: NoiseVerdict | null;
+  /** final accuracy against `CompareTable.alsoVs` (grpo beside the paper's dr-grpo); null on that row or without one */
+  alsoVerdict: NoiseVerdict | null;
 }
 
 export interface CompareTable {
   /** the estimator others are compared with */
   baseline: string;
-  /** why it is the baseline */
-  baselineReason: 'given' | 'grpo' | 'first';
+  /** why it is the baseline: given, `dr-grpo` (the GRAIL paper's baseline) or `grpo` by default, or the first estimator */
+  baselineReason: 'given' | 'dr-grpo' | 'grpo' | 'first';
+  /** a second estimator every row is also compared with: `grpo` when the default baseline is `dr-grpo` and grpo is compared; else null */
+  alsoVs: string | null;
   /**
    * What "steps to threshold" asks for: `gain`: accuracy at least `value` above the run's own
    * step-0 accuracy (the same for every estimator on one seed: same checkpoint, same eval samples);
@@ -136,7 +140,9 @@ export function thresholdFor(t: Threshold, evals: readonly CompareEval[]): numbe
 
 /**
  * The comparison table of `runs` (each estimator x seed once). `estimators` fixes the row order;
- * the baseline is `options.baseline`, else `grpo` when present, else the first estimator.
+ * the baseline is `options.baseline`, else `dr-grpo` when present (the GRAIL paper's baseline:
+ * r - mean, no std division), with `grpo` beside it when present too, else `grpo`, else the first
+ * estimator.
  */
 export function summarize(runs: readonly CompareRun[], estimators: readonly string[], options: { baseline?: string; threshold?: Threshold } = {}): CompareTable {
   if (estimators.length === 0) throw new Error('summarize: no estimators');
@@ -154,8 +160,11 @@ export function summarize(runs: readonly CompareRun[], estimators: readonly stri
   if (options.baseline !== undefined) {
     if (!byEstimator.has(options.baseline)) throw new Error(`summarize: baseline ${options.baseline} is not among the estimators`);
     [baseline, baselineReason] = [options.baseline, 'given'];
-  } else if (byEstimator.has('grpo')) [baseline, baselineReason] = ['grpo', 'grpo'];
+  } else if (byEstimator.has('dr-grpo')) [baseline, baselineReason] = ['dr-grpo', 'dr-grpo'];
+  else if (byEstimator.has('grpo')) [baseline, baselineReason] = ['grpo', 'grpo'];
   else [baseline, baselineReason] = [estimators[0]!, 'first'];
+  const alsoVs = baselineReason === 'dr-grpo' && byEstimator.has('grpo') ? 'grpo' : null;
+  const finalAccuracy = (e: string) => byEstimator.get(e)!.map((r) => r.evals.at(-1)!.accuracy);
 
   const threshold = options.threshold ?? DEFAULT_THRESHOLD;
   const final = (r: CompareRun) => r.evals.at(-1)!;
@@ -182,8 +191,9 @@ export function summarize(runs: readonly CompareRun[], estimators: readonly stri
       secondsPerStep,
       stepTimeRatio: secondsPerStep / baseSeconds,
       verdict: estimator === baseline ? null : noiseVerdict(accuracy, baseAccuracy),
+      alsoVerdict: alsoVs === null || estimator === alsoVs || estimator === baseline ? null : noiseVerdict(accuracy, finalAccuracy(alsoVs)),
     };
   });
   const first = final(runs[0]!);
-  return { baseline, baselineReason, threshold, n: first.n, problems: first.problems, finalStep: first.step, rows };
+  return { baseline, baselineReason, alsoVs, threshold, n: first.n, problems: first.problems, finalStep: first.step, rows };
 }
