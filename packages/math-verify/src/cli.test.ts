@@ -187,5 +187,5 @@ describe('rlvr-verify: pipes and signals', () => {
     expect(oneLine(stderr)).toBe('rlvr-verify: interrupted');
     expect(readdirSync(dir)).toEqual(['in.jsonl']);
     expect(existsSync(output)).toBe(false);
-  }, 90_000);
+  }, 300_000);
 });

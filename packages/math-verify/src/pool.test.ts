@@ -59,7 +59,7 @@ describe('VerifierPool timeouts', () => {
     } finally {
       await pool.close();
     }
-  }, 60_000);
+  }, 300_000);
 
   it('refuses non-string input before it reaches a worker', async () => {
     const pool = new VerifierPool({ concurrency: 1 });
@@ -104,7 +104,7 @@ describe('VerifierPool cancellation', () => {
     } finally {
       await pool.close();
     }
-  }, 60_000);
+  }, 300_000);
 
   it('drops the items of a cancelled batch that a worker already holds, and keeps serving', async () => {
     // One chunk of 16 in one worker: a slow item first, so the abort finds the chunk in the worker.
@@ -123,7 +123,7 @@ describe('VerifierPool cancellation', () => {
     } finally {
       await pool.close();
     }
-  }, 60_000);
+  }, 300_000);
 
   it('rejects at once on an aborted signal and leaves no listener on a long-lived one', async () => {
     const pool = new VerifierPool({ concurrency: 1 });

@@ -152,7 +152,7 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     for (let i = 0; i < 99; i++) step();
     expect(tf.memory().numTensors).toBe(after1);
     tf.dispose([ids, mask, tg]);
-  }, 120_000);
+  }, 300_000);
 
   it('rejects bad inputs and weights with errors naming the tensor and shapes', () => {
     expect(() => model.hidden({})).toThrow(/exactly one of ids/);
@@ -210,7 +210,7 @@ describe.each(TEST_BACKENDS)('activation checkpointing on %s', (backend) => {
     plain.grads.forEach((g, k) => expect(relError(ck.grads[k], g), model.variables()[k].name).toBeLessThan(1e-5));
     tf.dispose([ids, mask, tg]);
     model.dispose();
-  }, 60_000);
+  }, 300_000);
 });
 
 // Two left-padded prompts (3 and 5 real tokens) of width 5, then 4 completion columns, the

@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!hasChromium)('report in headless Chromium', () => {
-  test('loads without console errors or requests, every chart draws, screenshot written', { timeout: 90_000 }, async () => {
+  test('loads without console errors or requests, every chart draws, screenshot written', { timeout: 300_000 }, async () => {
     const run = await writeSyntheticRun(join(root, 'run'), { injectTokens: ['<script>alert("x")</script>'], extraMetric: '<img src=x onerror=alert(1)>' });
     const { path, charts } = await writeReport(run.dir);
     const png = join(root, 'report.png');
@@ -83,7 +83,7 @@ describe.skipIf(!hasChromium)('report in headless Chromium', () => {
     expect((await stat(png)).size).toBe(r.screenshotBytes);
   });
 
-  test('the checker itself sees console errors, exceptions and network requests', { timeout: 90_000 }, async () => {
+  test('the checker itself sees console errors, exceptions and network requests', { timeout: 300_000 }, async () => {
     const page = join(root, 'broken.html');
     await writeFile(page, '<!doctype html><title>broken</title><img src="http://127.0.0.1:9/x.png"><script>console.error("boom"); throw new Error("kaput")</script>');
     const r = await check(page, join(root, 'broken.png'));

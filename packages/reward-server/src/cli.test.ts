@@ -46,7 +46,7 @@ describe('rlvr-reward-server CLI', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  }, 30_000);
+  }, 300_000);
 
   it.each([
     [['--port', 'abc'], /--port: must be an integer/],
@@ -57,7 +57,7 @@ describe('rlvr-reward-server CLI', () => {
     [['--on-prompt-mismatch', 'ignore'], /onPromptMismatch: must be one of "whole_query", "zero"/],
     [['--bogus'], /Unknown option '--bogus'/],
   ])('%j exits 2 with a message', (args, message) => {
-    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(message);
   });
@@ -65,14 +65,14 @@ describe('rlvr-reward-server CLI', () => {
   it('exits 1 when the port is taken', async () => {
     const { child, url, exit } = await startCli(['--port', '0', '--concurrency', '1']);
     try {
-      const r = spawnSync(process.execPath, [CLI, '--port', new URL(url).port, '--concurrency', '1'], { encoding: 'utf8', timeout: 20_000 });
+      const r = spawnSync(process.execPath, [CLI, '--port', new URL(url).port, '--concurrency', '1'], { encoding: 'utf8', timeout: 120_000 });
       expect(r.status).toBe(1);
       expect(r.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
     } finally {
       child.kill('SIGINT');
       expect(await exit).toBe(0);
     }
-  }, 30_000);
+  }, 300_000);
 
   it('examples/usage.mjs (the README example) runs and prints reward 1', async () => {
     const example = fileURLToPath(new URL('../examples/usage.mjs', import.meta.url));
@@ -85,7 +85,7 @@ describe('rlvr-reward-server CLI', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
     expect(out).toMatch(/rewards: \[ 1 \]/);
-  }, 30_000);
+  }, 300_000);
 
   it('a second signal while draining exits 130 at once', async () => {
     const { child, url, exit } = await startCli(['--port', '0', '--concurrency', '1', '--timeout-ms', '60000', '--shutdown-timeout-ms', '60000']);
@@ -100,7 +100,7 @@ describe('rlvr-reward-server CLI', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 300_000);
 
   it('is a Command the rlvr CLI composes: the same code in process', async () => {
     const { rewardServerCommand } = await import('./command.js');
@@ -115,7 +115,7 @@ describe('rlvr-reward-server CLI', () => {
     stop.abort();
     expect(await running).toBe(0);
     expect(stdout).toMatch(/^rlvr reward-server: listening on/);
-  }, 60_000);
+  }, 300_000);
 
   it('--help prints the options and exits 0', () => {
     const r = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });

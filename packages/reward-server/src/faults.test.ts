@@ -57,7 +57,7 @@ describe('faults', () => {
       const payload = JSON.stringify(body(cases));
       const head = `POST /get_reward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n`;
       await disconnectMidBody(head, payload, own.url);
-      await expect.poll(() => own.stats.clientsGone, { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => own.stats.clientsGone, { timeout: 120_000 }).toBe(1);
       const r = await post(`${own.url}/get_reward`, body(probe));
       expect(r.json.rewards).toEqual(probeWant);
       // the abandoned items left the queue: at most the one a worker had started ran on
@@ -166,7 +166,7 @@ describe('faults', () => {
       agent.destroy();
     }
     await answersCorrectly();
-  }, 60_000);
+  }, 300_000);
 
   it('pathological answers time out without stalling the rest of the batch', async () => {
     // 3 slow items (seconds each in-process) among 57 quick ones (about a millisecond each); budget 800 ms
@@ -180,7 +180,7 @@ describe('faults', () => {
       expect([i, r.json.rewards[i]]).toEqual([i, slow ? 0 : mathReward(c.completion, c.gold).reward]);
     });
     await answersCorrectly();
-  }, 30_000);
+  }, 300_000);
 
   it('past maxInFlight: 503 overloaded with Retry-After, and the requests in flight are unaffected', async () => {
     const small = await RewardServer.start({ port: 0, concurrency: 1, timeoutMs: 800, maxInFlight: 2 });
@@ -204,7 +204,7 @@ describe('faults', () => {
     } finally {
       await small.close();
     }
-  }, 30_000);
+  }, 300_000);
 
   it('counts no server error through all of this', async () => {
     const h = await send(`${url}/health`, 'GET');

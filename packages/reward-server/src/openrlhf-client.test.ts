@@ -47,5 +47,5 @@ describe.skipIf(!hasDeps)('OpenRLHF remote reward model client (requests + torch
     expect(out.extra_logs_mean.timeout).toBe(0);
     // 50 rows over 3 URLs: chunks of 17, 17, 16
     expect(servers.map((s, i) => s.stats.answers - before[i]!)).toEqual([17, 17, 16]);
-  }, 120_000);
+  }, 300_000);
 });

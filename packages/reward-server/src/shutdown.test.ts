@@ -33,7 +33,7 @@ describe('graceful shutdown', () => {
     expect(r.json.extra_logs.timeout).toEqual(cases.map(() => 0));
     await closed;
     await expect(send(`${url}/health`, 'GET')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-  }, 30_000);
+  }, 300_000);
 
   it('answers 503 to a new request on an open keep-alive connection while draining', async () => {
     const server = await RewardServer.start({ port: 0, concurrency: 1 });
@@ -54,7 +54,7 @@ describe('graceful shutdown', () => {
     } finally {
       agent.destroy();
     }
-  }, 30_000);
+  }, 300_000);
 
   it('cuts a request that outlives shutdownTimeoutMs and still stops', async () => {
     const server = await RewardServer.start({ port: 0, concurrency: 1, timeoutMs: 60_000, shutdownTimeoutMs: 100 });
@@ -65,5 +65,5 @@ describe('graceful shutdown', () => {
     await server.close(); // resolves although the request would grade for seconds more (the test timeout guards a hang)
     const r = await inFlight;
     expect(r).toBeInstanceOf(Error);
-  }, 30_000);
+  }, 300_000);
 });

@@ -17,7 +17,7 @@ const EXAMPLE = fileURLToPath(new URL('../../../docs/examples/verl_reward.py', i
 function runExample(urls: string[], rows: object[], args: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(PY, [EXAMPLE, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RLVR_REWARD_URLS: urls.join(','), RLVR_REWARD_RETRIES: '2' },
-    timeout: 60_000,
+    timeout: 300_000,
   });
   let stdout = '';
   let stderr = '';

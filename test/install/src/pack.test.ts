@@ -1,0 +1,84 @@
+/**
+ * The packages as the registry would get them: `npm pack` of each (its `prepack` builds it), the tarball's file
+ * list, then a project outside the repository with the tarballs unpacked as its `@rlvr/*` packages (third-party
+ * dependencies linked from the repository's node_modules, so nothing is fetched), imported with `import` and with
+ * `require` (Node >= 20.19 requires ES modules), and the installed bins run.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BINS, PACKAGES, ROOT } from './packages.js';
+import { run, usageOf } from './run.js';
+
+interface Packed {
+  filename: string;
+  files: { path: string }[];
+}
+
+const work = mkdtempSync(join(tmpdir(), 'rlvr-pack-'));
+const app = join(work, 'app');
+const packed = new Map<string, Packed>();
+
+beforeAll(() => {
+  for (const p of PACKAGES) {
+    const r = run('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, 'packages', p.dir));
+    if (r.status !== 0) throw new Error(`npm pack ${p.name} failed:\n${r.stderr}`);
+    const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Packed[];
+    packed.set(p.name, info!);
+  }
+  const modules = join(app, 'node_modules');
+  mkdirSync(join(modules, '@rlvr'), { recursive: true });
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+    if (entry.startsWith('@rlvr') || entry.startsWith('.')) continue;
+    symlinkSync(join(ROOT, 'node_modules', entry), join(modules, entry));
+  }
+  for (const p of PACKAGES) {
+    const dest = join(modules, '@rlvr', p.name.slice('@rlvr/'.length));
+    mkdirSync(dest);
+    const r = run('tar', ['-xzf', join(work, packed.get(p.name)!.filename), '--strip-components=1', '-C', dest], work);
+    if (r.status !== 0) throw new Error(`unpacking ${p.name}: ${r.stderr}`);
+  }
+});
+
+describe.each(PACKAGES)('$name from its tarball', (p) => {
+  it('holds the build, its bins and README, and no tests or sources', () => {
+    const files = packed.get(p.name)!.files.map((f) => f.path);
+    expect(files).toContain('package.json');
+    expect(files).toContain('README.md');
+    expect(files).toContain('dist/index.js');
+    expect(files).toContain('dist/index.d.ts');
+    for (const path of Object.values(p.bin)) expect(files).toContain(path.slice(2));
+    expect(files.filter((f) => /\.test\.|^src\/|tsbuildinfo/.test(f))).toEqual([]);
+  });
+
+  it.each(p.subpaths)('%s loads with import and with require', (sub) => {
+    // a pattern subpath (./schema/*.json) is checked on every file of the tarball it matches
+    const pattern = new RegExp(`^${sub.slice(2).replace(/[.]/g, '\\.').replace('*', '[^/]+')}$`);
+    const targets = sub.includes('*') ? packed.get(p.name)!.files.map((f) => f.path).filter((f) => pattern.test(f)) : [sub.slice(2)];
+    expect(targets.length).toBeGreaterThan(0);
+    for (const target of targets) {
+      const spec = target === '' ? p.name : `${p.name}/${target}`;
+      // a JSON module's value is its default export; an ES module's is its namespace
+      const esmCode = target.endsWith('.json')
+        ? `const m = await import(${JSON.stringify(spec)}, { with: { type: 'json' } }); console.log(Object.keys(m.default).length)`
+        : `const m = await import(${JSON.stringify(spec)}); console.log(Object.keys(m).length)`;
+      const esm = run(process.execPath, ['--no-warnings', '--input-type=module', '-e', esmCode], app);
+      expect({ spec, status: esm.status, stderr: esm.stderr }).toEqual({ spec, status: 0, stderr: '' });
+      expect(Number(esm.stdout)).toBeGreaterThan(0);
+      const cjs = run(process.execPath, ['--no-warnings', '-e', `console.log(Object.keys(require(${JSON.stringify(spec)})).length)`], app);
+      expect({ spec, status: cjs.status, stderr: cjs.stderr }).toEqual({ spec, status: 0, stderr: '' });
+      expect(cjs.stdout).toBe(esm.stdout);
+    }
+  });
+});
+
+describe('installed bins', () => {
+  it.each(BINS)('$name runs from the installed package', ({ pkg, name, path }) => {
+    const bin = join(app, 'node_modules', '@rlvr', pkg.name.slice('@rlvr/'.length), path);
+    const r = run(process.execPath, [bin, '--help'], app);
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(r.stdout).toMatch(usageOf(name));
+  });
+});

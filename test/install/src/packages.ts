@@ -1,0 +1,27 @@
+/** The repository's published packages, read from their package.json files (no hand-written list to fall behind). */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface PackageInfo {
+  /** folder under packages/ */
+  dir: string;
+  name: string;
+  /** bin name -> path relative to the package */
+  bin: Record<string, string>;
+  /** export subpaths other than ./package.json, e.g. '.', './http' */
+  subpaths: string[];
+}
+
+export const PACKAGES: PackageInfo[] = readdirSync(join(ROOT, 'packages')).map((dir) => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as {
+    name: string;
+    bin?: Record<string, string>;
+    exports: Record<string, unknown>;
+  };
+  return { dir, name: pkg.name, bin: pkg.bin ?? {}, subpaths: Object.keys(pkg.exports).filter((k) => k !== './package.json') };
+});
+
+export const BINS = PACKAGES.flatMap((p) => Object.entries(p.bin).map(([name, path]) => ({ pkg: p, name, path })));
