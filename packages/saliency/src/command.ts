@@ -187,6 +187,14 @@ export const saliencyCommand: Command = {
     const model = loadModel(values.model, { trainable: false });
     let result;
     try {
+      // checked before any forward pass, so the error names the line rather than a rollout of the batch
+      const context = model.config.max_position_embeddings;
+      rows.forEach((r, i) => {
+        const total = r.prompt.length + r.completion.length;
+        if (total > context) {
+          throw new SaliencyError('invalid_input', `prompt and completion are ${total} tokens, more than the model's context of ${context} (max_position_embeddings)`, { file, line: lines[i], field: 'completion' });
+        }
+      });
       result = computeSaliency(method, model, batchOf(rows), config).result;
     } catch (e) {
       // A rollout error names the rollout index; say which line of the input it came from.
