@@ -94,7 +94,8 @@ export class VerifierPool {
     this.chunkSize = r.data.chunkSize;
     this.defaultOptions = JSON.stringify(resolveOptions(r.data.verify as VerifyOptionsInput));
     this.piscina = new Piscina({
-      filename: new URL('./worker.js', import.meta.url).href,
+      // a CommonJS entry that import()s worker.js (see worker-entry.cts: why piscina must not require() an ES module)
+      filename: new URL('./worker-entry.cjs', import.meta.url).href,
       minThreads: this.concurrency,
       maxThreads: this.concurrency,
       idleTimeout: 60_000,

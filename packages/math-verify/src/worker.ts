@@ -1,5 +1,5 @@
 /**
- * Worker-thread entry of `VerifierPool` (loaded from `dist/worker.js` by piscina). Runs the pure verifier; the
+ * Worker-thread entry of `VerifierPool` (piscina loads `dist/worker-entry.cjs`, which imports this file). Runs the pure verifier; the
  * pool kills this thread when an item exceeds its wall-clock budget.
  */
 import { type RewardResult, type VerifyResult, gradeAnswer, gradeCompletion } from './grade.js';

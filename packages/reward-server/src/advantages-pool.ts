@@ -10,10 +10,11 @@ import { RewardServerError } from './errors.js';
 import type { AdvantagesTask, AdvantagesTaskResult } from './advantages-worker.js';
 
 /**
- * The worker's file. Built, it sits next to this module; under vitest this module runs from `src/*.ts`, and a
+ * The worker's file: a CommonJS entry that import()s advantages-worker.js (see advantages-worker-entry.cts: why
+ * piscina must not require() an ES module). Built, it sits next to this module; under vitest this module runs from `src/*.ts`, and a
  * worker thread cannot load TypeScript, so the build's twin in `dist/` runs (the test target builds first).
  */
-const WORKER = import.meta.url.endsWith('.ts') ? new URL('../dist/advantages-worker.js', import.meta.url) : new URL('./advantages-worker.js', import.meta.url);
+const WORKER = import.meta.url.endsWith('.ts') ? new URL('../dist/advantages-worker-entry.cjs', import.meta.url) : new URL('./advantages-worker-entry.cjs', import.meta.url);
 
 export interface AdvantagesPoolOptions {
   /** worker threads (default: available parallelism, at most 4) */

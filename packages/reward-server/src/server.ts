@@ -136,9 +136,9 @@ export class RewardServer {
   }
 
   /**
-   * Graceful shutdown: stop accepting connections, answer new requests on open keep-alive connections with 503,
-   * let the requests in flight finish (at most `shutdownTimeoutMs`, then their connections are cut), then stop the
-   * verifier workers. Idempotent: a second call returns the same promise.
+   * Graceful shutdown: answer every new request with 503 `shutting_down` (and `/health` with 503 `draining`), let
+   * the requests in flight finish (at most `shutdownTimeoutMs`, then their connections are cut), then stop
+   * listening, close the connections and stop the workers. Idempotent: a second call returns the same promise.
    */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -147,18 +147,21 @@ export class RewardServer {
 
   private async shutdown(): Promise<void> {
     this.draining = true;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
+    // The listener stays open until the requests in flight are done: a connection that arrives meanwhile (or
+    // waits in the kernel's accept queue, which closing the listener would reset) gets a 503 `shutting_down` its
+    // client can retry elsewhere, never a reset. Then stop listening and close the idle keep-alive connections.
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.options.shutdownTimeoutMs);
     });
     const idle = this.counters.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    if ((await Promise.race([idle.then(() => closed), deadline])) === 'timeout') {
+    const timedOut = (await Promise.race([idle, deadline])) === 'timeout';
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (timedOut) {
       this.log.warn(`shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`);
       this.server.closeAllConnections();
-      await closed;
     }
+    await closed;
     clearTimeout(timer);
     await Promise.all([this.pool.close(), this.advantages.close()]);
   }

@@ -62,12 +62,12 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
       const spec = target === '' ? p.name : `${p.name}/${target}`;
       // a JSON module's value is its default export; an ES module's is its namespace
       const esmCode = target.endsWith('.json')
-        ? `const m = await import(${JSON.stringify(spec)}, { with: { type: 'json' } }); console.log(Object.keys(m.default).length)`
-        : `const m = await import(${JSON.stringify(spec)}); console.log(Object.keys(m).length)`;
+        ? `const m = await import(${JSON.stringify(spec)}, { with: { type: 'json' } }); console.log(String(Object.keys(m.default).length))`
+        : `const m = await import(${JSON.stringify(spec)}); console.log(String(Object.keys(m).length))`;
       const esm = run(process.execPath, ['--no-warnings', '--input-type=module', '-e', esmCode], app);
       expect({ spec, status: esm.status, stderr: esm.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(Number(esm.stdout)).toBeGreaterThan(0);
-      const cjs = run(process.execPath, ['--no-warnings', '-e', `console.log(Object.keys(require(${JSON.stringify(spec)})).length)`], app);
+      const cjs = run(process.execPath, ['--no-warnings', '-e', `console.log(String(Object.keys(require(${JSON.stringify(spec)})).length))`], app);
       expect({ spec, status: cjs.status, stderr: cjs.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(cjs.stdout).toBe(esm.stdout);
     }
