@@ -16,8 +16,14 @@ export const TrainerConfigSchema = z
     dualClip: z.number().gt(1).nullable().default(null),
     logRatioClamp: z.number().positive().default(20),
     aggregation: AggregationModeSchema.default('constant'),
-    /** divisor of `constant` aggregation; default rollouts x maxCompletionLength */
+    /** divisor of `constant` aggregation; default rollouts x maxCompletionLength (rollouts: `lossConstantRows`) */
     lossConstant: z.number().positive().optional(),
+    /**
+     * The rollouts of `constant`'s default divisor, per optimizer step: `kept` (ours) those it
+     * trains on, after `maskTruncated` / `filterZeroStd`; `all` (TRL's `dr_grpo`, the GRAIL
+     * reference) every rollout of the batch, excluded ones included, / `miniBatches`.
+     */
+    lossConstantRows: z.enum(['kept', 'all']).default('kept'),
     /** max completion length for `constant` (e.g. the sampler's maxNewTokens); default the batch's longest */
     maxCompletionLength: z.number().int().positive().optional(),
     klCoef: z.number().min(0).default(0),

@@ -89,6 +89,27 @@ describe('Trainer gradients', () => {
     model.dispose();
   });
 
+  it("constant's divisor: lossConstantRows 'all' (TRL's dr_grpo) counts every rollout of the batch, 'kept' (default) the trained ones", () => {
+    const model = Qwen3Model.random(config, 4);
+    const batch = makeBatch(2, 3, 4); // 12 rollouts
+    const kept = [0, 2, 3, 5, 8]; // e.g. the others masked as truncated
+    const adv = advantagesOf(batch);
+    const old = currentLogprobs(model, batch);
+    for (let t = 0; t < old.length; t++) old[t] = old[t]! - 0.05 * Math.cos(t);
+    const L = 16;
+    const ours = new Trainer(model, { maxCompletionLength: L }).gradients(batch, kept, adv, old);
+    const trl = new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all' }).gradients(batch, kept, adv, old);
+    // sum(l m) / (5 L) against sum(l m) / (12 L): the same sum, a divisor 12/5 larger
+    expect(trl.loss * 12).toBeCloseTo(ours.loss * 5, 6);
+    const scaled = new Map([...ours.grads].map(([k, g]) => [k, tf.mul(g, 5 / 12)]));
+    expect(maxRelDiff(trl.grads, scaled)).toBeLessThan(1e-5);
+    // with 2 mini-batches, all = 12 / 2 rollouts per optimizer step
+    const half = new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all', miniBatches: 2 }).gradients(batch, kept, adv, old);
+    expect(half.loss * 6).toBeCloseTo(ours.loss * 5, 6);
+    [...ours.grads.values(), ...trl.grads.values(), ...scaled.values(), ...half.grads.values()].forEach((g) => g.dispose());
+    model.dispose();
+  });
+
   it('token weights act only through the advantages (stop-gradient)', () => {
     const model = Qwen3Model.random(config, 4);
     const batch = makeBatch(2, 1, 3);

@@ -247,7 +247,9 @@ export class Trainer {
   #accumulate(batch: RolloutBatch, rows: number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number, tally: Tally): { loss: number; grads: Map<string, tf.Tensor> } {
     const cfg = this.config;
     const valid = rows.map((i) => batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
-    const scale = aggregationScale(valid, cfg.maxCompletionLength ?? maxLen, cfg.lossConstant);
+    const L = cfg.maxCompletionLength ?? maxLen;
+    // TRL's dr_grpo divides by all rows of the (micro-)batch, masked ones included: B / miniBatches per optimizer step
+    const scale = aggregationScale(valid, L, cfg.lossConstant ?? (cfg.lossConstantRows === 'all' ? Math.max((batch.numRollouts / cfg.miniBatches) * L, 1) : undefined));
     const names = [...this.model.params.keys()];
     const vars = [...this.model.params.values()];
     const byVarName = new Map(vars.map((v, k) => [v.name, names[k]!]));
