@@ -63,18 +63,7 @@ export function batchFromRows(rows: readonly RolloutRowInput[]): RolloutBatch {
       throw new CoreError('invalid_row', `close span ends at ${r.spans.close[1]} but the completion has ${r.completion.length} tokens`, { rollout: i, field: 'spans' });
     }
   });
-  const batch: RolloutBatch = {
-    numRollouts: n,
-    groupIndex: new Int32Array(n),
-    promptTokens: new Int32Array(promptTotal),
-    promptOffsets: new Int32Array(n + 1),
-    completionTokens: new Int32Array(total),
-    completionOffsets: new Int32Array(n + 1),
-    rewards: new Float32Array(n),
-    finish: new Uint8Array(n),
-    spans: new Int32Array(n * SPAN_STRIDE),
-  };
-  if (withLp) batch.behaviorLogprobs = new Float32Array(total);
+  const batch = allocateBatch(n, promptTotal, total, withLp);
   let p = 0;
   let c = 0;
   parsed.forEach((r, i) => {
@@ -127,18 +116,7 @@ export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): Roll
     promptTotal += batch.promptOffsets[i + 1]! - batch.promptOffsets[i]!;
     total += batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
   }
-  const out: RolloutBatch = {
-    numRollouts: n,
-    groupIndex: new Int32Array(n),
-    promptTokens: new Int32Array(promptTotal),
-    promptOffsets: new Int32Array(n + 1),
-    completionTokens: new Int32Array(total),
-    completionOffsets: new Int32Array(n + 1),
-    rewards: new Float32Array(n),
-    finish: new Uint8Array(n),
-    spans: new Int32Array(n * SPAN_STRIDE),
-  };
-  if (batch.behaviorLogprobs) out.behaviorLogprobs = new Float32Array(total);
+  const out = allocateBatch(n, promptTotal, total, batch.behaviorLogprobs !== undefined);
   rows.forEach((i, k) => {
     const [p0, p1, c0, c1] = [batch.promptOffsets[i]!, batch.promptOffsets[i + 1]!, batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
     out.groupIndex[k] = batch.groupIndex[i]!;
@@ -152,4 +130,21 @@ export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): Roll
     out.spans.set(batch.spans.subarray(i * SPAN_STRIDE, (i + 1) * SPAN_STRIDE), k * SPAN_STRIDE);
   });
   return out;
+}
+
+/** A zeroed batch of `n` rollouts with room for `promptTotal` prompt and `total` completion tokens. */
+function allocateBatch(n: number, promptTotal: number, total: number, withLogprobs: boolean): RolloutBatch {
+  const batch: RolloutBatch = {
+    numRollouts: n,
+    groupIndex: new Int32Array(n),
+    promptTokens: new Int32Array(promptTotal),
+    promptOffsets: new Int32Array(n + 1),
+    completionTokens: new Int32Array(total),
+    completionOffsets: new Int32Array(n + 1),
+    rewards: new Float32Array(n),
+    finish: new Uint8Array(n),
+    spans: new Int32Array(n * SPAN_STRIDE),
+  };
+  if (withLogprobs) batch.behaviorLogprobs = new Float32Array(total);
+  return batch;
 }

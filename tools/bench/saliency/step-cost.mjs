@@ -18,7 +18,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { SIGNAL_NAMES } from '@rlvr/core';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
 import { Trainer } from '@rlvr/trainer';
-import { setup, timeCases, uptime } from './setup.mjs';
+import { printRatios, setup, timeCases } from './setup.mjs';
 
 const { B, S, P, C, mb, steps, backend, log, model, batch } = await setup();
 const tokenBudget = mb * S;
@@ -41,26 +41,6 @@ const cases = {
   grail: step([SIGNAL_NAMES.gradXEmb], { 'grad-x-emb': { tokenBudget } }),
 };
 
-const { seconds, cpuSeconds, leaks } = timeCases(cases, steps, tf);
-const r = (x) => Math.round(x * 1000) / 1000;
-const ratios = (t) => Object.fromEntries(Object.keys(cases).map((k) => [`${k}/grpo`, r(t[k] / t.grpo)]));
-console.log(
-  JSON.stringify(
-    {
-      backend,
-      log,
-      parameters: model.numParameters(),
-      batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}`,
-      steps,
-      seconds: Object.fromEntries(Object.entries(seconds).map(([k, v]) => [k, r(v)])),
-      cpu_seconds: Object.fromEntries(Object.entries(cpuSeconds).map(([k, v]) => [k, r(v)])),
-      ratios_wall: ratios(seconds),
-      ratios_cpu: ratios(cpuSeconds),
-      leaked_tensors: leaks,
-    },
-    null,
-    2,
-  ),
-);
-console.log(`uptime after: ${uptime()}`);
+const head = { backend, log, parameters: model.numParameters(), batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}`, steps };
+printRatios(head, timeCases(cases, steps, tf), 'grpo');
 model.dispose();
