@@ -20,9 +20,9 @@ const work = mkdtempSync(join(tmpdir(), 'rlvr-pack-'));
 const app = join(work, 'app');
 const packed = new Map<string, Packed>();
 
-beforeAll(() => {
+beforeAll(async () => {
   for (const p of PACKAGES) {
-    const r = run('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, 'packages', p.dir));
+    const r = await run('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, 'packages', p.dir));
     if (r.status !== 0) throw new Error(`npm pack ${p.name} failed:\n${r.stderr}`);
     const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Packed[];
     packed.set(p.name, info!);
@@ -37,13 +37,13 @@ beforeAll(() => {
   for (const p of PACKAGES) {
     const dest = join(modules, '@rlvr', p.name.slice('@rlvr/'.length));
     mkdirSync(dest);
-    const r = run('tar', ['-xzf', join(work, packed.get(p.name)!.filename), '--strip-components=1', '-C', dest], work);
+    const r = await run('tar', ['-xzf', join(work, packed.get(p.name)!.filename), '--strip-components=1', '-C', dest], work);
     if (r.status !== 0) throw new Error(`unpacking ${p.name}: ${r.stderr}`);
   }
 });
 
 describe.each(PACKAGES)('$name from its tarball', (p) => {
-  it('holds the build, its bins and README, and no tests or sources', () => {
+  it('holds the build, its bins and README, and no tests or sources', async () => {
     const files = packed.get(p.name)!.files.map((f) => f.path);
     expect(files).toContain('package.json');
     expect(files).toContain('README.md');
@@ -53,7 +53,7 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
     expect(files.filter((f) => /\.test\.|^src\/|tsbuildinfo/.test(f))).toEqual([]);
   });
 
-  it.each(p.subpaths)('%s loads with import and with require', (sub) => {
+  it.each(p.subpaths)('%s loads with import and with require', async (sub) => {
     // a pattern subpath (./schema/*.json) is checked on every file of the tarball it matches
     const pattern = new RegExp(`^${sub.slice(2).replace(/[.]/g, '\\.').replace('*', '[^/]+')}$`);
     const targets = sub.includes('*') ? packed.get(p.name)!.files.map((f) => f.path).filter((f) => pattern.test(f)) : [sub.slice(2)];
@@ -64,10 +64,10 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
       const esmCode = target.endsWith('.json')
         ? `const m = await import(${JSON.stringify(spec)}, { with: { type: 'json' } }); console.log(String(Object.keys(m.default).length))`
         : `const m = await import(${JSON.stringify(spec)}); console.log(String(Object.keys(m).length))`;
-      const esm = run(process.execPath, ['--no-warnings', '--input-type=module', '-e', esmCode], app);
+      const esm = await run(process.execPath, ['--no-warnings', '--input-type=module', '-e', esmCode], app);
       expect({ spec, status: esm.status, stderr: esm.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(Number(esm.stdout)).toBeGreaterThan(0);
-      const cjs = run(process.execPath, ['--no-warnings', '-e', `console.log(String(Object.keys(require(${JSON.stringify(spec)})).length))`], app);
+      const cjs = await run(process.execPath, ['--no-warnings', '-e', `console.log(String(Object.keys(require(${JSON.stringify(spec)})).length))`], app);
       expect({ spec, status: cjs.status, stderr: cjs.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(cjs.stdout).toBe(esm.stdout);
     }
@@ -75,9 +75,9 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
 });
 
 describe('installed bins', () => {
-  it.each(BINS)('$name runs from the installed package', ({ pkg, name, path }) => {
+  it.each(BINS)('$name runs from the installed package', async ({ pkg, name, path }) => {
     const bin = join(app, 'node_modules', '@rlvr', pkg.name.slice('@rlvr/'.length), path);
-    const r = run(process.execPath, [bin, '--help'], app);
+    const r = await run(process.execPath, [bin, '--help'], app);
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     expect(r.stdout).toMatch(usageOf(name));
   });
