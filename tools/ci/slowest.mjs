@@ -9,6 +9,7 @@ if (positionals.length !== 1) {
   console.error('usage: node tools/ci/slowest.mjs LOG [--top N]');
   process.exit(2);
 }
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts an ANSI colour code
 const ansi = /\x1b\[[0-9;]*m/g;
 const tests = [];
 for (const raw of readFileSync(positionals[0], 'utf8').split('\n')) {

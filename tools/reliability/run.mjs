@@ -22,7 +22,12 @@ for (const name of chosen) if (!targets[name]) throw new Error(`--target: no tar
 
 let state = Number(values.seed) >>> 0 || 1;
 /** xorshift32 in [0, 1): kill times reproducible by seed */
-const rng = () => ((state ^= state << 13), (state ^= state >>> 17), (state ^= state << 5), (state >>> 0) / 2 ** 32);
+const rng = () => {
+  state ^= state << 13;
+  state ^= state >>> 17;
+  state ^= state << 5;
+  return (state >>> 0) / 2 ** 32;
+};
 const uptime = () => execSync('uptime').toString().trim();
 const report = { uptimeBefore: uptime(), scale: Number(values.scale), seed: Number(values.seed), results: {}, failures: [] };
 console.log(`uptime before: ${report.uptimeBefore}`);

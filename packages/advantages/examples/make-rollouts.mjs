@@ -4,7 +4,10 @@
 import { writeFileSync, renameSync } from 'node:fs';
 
 let seed = 12345;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+};
 const normal = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
 
 /** length tokens; the answer `\boxed{` (2 tokens), content, `}` (1 token), then EOS. */

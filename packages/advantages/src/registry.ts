@@ -74,18 +74,21 @@ function register<T extends { readonly name: string }>(registry: Registry<T>, it
 }
 
 /** Register a sequence baseline; it composes with every weighting by `name+weighting`. */
+// biome-ignore lint/suspicious/noExplicitAny: any option type (the registry stores them type-erased)
 export function registerBaseline<B extends SequenceBaseline<any>>(baseline: B): B {
   register(baselines, baseline as SequenceBaseline);
   return baseline;
 }
 
 /** Register a token weighting; it composes with every baseline by `baseline+name`. */
+// biome-ignore lint/suspicious/noExplicitAny: any option type (the registry stores them type-erased)
 export function registerWeighting<W extends TokenWeighting<any>>(weighting: W): W {
   register(weightings, weighting as TokenWeighting);
   return weighting;
 }
 
 /** Register a complete estimator under its own name (e.g. one built with `composeEstimator`). */
+// biome-ignore lint/suspicious/noExplicitAny: any option type (the registry stores them type-erased)
 export function registerEstimator<E extends AdvantageEstimator<any>>(estimator: E): E {
   register(estimators, estimator as AdvantageEstimator);
   return estimator;

@@ -59,6 +59,7 @@ export interface Command {
    */
   graceful?: boolean;
   /** Returns the exit code (default 0). Throw `usageError` for exit 2, any rlvr error for exit 1. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command may end without returning (exit 0)
   run(ctx: CommandContext): Promise<number | void>;
 }
 
@@ -245,7 +246,10 @@ export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo,
   process.stdout.on('error', quietExit);
   process.stderr.on('error', quietExit);
   const fatal = (e: unknown): void => {
-    if ((e as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') return quietExit(e as NodeJS.ErrnoException);
+    if ((e as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') {
+      quietExit(e as NodeJS.ErrnoException);
+      return;
+    }
     removePendingTempFiles();
     process.exitCode = reportError(prog, e, { stdout: process.stdout, stderr: process.stderr }, '', process.env);
     process.exit();

@@ -7,7 +7,7 @@
 import { mapArithmeticLeaves, type Node } from './ast.js';
 import type { EvalContext } from './evaluate.js';
 import { bitLength, c, cAbs, factorial, isFiniteC, rat } from './numeric.js';
-import { EvalError, type Value, V_ONE, V_ZERO, exact, vAdd, vDiv, vInt, vMul, vSub } from './value.js';
+import { NotEvaluableError, type Value, V_ONE, V_ZERO, exact, vAdd, vDiv, vInt, vMul, vSub } from './value.js';
 
 type Evaluate = (n: Node, ctx: EvalContext) => Value;
 type Power = (b: Value, e: Value) => Value;
@@ -157,8 +157,8 @@ function isGeometric(n: Node, index: string): boolean {
 
 /** A closed form whose exact value was lost to overflow is refused: its float would equal values it is not. */
 function checked(v: Value, hadExactInputs: boolean): Value {
-  if (hadExactInputs && v.ex === null) throw new EvalError('too many terms (no exact closed form)');
-  if (isFiniteC(v.v) && cAbs(v.v) !== 0 && cAbs(v.v) < 1e-280) throw new EvalError('too many terms (closed form underflows)');
+  if (hadExactInputs && v.ex === null) throw new NotEvaluableError('too many terms (no exact closed form)');
+  if (isFiniteC(v.v) && cAbs(v.v) !== 0 && cAbs(v.v) < 1e-280) throw new NotEvaluableError('too many terms (closed form underflows)');
   return v;
 }
 
@@ -179,7 +179,7 @@ function closedForm(n: BigOp, lo: Value, hi: Value, ctx: EvalContext, evaluate: 
       const s = vMul(first, vDiv(vSub(power(ratio, count), V_ONE), vSub(ratio, V_ONE)));
       return checked(s, exactBounds && first.ex !== null && ratio.ex !== null);
     }
-    throw new EvalError('too many terms');
+    throw new NotEvaluableError('too many terms');
   }
   // Products.
   if (!mentions(n.body, n.index)) return checked(power(evaluate(n.body, ctx), count), exactBounds && evaluate(n.body, ctx).ex !== null);
@@ -192,5 +192,5 @@ function closedForm(n: BigOp, lo: Value, hi: Value, ctx: EvalContext, evaluate: 
   if ((n.body.k === 'sym' || n.body.k === 'const') && n.body.name === n.index && exactBounds && lo.ex!.n >= 1n && hi.ex!.n <= BigInt(MAX_FACTORIAL)) {
     return exact(rat(factorial(Number(hi.ex!.n)) / factorial(Number(lo.ex!.n) - 1)), false);
   }
-  throw new EvalError('too many terms');
+  throw new NotEvaluableError('too many terms');
 }

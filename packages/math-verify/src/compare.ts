@@ -5,7 +5,7 @@
  * rationals, numerically otherwise, and by random sampling when free variables remain.
  */
 import { type Node, show } from './ast.js';
-import { EvalError, evaluate, freeSymbols } from './evaluate.js';
+import { NotEvaluableError, evaluate, freeSymbols } from './evaluate.js';
 import { type CompareResult, type CompareSettings, type Ctx, EQ, NE, STEP_BUDGET, compareScalars, proportional } from './scalars.js';
 import {
   assignedValue,
@@ -26,7 +26,7 @@ export function compareAnswers(gold: Node, pred: Node, settings: CompareSettings
   try {
     return compareTop(expandPm(gold), expandPm(pred), ctx);
   } catch (e) {
-    if (e instanceof EvalError) return NE(`not_evaluable: ${e.message}`);
+    if (e instanceof NotEvaluableError) return NE(`not_evaluable: ${e.message}`);
     throw e;
   }
 }

@@ -4,7 +4,7 @@
  */
 import type { Node } from './ast.js';
 import { bigop } from './bigop.js';
-import { EvalError, type Value, V_ONE, V_ZERO, approx, exact, vAdd, vDiv, vMul, vNeg } from './value.js';
+import { NotEvaluableError, type Value, V_ONE, V_ZERO, approx, exact, vAdd, vDiv, vMul, vNeg } from './value.js';
 import {
   type Complex,
   type Rational,
@@ -29,7 +29,7 @@ import {
   rat,
 } from './numeric.js';
 
-export { EvalError } from './value.js';
+export { NotEvaluableError } from './value.js';
 export type { Value } from './value.js';
 
 export interface EvalContext {
@@ -142,13 +142,13 @@ function exactSqrt(r: Rational): Rational | null {
 }
 
 export function evaluate(n: Node, ctx: EvalContext): Value {
-  if (--ctx.budget.steps < 0) throw new EvalError('evaluation budget exhausted');
+  if (--ctx.budget.steps < 0) throw new NotEvaluableError('evaluation budget exhausted');
   switch (n.k) {
     case 'num':
       return { ex: n.value, v: c(rToNumber(n.value)), dec: n.decimals >= 0 };
     case 'sym': {
       const v = ctx.env.get(n.name);
-      if (v === undefined) throw new EvalError(`free variable ${n.name}`);
+      if (v === undefined) throw new NotEvaluableError(`free variable ${n.name}`);
       return approx(v, false);
     }
     case 'const':
@@ -162,7 +162,7 @@ export function evaluate(n: Node, ctx: EvalContext): Value {
         case 'inf':
           return approx(c(Infinity), false);
       }
-    // falls through (unreachable)
+      throw new NotEvaluableError(`unknown constant ${(n as { name: string }).name}`);
     case 'add':
       return n.terms.reduce((acc: Value, t) => vAdd(acc, evaluate(t, ctx)), V_ZERO);
     case 'neg':
@@ -187,9 +187,9 @@ export function evaluate(n: Node, ctx: EvalContext): Value {
     case 'bigop':
       return bigop(n, ctx, evaluate, power);
     case 'pm':
-      throw new EvalError('\\pm must be expanded before evaluation');
+      throw new NotEvaluableError('\\pm must be expanded before evaluation');
     default:
-      throw new EvalError(`${n.k} is not a number`);
+      throw new NotEvaluableError(`${n.k} is not a number`);
   }
 }
 
@@ -213,25 +213,25 @@ export function power(b: Value, e: Value): Value {
 }
 
 function toInt(v: Value, what: string): bigint {
-  if (v.ex === null || v.ex.d !== 1n) throw new EvalError(`${what} is not an integer`);
+  if (v.ex === null || v.ex.d !== 1n) throw new NotEvaluableError(`${what} is not an integer`);
   return v.ex.n;
 }
 
 function baseNumber(n: Extract<Node, { k: 'call' }>): Value {
   const base = Number(n.name.slice(4));
   const digits = n.args[0]?.k === 'text' ? n.args[0].value : '';
-  if (!(base >= 2 && base <= 36)) throw new EvalError('bad base');
+  if (!(base >= 2 && base <= 36)) throw new NotEvaluableError('bad base');
   let acc = 0n;
   for (const ch of digits) {
     const d = parseInt(ch, 36);
-    if (!(d < base)) throw new EvalError(`digit ${ch} not valid in base ${base}`);
+    if (!(d < base)) throw new NotEvaluableError(`digit ${ch} not valid in base ${base}`);
     acc = acc * BigInt(base) + BigInt(d);
   }
   return exact(rat(acc), false);
 }
 
 function real(v: Value, f: (x: number) => number): Value {
-  if (v.v.im !== 0) throw new EvalError('complex argument');
+  if (v.v.im !== 0) throw new NotEvaluableError('complex argument');
   return approx(c(f(v.v.re)), v.dec);
 }
 
@@ -297,13 +297,13 @@ function fn(name: string, args: Node[], ctx: EvalContext): Value {
     }
     case 'fact': {
       const k = toInt(a, 'factorial argument');
-      if (k < 0n || k > BigInt(MAX_FACTORIAL)) throw new EvalError('factorial out of range');
+      if (k < 0n || k > BigInt(MAX_FACTORIAL)) throw new NotEvaluableError('factorial out of range');
       return exact(rat(factorial(Number(k))), a.dec);
     }
     case 'binom': {
       const nn = toInt(a, 'binomial n');
       const kk = toInt(evaluate(args[1] as Node, ctx), 'binomial k');
-      if (kk < 0n || nn < 0n || kk > nn || nn > BigInt(MAX_FACTORIAL)) throw new EvalError('binomial out of range');
+      if (kk < 0n || nn < 0n || kk > nn || nn > BigInt(MAX_FACTORIAL)) throw new NotEvaluableError('binomial out of range');
       let r = 1n;
       for (let j = 0n; j < kk; j++) r = (r * (nn - j)) / (j + 1n);
       return exact(rat(r), false);
@@ -317,8 +317,8 @@ function fn(name: string, args: Node[], ctx: EvalContext): Value {
     case 'degnote':
       return a;
     case 'det':
-      throw new EvalError('determinants are not evaluated');
+      throw new NotEvaluableError('determinants are not evaluated');
     default:
-      throw new EvalError(`unknown function ${name}`);
+      throw new NotEvaluableError(`unknown function ${name}`);
   }
 }

@@ -79,6 +79,7 @@ export function looksLikeProse(s: string): boolean {
   for (const m of bare.matchAll(/\p{L}{2,}/gu)) {
     const w = m[0].toLowerCase();
     // Scripts without spaces (Chinese, Japanese) write whole sentences as one short run.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, control characters included on purpose
     if (/[^\x00-\x7f]/.test(w)) return true;
     if (w.length < 3 || MATH_WORDS.has(w) || /^[A-Z]{1,8}$/.test(m[0])) continue; // point names: ABCD
     if (w.length >= 4) return true;
@@ -128,6 +129,7 @@ export function anchoredAnswers(text: string): string[] {
   let bold: string | null = null;
   for (const m of text.slice(-ANCHOR_SPAN).matchAll(/\*\*([^*\n]{1,80})\*\*/g)) bold = m[1] ?? null;
   if (bold !== null) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, control characters included on purpose
     const f = /^[\x00-\x7f]*$/.test(bold) && !looksLikeProse(bold) ? bold.trim() : FORMULA.exec(bold)?.[0];
     if (f) out.push(f);
   }
@@ -216,6 +218,7 @@ export function choiceAnswer(text: string, letters: string): string | null {
   for (let m = CHOICE_ANCHOR.exec(text); m !== null; m = CHOICE_ANCHOR.exec(text)) if (ok(m[1])) anchored = m[1];
   if (anchored) return anchored;
   const t = text.replace(/\\boxed\{|\\text\{|\\textbf\{|\\mathrm\{|[{}$*]/g, '').trim();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, control characters included on purpose
   const lead = /^\(?([A-Z])(?:\)|[.。:：,，]|\s|$|(?=[^\x00-\x7f]))/.exec(t);
   if (lead && ok(lead[1])) return lead[1];
   let last: string | null = null;

@@ -61,7 +61,7 @@ const FUNCTION_WORDS = /^(?:sin|cos|tan|sec|csc|cot|log|ln|exp|sqrt|pi)$/;
 /** Whole answers that are words even when short (`No` is not the product N·o). */
 const WORD_ANSWERS = /^(?:no|yes|true|false|none|neither|both|never|always|ok)$/i;
 /** An answer that says it is approximate: `\approx 1.41`, `approximately 1.41`, `about 3`. */
-const APPROX_PREFIX = /^(?:\\approx|\\sim|\\simeq|approximately|approx\.?|about|roughly|around|nearly)\s*(?=[-+\d.\\(\[{])/i;
+const APPROX_PREFIX = /^(?:\\approx|\\sim|\\simeq|approximately|approx\.?|about|roughly|around|nearly)\s*(?=[-+\d.\\([{])/i;
 
 function parseText(src: string): { node: Node; units: string[] } | { error: string } {
   try {
@@ -75,7 +75,7 @@ function parseText(src: string): { node: Node; units: string[] } | { error: stri
 function statedDecimals(n: Node): number {
   let best = -1;
   const walk = (x: Node): void => {
-    if (x.k === 'num') best = Math.max(best, x.decimals < 0 ? 0 : x.decimals);
+    if (x.k === 'num') best = Math.max(best, x.decimals, 0);
     for (const v of Object.values(x)) {
       if (Array.isArray(v)) for (const y of v) (Array.isArray(y) ? y : [y]).forEach((z) => typeof z === 'object' && z !== null && 'k' in z && walk(z as Node));
       else if (typeof v === 'object' && v !== null && 'k' in v) walk(v as Node);

@@ -82,6 +82,7 @@ export function normalizeAnswer(input: string): string {
     if (ap.toLowerCase() === 'p') hour += 12;
     return `${hour}:${mm}${ss !== undefined ? ':' + ss : ''}`;
   });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0001 is the placeholder set above for an escaped backslash
   s = s.replace(/\u0001/g, '\\\\').trim();
   // Trailing sentence punctuation and a stray trailing backslash (`185\`).
   for (let guard = 0; guard < 8; guard++) {

@@ -172,7 +172,7 @@ export function cLog(a: Complex): Complex {
 /** Principal power a^b. Real bases with real exponents stay real where that is defined. */
 export function cPow(a: Complex, b: Complex): Complex {
   if (a.im === 0 && b.im === 0) {
-    if (a.re >= 0 || Number.isInteger(b.re)) return { re: Math.pow(a.re, b.re), im: 0 };
+    if (a.re >= 0 || Number.isInteger(b.re)) return { re: a.re ** b.re, im: 0 };
   }
   if (a.re === 0 && a.im === 0) return b.re > 0 ? C_ZERO : { re: NaN, im: NaN };
   return cExp(cMul(b, cLog(a)));
@@ -184,7 +184,7 @@ export function cSqrt(a: Complex): Complex {
 /** Real n-th root for odd n of a negative real (the convention of textbooks), principal otherwise. */
 export function cRoot(a: Complex, n: Complex): Complex {
   if (a.im === 0 && n.im === 0 && a.re < 0 && Number.isInteger(n.re) && Math.abs(n.re) % 2 === 1) {
-    return { re: -Math.pow(-a.re, 1 / n.re), im: 0 };
+    return { re: -((-a.re) ** (1 / n.re)), im: 0 };
   }
   return cPow(a, cDiv(c(1), n));
 }

@@ -3,7 +3,7 @@
  * or by sampling free variables at fixed points; and equations/inequalities as multiples of each other.
  */
 import { type Node, show } from './ast.js';
-import { type Value, EvalError, evaluate, freeSymbols } from './evaluate.js';
+import { type Value, NotEvaluableError, evaluate, freeSymbols } from './evaluate.js';
 import { type Complex, type Rational, c, cAbs, cDiv, cSub, rEq, rToString } from './numeric.js';
 import { substituteName } from './structure.js';
 
@@ -86,8 +86,8 @@ function ev(n: Node, env: Map<string, Complex>, pct: boolean, ctx: Ctx): Value |
   try {
     return evaluate(n, { env, percentAsFraction: pct, budget: ctx.budget });
   } catch (e) {
-    if (e instanceof EvalError && e.message === 'evaluation budget exhausted') throw e;
-    if (e instanceof EvalError) return null;
+    if (e instanceof NotEvaluableError && e.message === 'evaluation budget exhausted') throw e;
+    if (e instanceof NotEvaluableError) return null;
     throw e;
   }
 }

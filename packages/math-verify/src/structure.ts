@@ -3,7 +3,7 @@
  * chain reads as a value or an interval, the expansion of \\pm, and matrix expressions.
  */
 import { mapArithmeticLeaves, type Node } from './ast.js';
-import { EvalError, freeSymbols } from './evaluate.js';
+import { NotEvaluableError, freeSymbols } from './evaluate.js';
 
 
 const SCALAR = new Set(['num', 'sym', 'const', 'add', 'neg', 'mul', 'div', 'pow', 'fn', 'call', 'bigop']);
@@ -93,11 +93,11 @@ function hasPm(n: Node): boolean {
 
 /** All sign choices of the ± in `n`, capped at 16 alternatives. */
 function alternatives(n: Node, depth: number): Node[] {
-  if (depth > 4) throw new EvalError('too many \\pm');
+  if (depth > 4) throw new NotEvaluableError('too many \\pm');
   const cross = (parts: Node[][], build: (xs: Node[]) => Node): Node[] => {
     let acc: Node[][] = [[]];
     for (const p of parts) acc = acc.flatMap((prefix) => p.map((x) => [...prefix, x]));
-    if (acc.length > 16) throw new EvalError('too many \\pm');
+    if (acc.length > 16) throw new NotEvaluableError('too many \\pm');
     return acc.map(build);
   };
   switch (n.k) {
@@ -200,7 +200,7 @@ export function matrixOf(n: Node): Node[][] | null {
       return n.rows.length * (n.rows[0]?.length ?? 0) <= MAX_MATRIX_CELLS ? n.rows : null;
     case 'neg': {
       const m = matrixOf(n.x);
-      return m && m.map((r) => r.map((x): Node => ({ k: 'neg', x })));
+      return m === null ? null : m.map((r) => r.map((x): Node => ({ k: 'neg', x })));
     }
     case 'add': {
       const ms = n.terms.map(matrixOf);

@@ -4,7 +4,7 @@
  */
 import { type Complex, type Rational, c, cAdd, cDiv, cMul, rAdd, rDiv, rMul, rNeg, rToNumber } from './numeric.js';
 
-export class EvalError extends Error {}
+export class NotEvaluableError extends Error {}
 
 /** A computed value: `ex` is the exact rational when known; `dec` marks values built from decimal literals. */
 export interface Value {
@@ -14,7 +14,7 @@ export interface Value {
 }
 
 export function exact(r: Rational | null, dec: boolean): Value {
-  if (r === null) throw new EvalError('exact arithmetic overflow');
+  if (r === null) throw new NotEvaluableError('exact arithmetic overflow');
   return { ex: r, v: c(rToNumber(r)), dec };
 }
 

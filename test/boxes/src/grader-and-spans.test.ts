@@ -52,7 +52,7 @@ const tokenAt = (ends: number[], b: number): number => ends.findIndex((e) => e >
 
 /** The first `\boxed{` whose braces balance, by the GRAIL reference's depth walk (no escapes): byte regions, or null. */
 function referenceFirst(text: string): { start: number; contentStart: number; contentEnd: number } | null {
-  for (let from = 0, s; (s = text.indexOf('\\boxed{', from)) >= 0; from = s + 1) {
+  for (let s = text.indexOf('\\boxed{'); s >= 0; s = text.indexOf('\\boxed{', s + 1)) {
     let depth = 0;
     for (let j = s + 6; j < text.length; j++) {
       if (text[j] === '{') depth++;
@@ -104,7 +104,11 @@ describe('the graded box is the box the span locator gives GRAIL (which: last)',
       const ids = tok.encode(row.completion, { allowSpecial: false });
       const spans = last.fromTokens(ids, bytes)!;
       const ends: number[] = [];
-      ids.reduce((at, id) => (ends.push(at + bytes.tokenBytes(id).length), at + bytes.tokenBytes(id).length), 0);
+      let at = 0;
+      for (const id of ids) {
+        at += bytes.tokenBytes(id).length;
+        ends.push(at);
+      }
       const t = row.completion;
       const [s, cs, ce, e] = [graded.start, graded.contentStart, graded.contentEnd, graded.end].map((i) => byteAt(t, i));
       expect(spans.open[0], row.source).toBe(tokenAt(ends, s!));

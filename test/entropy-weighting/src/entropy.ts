@@ -44,7 +44,7 @@ export const entropyWeighting: TokenWeighting<typeof EntropyConfigSchema> = {
       for (let t = c0; t < c1; t++) sum += entropy[t]!;
       const inv = 1 / (sum / (c1 - c0) + eps);
       for (let t = c0; t < c1; t++) {
-        let w = Math.pow((entropy[t]! + eps) * inv, power);
+        let w = ((entropy[t]! + eps) * inv) ** power;
         if (w < wMin) {
           w = wMin;
           clipped++;

@@ -91,7 +91,7 @@ function decode() {
 
 const cpuSeconds = (c) => (c.user + c.system) / 1e6;
 trainStep(); // warm-up (kernel setup, allocation)
-let t0 = performance.now();
+const t0 = performance.now();
 let c0 = process.cpuUsage();
 for (let i = 0; i < steps; i++) trainStep();
 const trainS = (performance.now() - t0) / 1000 / steps;

@@ -18,7 +18,10 @@ console.log(`uptime before: ${uptime()}`);
 
 const dir = await mkdtemp(join(tmpdir(), 'rlvr-bench-report-'));
 let seed = 1;
-const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+};
 const metrics = [];
 const evals = [];
 for (let s = 0; s < steps; s++) {

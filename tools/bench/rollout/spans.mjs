@@ -36,7 +36,7 @@ function referenceSpans(ids) {
   const text = qwen.decode(ids, { skip_special_tokens: true });
   let start = -1;
   let end = -1;
-  for (let from = 0; (start = text.indexOf('\\boxed{', from)) >= 0; from = start + 1) {
+  for (start = text.indexOf('\\boxed{'); start >= 0; start = text.indexOf('\\boxed{', start + 1)) {
     let depth = 0;
     for (let j = start + 6; j < text.length; j++) {
       if (text[j] === '{') depth++;

@@ -33,7 +33,10 @@ export async function setup() {
   const config = parseModelConfig(BENCH_CONFIG);
   const model = Qwen3Model.random(config, 0, 0.02);
   let seed = 1;
-  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   const tok = (n) => Array.from({ length: n }, () => 3 + Math.floor(rand() * (config.vocab_size - 3)));
   const batch = batchFromRows(
     Array.from({ length: B }, (_, i) => ({

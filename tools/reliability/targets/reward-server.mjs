@@ -35,7 +35,10 @@ function sendAllThenRead(url, bytes) {
     let reply = '';
     let settled = false;
     const done = (r) => {
-      if (!settled) (settled = true), s.destroy(), resolve(r);
+      if (settled) return;
+      settled = true;
+      s.destroy();
+      resolve(r);
     };
     s.on('error', (e) => done({ error: e.code ?? e.message }));
     s.on('data', (c) => {
@@ -125,7 +128,10 @@ export default {
         return { c, t };
       });
       out.slowClients = await load(`${s.url}/get_reward`, { clients: 4, perClient: 50, make: rewardBody, check: rewardOk });
-      for (const { c, t } of slow) clearInterval(t), c.destroy();
+      for (const { c, t } of slow) {
+        clearInterval(t);
+        c.destroy();
+      }
     } finally {
       s.child.kill('SIGTERM');
       await s.exited;

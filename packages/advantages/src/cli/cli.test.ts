@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
-import { SIGNAL_NAMES, runCommands } from '@rlvr/core';
+import { runCommands } from '@rlvr/core';
 import { advantagesCommand } from './command.js';
 import { interopBatch, type InteropRow } from '../interop.js';
 import { prepareEstimator } from '../prepare.js';

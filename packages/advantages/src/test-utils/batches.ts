@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Signals, SIGNAL_NAMES, type AnswerSpans, type RolloutBatch } from '@rlvr/core';
+import { type Signals, SIGNAL_NAMES, type AnswerSpans, type RolloutBatch } from '@rlvr/core';
 import { interopBatch, type InteropRow } from '../interop.js';
 
 /** A rollout as tests describe it. */

@@ -103,7 +103,7 @@ export const grail: TokenWeighting<typeof GrailConfigSchema> = {
           // counted at the bounds as the reference does (<=, >=): a token that lands exactly on one counts
           if (w <= wMin) clippedLow++;
           if (w >= wMax) clippedHigh++;
-          out[c0 + t] = w < wMin ? wMin : w > wMax ? wMax : w;
+          out[c0 + t] = w < wMin ? wMin : Math.min(w, wMax);
         }
         weightedTokens += n;
       } else {

@@ -228,10 +228,14 @@ export function assembleStream(endpoint: Endpoint, text: string): unknown {
   for (const e of events) {
     if (e.usage != null) usage = e.usage;
     if (e.prompt_token_ids != null) promptTokenIds = e.prompt_token_ids;
+    // biome-ignore lint/suspicious/noExplicitAny: a stream chunk is untyped JSON; every field read below is checked
     for (const c of (Array.isArray(e.choices) ? e.choices : []) as Record<string, any>[]) {
       if (typeof c.index !== 'number') throw new RolloutError('invalid_response', 'a stream choice has no index');
       let a = acc.get(c.index);
-      if (a === undefined) acc.set(c.index, (a = { index: c.index, text: '', tokens: [], logprobs: [], content: [], tokenIds: null, finish: null, hasLogprobs: false }));
+      if (a === undefined) {
+        a = { index: c.index, text: '', tokens: [], logprobs: [], content: [], tokenIds: null, finish: null, hasLogprobs: false };
+        acc.set(c.index, a);
+      }
       if (endpoint === 'completions') a.text += typeof c.text === 'string' ? c.text : '';
       else a.text += typeof c.delta?.content === 'string' ? c.delta.content : '';
       if (c.logprobs != null) {

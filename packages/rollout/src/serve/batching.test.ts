@@ -43,7 +43,10 @@ describe('continuous batching', () => {
     const res = await fetch(`${s.server.url}/completions`, { method: 'POST', body: JSON.stringify(body('Tom has 80 stones.', 200, { stream: true, ignore_eos: true })) });
     const reader = res.body!.getReader();
     await reader.read(); // the long one is decoding
-    const short = call(s, '/v1/completions', body('Ann has 12 apples.', 3)).then((r) => (order.push('short'), r));
+    const short = call(s, '/v1/completions', body('Ann has 12 apples.', 3)).then((r) => {
+      order.push('short');
+      return r;
+    });
     const long = (async () => {
       for (;;) if ((await reader.read()).done) break;
       order.push('long');

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { intFlag, runCommand, streamLogger, usageError, type CliIo, type Command, type FlagValues } from '@rlvr/core';
+import { intFlag, runCommand, streamLogger, usageError, type CliIo, type Command, type CommandContext, type FlagValues } from '@rlvr/core';
 import { BACKEND_NAMES, openPolicyDir, selectBackend } from '@rlvr/policy';
 import { RolloutError } from '../errors.js';
 import { startPolicyServer, type PolicyServer } from './server.js';
@@ -105,6 +105,9 @@ export interface ServeResult {
 /** `rlvr-serve ARGV` in process, returning once the server listens (for tests and embedding): the same flags, messages and exit codes. */
 export async function runServe(argv: readonly string[], io: CliIo): Promise<ServeResult> {
   let started: Started | undefined;
-  const code = await runCommand('rlvr-serve', { ...serveCommand, run: async ({ values }) => void (started = await launch(values, io)) }, argv, io);
+  const run = async ({ values }: CommandContext): Promise<void> => {
+    started = await launch(values, io);
+  };
+  const code = await runCommand('rlvr-serve', { ...serveCommand, run }, argv, io);
   return started === undefined ? { code } : { code, server: started.server, dispose: started.dispose };
 }

@@ -186,7 +186,9 @@ describe('/v1/completions', () => {
     expect(a.json.choices[0]).toMatchObject({ text: '', finish_reason: 'stop', stop_reason: null });
     // min_tokens masks it for 4 tokens (the reference: greedy with EOS at -inf), then it ends
     const b = await call(s, '/v1/completions', { ...greedy, prompt: PROMPT, max_tokens: 8, min_tokens: 4, ...force });
-    const masked = greedyReference(s.model, ids(), 4, (x) => void (x[eos] = -Infinity));
+    const masked = greedyReference(s.model, ids(), 4, (x) => {
+      x[eos] = -Infinity;
+    });
     expect(tokensOf(b.json.choices[0])).toEqual([...masked, eos]);
     // ignore_eos: EOS is sampled and kept going, to max_tokens
     const c = await call(s, '/v1/completions', { ...greedy, prompt: PROMPT, max_tokens: 3, ignore_eos: true, ...force });
@@ -330,7 +332,7 @@ describe('/v1/chat/completions', () => {
 describe('/metrics', () => {
   it('Prometheus text with the request, token and queue counters', async () => {
     const before = (await call(s, '/metrics')).text;
-    const gen = (t: string) => Number(new RegExp(`^vllm:generation_tokens_total\\{model_name="tiny"\\} (\\d+)$`, 'm').exec(t)?.[1]);
+    const gen = (t: string) => Number(/^vllm:generation_tokens_total\{model_name="tiny"\} (\d+)$/m.exec(t)?.[1]);
     const r = await call(s, '/v1/completions', { model: 'tiny', prompt: PROMPT, n: 3, max_tokens: 5, seed: 2 });
     const after = await call(s, '/metrics');
     expect(after.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);

@@ -179,7 +179,8 @@ function labels(pieces: Uint8Array[], { o, c, k }: Case): string[] {
   let at = 0;
   return pieces.map((p) => {
     const s = at;
-    const e = (at += p.length);
+    at += p.length;
+    const e = at;
     if (s === e) return 'empty';
     if (s < c && e > o) return 'open';
     if (s <= k && e > k) return 'close';

@@ -31,7 +31,10 @@ export type SpanOptionsInput = z.input<typeof SpanOptionsSchema>;
 export function tokensBytes(tokens: ArrayLike<number>, vocab: TokenBytes): Uint8Array {
   const pieces: Uint8Array[] = new Array(tokens.length);
   let total = 0;
-  for (let i = 0; i < tokens.length; i++) total += (pieces[i] = vocab.tokenBytes(tokens[i]!)).length;
+  for (let i = 0; i < tokens.length; i++) {
+    pieces[i] = vocab.tokenBytes(tokens[i]!);
+    total += pieces[i]!.length;
+  }
   const out = new Uint8Array(total);
   for (let i = 0, at = 0; i < pieces.length; at += pieces[i]!.length, i++) out.set(pieces[i]!, at);
   return out;

@@ -74,7 +74,7 @@ const text = (ids: number[]): string => ids.filter((i) => i !== EOS).map((i) => 
 function stream(res: ServerResponse, chat: boolean, echo: string | null, promptIds: number[], pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[], usage: object | null, cut: boolean): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const send = (choice: object) => res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: chat ? 'chat.completion.chunk' : 'text_completion', created: 0, model: 'fake', choices: [choice] })}\n\n`);
-  pieces.forEach((p, index) => {
+  pieces.forEach((_p, index) => {
     if (chat) send({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
     if (echo !== null) send({ index, text: echo, logprobs: { tokens: promptIds.map((id) => `token_id:${id}`), token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5)] }, finish_reason: null });
   });

@@ -26,7 +26,13 @@ export async function serveTiny(extraArgs: string[] = []): Promise<Served> {
   await useCpu();
   const dir = await tinyModelDir();
   let stderr = '';
-  const io = { stdout: { write: () => true }, stderr: { write: (s: string) => ((stderr += s), true) } };
+  const io = { stdout: { write: () => true }, stderr: {
+      write: (s: string) => {
+        stderr += s;
+        return true;
+      },
+    },
+  };
   const r = await runServe(['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', ...extraArgs], io);
   if (r.server === undefined) throw new Error(`rlvr-serve did not start: ${stderr}`);
   const model = loadModel(dir.dir, { trainable: false });

@@ -51,7 +51,11 @@ export async function tinyPolicy(seed = 1, std = 0.3): Promise<TinyPolicy> {
     eos_token_id: tokenizer.specialId('<|im_end|>'),
   });
   const model = Qwen3Model.random(config, seed, std);
-  return { model, tokenizer, dispose: () => (model.dispose(), tokenizer.free()) };
+  return { model, tokenizer, dispose: () => {
+      model.dispose();
+      tokenizer.free();
+    },
+  };
 }
 
 /** Save a tiny policy as a model directory (config, safetensors, pruned vocabulary) in a temp dir. */
