@@ -4,7 +4,6 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import { loadTasks, promptBuilder, runServe } from '@rlvr/rollout';
 import type { PolicyServer } from '@rlvr/rollout';
@@ -286,6 +285,7 @@ describe('rlvr-eval progress on a pipe', () => {
     const out = join(root, 'progress.json');
     const r = await rlvrEval(['--model', WARMUP, '--dataset', DATA, '--n', '1', '--temperature', '0', '--batch-size', '1', '--max-tokens', '24', '--backend', 'wasm', '--out', out], { TERM: 'xterm-256color' });
     expect(r.code, r.stderr).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts an ANSI colour code
     expect(r.stderr + r.stdout).not.toMatch(/\x1b|\r/);
     const lines = r.stderr.trimEnd().split('\n');
     const progress = lines.filter((l) => /^rlvr-eval: synthetic \(1\/1\): \d+\/16 problems/.test(l));

@@ -141,7 +141,7 @@ export const evalCommand: Command = {
       result = await runEval(parsed.data, logger);
     } catch (err) {
       // options that do not fit the model (a --max-tokens beyond its context) are usage errors too
-      if (isRlvrError(err) && err.name === 'EvalError' && err.code === 'invalid_options') throw usageError(err.message);
+      if (isRlvrError(err) && err.name === 'EvaluationError' && err.code === 'invalid_options') throw usageError(err.message);
       throw err;
     } finally {
       logger.done();

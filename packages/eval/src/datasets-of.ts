@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolveMapping } from '@rlvr/rollout';
 import type { DatasetPreset, FieldMapping } from '@rlvr/rollout';
 import { usageError } from '@rlvr/core';
-import { EvalError } from './errors.js';
+import { EvaluationError } from './errors.js';
 import type { EvalDatasetInput } from './options.js';
 import { EVAL_PRESETS, guessPreset, resolvePreset } from './presets.js';
 
@@ -36,7 +36,7 @@ export function datasetsOf(files: readonly string[], presets: readonly string[])
   if (presets.length > 1 && presets.length !== files.length) throw usageError(`${presets.length} --preset for ${files.length} --dataset: give one for all files or one per file`);
   const layouts = presets.map(parseLayout);
   return files.map((file, i) => {
-    if (!existsSync(file)) throw new EvalError('missing_file', 'dataset not found', { file });
+    if (!existsSync(file)) throw new EvaluationError('missing_file', 'dataset not found', { file });
     if (layouts.length > 0) return { file, ...layouts[layouts.length === 1 ? 0 : i]! };
     const preset = guessPreset(file);
     if (preset === undefined) throw usageError(`cannot tell the layout of ${file} from its name: pass --preset (${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping)`);

@@ -11,7 +11,7 @@ import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { chatmlTemplate, httpSampler, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
 import type { ApplyChatTemplate, PromptBuilder, SamplePrompt, Sampler } from '@rlvr/rollout';
-import { EvalError } from './errors.js';
+import { EvaluationError } from './errors.js';
 import { SampleFailure } from './evaluate.js';
 import type { EvalOptions } from './options.js';
 
@@ -55,12 +55,12 @@ function templateOf(name: 'plain' | 'chatml'): ApplyChatTemplate {
 
 /** The local model: loaded once, prompts tokenized here (special tokens of the template parsed, as a server does). */
 export async function localEngine(o: EvalOptions, dir: string, questions: readonly Question[], logger: EngineLogger): Promise<Engine> {
-  if (!existsSync(join(dir, 'config.json'))) throw new EvalError('missing_file', 'model directory not found (no config.json there)', { file: dir });
+  if (!existsSync(join(dir, 'config.json'))) throw new EvaluationError('missing_file', 'model directory not found (no config.json there)', { file: dir });
   let backend: string;
   try {
     backend = await selectBackend({ backend: o.backend }, { info: logger.info });
   } catch (err) {
-    throw new EvalError('invalid_options', (err as Error).message, { field: 'backend' }, { cause: err });
+    throw new EvaluationError('invalid_options', (err as Error).message, { field: 'backend' }, { cause: err });
   }
   let model: Qwen3Model | undefined;
   let tokenizer: Tokenizer | undefined;
@@ -69,7 +69,7 @@ export async function localEngine(o: EvalOptions, dir: string, questions: readon
     tokenizer = loadTokenizer(dir);
   } catch (err) {
     model?.dispose();
-    throw new EvalError('load_failed', `cannot load the model: ${(err as Error).message}`, { file: dir }, { cause: err });
+    throw new EvaluationError('load_failed', `cannot load the model: ${(err as Error).message}`, { file: dir }, { cause: err });
   }
   const m = model;
   const tok = tokenizer;
@@ -94,20 +94,20 @@ export async function localEngine(o: EvalOptions, dir: string, questions: readon
       try {
         tokens = tok.encode(builder.text(q.text));
       } catch (err) {
-        throw new EvalError('invalid_record', `cannot tokenize the question (${q.text.length} characters): ${(err as Error).message}`, q.location, { cause: err });
+        throw new EvaluationError('invalid_record', `cannot tokenize the question (${q.text.length} characters): ${(err as Error).message}`, q.location, { cause: err });
       }
       if (tokens.length > longest.tokens) longest = { tokens: tokens.length, at: q.location };
       prompts.set(q.text, { tokens });
     }
     const context = m.config.max_position_embeddings;
     const room = context - longest.tokens;
-    if (room < 1) throw new EvalError('invalid_options', `the prompt has ${longest.tokens} tokens: no room left in the model's context of ${context} tokens`, longest.at);
+    if (room < 1) throw new EvaluationError('invalid_options', `the prompt has ${longest.tokens} tokens: no room left in the model's context of ${context} tokens`, longest.at);
     if (o.maxTokens !== undefined && o.maxTokens > room) {
-      throw new EvalError('invalid_options', `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the model's context is ${context} (at most ${room})`, longest.at);
+      throw new EvaluationError('invalid_options', `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the model's context is ${context} (at most ${room})`, longest.at);
     }
     const sampler = policySampler(m, tok, { batchSize: o.batchSize });
     const eos = [...sampler.eosTokenIds];
-    if (eos.length === 0) throw new EvalError('load_failed', 'the model has no eos_token_id and its tokenizer no <|im_end|> or <|endoftext|>: completions could not end', { file: join(dir, 'config.json'), field: 'eos_token_id' });
+    if (eos.length === 0) throw new EvaluationError('load_failed', 'the model has no eos_token_id and its tokenizer no <|im_end|> or <|endoftext|>: completions could not end', { file: join(dir, 'config.json'), field: 'eos_token_id' });
     const eosSet = new Set(eos);
     return {
       policy: { kind: 'model', dir: resolve(dir), parameters: m.numParameters(), backend, eosTokenIds: eos, template },
@@ -137,7 +137,7 @@ export async function endpointEngine(o: EvalOptions, endpoint: string, questions
   const base = baseUrlOf(endpoint);
   const listed = await listModels(base, o.apiKey);
   const name = o.modelName ?? listed[0]?.id;
-  if (name === undefined) throw new EvalError('server_error', `${base}/models lists no model: pass --model-name`);
+  if (name === undefined) throw new EvaluationError('server_error', `${base}/models lists no model: pass --model-name`);
   const served = listed.find((x) => x.id === name);
   if (o.modelName !== undefined && served === undefined) logger.warn?.(`${base}/models does not list ${name} (it lists ${listed.map((x) => x.id).join(', ') || 'nothing'})`);
   const api = o.chat ? 'chat' : 'completions';
@@ -156,7 +156,7 @@ export async function endpointEngine(o: EvalOptions, endpoint: string, questions
   const context = served?.maxModelLen;
   if (o.maxTokens === undefined && context !== undefined && context - longest.bytes < maxTokens) {
     maxTokens = context - longest.bytes;
-    if (maxTokens < 1) throw new EvalError('invalid_options', `no room for a default max tokens: the server's context is ${context} tokens and this prompt may take up to ${longest.bytes}; set it (--max-tokens)`, longest.at);
+    if (maxTokens < 1) throw new EvaluationError('invalid_options', `no room for a default max tokens: the server's context is ${context} tokens and this prompt may take up to ${longest.bytes}; set it (--max-tokens)`, longest.at);
   }
   // The first request that fails for good stops the call: the evaluation cannot be complete.
   let stop: ((failure: SampleFailure) => void) | undefined;
@@ -215,17 +215,17 @@ async function listModels(base: string, apiKey: string | undefined): Promise<{ i
   } catch (err) {
     const e = err as { message?: string; cause?: { code?: string; message?: string } };
     const why = e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
-    throw new EvalError('server_error', `cannot reach ${url}: ${why}`, {}, { cause: err });
+    throw new EvaluationError('server_error', `cannot reach ${url}: ${why}`, {}, { cause: err });
   }
-  if (!res.ok) throw new EvalError('server_error', `${url} answered HTTP ${res.status}: ${text.replace(/\s+/g, ' ').trim().slice(0, 200)}`);
+  if (!res.ok) throw new EvaluationError('server_error', `${url} answered HTTP ${res.status}: ${text.replace(/\s+/g, ' ').trim().slice(0, 200)}`);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new EvalError('server_error', `${url} did not answer JSON: is ${base} an OpenAI-compatible base URL (…/v1)?`, {}, { cause: err });
+    throw new EvaluationError('server_error', `${url} did not answer JSON: is ${base} an OpenAI-compatible base URL (…/v1)?`, {}, { cause: err });
   }
   const data = (json as { data?: unknown }).data;
-  if (!Array.isArray(data)) throw new EvalError('server_error', `${url} did not answer a model list ({"data": [...]})`);
+  if (!Array.isArray(data)) throw new EvaluationError('server_error', `${url} did not answer a model list ({"data": [...]})`);
   return data.flatMap((m: unknown) => {
     const x = m as { id?: unknown; max_model_len?: unknown };
     if (typeof x.id !== 'string') return [];

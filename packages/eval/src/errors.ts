@@ -1,7 +1,7 @@
 import { RlvrError } from '@rlvr/core';
 
 /** Every way an evaluation can fail. Closed union: callers may switch on it. */
-export type EvalErrorCode =
+export type EvaluationErrorCode =
   /** A dataset file or the model directory does not exist. */
   | 'missing_file'
   /** A dataset row lacks a field, has one of the wrong type, or holds a question too long to evaluate. */
@@ -16,6 +16,6 @@ export type EvalErrorCode =
   | 'sampling_failed';
 
 /** The one error class of `@rlvr/eval`; `location` names the file, line (of a dataset row) or field where known. */
-export class EvalError extends RlvrError<EvalErrorCode> {
-  override readonly name = 'EvalError';
+export class EvaluationError extends RlvrError<EvaluationErrorCode> {
+  override readonly name = 'EvaluationError';
 }

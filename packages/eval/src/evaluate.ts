@@ -12,7 +12,7 @@
 import type { ErrorLocation } from '@rlvr/core';
 import { mathReward } from '@rlvr/math-verify';
 import type { PromptSamples, SampledCompletion, SamplePrompt, Sampler, SamplingParams } from '@rlvr/rollout';
-import { EvalError } from './errors.js';
+import { EvaluationError } from './errors.js';
 import { scoreDataset } from './score.js';
 import type { DatasetScore, SampleOutcome } from './score.js';
 
@@ -79,7 +79,7 @@ export class SampleFailure extends Error {
   }
 }
 
-/** Grade `problems` by sampling from `sampler`. Throws `EvalError('sampling_failed')` at the first failed sample, naming its problem. */
+/** Grade `problems` by sampling from `sampler`. Throws `EvaluationError('sampling_failed')` at the first failed sample, naming its problem. */
 export async function evaluateProblems(sampler: Sampler, problems: readonly EvalProblem[], o: EvaluateOptions): Promise<EvaluateResult> {
   if (problems.length === 0) throw new RangeError('evaluateProblems: no problems');
   const greedy = o.temperature === 0;
@@ -149,6 +149,6 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
 }
 
 /** The error of a failed sample, at its problem's file and line (or its index). */
-function failure(p: EvalProblem, index: number, reason: string, source: string, cause?: unknown): EvalError {
-  return new EvalError('sampling_failed', `sampling from ${source} failed: ${reason}`, p.location ?? { index }, cause === undefined ? {} : { cause });
+function failure(p: EvalProblem, index: number, reason: string, source: string, cause?: unknown): EvaluationError {
+  return new EvaluationError('sampling_failed', `sampling from ${source} failed: ${reason}`, p.location ?? { index }, cause === undefined ? {} : { cause });
 }

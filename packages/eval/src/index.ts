@@ -1,5 +1,5 @@
-export { EvalError } from './errors.js';
-export type { EvalErrorCode } from './errors.js';
+export { EvaluationError } from './errors.js';
+export type { EvaluationErrorCode } from './errors.js';
 export { passAtK, meanPassAtK } from './pass-at-k.js';
 export { scoreDataset, averageScores } from './score.js';
 export type { SampleOutcome, EvalMetrics, DatasetScore } from './score.js';

@@ -7,7 +7,7 @@ import type { RlvrError } from '@rlvr/core';
 import { PRESET_NAMES } from './command.js';
 import { datasetsOf, parseLayout } from './datasets-of.js';
 import { baseUrlOf } from './engines.js';
-import { EvalError } from './errors.js';
+import { EvaluationError } from './errors.js';
 import { datasetNames, parseEvalOptions } from './options.js';
 import { EVAL_PRESETS, guessPreset, resolvePreset } from './presets.js';
 import { problemSeed } from './run.js';
@@ -93,7 +93,7 @@ describe('datasetsOf (the --dataset / --preset pairing)', () => {
     expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe('--preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})');
     expect(usageError(() => datasetsOf([a, b, a], ['aime24', 'amc23'])).message).toMatch(/^2 --preset for 3 --dataset/);
     const missing = usageError(() => datasetsOf([join(dir, 'nope.jsonl')], []));
-    expect(missing).toBeInstanceOf(EvalError);
+    expect(missing).toBeInstanceOf(EvaluationError);
     expect(missing.code).toBe('missing_file');
     expect(missing.message).toBe(`${join(dir, 'nope.jsonl')}: dataset not found`);
   });

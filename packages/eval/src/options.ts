@@ -4,7 +4,7 @@ import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
 import { DATASET_PRESETS, FieldMappingSchema } from '@rlvr/rollout';
 import type { DatasetPreset } from '@rlvr/rollout';
-import { EvalError } from './errors.js';
+import { EvaluationError } from './errors.js';
 import { presetLabel } from './presets.js';
 
 /** The longest question `rlvr eval` tokenizes by default, in characters (benchmark problems are a few thousand). */
@@ -90,11 +90,11 @@ export const EvalOptionsSchema = z
 export type EvalOptions = z.output<typeof EvalOptionsSchema>;
 export type EvalOptionsInput = z.input<typeof EvalOptionsSchema>;
 
-/** Parse eval options; a bad field throws `EvalError('invalid_options')` naming it. */
+/** Parse eval options; a bad field throws `EvaluationError('invalid_options')` naming it. */
 export function parseEvalOptions(input: unknown): EvalOptions {
   const r = EvalOptionsSchema.safeParse(input);
   if (r.success) return r.data;
-  throw new EvalError('invalid_options', `invalid eval options: ${formatZodIssues(r.error.issues, input)}`, {}, { cause: r.error });
+  throw new EvaluationError('invalid_options', `invalid eval options: ${formatZodIssues(r.error.issues, input)}`, {}, { cause: r.error });
 }
 
 /** `aime.jsonl` -> `aime` */

@@ -9,7 +9,7 @@ import { loadTasks } from '@rlvr/rollout';
 import type { DatasetPreset, FieldMapping, Task } from '@rlvr/rollout';
 import { describePolicy, endpointEngine, localEngine } from './engines.js';
 import type { EvalPolicy, Question } from './engines.js';
-import { EvalError } from './errors.js';
+import { EvaluationError } from './errors.js';
 import { evaluateProblems } from './evaluate.js';
 import { datasetNames, parseEvalOptions } from './options.js';
 import type { EvalOptions, EvalOptionsInput } from './options.js';
@@ -191,20 +191,20 @@ async function loadDatasets(o: EvalOptions): Promise<LoadedDataset[]> {
   const names = datasetNames(o.datasets);
   const out: LoadedDataset[] = [];
   for (const [i, d] of o.datasets.entries()) {
-    if (!existsSync(d.file)) throw new EvalError('missing_file', 'dataset not found', { file: d.file });
-    if (statSync(d.file).isDirectory()) throw new EvalError('invalid_record', 'a directory, not a JSON-lines file', { file: d.file });
+    if (!existsSync(d.file)) throw new EvaluationError('missing_file', 'dataset not found', { file: d.file });
+    if (statSync(d.file).isDirectory()) throw new EvaluationError('invalid_record', 'a directory, not a JSON-lines file', { file: d.file });
     const layout = d.preset ?? d.fields!;
     let tasks: Task[];
     try {
       tasks = await loadTasks(d.file, layout, o.limit ?? Infinity);
     } catch (err) {
       const how = d.preset !== undefined ? `preset ${d.preset}` : `fields ${JSON.stringify(d.fields)}`;
-      throw new EvalError('invalid_record', `${(err as Error).message} (read as ${how})`, {}, { cause: err });
+      throw new EvaluationError('invalid_record', `${(err as Error).message} (read as ${how})`, {}, { cause: err });
     }
-    if (tasks.length === 0) throw new EvalError('invalid_record', 'no problems in the dataset', { file: d.file });
+    if (tasks.length === 0) throw new EvaluationError('invalid_record', 'no problems in the dataset', { file: d.file });
     const long = tasks.find((t) => t.question.length > o.maxQuestionChars);
     if (long !== undefined) {
-      throw new EvalError('invalid_record', `the question is ${long.question.length.toLocaleString('en')} characters, over the limit of ${o.maxQuestionChars.toLocaleString('en')} (--max-question-chars)`, { file: d.file, line: long.line, field: 'question' });
+      throw new EvaluationError('invalid_record', `the question is ${long.question.length.toLocaleString('en')} characters, over the limit of ${o.maxQuestionChars.toLocaleString('en')} (--max-question-chars)`, { file: d.file, line: long.line, field: 'question' });
     }
     out.push({ name: names[i]!, file: d.file, ...(d.preset !== undefined ? { preset: d.preset } : { fields: d.fields! }), tasks });
   }

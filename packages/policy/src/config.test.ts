@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { modelDims, parameterShapes, parseModelConfig } from './config.js';
-import { PolicyError } from './errors.js';
+import type { PolicyError } from './errors.js';
 import { FIXTURES } from './test-utils/fixtures.js';
 
 describe('parseModelConfig', () => {

@@ -159,7 +159,7 @@ const biasRowsCache = new WeakMap<tf.Tensor, tf.Tensor[]>();
  */
 function biasRows(bias: tf.Tensor, B: number, M: number, S: number): tf.Tensor[] {
   const hit = biasRowsCache.get(bias);
-  if (hit && hit.every((t) => !t.isDisposed)) return hit;
+  if (hit?.every((t) => !t.isDisposed)) return hit;
   const rows = tf.unstack(tf.reshape(bias, [B, M, S]));
   biasRowsCache.set(bias, rows);
   return rows;

@@ -103,7 +103,11 @@ export function openPolicyDir(dir: string, options: OpenPolicyDirOptions = {}): 
       );
     }
     const t = tokenizer;
-    return { dir, model, tokenizer: t, chatTemplate, eosTokenIds, dispose: () => (model.dispose(), t.free()) };
+    return { dir, model, tokenizer: t, chatTemplate, eosTokenIds, dispose: () => {
+        model.dispose();
+        t.free();
+      },
+    };
   } catch (e) {
     model.dispose();
     tokenizer?.free();

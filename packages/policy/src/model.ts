@@ -121,7 +121,7 @@ export class Qwen3Model {
     for (let j = h; j < hd; j++) r[(j - h) * hd + j] = 1;
     this.rot = tf.keep(tf.tensor2d(r, [hd, hd]));
     const inv = new Float32Array(h);
-    for (let i = 0; i < h; i++) inv[i] = 1 / Math.pow(config.rope_theta, (2 * i) / hd);
+    for (let i = 0; i < h; i++) inv[i] = 1 / config.rope_theta ** ((2 * i) / hd);
     this.invFreq = tf.keep(tf.tensor1d(inv));
   }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PolicyError } from './errors.js';
+import type { PolicyError } from './errors.js';
 import type { TensorToWrite } from './safetensors.js';
 import { CheckpointReader, SafetensorsFile, floatToBf16, floatToHalf, halfToFloat, writeCheckpointWeights, writeSafetensors } from './safetensors.js';
 import { FIXTURES } from './test-utils/fixtures.js';

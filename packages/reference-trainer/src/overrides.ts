@@ -19,6 +19,7 @@ export interface DottedOverride {
 export type DottedContext = CommandContext & { overrides: readonly DottedOverride[] };
 
 /** A command whose `run` reads dotted flags (`rlvr train`, `rlvr compare`); `withDottedFlags` makes it a core `Command` for an argv. */
+// biome-ignore lint/suspicious/noConfusingVoidType: as core's Command, a run may end without returning (exit 0)
 export type DottedCommand = Omit<Command, 'run'> & { run(ctx: DottedContext): Promise<number | void> };
 
 /**

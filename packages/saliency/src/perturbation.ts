@@ -6,7 +6,7 @@ import { defineBackend } from './backend.js';
 import { modelBackendOptions, parseBackendConfig } from './config.js';
 import { SaliencyError } from './errors.js';
 import { answerRange, checkBatch } from './layout.js';
-import { answerLogProbs, klFromLogProbs } from './answer-distribution.js';
+import { answerLogProbs } from './answer-distribution.js';
 import { countMissing, type SaliencyResult } from './result.js';
 
 /**

@@ -45,7 +45,7 @@ export interface TiktokenParts {
  */
 export function hfToTiktoken(json: HfTokenizerJson, file = 'tokenizer.json'): TiktokenParts {
   const model = json.model;
-  if (!model || model.type !== 'BPE' || !model.vocab || !model.merges) {
+  if (model?.type !== 'BPE' || !model.vocab || !model.merges) {
     throw new PolicyError('invalid_tokenizer', 'not a BPE tokenizer.json (model.type must be "BPE" with vocab and merges)', { file });
   }
   if (model.byte_fallback) throw new PolicyError('invalid_tokenizer', 'byte_fallback (SentencePiece-style) BPE is not byte-level; unsupported', { file });

@@ -28,7 +28,7 @@ import { signalRefresh } from './refresh.js';
 import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
 import { assertCreatable, makeRunDir, removeStaleExports, repairLogs, startLogs } from './run-files.js';
-import { checkPrompts, toPromptTasks } from './tasks.js';
+import { checkPrompts } from './tasks.js';
 import type { ProblemStream, PromptTask } from './tasks.js';
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */

@@ -75,6 +75,7 @@ describe('rlvr train', () => {
     expect(r.stderr).toContain('rlvr train: eval step 0: accuracy ');
     expect(r.stderr).toMatch(/rlvr train: \[#+\] 4\/4 {2}reward \d\.\d\d {2}acc \d+\.\d%/);
     // not a terminal: no cursor or colour codes; the last progress line's s/step is the summary's median
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts an ANSI colour code
     expect(r.stderr).not.toMatch(/\x1b/);
     const lastRate = /4\/4 .* (\d+\.\d) s\/step/.exec(r.stderr)?.[1];
     expect(lastRate).toBe((summary as unknown as { secondsPerStep: number }).secondsPerStep.toFixed(1));
