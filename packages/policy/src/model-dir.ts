@@ -103,11 +103,11 @@ export function openPolicyDir(dir: string, options: OpenPolicyDirOptions = {}): 
       );
     }
     const t = tokenizer;
-    return { dir, model, tokenizer: t, chatTemplate, eosTokenIds, dispose: () => {
-        model.dispose();
-        t.free();
-      },
+    const dispose = (): void => {
+      model.dispose();
+      t.free();
     };
+    return { dir, model, tokenizer: t, chatTemplate, eosTokenIds, dispose };
   } catch (e) {
     model.dispose();
     tokenizer?.free();

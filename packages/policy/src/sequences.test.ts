@@ -20,11 +20,12 @@ describe('completionLogprobs', () => {
     for (let b = 0; b < B; b++) {
       const real: number[] = [];
       const pos: number[] = [];
-      for (let t = 0; t < T; t++) 
+      for (let t = 0; t < T; t++) {
         if (mask[b * T + t]) {
           real.push(ids[b * T + t]);
           pos.push(t);
         }
+      }
       rows.push({ prompt: real.slice(0, 2), completion: real.slice(2) });
       want.push(pos.slice(1, -1).map((t) => lp[b * T + t]));
     }

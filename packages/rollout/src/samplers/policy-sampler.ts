@@ -110,7 +110,7 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
     const prompts: number[][] = [];
     const failed: (string | null)[] = [];
     const rows: DecodeRow[][] = [];
-    requests.forEach((req, _r) => {
+    requests.forEach((req) => {
       let ids: number[] = [];
       let err: string | null;
       try {
