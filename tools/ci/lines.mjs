@@ -1,7 +1,7 @@
 // Lines of TypeScript per package (non-blank; sources and tests apart), printed by .ci/run so that growth is
 // visible from run to run, as tinygrad's sz.py does. Never fails.
 //   node tools/ci/lines.mjs
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -19,16 +19,13 @@ const rows = [];
 for (const top of ['packages', 'test']) {
   for (const name of readdirSync(join(root, top)).sort()) {
     const src = join(root, top, name, 'src');
+    if (!existsSync(src)) continue;
     let source = 0;
     let tests = 0;
-    try {
-      for (const f of files(src)) {
-        const n = count(f);
-        if (/\.test\.ts$|[/\\]test-utils[/\\]/.test(f)) tests += n;
-        else source += n;
-      }
-    } catch {
-      continue;
+    for (const f of files(src)) {
+      const n = count(f);
+      if (/\.test\.ts$|[/\\]test-utils[/\\]/.test(f)) tests += n;
+      else source += n;
     }
     rows.push([`${top}/${name}`, source, tests]);
   }
