@@ -11,3 +11,6 @@ export { pairedDifference, headlineRows, headlineLines } from './headline.js';
 export type { PairedDifference, HeadlineRow } from './headline.js';
 export { weightHistogram, positionProfile } from './weight-stats.js';
 export type { Outcome, WeightHistogram, PositionBin, PositionStat } from './weight-stats.js';
+export { COMPARE_FILE, DEFAULT_THRESHOLD, meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './compare-stats.js';
+export type { CompareRun, CompareEval, CompareRow, CompareTable, MeanStd, NoiseVerdict, Threshold } from './compare-stats.js';
+export { formatCompare, formatMeanStd, formatVerdict } from './compare-format.js';

@@ -9,10 +9,10 @@ import { applyOverrides } from '../overrides.js';
 import type { DottedCommand } from '../overrides.js';
 import { progressLine } from '../train/progress.js';
 import { StatusLine, stoppable, timestamp } from '../terminal.js';
-import { formatCompare } from './format.js';
+import { formatCompare } from '@rlvr/report';
 import type { CompareLogger } from './run.js';
-import { COMPARE_FILE } from './stats.js';
-import type { Threshold } from './stats.js';
+import { COMPARE_FILE } from '@rlvr/report';
+import type { Threshold } from '@rlvr/report';
 
 /** GRAIL against the paper's baseline (`dr-grpo`: r - mean, no std division) with the std-normalised `grpo` beside it, and OAR-G. */
 export const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;

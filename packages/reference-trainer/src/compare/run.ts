@@ -16,8 +16,8 @@ import { loadPlugins } from '../train/plugins.js';
 import { runTrain } from '../train/run.js';
 import type { TrainLogger, TrainProgress } from '../train/run.js';
 import { parseSignalConfig } from '@rlvr/saliency';
-import { COMPARE_FILE, summarize } from './stats.js';
-import type { CompareRun, CompareTable } from './stats.js';
+import { COMPARE_FILE, summarize } from '@rlvr/report';
+import type { CompareRun, CompareTable } from '@rlvr/report';
 
 
 const Seed = z.number().int().min(0).max(0xffffffff);

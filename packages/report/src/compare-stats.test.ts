@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { textTable } from '@rlvr/core';
-import { formatCompare, formatMeanStd, formatVerdict } from './format.js';
-import { meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './stats.js';
-import type { CompareEval, CompareRun } from './stats.js';
+import { formatCompare, formatMeanStd, formatVerdict } from './compare-format.js';
+import { meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './compare-stats.js';
+import type { CompareEval, CompareRun } from './compare-stats.js';
 
 /** Evals at steps 0, 10, 20 with the given accuracies (pass@n given for the last). */
 const evals = (acc: [number, number, number], finalPass: number): CompareEval[] =>

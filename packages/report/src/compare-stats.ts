@@ -1,18 +1,25 @@
 /**
- * The statistics of `rlvr compare`: pure functions of finished runs, no I/O.
+ * The statistics of `rlvr compare` (`@rlvr/reference-trainer`): pure functions of finished runs, no I/O.
  *
  * Every estimator is trained on the same seeds (so the same problems in the same order), and
  * each number in the table is a mean over those seeds with its sample standard deviation. The
  * noise verdict is a rule of thumb, not a significance test: a difference of means within two
  * standard errors of the difference (Welch) is called "within the seed spread".
  */
-import type { TrainEval } from '../train/open.js';
 
 /** The summary file `runCompare` writes into OUT. */
 export const COMPARE_FILE = 'compare.json';
 
-/** The fields of a held-out evaluation the comparison uses. */
-export type CompareEval = Pick<TrainEval, 'step' | 'accuracy' | 'passAtN' | 'n' | 'problems' | 'greedyAccuracy'>;
+/** The fields of a held-out evaluation (a line of a train run's evals.jsonl) the comparison uses. */
+export interface CompareEval {
+  step: number;
+  /** mean over problems of correct / n */
+  accuracy: number;
+  passAtN: number;
+  n: number;
+  problems: number;
+  greedyAccuracy?: number;
+}
 
 /** One finished (or resumed) training run of the comparison. */
 export interface CompareRun {

@@ -3,7 +3,7 @@
  * Pure: the command prints what these return.
  */
 import { percent, textTable } from '@rlvr/core';
-import type { CompareRow, CompareTable, MeanStd, NoiseVerdict } from './stats.js';
+import type { CompareRow, CompareTable, MeanStd, NoiseVerdict } from './compare-stats.js';
 
 
 const points = (x: number): string => (100 * x).toFixed(1);
