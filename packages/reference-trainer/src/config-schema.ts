@@ -5,6 +5,7 @@
  * @rlvr/reference-trainer` rewrites them.
  */
 import { z } from 'zod';
+import { VariantSchema } from './compare/variants.js';
 import { PretrainConfigSchema } from './pretrain/config.js';
 import { TrainConfigSchema } from './train/config.js';
 
@@ -23,7 +24,7 @@ const EstimatorConfigsSchema = z.record(z.string(), z.record(z.string(), z.unkno
 export function configJsonSchemas(): Record<keyof typeof CONFIG_SCHEMA_FILES, JsonSchema> {
   return {
     train: finish(TrainConfigSchema, 'rlvr train config', 'A config file of `rlvr train --config` (and a train run directory\'s config.json). Every key is optional; defaults are the embedded default.', { command: { const: 'train', description: 'written into a run directory\'s config.json by rlvr train' } }),
-    compare: finish(TrainConfigSchema.extend({ estimatorConfigs: EstimatorConfigsSchema.optional() }), 'rlvr compare config', 'A config file of `rlvr compare --config`: a train config (estimator and seed are set per run) plus `estimatorConfigs`, the options of each compared estimator by name.', {}),
+    compare: finish(TrainConfigSchema.extend({ estimatorConfigs: EstimatorConfigsSchema.optional(), variants: z.record(z.string(), VariantSchema).optional() }), 'rlvr compare config', 'A config file of `rlvr compare --config`: a train config (estimator and seed are set per run) plus `estimatorConfigs`, the options of each compared estimator by name, and `variants`, named rows with their own estimator, estimator options, saliency and trainer options.', {}),
     pretrain: finish(PretrainConfigSchema, 'rlvr pretrain config', 'A config file of `rlvr pretrain --config`. Every key is optional.', {}),
   };
 }

@@ -26,18 +26,21 @@ the baseline (dr-grpo, the GRAIL paper's; grpo beside it) is within the seed spr
 goes to stderr, the table to stdout.
 
 options:
-  --estimators LIST   comma-separated estimator names (default ${DEFAULT_ESTIMATORS.join(',')})
+  --estimators LIST   comma-separated estimator or variant names, one row each (default
+                      ${DEFAULT_ESTIMATORS.join(',')}, then every variant of the config)
   --seeds N|LIST      N seeds counting up from the config's seed (default 3: 0,1,2), or a list such as 0,5,9
   --steps N           RL steps of every run (overrides the config)
   --config FILE       a rlvr train config (see docs/compare.md, schema/compare.schema.json); estimator
-                      and seed are set per run
+                      and seed are set per run. Its "variants" name rows with their own options:
+                      {"grail-both": {"estimator": "grail", "estimatorConfig": {"symmetry": "both"},
+                      "saliency": {...}, "trainer": {...}}}
   --KEY.KEY VALUE     set one nested option of that config, e.g. --trainer.schedule.lr 1e-5,
-                      --estimatorConfigs.grail.wMin 0.3
+                      --estimatorConfigs.grail.wMin 0.3, --variants.grail-both.estimator grail
   --plugin FILE       a module that registers estimators (repeatable)
   --threshold X       "steps to": an accuracy (0.55 or 55%) or a gain over each run's start (+0.05 or +5%; default +5%)
   --baseline NAME     the estimator others are compared with (default dr-grpo, the GRAIL paper's
                       baseline, with grpo beside it; else grpo; else the first)
-  --out DIR           OUT/ESTIMATOR/seed-S run directories and OUT/${COMPARE_FILE} (default runs/compare-TIME)
+  --out DIR           OUT/ROW/seed-S run directories and OUT/${COMPARE_FILE} (default runs/compare-TIME)
   --resume            continue finished or partial runs in --out (required) instead of refusing them
   --json              print ${COMPARE_FILE}'s contents instead of the table
   -q, --quiet         no progress
@@ -61,17 +64,20 @@ export const compareCommand: DottedCommand = {
   },
   graceful: true,
   async run({ values, io, signal, color, overrides = [] }) {
-    const estimators = parseList('estimators', (values.estimators as string | undefined) ?? DEFAULT_ESTIMATORS.join(','));
+    const listed = values.estimators === undefined ? undefined : parseList('estimators', values.estimators as string);
     const steps = intFlag(values, 'steps', { min: 1 });
     const threshold = values.threshold === undefined ? undefined : parseThreshold(values.threshold as string);
     if (values.resume === true && values.out === undefined) throw usageError('needs --out: the comparison directory to continue', '--resume');
-    const baseline = values.baseline as string | undefined;
-    if (baseline !== undefined && !estimators.includes(baseline)) throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
     const configFile = values.config as string | undefined;
     // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
     const schema = (await import('../config-schema.js')).configJsonSchemas().compare;
     const config = applyOverrides(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), overrides, schema);
     const seeds = parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
+    // default rows: the four built-in estimators, then every variant of the config
+    const variants = config.variants !== null && typeof config.variants === 'object' ? Object.keys(config.variants) : [];
+    const estimators = listed ?? [...DEFAULT_ESTIMATORS, ...variants.filter((v) => !(DEFAULT_ESTIMATORS as readonly string[]).includes(v))];
+    const baseline = values.baseline as string | undefined;
+    if (baseline !== undefined && !estimators.includes(baseline)) throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
 
     const out = (values.out as string | undefined) ?? defaultOut();
     const logger = terminalLogger(values.quiet === true, io.stderr, color);

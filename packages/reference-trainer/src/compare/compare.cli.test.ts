@@ -178,6 +178,28 @@ describe('rlvr compare', () => {
     expect((c as unknown as { config: { trainer: { schedule: { lr: number } } } }).config.trainer.schedule.lr).toBe(1e-4);
   });
 
+  test('named variants: one row, one run directory and one verdict each, options from the config file and from dotted flags', async () => {
+    const file = join(root, 'variants.json');
+    await writeFile(file, JSON.stringify({ ...MICRO, estimatorConfigs: { grail: { wMin: 0.3 } }, variants: { 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } }, unused: { estimator: 'rloo' } } }));
+    const dir = join(root, 'variants');
+    const r = await rlvr('compare', '--config', file, '--estimators', 'dr-grpo,grail,grail-both,grail-mb', '--seeds', '0,1', '--steps', '1', '--variants.grail-mb.estimator', 'grail', '--variants.grail-mb.saliency.refresh', 'minibatch', '--variants.grail-mb.trainer.epochs', '2', '--out', dir, '-q');
+    expect(r.code, r.stderr).toBe(0);
+    expect((await readdir(dir)).sort()).toEqual(['compare.json', 'dr-grpo', 'grail', 'grail-both', 'grail-mb']);
+    const c = (await readCompare(dir)) as CompareJson & { variants: Record<string, unknown>; estimatorConfigs: Record<string, unknown> };
+    expect(c.rows.map((x) => x.estimator)).toEqual(['dr-grpo', 'grail', 'grail-both', 'grail-mb']);
+    expect(c.baseline).toBe('dr-grpo');
+    expect(c.variants).toEqual({ 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } }, 'grail-mb': { estimator: 'grail', saliency: { refresh: 'minibatch' }, trainer: { epochs: 2 } } });
+    const config = async (row: string) => (await readRunDir(join(dir, row, 'seed-1'))).config as Record<string, any>;
+    // a variant trains its estimator with the estimator's options (estimatorConfigs.grail) under its own
+    expect(await config('grail')).toMatchObject({ estimator: 'grail', estimatorConfig: { wMin: 0.3, symmetry: 'wrong' }, trainer: { epochs: 1 }, saliency: { refresh: 'batch' } });
+    expect(await config('grail-both')).toMatchObject({ estimator: 'grail', estimatorConfig: { wMin: 0.3, symmetry: 'both' }, trainer: { epochs: 1 } });
+    expect(await config('grail-mb')).toMatchObject({ estimator: 'grail', estimatorConfig: { wMin: 0.3, symmetry: 'wrong' }, trainer: { epochs: 2, schedule: { lr: 5e-5 } }, saliency: { refresh: 'minibatch' } });
+    const mb = (await readRunDir(join(dir, 'grail-mb', 'seed-0'))).metrics.find((m) => m.step === 1)!;
+    expect(mb['refresh/count']).toBeGreaterThan(0);
+    for (const row of ['grail', 'grail-both', 'grail-mb']) expect(r.stdout).toMatch(new RegExp(`\\n${row} vs dr-grpo: final accuracy [+-]\\d+\\.\\d points, (within|beyond) the seed spread`));
+    expect(r.stdout).toMatch(/\ngrail-mb +\d+\.\d% ± \d+\.\d /);
+  });
+
   test.each<[string[], number, RegExp]>([
     [['--estimators', 'grpo,nope,grail+zzz'], 1, /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/],
     [['--estimators', 'grpo,grpo'], 2, /^rlvr compare: --estimators: lists "grpo" twice\nusage: rlvr compare/],
@@ -190,6 +212,12 @@ describe('rlvr compare', () => {
     [['--steps', '0'], 2, /^rlvr compare: --steps: must be an integer >= 1 \(got "0"\)\nusage/],
     [['--bogus'], 2, /^rlvr compare: Unknown option '--bogus'.*\nusage/],
     [['--trainer.lrr', '1'], 2, /^rlvr compare: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: .*\)\nusage/],
+    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grial'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.estimator: unknown estimator "grial"; available: .*grail.*\n$/],
+    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.estimatorConfig.symetry', 'both'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.estimatorConfig: .*unknown key: symetry\n$/],
+    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.saliency.refresh', 'often'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.saliency\.refresh: must be one of "batch", "epoch", "minibatch", got "often"\n$/],
+    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.trainer.epochs', '0'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.trainer\.epochs: Too small.*\n$/],
+    [['--estimators', 'dr-grpo,g', '--variants.g.estimatr', 'grail'], 2, /^rlvr compare: --variants\.g\.estimatr: unknown option: variants\.g has no key "estimatr" \(keys: estimator, estimatorConfig, saliency, trainer\)\nusage/],
+    [['--estimators', 'dr-grpo,grail', '--variants.grail.estimator', 'grail'], 1, /^rlvr compare: .*micro\.json, field variants\.grail: "grail" is a registered estimator: name the variant otherwise\n$/],
   ])('%s: fails before any training, naming the problem, writing nothing', async (args, code, message) => {
     const never = join(root, 'never');
     const r = await rlvr('compare', '--config', cfg, ...args, '--out', never);

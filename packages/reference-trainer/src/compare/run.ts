@@ -18,20 +18,22 @@ import type { TrainLogger, TrainProgress } from '../train/run.js';
 import { parseSignalConfig } from '@rlvr/saliency';
 import { COMPARE_FILE, summarize } from '@rlvr/report';
 import type { CompareRun, CompareTable } from '@rlvr/report';
-
+import { parseVariants, variantError, variantInput } from './variants.js';
+import type { Variant } from './variants.js';
 
 const Seed = z.number().int().min(0).max(0xffffffff);
 
 /** What `rlvr compare` runs. `config` is a train config (file contents); estimator and seed are set per run. */
 export const CompareOptionsSchema = z
   .object({
-    /** registered estimator names, one table row each, in this order */
+    /** the rows, in this order: registered estimator names, or names of `config.variants` */
     estimators: z.array(z.string().min(1)).min(1),
     /** the seeds every estimator is trained with */
     seeds: z.array(Seed).min(1),
     /**
      * a `rlvr train` config, plus optionally `estimatorConfigs`: options by estimator name
-     * (each replaces `estimatorConfig` for that estimator, as one estimator's options rarely fit another's schema)
+     * (each replaces `estimatorConfig` for that estimator, as one estimator's options rarely fit another's schema),
+     * and `variants`: named rows with their own estimator, estimator, saliency and trainer options (`VariantSchema`)
      */
     config: z.record(z.string(), z.unknown()).default({}),
     /** where `config` came from, for error messages */
@@ -53,6 +55,7 @@ export type CompareOptionsInput = z.input<typeof CompareOptionsSchema>;
 
 /** Progress of one run, with where it stands in the comparison. */
 export interface CompareProgress extends TrainProgress {
+  /** the row: an estimator or a variant name */
   estimator: string;
   seed: number;
   /** 1-based index of this run */
@@ -111,10 +114,11 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     throw new ReferenceTrainerError('invalid_options', `baseline ${JSON.stringify(o.baseline)} is not among the estimators (${o.estimators.join(', ')})`);
   }
 
-  const configs = resolveConfigs(o);
+  const variants = parseVariants(o.config.variants, o.configFile);
+  const configs = resolveConfigs(o, variants);
   await loadPlugins(configs[0]!.config.plugins);
   const perEstimator = o.config.estimatorConfigs;
-  checkEstimators(o.estimators, configs, o.configFile, new Set(perEstimator !== null && typeof perEstimator === 'object' ? Object.keys(perEstimator) : []));
+  checkEstimators(o.estimators, configs, o.configFile, new Set(perEstimator !== null && typeof perEstimator === 'object' ? Object.keys(perEstimator) : []), variants);
   if (!o.resume) {
     for (const { dir } of configs) {
       const metrics = join(dir, RUN_FILES.metrics);
@@ -152,6 +156,7 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     ...table,
     runs: runs.map((r) => ({ ...r, dir: relative(o.out, r.dir) })),
     estimatorConfigs: Object.fromEntries(o.estimators.map((e) => [e, configs.find((c) => c.estimator === e)!.config.estimatorConfig])),
+    ...(Object.keys(variants).length === 0 ? {} : { variants: Object.fromEntries(o.estimators.filter((e) => variants[e] !== undefined).map((e) => [e, variants[e]])) }),
     config: common,
   };
   await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n');
@@ -159,39 +164,54 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
 }
 
 interface PlannedRun {
+  /** the row: an estimator, or a variant name (its estimator is `config.estimator`) */
   estimator: string;
   seed: number;
   dir: string;
   config: TrainConfig;
 }
 
-/** Every run's train config: the base config with the estimator, its options, the seed and `steps` set. */
-function resolveConfigs(o: CompareOptions): PlannedRun[] {
-  const { estimatorConfigs, ...base } = o.config;
+/** Every run's train config: the base config with the estimator (or the variant), its options, the seed and `steps` set. */
+function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Variant>>): PlannedRun[] {
+  const { estimatorConfigs, variants: _v, ...base } = o.config;
+  const at = (field: string) => ({ ...(o.configFile === undefined ? {} : { file: o.configFile }), field });
   let perEstimator: Record<string, unknown> = {};
   if (estimatorConfigs !== undefined) {
     if (estimatorConfigs === null || typeof estimatorConfigs !== 'object' || Array.isArray(estimatorConfigs)) {
-      throw new ReferenceTrainerError('invalid_config', 'estimatorConfigs must be an object of estimator options by estimator name', { ...(o.configFile === undefined ? {} : { file: o.configFile }), field: 'estimatorConfigs' });
+      throw new ReferenceTrainerError('invalid_config', 'estimatorConfigs must be an object of estimator options by estimator name', at('estimatorConfigs'));
     }
     perEstimator = estimatorConfigs as Record<string, unknown>;
-    const stray = Object.keys(perEstimator).filter((k) => !o.estimators.includes(k));
+    const compared = o.estimators.map((e) => variants[e]?.estimator ?? e);
+    const stray = Object.keys(perEstimator).filter((k) => !compared.includes(k));
     if (stray.length > 0) {
-      throw new ReferenceTrainerError('invalid_config', `estimatorConfigs names ${stray.map((s) => JSON.stringify(s)).join(', ')}, not among the estimators compared (${o.estimators.join(', ')})`, { ...(o.configFile === undefined ? {} : { file: o.configFile }), field: 'estimatorConfigs' });
+      throw new ReferenceTrainerError('invalid_config', `estimatorConfigs names ${stray.map((s) => JSON.stringify(s)).join(', ')}, not among the estimators compared (${[...new Set(compared)].join(', ')})`, at('estimatorConfigs'));
     }
   }
   return o.seeds.flatMap((seed) =>
-    o.estimators.map((estimator) => {
-      const input: Record<string, unknown> = { ...base, estimator, seed };
+    o.estimators.map((row) => {
+      const v = variants[row];
+      let input: Record<string, unknown> = { ...base, estimator: row, seed };
       if (o.steps !== undefined) input.steps = o.steps;
-      if (perEstimator[estimator] !== undefined) input.estimatorConfig = perEstimator[estimator];
-      return { estimator, seed, dir: compareRunDir(o.out, estimator, seed), config: parseTrainConfig(input, o.configFile) };
+      if (v !== undefined) input = variantInput(input, v, perEstimator);
+      else if (perEstimator[row] !== undefined) input.estimatorConfig = perEstimator[row];
+      let config: TrainConfig;
+      try {
+        config = parseTrainConfig(input, v === undefined ? o.configFile : undefined);
+      } catch (err) {
+        if (v === undefined) throw err;
+        // the variant's own trainer options are what can fail here: name the field inside the variant
+        const issue = (err as { cause?: { issues?: { path: PropertyKey[]; message: string }[] } }).cause?.issues?.[0];
+        if (issue?.path[0] === 'trainer' && v.trainer !== undefined) throw new ReferenceTrainerError('invalid_config', issue.message, at(`variants.${row}.${issue.path.map(String).join('.')}`), { cause: err });
+        throw variantError(`variants.${row}`, err, o.configFile);
+      }
+      return { estimator: row, seed, dir: compareRunDir(o.out, row, seed), config };
     }),
   );
 }
 
-/** Unknown names first (all of them, with what is available), then each estimator's options and signals. */
-function checkEstimators(names: readonly string[], configs: readonly PlannedRun[], configFile: string | undefined, perEstimator: ReadonlySet<string>): void {
-  const unknown = names.filter((n) => {
+/** Variants first (each named on failure), then unknown names (all of them, with what is available), then each estimator's options and signals. */
+function checkEstimators(names: readonly string[], configs: readonly PlannedRun[], configFile: string | undefined, perEstimator: ReadonlySet<string>, variants: Readonly<Record<string, Variant>>): void {
+  const isUnknown = (n: string) => {
     try {
       getEstimator(n);
       return false;
@@ -199,14 +219,29 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
       if ((err as { code?: string }).code === 'unknown_name') return true;
       throw err;
     }
-  });
-  if (unknown.length > 0) {
-    throw new ReferenceTrainerError(
-      'invalid_options',
-      `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; available: ${estimatorRegistry.names().join(', ')}, or BASELINE+WEIGHTING with baselines ${baselines.names().join(', ')} and weightings ${weightings.names().join(', ')}`,
-    );
+  };
+  for (const n of Object.keys(variants)) {
+    if (!isUnknown(n)) throw new ReferenceTrainerError('invalid_config', `${JSON.stringify(n)} is a registered estimator: name the variant otherwise`, { ...(configFile === undefined ? {} : { file: configFile }), field: `variants.${n}` });
   }
-  for (const n of names) {
+  for (const n of names.filter((x) => variants[x] !== undefined)) {
+    const config = configs.find((c) => c.estimator === n)!.config;
+    if (isUnknown(config.estimator)) throw variantError(`variants.${n}.estimator`, new Error(unknownMessage([config.estimator])), configFile);
+    let needs;
+    try {
+      needs = prepareEstimator(config.estimator, config.estimatorConfig).needs;
+    } catch (err) {
+      throw variantError(`variants.${n}.estimatorConfig`, err, configFile);
+    }
+    try {
+      parseSignalConfig(config.saliency, needs, { temperature: config.trainer.temperature, estimator: n, field: `variants.${n}.saliency`, temperatureField: `variants.${n}.trainer.temperature` });
+    } catch (err) {
+      throw variantError((err as { location?: { field?: string } }).location?.field ?? `variants.${n}.saliency`, err, configFile);
+    }
+  }
+  const plain = names.filter((x) => variants[x] === undefined);
+  const unknown = plain.filter(isUnknown);
+  if (unknown.length > 0) throw new ReferenceTrainerError('invalid_options', unknownMessage(unknown) + (Object.keys(variants).length > 0 ? `, or a variant (${Object.keys(variants).join(', ')})` : ''));
+  for (const n of plain) {
     const config = configs.find((c) => c.estimator === n)!.config;
     let needs;
     try {
@@ -218,4 +253,8 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
     }
     parseSignalConfig(config.saliency, needs, { temperature: config.trainer.temperature, estimator: n });
   }
+}
+
+function unknownMessage(unknown: readonly string[]): string {
+  return `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; available: ${estimatorRegistry.names().join(', ')}, or BASELINE+WEIGHTING with baselines ${baselines.names().join(', ')} and weightings ${weightings.names().join(', ')}`;
 }
