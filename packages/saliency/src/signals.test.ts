@@ -33,6 +33,14 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
     expect(parseSignalConfig(undefined, []).sources).toEqual([]);
   });
 
+  it('refresh and box: defaults batch and first (the GRAIL reference box), anything else is named', () => {
+    const plan = parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb]);
+    expect([plan.refresh, plan.box]).toEqual(['batch', 'first']);
+    expect(parseSignalConfig({ box: 'last', refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb])).toMatchObject({ box: 'last', refresh: 'minibatch' });
+    const e = configError(() => parseSignalConfig({ box: 'final' }, [SIGNAL_NAMES.gradXEmb], { field: 'variants.g.saliency' }));
+    expect(e.message).toBe('field variants.g.saliency.box: must be one of "first", "last", got "final"');
+  });
+
   it('checks the options of every backend it names, needed or not', () => {
     const plan = parseSignalConfig({ perturbation: { window: 4 } }, []);
     expect(plan.sources).toEqual([]);

@@ -1,4 +1,4 @@
-import { SIGNAL_NAMES, Signals, takeRollouts, totalTokens, type RolloutBatch, type SignalName } from '@rlvr/core';
+import { SIGNAL_NAMES, Signals, takeRollouts, totalTokens, type BoxChoice, type RolloutBatch, type SignalName } from '@rlvr/core';
 import { batchLogprobs, type Qwen3Model } from '@rlvr/policy';
 import type { SaliencyBackend } from './backend.js';
 import { SaliencyError } from './errors.js';
@@ -39,6 +39,13 @@ export function checkSignals(needs: readonly SignalName[], estimator = 'the esti
 export const SIGNAL_REFRESH = ['batch', 'epoch', 'minibatch'] as const;
 export type SignalRefresh = (typeof SIGNAL_REFRESH)[number];
 
+/**
+ * Which `\boxed{...}` of a completion is the answer the saliency signals and the span overrides use
+ * (`saliency.box`): the GRAIL reference reads the `first` balanced box for its answer loss and
+ * masks (and its OAR-G too), while the reward grades the `last`; later boxes are post-answer tokens.
+ */
+export const SIGNAL_BOX = ['first', 'last'] as const satisfies readonly BoxChoice[];
+
 /** One backend run of the signal step. */
 export interface SignalSource {
   backend: SaliencyBackend;
@@ -61,6 +68,8 @@ export interface SignalPlan {
   readonly options: Readonly<Record<string, unknown>>;
   /** when the saliency signals are recomputed during a step (`saliency.refresh`, default `batch`) */
   readonly refresh: SignalRefresh;
+  /** the box whose answer spans the step locates (`saliency.box`, default `first`, the GRAIL reference's) */
+  readonly box: BoxChoice;
 }
 
 /** Options of `parseSignalConfig`. */
@@ -79,7 +88,8 @@ export interface SignalConfigOptions {
  * Validate the saliency options of a run before anything loads, and resolve its signal step:
  * `saliency` holds options by backend name (`{"grad-x-emb": {"alignment": "own"}}`), each checked
  * by its backend's strict schema (an unknown backend or a misspelled option is an error naming
- * `saliency.NAME.KEY`), and `refresh` (`SIGNAL_REFRESH`, default `batch`); every signal in `needs`
+ * `saliency.NAME.KEY`), `refresh` (`SIGNAL_REFRESH`, default `batch`) and `box` (`SIGNAL_BOX`, default
+ * `first`: the answer spans a training step locates, for the saliency loss and the span overrides); every signal in `needs`
  * must be producible (`checkSignals`).
  *
  * One temperature: when a fused backend's log-probs serve as the old log-probs, its `temperature`
@@ -93,9 +103,11 @@ export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[
   if (saliency !== undefined && (saliency === null || typeof saliency !== 'object' || Array.isArray(saliency))) {
     throw new SaliencyError('invalid_config', 'must be an object of options by backend name, e.g. {"grad-x-emb": {"alignment": "own"}}', { field });
   }
-  const { refresh = 'batch', ...raw } = (saliency ?? {}) as Record<string, unknown>;
-  if (!SIGNAL_REFRESH.includes(refresh as SignalRefresh)) {
-    throw new SaliencyError('invalid_config', `must be one of ${SIGNAL_REFRESH.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(refresh)}`, { field: `${field}.refresh` });
+  const { refresh = 'batch', box = 'first', ...raw } = (saliency ?? {}) as Record<string, unknown>;
+  for (const [key, value, allowed] of [['refresh', refresh, SIGNAL_REFRESH], ['box', box, SIGNAL_BOX]] as const) {
+    if (!(allowed as readonly unknown[]).includes(value)) {
+      throw new SaliencyError('invalid_config', `must be one of ${allowed.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(value)}`, { field: `${field}.${key}` });
+    }
   }
   checkSignals(needs, options.estimator);
   const sources: { backend: SaliencyBackend; signal: SignalName }[] = [];
@@ -127,7 +139,7 @@ export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[
       }
     }
   }
-  return { needs: [...needs], sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })), logprobsFrom, temperature, options: parsed, refresh: refresh as SignalRefresh };
+  return { needs: [...needs], sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })), logprobsFrom, temperature, options: parsed, refresh: refresh as SignalRefresh, box: box as BoxChoice };
 }
 
 /** What the estimator and the update need from one batch. */

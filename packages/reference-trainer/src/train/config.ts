@@ -89,9 +89,11 @@ export const TrainConfigSchema = z
     prompt: PromptOptionsSchema.default(PromptOptionsSchema.parse({})),
     rollout: TrainRolloutSchema.default(TrainRolloutSchema.parse({})),
     /**
-     * options of the saliency backends, by backend name (e.g. `{"grad-x-emb": {...}}`), and `refresh`:
+     * options of the saliency backends, by backend name (e.g. `{"grad-x-emb": {...}}`); `refresh`:
      * when the signals are computed in a step, `batch` (once, behaviour policy; default), `epoch`
-     * or `minibatch` (again with the current parameters; the GRAIL reference: every micro-step)
+     * or `minibatch` (again with the current parameters; the GRAIL reference: every micro-step);
+     * `box`: the `\boxed{}` whose spans the saliency loss and the span overrides use, `first` (the
+     * GRAIL reference's; default) or `last` (the one the reward grades)
      */
     saliency: z.record(z.string(), z.unknown()).default({}),
     /** the policy update (`@rlvr/trainer`); a decaying schedule without totalSteps decays over `steps` */
@@ -122,8 +124,8 @@ export const TrainRunConfigSchema = TrainConfigSchema.extend({ command: z.litera
 export type TrainRunConfig = z.output<typeof TrainRunConfigSchema>;
 
 /** The run-directory record of `config` with the estimator's resolved options and, given its signal plan, the resolved saliency options. */
-export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readonly<Record<string, unknown>>, signals?: Pick<SignalPlan, 'refresh' | 'options'>): TrainRunConfig {
-  const saliency = signals === undefined ? config.saliency : { refresh: signals.refresh, ...signals.options };
+export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readonly<Record<string, unknown>>, signals?: Pick<SignalPlan, 'refresh' | 'box' | 'options'>): TrainRunConfig {
+  const saliency = signals === undefined ? config.saliency : { refresh: signals.refresh, box: signals.box, ...signals.options };
   return { command: 'train', ...config, estimatorConfig: { ...resolvedEstimatorConfig }, saliency };
 }
 

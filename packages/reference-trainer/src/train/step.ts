@@ -25,18 +25,19 @@ export interface StepOutput {
  */
 export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null): Promise<StepOutput> {
   const r = config.rollout;
+  const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
   const lap = stopwatch();
+  // the answer spans (saliency loss, span overrides) are those of `saliency.box`; the reward grades the last box
   const { batch, texts } = await sampleGroups(
     tasks.map((t) => ({ tokens: t.prompt })),
     sampler,
-    { groupSize: r.groupSize, temperature: r.temperature, topP: r.topP, maxNewTokens: r.maxNewTokens, seed: stepSeed(config.seed, step) },
+    { groupSize: r.groupSize, temperature: r.temperature, topP: r.topP, maxNewTokens: r.maxNewTokens, seed: stepSeed(config.seed, step), spans: { which: plan.box } },
   );
   const sampleS = lap();
   texts.forEach((text, i) => {
     batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
   });
   const verifyS = lap();
-  const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
   const { signals, oldLogprobs } = computeSignals(trainer.model, batch, plan, { padId, tokenBudget: config.trainer.tokenBudget });
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
