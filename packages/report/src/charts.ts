@@ -5,6 +5,7 @@
  * The charting libraries load on the first render, not with the package.
  */
 import type { TopLevelSpec } from 'vega-lite';
+import type { CheckpointProfile } from './checkpoint-stats.js';
 import type { SeriesPoint } from './series.js';
 import type { Outcome, PositionBin, WeightHistogram } from './weight-stats.js';
 
@@ -206,5 +207,23 @@ export function positionSpec(bins: readonly PositionBin[], size: ChartSize): Top
         encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean token weight', scale: { zero: false } }, color },
       },
     ],
+  } as TopLevelSpec;
+}
+
+/** The reasoning-token U-shape of each checkpoint: one line per checkpoint step, mean weight against t / (R - 1). */
+export function checkpointProfileSpec(profiles: readonly CheckpointProfile[], size: ChartSize): TopLevelSpec {
+  const rows = profiles.flatMap((p) => p.bins.flatMap((b) => (b.mean === null ? [] : [{ x: (b.lo + b.hi) / 2, step: `step ${p.step}`, order: p.step, mean: b.mean }])));
+  const steps = profiles.map((p) => `step ${p.step}`);
+  return {
+    width: size.width,
+    height: size.height,
+    data: { values: rows },
+    mark: { type: 'line', strokeWidth: 2, point: { size: 22, filled: true } },
+    encoding: {
+      x: { field: 'x', type: 'quantitative', title: 'relative position in the reasoning, t / (R − 1)', scale: { domain: [0, 1] } },
+      y: { field: 'mean', type: 'quantitative', title: 'mean token weight', scale: { zero: false } },
+      // later checkpoints darker: a sequential scheme over the steps in order
+      color: { field: 'step', type: 'ordinal', sort: steps, scale: { scheme: 'viridis', reverse: true }, legend: { title: 'checkpoint', columns: legendColumns(size, steps) } },
+    },
   } as TopLevelSpec;
 }

@@ -40,7 +40,7 @@ describe('rlvr-report', () => {
     const r = await report(runDir);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^wrote ${join(runDir, 'report.html')} \\(\\d+\\.\\d kB, 16 charts\\)\\n$`));
+    expect(r.stdout).toMatch(new RegExp(`^wrote ${join(runDir, 'report.html')} \\(\\d+\\.\\d kB, 17 charts\\)\\n$`));
     expect(await readFile(join(runDir, 'report.html'), 'utf8')).toContain('<h1>rlvr report: run</h1>');
   });
 

@@ -6,7 +6,7 @@
  * of a token is in its `title` (shown on hover).
  */
 import { escapeHtml, formatNumber } from './html.js';
-import type { SampleRecord } from './run-dir.js';
+import type { CheckpointWeightRecord, SampleRecord } from './run-dir.js';
 
 /** The weight range a heatmap's colours span; always contains 1. */
 export interface WeightScale {
@@ -20,7 +20,7 @@ const HIGH_RGB = [200, 40, 30] as const; // red: weight above 1
 const MAX_MIX = 0.85;
 
 /** The colour scale for `samples`: from min(1, smallest weight) to max(1, largest weight). */
-export function weightScale(samples: readonly SampleRecord[]): WeightScale {
+export function weightScale(samples: readonly Pick<SampleRecord, 'weights'>[]): WeightScale {
   let lo = 1;
   let hi = 1;
   for (const s of samples) {
@@ -73,7 +73,7 @@ function tokenText(token: string): string {
 }
 
 /** One completion as a heatmap. */
-export function renderHeatmap(sample: SampleRecord, scale: WeightScale): string {
+export function renderHeatmap(sample: Pick<SampleRecord, 'tokens' | 'weights' | 'spans'>, scale: WeightScale): string {
   const spans = sample.spans;
   const parts: string[] = [];
   // Span opening/closing tags at token boundaries; ranges are ordered and disjoint (checked on read).
@@ -137,4 +137,30 @@ export function renderLegend(scale: WeightScale): string {
     `<span class="delim legend-key">{ }</span> answer delimiters`,
     `</div>`,
   ].join('');
+}
+
+/**
+ * The same evaluation rollouts over checkpoints: per rollout (up to `max`, correct and wrong
+ * alternating), one heatmap line per checkpoint step, on one colour scale.
+ */
+export function renderCheckpointHeatmaps(records: readonly CheckpointWeightRecord[], max: number): { html: string; scale: WeightScale; shown: number } {
+  const scale = weightScale(records);
+  const ids = [...new Set(records.map((r) => r.rollout))].sort((a, b) => a - b);
+  const first = new Map(ids.map((id) => [id, records.find((r) => r.rollout === id)!]));
+  const correct = ids.filter((id) => first.get(id)!.correct);
+  const wrong = ids.filter((id) => !first.get(id)!.correct);
+  const picked: number[] = [];
+  for (let k = 0; picked.length < max && (k < correct.length || k < wrong.length); k++) {
+    if (k < correct.length) picked.push(correct[k]!);
+    if (k < wrong.length && picked.length < max) picked.push(wrong[k]!);
+  }
+  const cards = picked.sort((a, b) => a - b).map((id) => {
+    const rows = records.filter((r) => r.rollout === id).sort((a, b) => a.step - b.step);
+    const r0 = rows[0]!;
+    const outcome = r0.correct ? '<span class="badge ok">correct</span>' : '<span class="badge bad">wrong</span>';
+    const meta = `rollout ${id} · ${r0.tokens.length} tokens · ${r0.reasoning === null ? 'no box' : `${r0.reasoning} reasoning tokens before the first box`}`;
+    const lines = rows.map((r) => `<div class="ckpt-row" data-step="${r.step}"><span class="meta">step ${r.step}</span>${renderHeatmap(r, scale)}</div>`);
+    return [`<article class="sample" data-rollout="${id}">`, `<div class="sample-head">${outcome} <span class="meta">${escapeHtml(meta)}</span></div>`, ...lines, '</article>'].join('\n');
+  });
+  return { html: cards.join('\n'), scale, shown: picked.length };
 }

@@ -107,7 +107,7 @@ export function note(text: string): string {
 }
 
 /** A data cell: the rounded value shown, the exact value in `data-value` for tools and tests. */
-function cell(x: number | null): string {
+export function cell(x: number | null): string {
   return x === null ? '<td>–</td>' : `<td data-value="${x}">${formatNumber(x)}</td>`;
 }
 

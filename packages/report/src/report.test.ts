@@ -8,7 +8,8 @@ import { pairedDifference } from './headline.js';
 import { readRunDir } from './run-dir.js';
 import type { SampleRecord } from './run-dir.js';
 import { renderReport, writeReport } from './report.js';
-import { writeSyntheticRun } from './test-utils/synthetic-run.js';
+import { syntheticCheckpointWeights, writeSyntheticRun } from './test-utils/synthetic-run.js';
+import { reasoningProfiles } from './checkpoint-stats.js';
 
 let root: string;
 let run: Awaited<ReturnType<typeof writeSyntheticRun>>;
@@ -119,6 +120,30 @@ describe('report of a full run', () => {
     expect(yTitle('completions')).toBe('tokens');
     expect(yTitle('clip')).toBe('fraction of tokens');
     expect(yTitle('weights-mean')).toBe('token weight mean');
+  });
+
+  test('the whole-completion profile says what it measures; the reference U-shape over checkpoints pools the reasoning tokens only', () => {
+    expect(figure(html, 'position-profile')).toContain('<figcaption>Whole completion: mean token weight against t/len (answer content forced to w_max, post-answer tokens included)</figcaption>');
+    const f = figure(html, 'checkpoint-profile');
+    expect(f).toContain('<figcaption>Reasoning tokens: mean GRAIL weight against t/(R−1), per checkpoint</figcaption>');
+    expect(/<svg[\s\S]*<path/.test(f)).toBe(true);
+    const records = syntheticCheckpointWeights(run.metrics);
+    const steps = [...new Set(records.map((r) => r.step))];
+    expect(steps.length).toBeGreaterThan(2);
+    // one line per checkpoint in the legend, the table as computed here, and no bin pulled to w_max (5) by the answer content
+    for (const s of steps) expect(f).toContain(`step ${s}`);
+    const rows = tableValues(html, 'checkpoint-profile');
+    const mine = reasoningProfiles(records, 20);
+    expect(rows.map((r) => r.slice(0, 3))).toEqual(mine.map((p) => [p.step, 5, 1]));
+    for (const [k, p] of mine.entries()) for (const [b, bin] of p.bins.entries()) expect(rows[k]![3 + b]).toBeCloseTo(bin.mean!, 10);
+    expect(Math.max(...rows.flatMap((r) => r.slice(3) as number[]))).toBeLessThan(1.5);
+    // the U deepens over checkpoints: the ends rise and the middle sinks from the first to the last
+    expect(rows.at(-1)![3]! - rows.at(-1)![12]!).toBeGreaterThan(rows[0]![3]! - rows[0]![12]!);
+    // the heatmap: each shown rollout has one line per checkpoint, its answer content boxed
+    const h = figure(html, 'checkpoint-heatmap');
+    expect(h.match(/<article class="sample" data-rollout=/g)).toHaveLength(6);
+    expect(h.match(/<div class="ckpt-row" data-step=/g)).toHaveLength(6 * steps.length);
+    expect(h).toContain('title="token 9: weight 5"');
   });
 
   test('the U-shape table holds the per-bin means computed here from samples.jsonl', () => {
@@ -261,6 +286,7 @@ describe('reports of partial runs', () => {
     expect(figure(page, 'kl')).toContain('no data for kl/*');
     expect(figure(page, 'weight-histogram')).toContain('no data for token weights (no samples.jsonl in the run directory)');
     expect(figure(page, 'position-profile')).toContain('no data for token weights by position');
+    expect(figure(page, 'checkpoint-profile')).toContain('no checkpoint-weights.jsonl in the run directory');
     expectIn(page, 'no data for sample completions (no samples.jsonl in the run directory)');
     expectIn(page, 'no data for config (no config.json in the run directory)');
     expect(r.charts).toBe(1);

@@ -18,7 +18,7 @@ import type { MetricsRecord, RunData } from './run-dir.js';
 import { configSection, figure, flatList, lastValue, noData, note, samplesSection, summary } from './report-parts.js';
 import { downsample, flatCurves, mergeSteps, metricNames, movingAverage, seriesPoints, smoothingWindow } from './series.js';
 import { REPORT_CSS } from './styles.js';
-import { tokenWeightFigures } from './weight-figures.js';
+import { checkpointFigures, tokenWeightFigures } from './weight-figures.js';
 
 type Resolved = ReportOptionsResolved;
 
@@ -114,7 +114,7 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
   }
 
   // Token weights from samples.jsonl first in their section, then the weights/* metric charts.
-  const weightFigures = await tokenWeightFigures(run, opts, { chart, size: SIZE, warnings });
+  const weightFigures = [...(await tokenWeightFigures(run, opts, { chart, size: SIZE, warnings })), ...(await checkpointFigures(run, opts, { chart, size: SIZE, warnings }))];
   bySection.set('weights', [...weightFigures, ...(bySection.get('weights') ?? [])]);
 
   const body: string[] = [];

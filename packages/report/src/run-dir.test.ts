@@ -58,7 +58,7 @@ describe('readRunDir', () => {
   test('config.json and samples.jsonl are optional; absent is null, not empty', async () => {
     await writeFile(join(dir, 'metrics.jsonl'), '');
     const run = await readRunDir(dir);
-    expect(run).toEqual({ dir, config: null, metrics: [], samples: null, evals: null });
+    expect(run).toEqual({ dir, config: null, metrics: [], samples: null, evals: null, checkpointWeights: null });
   });
 
   test('a missing metrics.jsonl names the file', async () => {

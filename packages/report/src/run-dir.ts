@@ -7,6 +7,7 @@
  *   metrics.jsonl   one record per optimizer step                                required
  *   samples.jsonl   sample completions with their token weights                  optional
  *   evals.jsonl     held-out evaluations with per-problem correct counts         optional
+ *   checkpoint-weights.jsonl  GRAIL weights of fixed evaluation rollouts, per checkpoint  optional
  * ```
  *
  * Each `.jsonl` file holds one JSON object per line; blank lines are skipped. A bad line stops
@@ -24,6 +25,7 @@ export const RUN_FILES = {
   metrics: 'metrics.jsonl',
   samples: 'samples.jsonl',
   evals: 'evals.jsonl',
+  checkpointWeights: 'checkpoint-weights.jsonl',
 } as const;
 
 /** `config.json`: the resolved configuration of the run, shown as it is (any JSON object). */
@@ -69,6 +71,29 @@ export const SampleRecordSchema = z
 export type SampleRecord = z.infer<typeof SampleRecordSchema>;
 
 /**
+ * One line of `checkpoint-weights.jsonl`: the GRAIL token weights (symmetry `both`, the first box)
+ * of one of a fixed set of evaluation rollouts, recomputed with the parameters of checkpoint
+ * `step` (the reference's `compute_checkpoint_stats.py`). `rollout` numbers the rollout within the
+ * set (the same rollout at every step); `reasoning` is R, the tokens before its first `\boxed{`
+ * (null without a box). Other keys (e.g. token ids) are ignored.
+ */
+export const CheckpointWeightRecordSchema = z
+  .object({
+    step: z.int().nonnegative(),
+    rollout: z.int().nonnegative(),
+    correct: z.boolean(),
+    tokens: z.array(z.string()),
+    weights: z.array(z.number()),
+    spans: AnswerSpansSchema.nullable(),
+    reasoning: z.int().nonnegative().nullable(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.weights.length !== s.tokens.length) ctx.addIssue({ code: 'custom', path: ['weights'], message: `has ${s.weights.length} entries but tokens has ${s.tokens.length}` });
+    if (s.reasoning !== null && s.reasoning > s.tokens.length) ctx.addIssue({ code: 'custom', path: ['reasoning'], message: `is ${s.reasoning} but the completion has ${s.tokens.length} tokens` });
+  });
+export type CheckpointWeightRecord = z.infer<typeof CheckpointWeightRecordSchema>;
+
+/**
  * One line of `evals.jsonl`: a held-out evaluation of the policy at `step` (step 0 = the starting
  * checkpoint), `n` samples per problem. `correct[p]` counts problem p's correct samples, in the
  * same problem order on every line, so two evaluations compare problem by problem (paired).
@@ -108,6 +133,8 @@ export interface RunData {
   samples: SampleRecord[] | null;
   /** `null` when the run has no `evals.jsonl`. */
   evals: EvalRecord[] | null;
+  /** `null` when the run has no `checkpoint-weights.jsonl`. */
+  checkpointWeights?: CheckpointWeightRecord[] | null;
 }
 
 /** Read and validate a run directory. Throws `ReportError` (or core's `read_failed`) naming file, line and field. */
@@ -122,7 +149,9 @@ export async function readRunDir(dir: string): Promise<RunData> {
   const samples = (await exists(samplesFile)) ? await readRecords(samplesFile, SampleRecordSchema) : null;
   const evalsFile = join(dir, RUN_FILES.evals);
   const evals = (await exists(evalsFile)) ? await readRecords(evalsFile, EvalRecordSchema) : null;
-  return { dir, config, metrics, samples, evals };
+  const weightsFile = join(dir, RUN_FILES.checkpointWeights);
+  const checkpointWeights = (await exists(weightsFile)) ? await readRecords(weightsFile, CheckpointWeightRecordSchema) : null;
+  return { dir, config, metrics, samples, evals, checkpointWeights };
 }
 
 /**

@@ -36,6 +36,7 @@ details.data th { font-weight: 500; color: var(--muted); }
 .samples { display: grid; grid-template-columns: 1fr; gap: 12px; }
 article.sample { border: 1px solid var(--rule); border-radius: 6px; padding: 10px 12px; background: var(--card); }
 .sample-head { margin-bottom: 4px; }
+.ckpt-row { display: grid; grid-template-columns: 5.5em 1fr; align-items: start; gap: 6px; margin: 2px 0; }
 .sample-head .meta { color: var(--muted); font-size: 12.5px; }
 .badge { display: inline-block; font-size: 11.5px; font-weight: 600; padding: 1px 7px; border-radius: 9px; color: #fff; }
 .badge.ok { background: #1b7f5a; }

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '@rlvr/core';
-import type { EvalRecord, MetricsRecord, SampleRecord } from '../run-dir.js';
+import type { CheckpointWeightRecord, EvalRecord, MetricsRecord, SampleRecord } from '../run-dir.js';
 
 export interface SyntheticRunOptions {
   steps?: number;
@@ -138,7 +138,27 @@ export function syntheticEvals(metrics: MetricsRecord[], seed = 7): EvalRecord[]
   return out;
 }
 
-/** Write a run directory with config, metrics, samples and evals; returns its path. */
+/**
+ * `checkpoint-weights.jsonl` of the eval steps of `metrics`: 6 fixed rollouts, each with R reasoning
+ * tokens whose weight is a U-shape in t / (R - 1) that deepens with the step, then a box (content
+ * 5, delimiters 1) and post-answer tokens (1); rollout 5 has no box.
+ */
+export function syntheticCheckpointWeights(metrics: MetricsRecord[]): CheckpointWeightRecord[] {
+  const steps = metrics.filter((m) => m.accuracy !== undefined).map((m) => m.step);
+  const last = Math.max(1, steps.at(-1) ?? 1);
+  return steps.flatMap((step) =>
+    Array.from({ length: 6 }, (_, rollout): CheckpointWeightRecord => {
+      const R = 8 + 3 * rollout;
+      const depth = 0.2 + (0.6 * step) / last;
+      const reasoning = Array.from({ length: R }, (_, t) => 1 - depth / 2 + depth * ((2 * t) / (R - 1) - 1) ** 2);
+      if (rollout === 5) return { step, rollout, correct: false, tokens: Array.from({ length: R }, (_, t) => WORDS[t % WORDS.length]!), weights: reasoning.map(() => 1), spans: null, reasoning: null };
+      const tokens = [...Array.from({ length: R }, (_, t) => WORDS[t % WORDS.length]!), ' \\boxed{', '1', '4', '}', '.', '<|im_end|>'];
+      return { step, rollout, correct: rollout % 2 === 0, tokens, weights: [...reasoning, 1, 5, 5, 1, 1, 1], spans: { open: [R, R + 1], content: [R + 1, R + 3], close: [R + 3, R + 4] }, reasoning: R };
+    }),
+  );
+}
+
+/** Write a run directory with config, metrics, samples, evals and checkpoint weights; returns its path. */
 export async function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): Promise<{ dir: string; metrics: MetricsRecord[]; samples: SampleRecord[]; evals: EvalRecord[] }> {
   await mkdir(dir, { recursive: true });
   const metrics = syntheticMetrics(opts);
@@ -149,5 +169,6 @@ export async function writeSyntheticRun(dir: string, opts: SyntheticRunOptions =
   await writeFile(join(dir, 'metrics.jsonl'), metrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
   await writeFile(join(dir, 'samples.jsonl'), samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
   await writeFile(join(dir, 'evals.jsonl'), evals.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  await writeFile(join(dir, 'checkpoint-weights.jsonl'), syntheticCheckpointWeights(metrics).map((r) => JSON.stringify(r)).join('\n') + '\n');
   return { dir, metrics, samples, evals };
 }
