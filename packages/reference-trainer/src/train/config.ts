@@ -49,6 +49,11 @@ export const TrainEvalSchema = z
     /** task stream of the held-out problems; training skips their questions */
     seed: z.number().int().min(0).max(0xffffffff).default(HELD_OUT_SEED),
     batchSize: z.number().int().min(1).max(4096).default(128),
+    /**
+     * held-out problems whose `rollout.groupSize` completions (sampled once) get their GRAIL weights
+     * recomputed at every evaluation, into checkpoint-weights.jsonl (the report's U-shape over checkpoints); 0 = off
+     */
+    weightProblems: z.number().int().min(0).max(64).default(2),
   })
   .strict();
 

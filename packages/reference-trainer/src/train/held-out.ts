@@ -3,11 +3,13 @@ import type { Logger } from '@rlvr/core';
 import { percent } from '@rlvr/core';
 import { heldOutEval } from '@rlvr/eval';
 import type { OpenRun, TrainEval } from './open.js';
+import { recordCheckpointWeights } from './checkpoint-weights.js';
 import { appendRecords } from './run-files.js';
 
 /**
  * The held-out evaluation of `run` at `step`: `eval.n` samples per problem (and greedy decoding
- * unless `eval.greedy` is false), appended to `run.evals` and evals.jsonl, one log line. Returns
+ * unless `eval.greedy` is false), appended to `run.evals` and evals.jsonl, the GRAIL weights of the
+ * fixed evaluation rollouts appended to checkpoint-weights.jsonl, one log line. Returns
  * its metrics for the step's metrics.jsonl line.
  */
 export async function evaluateRun(run: OpenRun, step: number, logger: Logger): Promise<Record<string, number>> {
@@ -18,6 +20,7 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
   run.evals.push(record);
   await appendRecords(run.logs.evals, [record]);
   const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
+  await recordCheckpointWeights(run, step);
   logger.info(`eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
   return {
     [METRIC.accuracy]: e.accuracy,

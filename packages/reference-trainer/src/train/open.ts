@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
 import type { PreparedEstimator } from '@rlvr/advantages';
 import { writeFileAtomic } from '@rlvr/core';
-import type { Logger } from '@rlvr/core';
+import type { Logger, RolloutBatch } from '@rlvr/core';
 import { loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
@@ -56,6 +56,7 @@ export interface RunLogs {
   metrics: string;
   samples: string;
   evals: string;
+  checkpointWeights: string;
 }
 
 /** A run ready to step: what the loop reads and the state a checkpoint restored. */
@@ -76,6 +77,8 @@ export interface OpenRun {
   logs: RunLogs;
   /** what recomputes the advantages during a step (`saliency.refresh` epoch or minibatch, with saliency signals), else null */
   refresh: SignalRefresh | null;
+  /** the fixed evaluation rollouts of checkpoint-weights.jsonl, once sampled or read back */
+  weightSet?: RolloutBatch;
   /** the last step done (0 for a fresh run) */
   start: number;
   evals: TrainEval[];
@@ -101,7 +104,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   if (!existsSync(join(config.checkpoint, 'config.json'))) {
     throw new ReferenceTrainerError('missing_file', `checkpoint ${config.checkpoint} not found (no config.json there)`, { file: config.checkpoint, field: 'checkpoint' });
   }
-  const logs: RunLogs = { metrics: join(outDir, RUN_FILES.metrics), samples: join(outDir, RUN_FILES.samples), evals: join(outDir, TRAIN_FILES.evals) };
+  const logs: RunLogs = { metrics: join(outDir, RUN_FILES.metrics), samples: join(outDir, RUN_FILES.samples), evals: join(outDir, TRAIN_FILES.evals), checkpointWeights: join(outDir, RUN_FILES.checkpointWeights) };
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
   const problems = await loadProblems(config);
   await assertCreatable(outDir);

@@ -62,6 +62,7 @@ export interface TrainSummary {
  *                        accuracy, pass@n, accuracy/greedy on eval steps (step 0 = the starting checkpoint)
  * OUT/samples.jsonl      some rollouts every `sampleEvery` steps, with their token weights (for the report)
  * OUT/evals.jsonl        every held-out evaluation with per-problem correct counts
+ * OUT/checkpoint-weights.jsonl  at every evaluation, the GRAIL weights of fixed evaluation rollouts (symmetry both)
  * OUT/checkpoints/       step-NNNNNN/ (weights, optimizer, RNG and data cursor) for `resume`
  * OUT/model/             the final policy, loadable by `loadModel` / `rlvr eval --model`
  * ```

@@ -105,6 +105,24 @@ describe('rlvr train', () => {
       if (s.spans) expect(s.weights.slice(s.spans.content[0], s.spans.content[1]).every((w) => w === 5 || s.advantage === 0)).toBe(true);
     }
 
+    // checkpoint-weights.jsonl: at every evaluation, GRAIL weights (symmetry both) of the same 2 problems x 4 completions
+    const cw = run.checkpointWeights!;
+    expect([...new Set(cw.map((x) => x.step))]).toEqual([0, 2, 4]);
+    for (const step of [0, 2, 4]) expect(cw.filter((x) => x.step === step).map((x) => x.rollout)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    for (const x of cw) {
+      const at0 = cw.find((y) => y.step === 0 && y.rollout === x.rollout)!;
+      expect([x.tokens, x.spans, x.correct]).toEqual([at0.tokens, at0.spans, at0.correct]);
+      if (x.spans === null) expect(new Set(x.weights)).toEqual(new Set([1]));
+      else {
+        expect(x.reasoning).toBe(x.spans.open[0]);
+        // symmetry both: every rollout with a box is weighted, whatever its advantage; content w_max, post-answer w_mean
+        expect(x.weights.slice(x.spans.content[0], x.spans.content[1]).every((w) => w === 5)).toBe(true);
+        expect(x.weights.slice(x.spans.close[0]).every((w) => w === 1)).toBe(true);
+      }
+    }
+    // recomputed with each checkpoint's parameters: the reasoning weights move
+    expect(cw.filter((x) => x.step === 4).map((x) => x.weights)).not.toEqual(cw.filter((x) => x.step === 0).map((x) => x.weights));
+
     const ckpts = (await readdir(join(out, 'checkpoints'))).filter((d) => d.startsWith('step-'));
     expect(ckpts).toEqual(['step-000001', 'step-000002', 'step-000003', 'step-000004']);
     const model = loadModel(join(out, 'model'));
@@ -118,6 +136,8 @@ describe('rlvr train', () => {
     const html = await readFile(join(out, 'report.html'), 'utf8');
     expect(html).toContain('Held-out accuracy');
     expect(html).toContain('<svg');
+    expect(html).toMatch(/data-chart="checkpoint-profile"><figcaption>[^<]*<\/figcaption><svg/);
+    expect(html).toContain('data-chart="checkpoint-heatmap"');
   });
 
   test('resume reads the run\'s own config, repairs a torn log, cleans a killed export, and reproduces the uninterrupted run', async () => {
@@ -145,6 +165,8 @@ describe('rlvr train', () => {
     expect(rest.stderr).toContain(`resumed from ${join(out, 'checkpoints', 'step-000002')} (step 2)`);
     expect(await untimed(out)).toEqual(await untimed(full));
     expect(await readFile(join(out, 'evals.jsonl'), 'utf8')).toBe(await readFile(join(full, 'evals.jsonl'), 'utf8'));
+    // the fixed evaluation rollouts are read back, not resampled with the resumed policy
+    expect(await readFile(join(out, 'checkpoint-weights.jsonl'), 'utf8')).toBe(await readFile(join(full, 'checkpoint-weights.jsonl'), 'utf8'));
     const weights = (d: string) => readFile(join(d, 'model', 'model.safetensors'));
     expect((await weights(out)).equals(await weights(full))).toBe(true);
     expect((await readdir(out)).filter((f) => f.includes('.tmp-'))).toEqual([]);
