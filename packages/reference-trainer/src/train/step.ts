@@ -4,7 +4,7 @@ import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
 import type { Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
-import type { PolicySampler } from '@rlvr/rollout';
+import type { Sampler } from '@rlvr/rollout';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '@rlvr/report';
@@ -23,7 +23,7 @@ export interface StepOutput {
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
  */
-export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null): Promise<StepOutput> {
+export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: Sampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null): Promise<StepOutput> {
   const r = config.rollout;
   const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
   const lap = stopwatch();
