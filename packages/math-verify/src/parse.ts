@@ -9,10 +9,10 @@ import { rFromDecimal } from './numeric.js';
 import { tokenize, type Token } from './tokenize.js';
 import { canonicalUnit } from './units.js';
 
-export class ParseError extends Error {}
+class ParseError extends Error {}
 
 /** Deepest nesting the parser follows. */
-export const MAX_DEPTH = 120;
+const MAX_DEPTH = 120;
 
 const FUNCTIONS = new Set([
   'sin',
@@ -119,7 +119,7 @@ function isSeparatorText(t: Token): boolean {
   return t.t === 'text' && SEPARATOR_WORDS.has(t.v.trim().toLowerCase());
 }
 
-export class Parser {
+class Parser {
   /** The known units met after quantities (`inch`, `centimeter^2`), in order; unknown words are not recorded. */
   readonly units: string[] = [];
   private toks: Token[];
@@ -852,7 +852,7 @@ export function textNode(raw: string): Node {
 }
 
 /** Parses one normalised answer; throws `ParseError` (or `TokenizeError`) on malformed input. */
-export function parseAnswerText(src: string): Node {
+function parseAnswerText(src: string): Node {
   return new Parser(src).parseAnswer();
 }
 

@@ -42,7 +42,7 @@ export interface FakeVllmOptions {
   streamGapMs?: number;
 }
 
-export interface RecordedRequest {
+interface RecordedRequest {
   path: string;
   body: Record<string, unknown>;
   key: string;
