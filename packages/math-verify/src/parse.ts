@@ -851,12 +851,10 @@ export function textNode(raw: string): Node {
   return { k: 'text', value: v };
 }
 
-/** Parses one normalised answer; throws `ParseError` (or `TokenizeError`) on malformed input. */
-function parseAnswerText(src: string): Node {
-  return new Parser(src).parseAnswer();
-}
-
-/** `parseAnswerText`, with the known units the answer wrote after its quantities. */
+/**
+ * Parses one normalised answer, with the known units it wrote after its quantities; throws
+ * `ParseError` (or `TokenizeError`) on malformed input.
+ */
 export function parseWithUnits(src: string): { node: Node; units: string[] } {
   const p = new Parser(src);
   const node = p.parseAnswer();
