@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
@@ -163,19 +164,73 @@ describe('rlvr eval --endpoint', () => {
     expect(rr.stdout.split('\n').slice(0, 3)).toEqual(rl.stdout.split('\n').slice(0, 3));
   });
 
-  test('sampled with the same seed, rlvr-serve (which honours the seed field) gives the local samples too', async () => {
+  test('sampled with the same seed, rlvr-serve (which honours the seed field) gives the local samples too, in every request shape', async () => {
     const local = join(root, 'local-sampled.json');
-    const remote = join(root, 'remote-sampled.json');
     const common = ['--dataset', DATA, '--n', '3', '--temperature', '0.6', '--seed', '3', '--limit', '8', ...FAST];
     const rl = await rlvr('eval', '--model', WARMUP, '--backend', 'wasm', '--out', local, ...common);
-    const rr = await rlvr('eval', '--endpoint', server.url, '--out', remote, ...common);
     expect(rl.code, rl.stderr).toBe(0);
-    expect(rr.code, rr.stderr).toBe(0);
-    const [l, r] = [(await readResult(local)).datasets[0]!, (await readResult(remote)).datasets[0]!];
-    expect(r.correct).toEqual(l.correct);
-    expect(r.meanTokens).toBe(l.meanTokens);
+    const l = (await readResult(local)).datasets[0]!;
+    // through a recording proxy: what each shape sends and how many bytes come back
+    const proxy = await recordingProxy(server.url.replace(/\/v1$/, ''));
+    const bytes: Record<string, number> = {};
+    try {
+      for (const shape of [[], ['--stream'], ['--token-ids'], ['--stream', '--token-ids']]) {
+        const remote = join(root, `remote-sampled${shape.join('')}.json`);
+        const from = proxy.exchanges.length;
+        const rr = await rlvr('eval', '--endpoint', proxy.url, '--out', remote, ...shape, ...common);
+        expect(rr.code, rr.stderr).toBe(0);
+        const R = await readResult(remote);
+        const r = R.datasets[0]!;
+        expect(r.correct, shape.join(' ')).toEqual(l.correct);
+        expect(r.meanTokens, shape.join(' ')).toBe(l.meanTokens);
+        expect(r.truncated, shape.join(' ')).toBe(l.truncated);
+        expect(R.options).toMatchObject({ stream: shape.includes('--stream'), tokenIds: shape.includes('--token-ids') });
+        const sent = proxy.exchanges.slice(from).filter((x) => x.path === '/v1/completions');
+        expect(sent).toHaveLength(8);
+        for (const x of sent) {
+          if (shape.includes('--token-ids')) expect(x.body).toMatchObject({ logprobs: 0, return_tokens_as_token_ids: true });
+          else for (const k of ['logprobs', 'return_tokens_as_token_ids', 'echo']) expect(x.body).not.toHaveProperty(k);
+          if (shape.includes('--stream')) expect(x.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+          else expect(x.body).not.toHaveProperty('stream');
+        }
+        bytes[shape.join(' ') || 'text'] = sent.reduce((n, x) => n + x.responseBytes, 0);
+      }
+    } finally {
+      await proxy.close();
+    }
+    // the default shape is the cheapest on the wire
+    expect(Math.min(...Object.values(bytes))).toBe(bytes.text);
+    expect(bytes['--token-ids']).toBeGreaterThan(2 * bytes.text!);
   });
 });
+
+/** An HTTP proxy on loopback in front of `target` that records each request's path and JSON body and the bytes of its response. */
+async function recordingProxy(target: string): Promise<{ url: string; exchanges: { path: string; body: unknown; responseBytes: number }[]; close(): Promise<void> }> {
+  const exchanges: { path: string; body: unknown; responseBytes: number }[] = [];
+  const proxy = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const x = { path: req.url ?? '', body: raw.length > 0 ? JSON.parse(raw.toString('utf8')) : null, responseBytes: 0 };
+      exchanges.push(x);
+      const upstream = await fetch(target + x.path, { method: req.method ?? 'GET', headers: { 'content-type': 'application/json' }, ...(raw.length > 0 ? { body: raw } : {}) });
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      for await (const piece of upstream.body ?? []) {
+        x.responseBytes += (piece as Uint8Array).length;
+        res.write(piece);
+      }
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    exchanges,
+    close: () => new Promise<void>((resolve) => proxy.close(() => resolve())),
+  };
+}
 
 describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
   /** A port nothing listens on: bound by the OS, then closed. */

@@ -29,6 +29,11 @@ policy (one of):
   --chat                use /chat/completions: the server applies the model's chat template
                         (thinking off); default /completions with the prompt rendered here
   --concurrency N       requests in flight (default 8)
+  --stream              receive each completion as it is generated (server-sent events): no
+                        proxy or timeout cuts a long generation; the same results
+  --token-ids           ask for every sampled token id with its log-prob, as RL clients do
+                        (several times the bytes); default: the text, and the token counts
+                        from usage.completion_tokens; the same results
 
 data:
   --dataset FILE        a JSON-lines file of problems (repeatable)
@@ -74,6 +79,8 @@ export const evalCommand: Command = {
     'api-key': { type: 'string' },
     chat: { type: 'boolean' },
     concurrency: { type: 'string' },
+    stream: { type: 'boolean' },
+    'token-ids': { type: 'boolean' },
     dataset: { type: 'string', multiple: true },
     preset: { type: 'string', multiple: true },
     limit: { type: 'string' },
@@ -97,7 +104,7 @@ export const evalCommand: Command = {
     if (model !== undefined && endpoint !== undefined) throw usageError('give one of --model and --endpoint, not both');
     if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) throw usageError(`must be an http(s) URL, got ${JSON.stringify(endpoint)}`, 'endpoint');
     if (endpoint === undefined) {
-      for (const flag of ['model-name', 'api-key', 'chat', 'concurrency'] as const) if (values[flag] !== undefined) throw usageError('goes with --endpoint', flag);
+      for (const flag of ['model-name', 'api-key', 'chat', 'concurrency', 'stream', 'token-ids'] as const) if (values[flag] !== undefined) throw usageError('goes with --endpoint', flag);
     } else {
       for (const flag of ['batch-size', 'backend'] as const) if (values[flag] !== undefined) throw usageError('goes with --model', flag);
     }
@@ -113,6 +120,8 @@ export const evalCommand: Command = {
       apiKey: values['api-key'] ?? (endpoint !== undefined && env.OPENAI_API_KEY ? env.OPENAI_API_KEY : undefined),
       chat: values.chat,
       concurrency: int(values, 'concurrency'),
+      stream: values.stream,
+      tokenIds: values['token-ids'],
       n: int(values, 'n'),
       temperature: numberFlag(values, 'temperature'),
       topP: numberFlag(values, 'top-p'),

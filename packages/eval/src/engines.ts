@@ -161,7 +161,7 @@ export async function endpointEngine(o: EvalOptions, endpoint: string, questions
   // The first request that fails for good stops the call: the evaluation cannot be complete.
   let stop: ((failure: SampleFailure) => void) | undefined;
   const http = httpSampler(
-    { baseUrl: base, model: name, endpoint: api, concurrency: o.concurrency, ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }), ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}) },
+    { baseUrl: base, model: name, endpoint: api, concurrency: o.concurrency, stream: o.stream, returns: o.tokenIds ? 'tokens' : 'text', ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }), ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}) },
     {
       onEvent: (e) => {
         if (e.type === 'retry') logger.warn?.(`request retried (${e.reason}); next try in ${(e.delayMs / 1000).toFixed(1)} s`);

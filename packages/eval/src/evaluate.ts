@@ -94,7 +94,8 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
   const textOf = (c: SampledCompletion): string => c.text ?? o.text?.(c.tokens) ?? '';
   const chunk = o.chunk ?? problems.length;
 
-  const pass = async (n: number, temperature: number, each: (p: number, samples: readonly SampledCompletion[]) => void, progress?: (done: number) => void): Promise<void> => {
+  /** `each(problem, samples, tokens)`: `tokens` = the samples' tokens together (the sampler's count when it returns text only) */
+  const pass = async (n: number, temperature: number, each: (p: number, samples: readonly SampledCompletion[], tokens: number) => void, progress?: (done: number) => void): Promise<void> => {
     for (let s = 0; s < problems.length; s += chunk) {
       const part = problems.slice(s, s + chunk);
       let out: PromptSamples[];
@@ -110,32 +111,34 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
       out.forEach((ps, i) => {
         const bad = ps.completions.find((c) => c.finish === 'error');
         if (bad !== undefined) throw failure(part[i]!, s + i, bad.error ?? 'unknown error', o.source ?? sampler.name);
-        each(s + i, ps.completions);
+        each(s + i, ps.completions, ps.completionTokens ?? ps.completions.reduce((t, c) => t + c.tokens.length, 0));
       });
       progress?.(Math.min(s + chunk, problems.length));
     }
   };
 
   const outcomes: SampleOutcome[][] = [];
+  const tokens: number[] = [];
   const examples: EvaluateResult['examples'] = [];
   let finished = 0;
   await pass(
     o.n,
     o.temperature,
-    (p, samples) => {
+    (p, samples, count) => {
+      tokens.push(count);
       outcomes.push(
         samples.map((s) => {
           const text = textOf(s);
           const r = mathReward(text, problems[p]!.answer);
           if (s.finish === 'stop') finished++;
           if (examples.length < (o.examples ?? 0)) examples.push({ question: problems[p]!.question ?? '', answer: problems[p]!.answer, completion: text, correct: r.reward > 0 });
-          return { correct: r.reward > 0, tokens: s.tokens.length, truncated: s.finish === 'length', answered: r.extracted !== null };
+          return { correct: r.reward > 0, truncated: s.finish === 'length', answered: r.extracted !== null };
         }),
       );
     },
     o.onProgress,
   );
-  const score = scoreDataset(outcomes, o.n);
+  const score = scoreDataset(outcomes, o.n, tokens);
   const result: EvaluateResult = { ...score, finished: finished / (problems.length * o.n), examples };
   const P = problems.length;
   if (o.greedy === true) {

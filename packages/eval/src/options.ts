@@ -49,6 +49,15 @@ export const EvalOptionsSchema = z
     chat: z.boolean().default(false),
     /** endpoint only: requests in flight at once */
     concurrency: z.number().int().min(1).max(1024).default(8),
+    /** endpoint only: receive each response as a server-sent event stream, read as it arrives (no proxy or timeout cuts a long generation) */
+    stream: z.boolean().default(false),
+    /**
+     * endpoint only: ask for every sampled token id with its log-prob (`logprobs`,
+     * `return_tokens_as_token_ids`), as RL clients do; by default only the text comes back and
+     * the token counts are the server's `usage.completion_tokens` (the same numbers, several
+     * times fewer bytes)
+     */
+    tokenIds: z.boolean().default(false),
     datasets: z.array(DatasetSchema).min(1),
     /** samples per problem */
     n: z.number().int().min(1).max(1024).default(3),
@@ -81,7 +90,7 @@ export const EvalOptionsSchema = z
     if ((o.model === undefined) === (o.endpoint === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of model (a local model directory) and endpoint (a server URL)', path: ['model'] });
     if (o.endpoint === undefined) {
       for (const k of ['modelName', 'apiKey'] as const) if (o[k] !== undefined) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
-      if (o.chat) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: ['chat'] });
+      for (const k of ['chat', 'stream', 'tokenIds'] as const) if (o[k]) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
     } else {
       if (o.template === 'model') ctx.addIssue({ code: 'custom', message: '"model" needs a local model directory; with an endpoint use chat (the server applies its template), plain or chatml', path: ['template'] });
       if (o.chat && o.template !== undefined) ctx.addIssue({ code: 'custom', message: 'with chat the server applies its own template', path: ['template'] });

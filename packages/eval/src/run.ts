@@ -54,10 +54,10 @@ export interface EvalDatasetResult extends DatasetScore {
 
 /**
  * The options as run: the API key is never recorded; `maxTokens` and `template` resolved; the
- * server options (`chat`, `concurrency`) only with an endpoint, `batchSize` and `backend` only with a model.
+ * server options (`chat`, `concurrency`, `stream`, `tokenIds`) only with an endpoint, `batchSize` and `backend` only with a model.
  */
-export type EvalRunOptions = Omit<EvalOptions, 'apiKey' | 'maxTokens' | 'template' | 'chat' | 'concurrency' | 'batchSize' | 'backend'> &
-  Partial<Pick<EvalOptions, 'chat' | 'concurrency' | 'batchSize' | 'backend'>> & { maxTokens: number; template: string };
+export type EvalRunOptions = Omit<EvalOptions, 'apiKey' | 'maxTokens' | 'template' | 'chat' | 'concurrency' | 'stream' | 'tokenIds' | 'batchSize' | 'backend'> &
+  Partial<Pick<EvalOptions, 'chat' | 'concurrency' | 'stream' | 'tokenIds' | 'batchSize' | 'backend'>> & { maxTokens: number; template: string };
 
 /** What `runEval` returns and `rlvr eval` writes as JSON. */
 export interface EvalResult {
@@ -109,7 +109,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
   try {
     const { apiKey: _k, maxTokens: _m, template: _t, ...rest } = o;
     // only the options that applied: no server options for a local model and the other way round
-    const { chat: _c, concurrency: _n, ...local } = rest;
+    const { chat: _c, concurrency: _n, stream: _s, tokenIds: _i, ...local } = rest;
     const { batchSize: _b, backend: _d, ...remote } = rest;
     const options: EvalRunOptions = { ...(o.model !== undefined ? local : remote), maxTokens: engine.maxTokens, template: engine.policy.template } as EvalRunOptions;
     logger.info(`${describePolicy(engine.policy)}; ${datasets.length} dataset(s), ${o.n} sample(s) per problem, temperature ${o.temperature}, top-p ${o.temperature === 0 ? 1 : o.topP}, top-k ${o.temperature === 0 || o.topK === 0 ? 'off' : o.topK}, max ${engine.maxTokens} tokens`);

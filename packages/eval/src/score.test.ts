@@ -4,13 +4,22 @@ import type { SampleOutcome } from './score.js';
 import { formatEvalJson, formatEvalTable } from './table.js';
 
 /** A problem's samples from a compact spec: 'c' correct, 'w' wrong, 'x' no answer; tokens and truncation per sample. */
-const problem = (spec: string, tokens: number[], truncated: boolean[] = []): SampleOutcome[] =>
-  [...spec].map((ch, j) => ({ correct: ch === 'c', answered: ch !== 'x', tokens: tokens[j]!, truncated: truncated[j] ?? false }));
+const problem = (spec: string, tokens: number[], truncated: boolean[] = []): { samples: SampleOutcome[]; tokens: number } => ({
+  samples: [...spec].map((ch, j) => ({ correct: ch === 'c', answered: ch !== 'x', truncated: truncated[j] ?? false })),
+  tokens: tokens.reduce((a, t) => a + t, 0),
+});
+/** `scoreDataset` of problems built by `problem`. */
+const scoreOf = (problems: ReturnType<typeof problem>[], n: number) =>
+  scoreDataset(
+    problems.map((p) => p.samples),
+    n,
+    problems.map((p) => p.tokens),
+  );
 
 describe('scoreDataset', () => {
   test('mean accuracy, pass@1, pass@n, tokens, truncation and missing answers against hand-computed numbers', () => {
     // correct counts 3, 1, 0, 2 of n = 3
-    const s = scoreDataset(
+    const s = scoreOf(
       [problem('ccc', [10, 20, 30]), problem('wcw', [5, 5, 5], [false, false, true]), problem('wxx', [100, 100, 100], [true, true, false]), problem('cwc', [1, 2, 3])],
       3,
     );
@@ -30,20 +39,21 @@ describe('scoreDataset', () => {
   });
 
   test('pass@n with n = 4: 1 - C(n-c, n)/C(n, n) is 1 as soon as one sample is correct', () => {
-    const s = scoreDataset([problem('cwww', [1, 1, 1, 1]), problem('wwww', [1, 1, 1, 1])], 4);
+    const s = scoreOf([problem('cwww', [1, 1, 1, 1]), problem('wwww', [1, 1, 1, 1])], 4);
     expect(s.accuracy).toBeCloseTo(0.125, 12);
     expect(s.passAtN).toBeCloseTo(0.5, 12);
   });
 
   test('refuses a problem with the wrong number of samples and an empty dataset', () => {
-    expect(() => scoreDataset([problem('cc', [1, 1])], 3)).toThrow(/problem 0 has 2 samples, expected n=3/);
-    expect(() => scoreDataset([], 3)).toThrow(/no problems/);
+    expect(() => scoreOf([problem('cc', [1, 1])], 3)).toThrow(/problem 0 has 2 samples, expected n=3/);
+    expect(() => scoreOf([], 3)).toThrow(/no problems/);
+    expect(() => scoreDataset([problem('cc', [1, 1]).samples], 2, [])).toThrow(/0 token counts for 1 problems/);
   });
 });
 
 describe('averageScores', () => {
-  const a = scoreDataset([problem('cc', [10, 10]), problem('cw', [20, 20]), problem('ww', [30, 30], [true, true]), problem('ww', [40, 40])], 2);
-  const b = scoreDataset([problem('cc', [100, 100])], 2);
+  const a = scoreOf([problem('cc', [10, 10]), problem('cw', [20, 20]), problem('ww', [30, 30], [true, true]), problem('ww', [40, 40])], 2);
+  const b = scoreOf([problem('cc', [100, 100])], 2);
 
   test('plain mean over datasets and the problem-weighted mean, by hand', () => {
     // a: acc (1 + 0.5 + 0 + 0) / 4 = 0.375, pass@2 0.5, tokens 25, truncated 0.25; b: 1, 1, 100, 0
@@ -63,13 +73,13 @@ describe('averageScores', () => {
   });
 
   test('refuses datasets sampled with different n', () => {
-    expect(() => averageScores([a, scoreDataset([problem('c', [1])], 1)], 'mean')).toThrow(/different n/);
+    expect(() => averageScores([a, scoreOf([problem('c', [1])], 1)], 'mean')).toThrow(/different n/);
   });
 });
 
 describe('formatEvalTable', () => {
-  const math = { name: 'math500', ...scoreDataset([problem('ccc', [10, 20, 30]), problem('wcw', [5, 5, 5], [false, false, true])], 3) };
-  const aime = { name: 'aime24', ...scoreDataset([problem('www', [100, 100, 100], [true, true, true])], 3) };
+  const math = { name: 'math500', ...scoreOf([problem('ccc', [10, 20, 30]), problem('wcw', [5, 5, 5], [false, false, true])], 3) };
+  const aime = { name: 'aime24', ...scoreOf([problem('www', [100, 100, 100], [true, true, true])], 3) };
 
   test('one row per dataset, then average and weighted, right-aligned', () => {
     const table = formatEvalTable({ datasets: [math, aime], average: averageScores([math, aime], 'mean'), weighted: averageScores([math, aime], 'weighted') });
@@ -85,7 +95,7 @@ describe('formatEvalTable', () => {
   });
 
   test('a single dataset gets the average row only; with n = 1 there is one pass@1 column', () => {
-    const one = { name: 'synthetic', ...scoreDataset([problem('c', [4]), problem('w', [6])], 1) };
+    const one = { name: 'synthetic', ...scoreOf([problem('c', [4]), problem('w', [6])], 1) };
     const avg = averageScores([one], 'mean');
     expect(formatEvalTable({ datasets: [one], average: avg, weighted: avg }).split('\n')).toEqual([
       'dataset    problems  n  mean acc  pass@1  mean tokens  truncated',

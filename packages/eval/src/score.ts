@@ -4,8 +4,6 @@ import { meanPassAtK } from './pass-at-k.js';
 export interface SampleOutcome {
   /** `mathReward(text, gold).reward > 0` */
   correct: boolean;
-  /** completion length in tokens (EOS included when the sampler returns it) */
-  tokens: number;
   /** cut by the token limit (finish `length`) */
   truncated: boolean;
   /** a final answer (last `\boxed{}`) was found */
@@ -37,11 +35,15 @@ export interface DatasetScore extends EvalMetrics {
   correct: number[];
 }
 
-/** Score `outcomes[p][j]` (problem p, sample j, exactly n per problem). */
-export function scoreDataset(outcomes: readonly (readonly SampleOutcome[])[], n: number): DatasetScore {
+/**
+ * Score `outcomes[p][j]` (problem p, sample j, exactly n per problem); `tokens[p]` is the length of
+ * problem p's n completions together, in tokens (EOS included when the sampler returns it): a
+ * server that returns text reports tokens per request, not per completion.
+ */
+export function scoreDataset(outcomes: readonly (readonly SampleOutcome[])[], n: number, tokens: readonly number[]): DatasetScore {
   if (outcomes.length === 0) throw new RangeError('scoreDataset: no problems');
+  if (tokens.length !== outcomes.length) throw new RangeError(`scoreDataset: ${tokens.length} token counts for ${outcomes.length} problems`);
   const correct: number[] = [];
-  let tokens = 0;
   let truncated = 0;
   let unanswered = 0;
   outcomes.forEach((samples, p) => {
@@ -49,7 +51,6 @@ export function scoreDataset(outcomes: readonly (readonly SampleOutcome[])[], n:
     let c = 0;
     for (const s of samples) {
       if (s.correct) c++;
-      tokens += s.tokens;
       if (s.truncated) truncated++;
       if (!s.answered) unanswered++;
     }
@@ -63,7 +64,7 @@ export function scoreDataset(outcomes: readonly (readonly SampleOutcome[])[], n:
     accuracy: correct.reduce((a, c) => a + c / n, 0) / P,
     passAt1: meanPassAtK(correct, n, 1),
     passAtN: meanPassAtK(correct, n, n),
-    meanTokens: tokens / samples,
+    meanTokens: tokens.reduce((a, t) => a + t, 0) / samples,
     truncated: truncated / samples,
     noAnswer: unanswered / samples,
     correct,

@@ -39,8 +39,6 @@ export type Node =
   /** A clock time `h:mm(:ss)` or a ratio `a:b`, kept as its parts. */
   | { k: 'colon'; items: Node[] };
 
-export type NodeKind = Node['k'];
-
 /** Readable one-line form of a node, used in `VerifyResult.gold/pred` so users can see what was compared. */
 export function show(n: Node): string {
   switch (n.k) {

@@ -45,7 +45,7 @@ function termByTerm(n: BigOp, lo: bigint, hi: bigint, ctx: EvalContext, evaluate
 }
 
 /** `n` with the index `name` replaced by the literal `k`, also inside nested sums that do not rebind it. */
-export function substituteIndex(n: Node, name: string, k: bigint): Node {
+function substituteIndex(n: Node, name: string, k: bigint): Node {
   const lit: Node = k < 0n ? { k: 'neg', x: { k: 'num', value: { n: -k, d: 1n }, text: String(-k), decimals: -1 } } : { k: 'num', value: { n: k, d: 1n }, text: String(k), decimals: -1 };
   const go = (m: Node): Node =>
     mapArithmeticLeaves(m, (x) => {

@@ -193,7 +193,7 @@ export function evaluate(n: Node, ctx: EvalContext): Value {
   }
 }
 
-export function power(b: Value, e: Value): Value {
+function power(b: Value, e: Value): Value {
   const dec = b.dec || e.dec;
   if (b.ex && e.ex) {
     if (e.ex.d === 1n) {

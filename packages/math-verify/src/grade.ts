@@ -174,7 +174,7 @@ export function gradeAnswer(gold: string, pred: string, opts: VerifyOptions): Ve
 }
 
 /** Candidate answers in a text, best first: boxes; else (with fallbacks) the text itself, anchors, math environments, last number. */
-export function answerCandidates(text: string, opts: VerifyOptions, asGold = false): Candidate[] {
+function answerCandidates(text: string, opts: VerifyOptions, asGold = false): Candidate[] {
   if (opts.fallbacks && opts.minervaSentence !== 'after_boxes') {
     // "The final answer is X. I hope it is correct." before boxes, or whichever of the two comes later.
     const m = minervaAnswer(text);
@@ -217,7 +217,7 @@ function firstParsed(cands: Candidate[], opts: VerifyOptions): { parsed: Parsed;
  * Reads the gold answer: its boxes if it has any, else the whole string, else the fallbacks; null when its answer is
  * over `maxAnswerChars`. A gold longer than `maxCompletionChars` is read from its window, as a completion is.
  */
-export function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
+function goldAnswer(gold: string, opts: VerifyOptions): Parsed | null {
   gold = windowed(gold, opts).text;
   const boxed = boxedAnswer(gold, opts.extract, true);
   if (boxed !== null) return boxed.content.length > opts.maxAnswerChars ? null : parseAnswer(boxed.content, opts);

@@ -5,7 +5,7 @@
  */
 
 /** Largest numerator/denominator size, in bits, that exact arithmetic will produce. */
-export const MAX_BITS = 32_768;
+const MAX_BITS = 32_768;
 
 /** A reduced fraction `n / d` with `d > 0`. */
 export interface Rational {
@@ -50,14 +50,11 @@ export function rat(n: bigint, d: bigint = 1n): Rational | null {
   return { n, d };
 }
 
-export const R_ZERO: Rational = { n: 0n, d: 1n };
-export const R_ONE: Rational = { n: 1n, d: 1n };
+const R_ZERO: Rational = { n: 0n, d: 1n };
+const R_ONE: Rational = { n: 1n, d: 1n };
 
 export function rAdd(a: Rational, b: Rational): Rational | null {
   return rat(a.n * b.d + b.n * a.d, a.d * b.d);
-}
-export function rSub(a: Rational, b: Rational): Rational | null {
-  return rat(a.n * b.d - b.n * a.d, a.d * b.d);
 }
 export function rMul(a: Rational, b: Rational): Rational | null {
   return rat(a.n * b.n, a.d * b.d);
@@ -70,9 +67,6 @@ export function rNeg(a: Rational): Rational {
 }
 export function rEq(a: Rational, b: Rational): boolean {
   return a.n === b.n && a.d === b.d;
-}
-export function rIsInt(a: Rational): boolean {
-  return a.d === 1n;
 }
 
 /** a^k for an integer k, or null when the result would be too large. */
@@ -137,7 +131,7 @@ export interface Complex {
   readonly im: number;
 }
 
-export const C_ZERO: Complex = { re: 0, im: 0 };
+const C_ZERO: Complex = { re: 0, im: 0 };
 export const c = (re: number, im = 0): Complex => ({ re, im });
 
 export function cAdd(a: Complex, b: Complex): Complex {

@@ -9,10 +9,10 @@ import { rFromDecimal } from './numeric.js';
 import { tokenize, type Token } from './tokenize.js';
 import { canonicalUnit } from './units.js';
 
-export class ParseError extends Error {}
+class ParseError extends Error {}
 
 /** Deepest nesting the parser follows. */
-export const MAX_DEPTH = 120;
+const MAX_DEPTH = 120;
 
 const FUNCTIONS = new Set([
   'sin',
@@ -119,7 +119,7 @@ function isSeparatorText(t: Token): boolean {
   return t.t === 'text' && SEPARATOR_WORDS.has(t.v.trim().toLowerCase());
 }
 
-export class Parser {
+class Parser {
   /** The known units met after quantities (`inch`, `centimeter^2`), in order; unknown words are not recorded. */
   readonly units: string[] = [];
   private toks: Token[];
@@ -851,12 +851,10 @@ export function textNode(raw: string): Node {
   return { k: 'text', value: v };
 }
 
-/** Parses one normalised answer; throws `ParseError` (or `TokenizeError`) on malformed input. */
-export function parseAnswerText(src: string): Node {
-  return new Parser(src).parseAnswer();
-}
-
-/** `parseAnswerText`, with the known units the answer wrote after its quantities. */
+/**
+ * Parses one normalised answer, with the known units it wrote after its quantities; throws
+ * `ParseError` (or `TokenizeError`) on malformed input.
+ */
 export function parseWithUnits(src: string): { node: Node; units: string[] } {
   const p = new Parser(src);
   const node = p.parseAnswer();

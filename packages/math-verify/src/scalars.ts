@@ -37,7 +37,7 @@ export const NE = (reason: string): CompareResult => ({ equal: false, reason });
  * expressions): the noise floor of the evaluator's double arithmetic, about 9 of its 16 digits. Not a grading
  * tolerance: a decimal agrees with an irrational only when it states about 9 correct significant digits.
  */
-export const FLOAT_TOL = 1e-9;
+const FLOAT_TOL = 1e-9;
 
 /** Evaluation steps allowed per comparison (all sample points together). */
 export const STEP_BUDGET = 200_000;

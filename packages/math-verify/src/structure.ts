@@ -13,7 +13,7 @@ export const isScalar = (n: Node): boolean => SCALAR.has(n.k);
  * True when `n` names a quantity rather than computing one (`x`, `f(x)`, `|AB|`, `A:B`, `(p, q)`, `\frac{NO}{BO}`):
  * no numeric literal outside subscripts and arguments, and no sum.
  */
-export function isAssignmentTarget(n: Node): boolean {
+function isAssignmentTarget(n: Node): boolean {
   switch (n.k) {
     case 'sym':
     case 'call':

@@ -1,6 +1,6 @@
 /** Splits a normalised answer into tokens: numbers, words, commands, text groups and operators. */
 
-export type TokType = 'num' | 'word' | 'cmd' | 'text' | 'op' | 'eof';
+type TokType = 'num' | 'word' | 'cmd' | 'text' | 'op' | 'eof';
 
 export interface Token {
   t: TokType;
@@ -31,12 +31,12 @@ const TEXT_COMMANDS = new Set([
 ]);
 
 /** Longest answer the tokenizer accepts (the caller refuses longer ones before this). */
-export const MAX_TOKENS = 100_000;
+const MAX_TOKENS = 100_000;
 
-export class TokenizeError extends Error {}
+class TokenizeError extends Error {}
 
 /** Index of the `}` matching the `{` at `open`, or -1. */
-export function matchBrace(s: string, open: number, openCh = '{', closeCh = '}'): number {
+function matchBrace(s: string, open: number, openCh = '{', closeCh = '}'): number {
   let depth = 0;
   for (let i = open; i < s.length; i++) {
     const ch = s[i];

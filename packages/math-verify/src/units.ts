@@ -65,7 +65,7 @@ add('bit', 'bits');
 const GENERIC = new Set(['unit', 'units', 'sq', 'square', 'cubic', 'cu']);
 
 /** Canonical name of one unit word, or null for a word that is not a known unit. */
-export function unitName(word: string): string | null {
+function unitName(word: string): string | null {
   const w = word.replace(/\.$/, '');
   return CASE_SENSITIVE[w] ?? (Object.hasOwn(ALIASES, w.toLowerCase()) ? (ALIASES[w.toLowerCase()] as string) : null);
 }

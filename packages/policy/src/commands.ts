@@ -12,7 +12,7 @@ const EXIT_CODES = 'Exit codes: 0 ok, 1 bad input or model, 2 bad usage.';
 const RowSchema = z.object({ prompt: z.array(z.number()), completion: z.array(z.number()) });
 
 /** Rows of a JSONL file and the line of each; errors name the file and line. */
-export async function readRows(file: string): Promise<{ rows: SequenceRow[]; lines: number[] }> {
+async function readRows(file: string): Promise<{ rows: SequenceRow[]; lines: number[] }> {
   const rows: SequenceRow[] = [];
   const lines: number[] = [];
   for await (const { line, value } of readJsonl(file)) {

@@ -218,7 +218,7 @@ function encode(t: TensorToWrite, dtype: WritableDtype): Buffer {
 }
 
 /** Serialise tensors (sorted by name, as Hugging Face does) into header + data buffers. */
-export function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record<string, string> = {}, defaultDtype: WritableDtype = 'F32'): Buffer[] {
+function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record<string, string> = {}, defaultDtype: WritableDtype = 'F32'): Buffer[] {
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
   const blobs: Buffer[] = [];

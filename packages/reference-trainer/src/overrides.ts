@@ -16,7 +16,7 @@ export interface DottedOverride {
 }
 
 /** What the `run` of a command taking dotted flags gets: core's context and the overrides, in order. */
-export type DottedContext = CommandContext & { overrides: readonly DottedOverride[] };
+type DottedContext = CommandContext & { overrides: readonly DottedOverride[] };
 
 /** A command whose `run` reads dotted flags (`rlvr train`, `rlvr compare`); `withDottedFlags` makes it a core `Command` for an argv. */
 // biome-ignore lint/suspicious/noConfusingVoidType: as core's Command, a run may end without returning (exit 0)

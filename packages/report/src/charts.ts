@@ -84,7 +84,7 @@ export function lineSpec(points: readonly SeriesPoint[], series: readonly string
 }
 
 /** Legend entries per row that fit the plot's width: an entry is its symbol, its label (about 7 px a character at 11 px) and the gap. */
-export function legendColumns(size: ChartSize, labels: readonly string[]): number {
+function legendColumns(size: ChartSize, labels: readonly string[]): number {
   const entry = 30 + 7 * Math.max(0, ...labels.map((l) => l.length));
   return Math.max(1, Math.min(labels.length, Math.floor(size.width / entry)));
 }

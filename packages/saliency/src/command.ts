@@ -65,7 +65,7 @@ const InputRowSchema = z.looseObject({
 type InputRow = z.output<typeof InputRowSchema>;
 
 /** Read JSONL rows; errors name the file and line. Returns the rows and the line of each. */
-export async function readInput(file: string): Promise<{ rows: InputRow[]; lines: number[] }> {
+async function readInput(file: string): Promise<{ rows: InputRow[]; lines: number[] }> {
   const rows: InputRow[] = [];
   const lines: number[] = [];
   for await (const { line, value } of readJsonl(file)) {

@@ -31,7 +31,7 @@ export type NoisyKlConfig = z.output<typeof NoisyKlConfigSchema>;
 export type NoisyKlConfigInput = z.input<typeof NoisyKlConfigSchema>;
 
 /** Host arrays of one micro-batch of OAR-G (`[n, C]` unless said). */
-export interface NoisyKlRows {
+interface NoisyKlRows {
   /** null when no row has an answer (the noisy pass and the backward are skipped) */
   scores: Float32Array | null;
   /** `[n]` KL(p0 || p_noisy) per row (0 without an answer) */
@@ -56,7 +56,7 @@ export interface NoisyKlRows {
  *
  * @param noise `[n, C, D]` the noise of each row's scored slots (0 on padding slots)
  */
-export function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, noise: Float32Array): NoisyKlRows {
+function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, noise: Float32Array): NoisyKlRows {
   const { n, P, C, S } = packed;
   const D = model.dims.D;
   const Q = P - 1; // the prompt columns before Q carry no noise: one no-gradient prefix for both passes
@@ -117,7 +117,7 @@ export function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlC
  * or drawn from a Gaussian seeded per rollout (`seed/rollout`), so that the same seed gives the
  * same noise whatever the micro-batching.
  */
-export function noiseRows(batch: RolloutBatch, packed: PackedRows, cfg: NoisyKlConfig, D: number): Float32Array {
+function noiseRows(batch: RolloutBatch, packed: PackedRows, cfg: NoisyKlConfig, D: number): Float32Array {
   const out = new Float32Array(packed.n * packed.C * D);
   packed.rollouts.forEach((i, r) => {
     if (!packed.hasAnswer[r]) return;

@@ -34,11 +34,6 @@ export interface FusedResult extends SaliencyResult {
   entropy: Float32Array;
 }
 
-/** An empty result for `B` rollouts and `T` tokens. */
-export function emptyResult(signal: SignalName, B: number, T: number): SaliencyResult {
-  return { signal, scores: new Float32Array(T), hasScores: new Uint8Array(B), missing: B };
-}
-
 /** Recount `missing` from `hasScores`. */
 export function countMissing(r: SaliencyResult): SaliencyResult {
   let m = 0;

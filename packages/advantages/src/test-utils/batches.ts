@@ -62,7 +62,7 @@ const rollout = (group: number, rewards: fc.Arbitrary<number>): fc.Arbitrary<Tes
   );
 
 /** Rewards as RLVR produces them: mostly 0/1, sometimes graded. */
-export const rewardArb = fc.oneof(fc.constantFrom(0, 1), fc.double({ min: -2, max: 2, noNaN: true }).map(Math.fround));
+const rewardArb = fc.oneof(fc.constantFrom(0, 1), fc.double({ min: -2, max: 2, noNaN: true }).map(Math.fround));
 
 /** A random batch of 1-5 consecutive groups of 1-6 rollouts each. */
 export const batchArb: fc.Arbitrary<TestRollout[]> = fc

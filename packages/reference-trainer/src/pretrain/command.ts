@@ -5,7 +5,7 @@ import { streamLogger } from '@rlvr/core';
 import type { Command } from '@rlvr/core';
 import { CONFIG_FLAGS, readConfigObject, withStepsAndSeed } from '../command-input.js';
 
-export const PRETRAIN_USAGE = `usage: rlvr pretrain [options]
+const PRETRAIN_USAGE = `usage: rlvr pretrain [options]
 
 Train a tiny Qwen3 policy from scratch on synthetic arithmetic problems with worked
 solutions (cross-entropy on the completion tokens), evaluate greedy accuracy on held-out

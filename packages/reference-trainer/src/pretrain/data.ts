@@ -5,7 +5,7 @@ import type { PromptBuilder, SyntheticGenerator, SyntheticOptions, SyntheticTask
 import type { SftRow } from '@rlvr/trainer';
 
 /** The end-of-text token that closes every completion (so that greedy decoding stops). */
-export const EOS_TOKEN = '<|endoftext|>';
+const EOS_TOKEN = '<|endoftext|>';
 
 /** A synthetic problem tokenized for supervised training and for evaluation. */
 export interface SftTask extends SftRow {

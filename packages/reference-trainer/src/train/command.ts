@@ -14,7 +14,7 @@ import { progressLine } from './progress.js';
 import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import type { TrainLogger, TrainSummary } from './run.js';
 
-export const TRAIN_USAGE = `usage: rlvr train [options]
+const TRAIN_USAGE = `usage: rlvr train [options]
 
 Run the RLVR loop: sample groups of completions with the policy, grade them (math-verify),
 compute the signals the estimator needs, estimate per-token advantages, update the policy.
@@ -95,7 +95,7 @@ function defaultOut(estimator: string, seed: number): string {
 }
 
 /** The human summary: held-out accuracy before and after, the time per step, where the run is. */
-export function formatSummary(s: TrainSummary): string {
+function formatSummary(s: TrainSummary): string {
   const first = s.evals[0];
   const last = s.evals.at(-1);
   const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${s.completedSteps}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];

@@ -52,7 +52,7 @@ export interface TrainEval {
 }
 
 /** The paths of a run directory's logs. */
-export interface RunLogs {
+interface RunLogs {
   metrics: string;
   samples: string;
   evals: string;

@@ -113,7 +113,7 @@ export function toPromptTasks(tasks: readonly Problem[], tokenizer: Tokenizer, b
  * before it is tokenized: no tokenizer packs that many characters into a token of ordinary text,
  * and a 50 MB line must not reach the tokenizer at all.
  */
-export const MAX_CHARS_PER_CONTEXT_TOKEN = 32;
+const MAX_CHARS_PER_CONTEXT_TOKEN = 32;
 
 /**
  * `toPromptTasks`, refusing before any work a prompt that cannot be sampled: one whose tokens and

@@ -22,7 +22,7 @@ export interface SyntheticRunOptions {
 
 const WORDS = [' the', ' sum', ' of', ' 3', ' and', ' 4', ' is', ' 7', '.', '\n', ' so', ' we', ' multiply', ' by', ' 2', ' =', ' 14', ' then', ' add'];
 
-export function syntheticMetrics(opts: SyntheticRunOptions = {}): MetricsRecord[] {
+function syntheticMetrics(opts: SyntheticRunOptions = {}): MetricsRecord[] {
   const steps = opts.steps ?? 60;
   const evalEvery = opts.evalEvery ?? 10;
   const rng = new Rng(opts.seed ?? 7);
@@ -60,13 +60,13 @@ export function syntheticMetrics(opts: SyntheticRunOptions = {}): MetricsRecord[
 }
 
 /** The U-shaped weight of token t in a completion of len tokens, before noise. */
-export function uShape(t: number, len: number, correct: boolean): number {
+function uShape(t: number, len: number, correct: boolean): number {
   const x = (2 * t) / len - 1;
   const depth = correct ? 0.9 : 0.45;
   return 1 - depth / 3 + depth * x * x;
 }
 
-export function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[] {
+function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[] {
   const rng = new Rng((opts.seed ?? 7) + 1);
   const out: SampleRecord[] = [];
   for (const step of opts.sampleSteps ?? [20, 40, 59]) {
@@ -110,7 +110,7 @@ export function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[]
  * Held-out evaluations on the eval steps of `metrics` (`evals.jsonl`): 20 problems, n = 4, greedy
  * too; problem p is solved more often as training goes on. Their accuracies replace the metrics'.
  */
-export function syntheticEvals(metrics: MetricsRecord[], seed = 7): EvalRecord[] {
+function syntheticEvals(metrics: MetricsRecord[], seed = 7): EvalRecord[] {
   const rng = new Rng(seed + 2);
   const P = 20;
   const n = 4;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { assembleStream, parseResponse, requestBody } from './http-protocol.js';
+import { parseResponse, requestBody } from './http-protocol.js';
+import { assembleStream, StreamAssembler } from './http-stream.js';
 import { RolloutError } from '../errors.js';
 
 const choice = (index: number, over: Record<string, unknown> = {}) => ({
@@ -130,13 +131,13 @@ describe('hostile responses (issue 19 item 5)', () => {
 describe('echo and streams', () => {
   it('an echoed text prompt: its ids come from the first usage.prompt_tokens tokens, the text and log-probs after them are the completion', () => {
     const body = { usage: { prompt_tokens: 2 }, choices: [choice(0, { text: 'hi 4', logprobs: { tokens: ['token_id:5', 'token_id:6', 'token_id:220', 'token_id:19'], token_logprobs: [null, -0.1, -0.5, -0.25] } })] };
-    const out = parseResponse('completions', body, { text: 'hi' }, 1, true);
+    const out = parseResponse('completions', body, { text: 'hi' }, 1, { echo: true });
     expect(out.promptTokens).toEqual([5, 6]);
     expect(out.completions).toEqual([{ tokens: [220, 19], logprobs: [-0.5, -0.25], finish: 'length', text: ' 4' }]);
-    expect(() => parseResponse('completions', { ...body, usage: undefined }, { text: 'hi' }, 1, true)).toThrow(/needs usage\.prompt_tokens/);
-    expect(() => parseResponse('completions', body, { text: 'other' }, 1, true)).toThrow(/does not start with the prompt/);
-    expect(requestBody('completions', 'm', { text: 'hi' }, 1, params, {}, { stream: false, echo: true }).echo).toBe(true);
-    expect(requestBody('completions', 'm', { tokens: [1] }, 1, params, {}, { stream: false, echo: true }).echo).toBeUndefined();
+    expect(() => parseResponse('completions', { ...body, usage: undefined }, { text: 'hi' }, 1, { echo: true })).toThrow(/needs usage\.prompt_tokens/);
+    expect(() => parseResponse('completions', body, { text: 'other' }, 1, { echo: true })).toThrow(/does not start with the prompt/);
+    expect(requestBody('completions', 'm', { text: 'hi' }, 1, params, {}, { stream: false, echo: true, returns: 'tokens' }).echo).toBe(true);
+    expect(requestBody('completions', 'm', { tokens: [1] }, 1, params, {}, { stream: false, echo: true, returns: 'tokens' }).echo).toBeUndefined();
   });
 
   it('assembleStream adds chunks up to the one-shot response; a stream without [DONE] or with an error event is refused', () => {
@@ -149,5 +150,61 @@ describe('echo and streams', () => {
     expect(() => assembleStream('completions', sse([{ object: 'error', error: { message: 'boom' } }]))).toThrow(/failed mid-stream: boom/);
     const chat = assembleStream('chat', sse([{ choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] }, { choices: [{ index: 0, delta: { content: 'Hi' }, logprobs: { content: [{ token: 'token_id:3', logprob: -1 }] }, finish_reason: 'stop' }] }]));
     expect(parseResponse('chat', chat, { messages: [] }, 1).completions).toEqual([{ tokens: [3], logprobs: [-1], finish: 'stop', text: 'Hi' }]);
+  });
+});
+
+describe('returns: text (no log-probs asked)', () => {
+  const text = { stream: false, echo: false, returns: 'text' as const };
+  it('asks for neither log-probs nor token ids, on both endpoints', () => {
+    const c = requestBody('completions', 'm', { tokens: [1] }, 2, params, {}, text);
+    expect(c).toEqual({ model: 'm', n: 2, max_tokens: 2, temperature: 0.6, top_p: 0.95, top_k: 20, seed: 3, prompt: [1] });
+    const chat = requestBody('chat', 'm', { messages: [{ role: 'user', content: 'q' }] }, 1, params, {}, { ...text, stream: true });
+    expect(chat).toEqual({ model: 'm', n: 1, max_tokens: 2, temperature: 0.6, top_p: 0.95, top_k: 20, seed: 3, messages: [{ role: 'user', content: 'q' }], stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('reads text and finish per choice and the token count from usage; the same choices as the token path gives, less the ids', () => {
+    const body = { choices: [choice(1, { logprobs: null, finish_reason: 'stop' }), choice(0, { logprobs: null })], usage: { prompt_tokens: 1, completion_tokens: 4 } };
+    const out = parseResponse('completions', body, { tokens: [1] }, 2, { returns: 'text' });
+    expect(out).toEqual({ promptTokens: [1], completionTokens: 4, completions: [{ tokens: [], finish: 'length', text: ' 4' }, { tokens: [], finish: 'stop', text: ' 4' }] });
+    const withIds = parseResponse('completions', { choices: [choice(0), choice(1, { finish_reason: 'stop' })] }, { tokens: [1] }, 2);
+    expect(out.completions.map((c) => [c.text, c.finish])).toEqual(withIds.completions.map((c) => [c.text, c.finish]));
+    expect(withIds.completions.reduce((n, c) => n + c.tokens.length, 0)).toBe(out.completionTokens);
+    const chat = parseResponse('chat', { choices: [{ index: 0, message: { content: 'Hi' }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 3, completion_tokens: 2 } }, { messages: [] }, 1, { returns: 'text' });
+    expect(chat.completions).toEqual([{ tokens: [], finish: 'error', error: 'server ended the completion with finish_reason "tool_calls"' }]);
+    expect(() => parseResponse('completions', { choices: [choice(0, { logprobs: null })] }, { tokens: [1] }, 1, { returns: 'text' })).toThrow(/no usage\.completion_tokens/);
+    expect(() => parseResponse('completions', { ...body, choices: [choice(0), choice(0)] }, { tokens: [1] }, 2, { returns: 'text' })).toThrow(/choice index 0 is out of range or repeated/);
+  });
+});
+
+describe('StreamAssembler', () => {
+  it('gives the same response however the body is cut into pieces (CRLF events too)', () => {
+    const events = [
+      { choices: [{ index: 0, text: 'The ', logprobs: { tokens: ['token_id:1'], token_logprobs: [-1] }, finish_reason: null }] },
+      { choices: [{ index: 1, text: 'é', logprobs: { tokens: ['token_id:2'], token_logprobs: [-0.5] }, finish_reason: 'stop' }] },
+      { choices: [{ index: 0, text: '4', logprobs: { tokens: ['token_id:3'], token_logprobs: [-0.25] }, finish_reason: 'length' }] },
+      { choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 } },
+    ];
+    const body = events.map((e, i) => `data: ${JSON.stringify(e)}${i % 2 ? '\r\n\r\n' : '\n\n'}`).join('') + 'data: [DONE]\n\n';
+    const whole = assembleStream('completions', body);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: body.length - 1 }), { maxLength: 12 }), (cuts) => {
+        const a = new StreamAssembler('completions');
+        let at = 0;
+        for (const c of [...cuts].sort((x, y) => x - y)) {
+          a.push(body.slice(at, c));
+          at = c;
+        }
+        a.push(body.slice(at));
+        expect(a.finish()).toEqual(whole);
+      }),
+      { numRuns: 200, seed: 5 },
+    );
+    expect(whole).toEqual({
+      choices: [
+        { index: 0, text: 'The 4', logprobs: { tokens: ['token_id:1', 'token_id:3'], token_logprobs: [-1, -0.25] }, finish_reason: 'length' },
+        { index: 1, text: 'é', logprobs: { tokens: ['token_id:2'], token_logprobs: [-0.5] }, finish_reason: 'stop' },
+      ],
+      usage: { prompt_tokens: 2, completion_tokens: 3 },
+    });
   });
 });

@@ -6,10 +6,13 @@ import type { PromptSamples, SampledCompletion, SamplePrompt, SamplingParams } f
 /**
  * The OpenAI-compatible wire format as vLLM speaks it (SGLang follows it): request
  * bodies for `/v1/completions` and `/v1/chat/completions`, and zod schemas that every
- * response passes through. Token ids come back as `"token_id:123"` strings in the
- * log-probs when `return_tokens_as_token_ids` is set, or as `token_ids` lists from
- * servers that support vLLM's `return_token_ids`; a response without either is
- * rejected, since a rollout batch needs the sampled ids.
+ * response passes through. Two shapes of response:
+ * - `tokens` (what a rollout batch needs): token ids come back as `"token_id:123"` strings
+ *   in the log-probs (`logprobs: 0` with `return_tokens_as_token_ids`), or as `token_ids`
+ *   lists from servers that support vLLM's `return_token_ids`; a response without either is
+ *   rejected;
+ * - `text` (what an evaluation needs): no log-probs asked; the text, the finish reason and
+ *   `usage.completion_tokens`, the tokens of the request's choices together.
  */
 
 /** Token ids fit a `RolloutBatch`'s Int32Array: a larger one would wrap around (4294967297 to 1). */
@@ -31,7 +34,7 @@ const CompletionChoiceSchema = z.looseObject({
   prompt_token_ids: Ids.nullable().optional(),
 });
 
-const UsageSchema = z.looseObject({ prompt_tokens: z.number().int().nonnegative() });
+const UsageSchema = z.looseObject({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative().optional() });
 
 export const CompletionResponseSchema = z.looseObject({
   choices: z.array(CompletionChoiceSchema),
@@ -55,36 +58,43 @@ const ChatChoiceSchema = z.looseObject({
 export const ChatResponseSchema = z.looseObject({
   choices: z.array(ChatChoiceSchema),
   prompt_token_ids: Ids.nullable().optional(),
+  usage: UsageSchema.nullable().optional(),
 });
 
 export type Endpoint = 'completions' | 'chat';
 
-/** How a request is sent: streamed (SSE), and whether a text prompt is echoed back (to learn its token ids). */
+/** What a response carries: the sampled ids and their log-probs, or the text and a token count. */
+export type Returns = 'tokens' | 'text';
+
+/** How a request is sent: streamed (SSE), whether a text prompt is echoed back (to learn its token ids), what comes back. */
 export interface RequestMode {
   stream: boolean;
   echo: boolean;
+  returns: Returns;
 }
+
+const DEFAULT_MODE: RequestMode = { stream: false, echo: false, returns: 'tokens' };
 
 /** Whether a completions request for this prompt echoes it: text prompts only (token prompts are known). */
 export const echoes = (endpoint: Endpoint, prompt: SamplePrompt, mode: RequestMode): boolean => mode.echo && endpoint === 'completions' && prompt.tokens === undefined;
 
 /** The JSON body of one request for `n` completions of a prompt; `extra` adds fields (it cannot replace the ones set here). */
-export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePrompt, n: number, p: SamplingParams, extra: Record<string, unknown>, mode: RequestMode = { stream: false, echo: false }): Record<string, unknown> {
+export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePrompt, n: number, p: SamplingParams, extra: Record<string, unknown>, mode: RequestMode = DEFAULT_MODE): Record<string, unknown> {
   const body: Record<string, unknown> = { model, n, max_tokens: p.maxNewTokens, temperature: p.temperature, top_p: p.topP, seed: p.seed };
   if (p.topK > 0) body.top_k = p.topK; // vLLM / SGLang extension; left out when off
   if (p.stop.length > 0) body.stop = [...p.stop];
-  body.return_tokens_as_token_ids = true;
+  const tokens = mode.returns === 'tokens';
+  if (tokens) body.return_tokens_as_token_ids = true;
   if (endpoint === 'completions') {
     if (prompt.tokens !== undefined) body.prompt = [...prompt.tokens];
     else if (prompt.text !== undefined) body.prompt = prompt.text;
     else throw new RolloutError('invalid_row', 'a /v1/completions prompt needs tokens or text', { field: 'prompt' });
-    body.logprobs = 0; // the sampled token's log-prob only
+    if (tokens) body.logprobs = 0; // the sampled token's log-prob only
     if (echoes(endpoint, prompt, mode)) body.echo = true; // the prompt's ids come back before the completion's
   } else {
     if (prompt.messages === undefined) throw new RolloutError('invalid_row', 'a /v1/chat/completions prompt needs messages', { field: 'prompt' });
     body.messages = prompt.messages.map((m) => ({ role: m.role, content: m.content }));
-    body.logprobs = true;
-    body.top_logprobs = 0;
+    if (tokens) Object.assign(body, { logprobs: true, top_logprobs: 0 });
   }
   if (mode.stream) Object.assign(body, { stream: true, stream_options: { include_usage: true } });
   return { ...extra, ...body }; // extra fields add to the body, never replace what the contract needs
@@ -93,14 +103,18 @@ export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePro
 /**
  * Validate a response body and turn it into `n` completions in choice-index order. With `echo`,
  * each completion choice starts with the prompt (text and tokens, `usage.prompt_tokens` of them),
- * which becomes the prompt tokens. Throws `RolloutError('invalid_response')` naming what is wrong.
+ * which becomes the prompt tokens. With `returns: 'text'` the completions carry their text and
+ * finish reason and no tokens, and `completionTokens` is the response's `usage.completion_tokens`.
+ * Throws `RolloutError('invalid_response')` naming what is wrong.
  */
-export function parseResponse(endpoint: Endpoint, json: unknown, prompt: SamplePrompt, n: number, echo = false): PromptSamples {
+export function parseResponse(endpoint: Endpoint, json: unknown, prompt: SamplePrompt, n: number, how: { echo?: boolean; returns?: Returns } = {}): PromptSamples {
+  const echo = how.echo === true;
   const schema = endpoint === 'completions' ? CompletionResponseSchema : ChatResponseSchema;
   const r = schema.safeParse(json);
   if (!r.success) throw new RolloutError('invalid_response', `response does not match the ${endpoint} protocol: ${formatZodIssues(r.error.issues)}`, {}, { cause: r.error });
   const choices = r.data.choices;
   if (choices.length !== n) throw new RolloutError('invalid_response', `asked for n=${n} completions, got ${choices.length} choices`, { field: 'choices' });
+  if (how.returns === 'text') return textSamples(endpoint, r.data, prompt, n);
   const byIndex: (SampledCompletion | undefined)[] = new Array(n);
   let echoed: number[] | undefined;
   for (const c of choices) {
@@ -118,6 +132,21 @@ export function parseResponse(endpoint: Endpoint, json: unknown, prompt: SampleP
   const first = choices[0] as { prompt_token_ids?: number[] | null } | undefined;
   const promptTokens = prompt.tokens ?? echoed ?? r.data.prompt_token_ids ?? first?.prompt_token_ids ?? [];
   return { promptTokens, completions: byIndex as SampledCompletion[] };
+}
+
+/** Text-only completions (no token ids asked): text and finish per choice, the token count from `usage`. */
+function textSamples(endpoint: Endpoint, data: { choices: unknown[]; usage?: { completion_tokens?: number | undefined } | null | undefined; prompt_token_ids?: number[] | null | undefined }, prompt: SamplePrompt, n: number): PromptSamples {
+  const count = data.usage?.completion_tokens;
+  if (count === undefined) throw new RolloutError('invalid_response', 'no usage.completion_tokens in the response: ask for token ids (returns: "tokens") from this server', { field: 'usage' });
+  const byIndex: (SampledCompletion | undefined)[] = new Array(n);
+  for (const choice of data.choices) {
+    const c = choice as CompletionChoice | ChatChoice;
+    if (c.index >= n || byIndex[c.index] !== undefined) throw new RolloutError('invalid_response', `choice index ${c.index} is out of range or repeated`, { field: `choices.${c.index}` });
+    const finish = FINISH.get(c.finish_reason ?? '');
+    const text = endpoint === 'completions' ? (c as CompletionChoice).text : ((c as ChatChoice).message.content ?? '');
+    byIndex[c.index] = finish === undefined ? { tokens: [], finish: 'error', error: `server ended the completion with finish_reason ${JSON.stringify(c.finish_reason)}` } : { tokens: [], finish, text };
+  }
+  return { promptTokens: prompt.tokens ?? data.prompt_token_ids ?? [], completions: byIndex as SampledCompletion[], completionTokens: count };
 }
 
 /** An echoed choice: the prompt's `promptTokens` ids and text first, then the completion. */
@@ -180,79 +209,4 @@ function tokenIdsFromStrings(tokens: readonly string[], field: string): number[]
     if (id > MAX_TOKEN_ID) throw new RolloutError('invalid_response', `token ${t} has id ${m[1]}, over the largest token id ${MAX_TOKEN_ID}`, { field });
     return id;
   });
-}
-
-/**
- * The one-shot response a server-sent event stream adds up to (completions or chat chunks, in
- * vLLM's and OpenAI's shapes), to go through `parseResponse` like any response: per choice index
- * the text (or message content), the log-probs and token ids concatenated, the last finish reason;
- * `usage` from the final usage chunk. Throws `RolloutError('invalid_response')` for a stream that
- * is not SSE, does not end with `[DONE]`, or carries an error event.
- */
-export function assembleStream(endpoint: Endpoint, text: string): unknown {
-  const events: Record<string, unknown>[] = [];
-  let done = false;
-  for (const block of text.split(/\r?\n\r?\n/)) {
-    const lines = block.split(/\r?\n/).filter((l) => l.startsWith('data:'));
-    if (lines.length === 0) continue;
-    const data = lines.map((l) => l.slice(5).replace(/^ /, '')).join('\n');
-    if (data === '[DONE]') {
-      done = true;
-      continue;
-    }
-    let event: unknown;
-    try {
-      event = JSON.parse(data);
-    } catch {
-      throw new RolloutError('invalid_response', `a stream event is not JSON: ${data.slice(0, 80)}`);
-    }
-    if (typeof event !== 'object' || event === null) throw new RolloutError('invalid_response', 'a stream event is not a JSON object');
-    const err = (event as { error?: { message?: string } }).error;
-    if (err != null) throw new RolloutError('invalid_response', `the server failed mid-stream: ${err.message ?? JSON.stringify(err)}`);
-    events.push(event as Record<string, unknown>);
-  }
-  if (!done) throw new RolloutError('invalid_response', 'the stream ended without [DONE]');
-  interface Acc {
-    index: number;
-    text: string;
-    tokens: string[];
-    logprobs: (number | null)[];
-    content: unknown[];
-    tokenIds: number[] | null;
-    finish: string | null;
-    hasLogprobs: boolean;
-  }
-  const acc = new Map<number, Acc>();
-  let usage: unknown;
-  let promptTokenIds: unknown;
-  for (const e of events) {
-    if (e.usage != null) usage = e.usage;
-    if (e.prompt_token_ids != null) promptTokenIds = e.prompt_token_ids;
-    // biome-ignore lint/suspicious/noExplicitAny: a stream chunk is untyped JSON; every field read below is checked
-    for (const c of (Array.isArray(e.choices) ? e.choices : []) as Record<string, any>[]) {
-      if (typeof c.index !== 'number') throw new RolloutError('invalid_response', 'a stream choice has no index');
-      let a = acc.get(c.index);
-      if (a === undefined) {
-        a = { index: c.index, text: '', tokens: [], logprobs: [], content: [], tokenIds: null, finish: null, hasLogprobs: false };
-        acc.set(c.index, a);
-      }
-      if (endpoint === 'completions') a.text += typeof c.text === 'string' ? c.text : '';
-      else a.text += typeof c.delta?.content === 'string' ? c.delta.content : '';
-      if (c.logprobs != null) {
-        a.hasLogprobs = true;
-        if (endpoint === 'completions') {
-          a.tokens.push(...(c.logprobs.tokens ?? []));
-          a.logprobs.push(...(c.logprobs.token_logprobs ?? []));
-        } else a.content.push(...(c.logprobs.content ?? []));
-      }
-      if (Array.isArray(c.token_ids)) a.tokenIds = c.token_ids as number[];
-      if (c.finish_reason != null) a.finish = c.finish_reason as string;
-    }
-  }
-  const choices = [...acc.values()].map((a) =>
-    endpoint === 'completions'
-      ? { index: a.index, text: a.text, logprobs: a.hasLogprobs ? { tokens: a.tokens, token_logprobs: a.logprobs } : null, finish_reason: a.finish, ...(a.tokenIds ? { token_ids: a.tokenIds } : {}) }
-      : { index: a.index, message: { content: a.text }, logprobs: a.hasLogprobs ? { content: a.content } : null, finish_reason: a.finish, ...(a.tokenIds ? { token_ids: a.tokenIds } : {}) },
-  );
-  return { choices, ...(usage !== undefined ? { usage } : {}), ...(promptTokenIds !== undefined ? { prompt_token_ids: promptTokenIds } : {}) };
 }

@@ -232,6 +232,51 @@ describe('httpSampler: stream and echo', () => {
   });
 });
 
+describe('httpSampler: returns text', () => {
+  it('asks for no log-probs and gives the text, finish and token count the token path gives, streamed or not, on both endpoints', async () => {
+    const s = await server({ reverseChoices: true });
+    for (const endpoint of ['completions', 'chat'] as const) {
+      const prompt = endpoint === 'chat' ? { messages: [{ role: 'user' as const, content: 'q' }] } : { text: 'Ann has 3 cats.' };
+      const req: SampleRequest[] = [{ prompt, n: 3, params: { ...params, stop: ['The answer'] } }, { prompt, n: 2, params: { ...params, seed: 9, maxNewTokens: 5 } }];
+      const tokens = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, ...FAST }).sample(req);
+      for (const stream of [false, true]) {
+        const text = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, returns: 'text', stream, ...FAST }).sample(req);
+        const body = s.requests.at(-1)!.body;
+        for (const k of ['logprobs', 'top_logprobs', 'return_tokens_as_token_ids']) expect(body, k).not.toHaveProperty(k);
+        text.forEach((r, i) => {
+          const want = tokens[i]!;
+          expect(r.completions).toEqual(want.completions.map((c) => ({ tokens: [], finish: c.finish, text: c.text })));
+          expect(r.completionTokens).toBe(want.completions.reduce((n, c) => n + c.tokens.length, 0));
+        });
+      }
+    }
+    // the second request was cut by max tokens: the count covers both kinds of ending
+    expect(s.requests.at(-1)!.body.max_tokens).toBe(5);
+  });
+
+  it('refuses echo with text (the prompt ids come through the log-probs)', () => {
+    expect(() => httpSampler({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', returns: 'text', echo: true })).toThrow(/echo: echo gives the prompt token ids through the log-probs: it needs returns "tokens"/);
+  });
+});
+
+describe('httpSampler: a stream is read as it arrives', () => {
+  it('timeoutMs bounds the wait for the next event, not the generation: a slow stream that keeps sending completes, a stalled one is retried', async () => {
+    // one event per token, 100 ms apart: 3 completions of 8 tokens or more take 2.4 s or more, over
+    // the 1.5 s timeout, and the stream is never 1.5 s without data
+    const slow = await server({ streamGapMs: 100 });
+    const opts = { ...FAST, timeoutMs: 1500, stream: true };
+    const want = [0, 1, 2].map((j) => fakeGeneration('[4]', 5, j).ids);
+    expect(want.flat().length).toBeGreaterThanOrEqual(24);
+    const [r] = await httpSampler({ baseUrl: slow.url, model: 'fake-model', ...opts }).sample([{ prompt: { tokens: [4] }, n: 3, params }]);
+    expect(r!.completions.map((c) => c.tokens)).toEqual(want);
+    const stall = await server({ fault: (_, attempt) => (attempt === 0 ? 'stall-stream' : undefined) });
+    const events: HttpSamplerEvent[] = [];
+    const [q] = await httpSampler({ baseUrl: stall.url, model: 'fake-model', ...opts }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [4] }, n: 2, params }]);
+    expect(q!.completions.map((c) => c.tokens)).toEqual([0, 1].map((j) => fakeGeneration('[4]', 5, j).ids));
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual(['stream: no data for 1500 ms']);
+  });
+});
+
 describe('mapPool', () => {
   it('keeps order and the concurrency bound', async () => {
     let inFlight = 0;

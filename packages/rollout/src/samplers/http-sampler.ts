@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { parseConfig, Rng, silentLogger, type Logger } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { assembleStream, echoes, parseResponse, requestBody, type RequestMode } from './http-protocol.js';
+import { echoes, parseResponse, requestBody, type RequestMode } from './http-protocol.js';
+import { StreamAssembler } from './http-stream.js';
 import type { PromptSamples, Sampler, SampleRequest } from './sampler.js';
 import type { TokenBytes } from '../spans/locate.js';
 
@@ -18,7 +19,10 @@ export const HttpSamplerOptionsSchema = z
     apiKey: z.string().optional(),
     /** requests in flight at once (one request asks for all G completions of a prompt) */
     concurrency: z.number().int().min(1).max(1024).default(8),
-    /** per attempt, from sending the request to the end of the body */
+    /**
+     * Per attempt: from sending the request to the end of the body; with `stream`, the longest
+     * wait for the next bytes of the stream (a generation that keeps streaming is never cut)
+     */
     timeoutMs: z.number().int().min(1).default(600_000),
     /** retries after the first attempt, on 429, 5xx, connection errors, timeouts and unparseable bodies */
     maxRetries: z.number().int().min(0).max(100).default(4),
@@ -29,8 +33,8 @@ export const HttpSamplerOptionsSchema = z
     extraBody: z.record(z.string(), z.unknown()).default({}),
     /**
      * Receive each response as a server-sent event stream (`stream: true`, with the final usage
-     * chunk), added up to the same completions: tokens arrive as they are decoded, so a proxy's
-     * idle timeout never cuts a long generation.
+     * chunk), added up as it arrives to the same completions: tokens arrive as they are decoded,
+     * so neither `timeoutMs` nor a proxy's idle timeout cuts a long generation.
      */
     stream: z.boolean().default(false),
     /**
@@ -39,8 +43,17 @@ export const HttpSamplerOptionsSchema = z
      * that returns `prompt_token_ids` gives them).
      */
     echo: z.boolean().default(false),
+    /**
+     * What each completion carries: `tokens` = the sampled token ids and their log-probs (what a
+     * rollout batch needs: `logprobs: 0`, `return_tokens_as_token_ids`); `text` = the text and
+     * finish reason only, no log-probs asked, with the request's token count from
+     * `usage.completion_tokens` in `PromptSamples.completionTokens` (what an evaluation needs;
+     * several times fewer bytes on the wire). `sampleGroups` refuses `text` samples.
+     */
+    returns: z.enum(['tokens', 'text']).default('tokens'),
   })
-  .strict();
+  .strict()
+  .refine((o) => !(o.echo && o.returns === 'text'), { message: 'echo gives the prompt token ids through the log-probs: it needs returns "tokens"', path: ['echo'] });
 export type HttpSamplerOptions = z.output<typeof HttpSamplerOptionsSchema>;
 export type HttpSamplerOptionsInput = z.input<typeof HttpSamplerOptionsSchema>;
 
@@ -79,28 +92,48 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: o.stream ? 'text/event-stream, application/json' : 'application/json' };
   if (o.apiKey !== undefined) headers.authorization = `Bearer ${o.apiKey}`;
 
-  const mode: RequestMode = { stream: o.stream, echo: o.echo };
+  const mode: RequestMode = { stream: o.stream, echo: o.echo, returns: o.returns };
 
   async function attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
-    const timeout = AbortSignal.timeout(o.timeoutMs);
-    const both = signal ? AbortSignal.any([timeout, signal]) : timeout;
-    let res: Response;
-    let text: string;
+    // one timer: the whole attempt, or (re-armed at every piece of a stream) the wait for the next piece
+    const timeout = new AbortController();
+    let timer = setTimeout(() => timeout.abort(), o.timeoutMs);
+    const rearm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => timeout.abort(), o.timeoutMs);
+    };
+    const both = signal ? AbortSignal.any([timeout.signal, signal]) : timeout.signal;
+    let streaming = false;
+    let res: Response | undefined;
+    let text = '';
+    let streamed: StreamAssembler | undefined;
     try {
       res = await fetch(url, { method: 'POST', headers, body, signal: both });
-      text = await res.text();
+      streaming = o.stream && res.ok && (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
+      if (streaming) {
+        streamed = new StreamAssembler(o.endpoint);
+        const decoder = new TextDecoder();
+        for await (const piece of res.body ?? []) {
+          rearm();
+          streamed.push(decoder.decode(piece as Uint8Array, { stream: true }));
+        }
+        streamed.push(decoder.decode());
+      } else text = await res.text();
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) return { ok: false, retry: true, reason: `timed out after ${o.timeoutMs} ms` };
+      if (timeout.signal.aborted) return { ok: false, retry: true, reason: streaming ? `stream: no data for ${o.timeoutMs} ms` : `timed out after ${o.timeoutMs} ms` };
+      if (e instanceof RolloutError) return { ok: false, retry: true, reason: `stream: ${e.message}` }; // a broken stream may heal
       return { ok: false, retry: true, reason: `connection error: ${describeFetchError(e)}` };
+    } finally {
+      clearTimeout(timer);
     }
     if (res.status === 429 || res.status >= 500) {
       return { ok: false, retry: true, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}`, retryAfterMs: retryAfter(res.headers.get('retry-after')) };
     }
     if (res.status < 200 || res.status >= 300) return { ok: false, retry: false, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}` };
-    if (o.stream && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    if (streamed !== undefined) {
       try {
-        return { ok: true, json: assembleStream(o.endpoint, text), status: res.status };
+        return { ok: true, json: streamed.finish(), status: res.status };
       } catch (e) {
         if (!(e instanceof RolloutError)) throw e;
         return { ok: false, retry: true, status: res.status, reason: `stream: ${e.message}` }; // a stream cut short may heal
@@ -124,7 +157,7 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
       if (a.ok) {
         emit({ type: 'response', request: index, attempt: k, status: a.status, ms: performance.now() - t0 });
         try {
-          return parseResponse(o.endpoint, a.json, req.prompt, req.n, echoes(o.endpoint, req.prompt, mode));
+          return parseResponse(o.endpoint, a.json, req.prompt, req.n, { echo: echoes(o.endpoint, req.prompt, mode), returns: o.returns });
         } catch (e) {
           if (!(e instanceof RolloutError)) throw e;
           reason = `invalid response: ${e.message}`; // a protocol mismatch does not heal on retry

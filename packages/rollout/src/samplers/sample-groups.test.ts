@@ -110,6 +110,15 @@ describe('sampleGroups over the HTTP sampler (vLLM protocol double)', () => {
     expect(s.requests).toHaveLength(0);
   });
 
+  it('refuses text-only samples (an HTTP sampler with returns "text"): a rollout batch needs the token ids', async () => {
+    const s = await fake();
+    const text = httpSampler({ baseUrl: s.url, model: 'fake-model', returns: 'text', ...FAST });
+    const err = await sampleGroups(prompts, text, { groupSize: 2, maxNewTokens: 64 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RolloutError);
+    expect((err as RolloutError).message).toMatch(/sampler http:completions: prompt 0: the completions carry 0 token ids of the \d+ sampled: a rollout batch needs them \(an HTTP sampler needs returns "tokens"\)$/);
+    expect((err as RolloutError).location).toEqual({ rollout: 0, field: 'completionTokens' });
+  });
+
   it('rejects bad options before any request', async () => {
     const s = await fake();
     const sampler = httpSampler({ baseUrl: s.url, model: 'fake-model' });

@@ -136,6 +136,10 @@ function checkContract(name: string, requests: readonly SampleRequest[], results
   if (results.length !== requests.length) throw bad(`returned ${results.length} results for ${requests.length} prompts`);
   results.forEach((r, g) => {
     if (r.completions.length !== requests[g]!.n) throw bad(`prompt ${g}: returned ${r.completions.length} completions, expected ${requests[g]!.n}`);
+    const sum = r.completions.reduce((n, c) => n + c.tokens.length, 0);
+    if (r.completionTokens !== undefined && r.completionTokens !== sum) {
+      throw bad(`prompt ${g}: the completions carry ${sum} token ids of the ${r.completionTokens} sampled: a rollout batch needs them (an HTTP sampler needs returns "tokens")`, { rollout: g * requests[g]!.n, field: 'completionTokens' });
+    }
     r.completions.forEach((c, j) => {
       const at = { rollout: g * requests[g]!.n + j };
       if (c.logprobs !== undefined && c.logprobs.length !== c.tokens.length) {

@@ -57,6 +57,12 @@ export interface PromptSamples {
   /** the prompt token ids conditioned on, when known (else empty) */
   promptTokens: readonly number[];
   completions: readonly SampledCompletion[];
+  /**
+   * The tokens of the n completions together, when the sampler returns text without token ids
+   * (an HTTP sampler with `returns: 'text'`: the server's `usage.completion_tokens`); the
+   * completions' `tokens` are then empty
+   */
+  completionTokens?: number;
 }
 
 /**

@@ -128,12 +128,23 @@ describe('/v1/completions', () => {
       expect(mine.at(-1)!.finish_reason).toBe(choice.finish_reason);
       for (const c of chunks.slice(0, -1)) expect(c).toMatchObject({ id: chunks[0]!.id, object: 'text_completion', model: 'tiny' });
     }
-    // the wire: text/event-stream, data: events, [DONE] last; continuous usage stats on every chunk
+    // the wire: text/event-stream, data: events, [DONE] last; continuous usage stats on every chunk,
+    // as vLLM counts them: the chunk's prompt and its choice's tokens so far
     const raw = await call(s, '/v1/completions', { ...body, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } });
     expect(raw.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const { events, done } = sseEvents(raw.text);
     expect(done).toBe(true);
-    expect(events.every((e) => typeof e.usage?.completion_tokens === 'number')).toBe(true);
+    const sofar = new Map<number, number>();
+    const promptOf = new Map<number, number>();
+    for (const e of events.slice(0, -1)) {
+      const [c] = e.choices;
+      sofar.set(c.index, (sofar.get(c.index) ?? 0) + c.logprobs.tokens.length);
+      expect(e.usage.completion_tokens).toBe(sofar.get(c.index));
+      promptOf.set(Math.floor(c.index / 2), e.usage.prompt_tokens);
+    }
+    expect([...sofar.keys()].sort()).toEqual([0, 1, 2, 3]);
+    expect(promptOf.get(0)! + promptOf.get(1)!).toBe(whole.usage!.prompt_tokens);
+    expect(promptOf.get(0)).not.toBe(promptOf.get(1));
     expect(events.at(-1).usage).toEqual(whole.usage);
   });
 

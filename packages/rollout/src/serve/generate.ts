@@ -202,7 +202,8 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
           const text = state.advance(row);
           const choice: Record<string, unknown> = { index, text, logprobs: withLogprobs ? completionLogprobs(step, name, state.offsets(step.tokens)) : null, finish_reason: row.end?.finish ?? null, stop_reason: row.end?.stopReason ?? null };
           if (row.done && r.return_token_ids === true) Object.assign(choice, { token_ids: row.tokens });
-          sse.send({ ...head, choices: [choice], ...(continuous ? { usage: usage(promptTokens, completionTokens) } : {}) });
+          // vLLM's continuous usage: this choice's prompt and its tokens so far
+          sse.send({ ...head, choices: [choice], ...(continuous ? { usage: usage(ids.length, row.tokens.length) } : {}) });
         });
       }),
     );
@@ -297,7 +298,8 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
         const choice: Record<string, unknown> = { index: j, delta: { content }, logprobs: withLogprobs ? { content: chatLogprobs(step, name, bytesOf) } : null, finish_reason: row.end?.finish ?? null };
         if (row.done) choice.stop_reason = row.end?.stopReason ?? null;
         if (row.done && r.return_token_ids === true) choice.token_ids = row.tokens;
-        sse.send({ ...head, choices: [choice], ...(continuous ? { usage: usage(promptTokens, completionTokens) } : {}) });
+        // vLLM's continuous usage: this choice's tokens so far
+        sse.send({ ...head, choices: [choice], ...(continuous ? { usage: usage(promptTokens, row.tokens.length) } : {}) });
       });
     });
     return finishStream(e, rows, sse, signal, () => usage(promptTokens, completionTokens), includeUsage ? head : null);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 
 /** The most alternatives `logprobs` / `top_logprobs` / `prompt_logprobs` may ask for (vLLM's default limit). */
-export const MAX_LOGPROBS = 20;
+const MAX_LOGPROBS = 20;
 
 const Stop = z.union([z.string(), z.array(z.string()).max(64)]).nullish();
 const TokenId = z.number().int().min(0).max(2 ** 31 - 1);

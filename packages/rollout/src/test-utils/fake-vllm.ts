@@ -3,13 +3,15 @@
  * the OS picks. It is NOT a model: the real engine cannot run here, so the
  * "generations" are a deterministic function of (prompt, seed, choice index) over a
  * tiny vocabulary, in exactly the wire format vLLM uses with
- * `return_tokens_as_token_ids` (`"token_id:123"` strings in the log-probs), whole or as a
- * server-sent event stream (`stream`, with the final usage chunk of `stream_options`), with
- * `echo` of a text prompt (tokenised as one id per character). A fault script can make any
- * attempt drop the connection, answer 500 / 503 / 429 / 400, answer after the client's timeout,
- * send malformed or off-protocol JSON, or cut a stream short.
+ * `return_tokens_as_token_ids` (`"token_id:123"` strings in the log-probs; without log-probs
+ * asked, `logprobs: null` and the text only), whole or as a server-sent event stream (`stream`,
+ * with the final usage chunk of `stream_options`), with `echo` of a text prompt (tokenised as one
+ * id per character). A fault script can make any attempt drop the connection, answer 500 / 503 /
+ * 429 / 400, answer after the client's timeout, send malformed or off-protocol JSON, cut a stream
+ * short, or stall one after its first event.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { Rng } from '@rlvr/core';
 
@@ -22,7 +24,7 @@ export const FAKE_VOCAB = {
 const EOS = 0;
 const digitIds = (n: number): number[] => [...String(n)].map((d) => 3 + Number(d));
 
-export type Fault = 'drop' | '500' | '503' | '429' | '400' | 'slow' | 'malformed' | 'schema' | 'cut-stream';
+export type Fault = 'drop' | '500' | '503' | '429' | '400' | 'slow' | 'malformed' | 'schema' | 'cut-stream' | 'stall-stream';
 
 export interface FakeVllmOptions {
   model?: string;
@@ -36,9 +38,11 @@ export interface FakeVllmOptions {
   promptTokenIds?: boolean;
   /** send choices in reverse index order (clients must sort by `index`) */
   reverseChoices?: boolean;
+  /** wait this long before each event of a stream (a slow generation that keeps streaming) */
+  streamGapMs?: number;
 }
 
-export interface RecordedRequest {
+interface RecordedRequest {
   path: string;
   body: Record<string, unknown>;
   key: string;
@@ -70,26 +74,35 @@ export const fakeLogprob = (id: number, t: number): number => -(1 + ((id * 7 + t
 
 const text = (ids: number[]): string => ids.filter((i) => i !== EOS).map((i) => FAKE_VOCAB.tokens[i]).join('');
 
-/** Write the choices as vLLM streams them: the echoed prompt first, then one chunk per token per choice (the text cut where the stop string begins), the finish reason on the last, the usage chunk, `[DONE]`. */
-function stream(res: ServerResponse, chat: boolean, echo: string | null, promptIds: number[], pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[], usage: object | null, cut: boolean): void {
+/**
+ * Write the choices as vLLM streams them: the echoed prompt first, then one chunk per token per
+ * choice (the text cut where the stop string begins), the finish reason on the last, the usage
+ * chunk, `[DONE]`; `gapMs` before each event; `fault` cuts the stream (the connection ends) or
+ * stalls it (nothing more is sent) after the first token.
+ */
+async function stream(res: ServerResponse, chat: boolean, logprobs: boolean, echo: string | null, promptIds: number[], pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[], usage: object | null, fault: Fault | undefined, gapMs: number): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const send = (choice: object) => res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: chat ? 'chat.completion.chunk' : 'text_completion', created: 0, model: 'fake', choices: [choice] })}\n\n`);
-  pieces.forEach((_p, index) => {
-    if (chat) send({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
-    if (echo !== null) send({ index, text: echo, logprobs: { tokens: promptIds.map((id) => `token_id:${id}`), token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5)] }, finish_reason: null });
-  });
+  const send = async (choice: object) => {
+    if (gapMs > 0) await sleep(gapMs);
+    if (!res.destroyed) res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: chat ? 'chat.completion.chunk' : 'text_completion', created: 0, model: 'fake', choices: [choice] })}\n\n`);
+  };
+  for (const [index] of pieces.entries()) {
+    if (chat) await send({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
+    if (echo !== null) await send({ index, text: echo, logprobs: { tokens: promptIds.map((id) => `token_id:${id}`), token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5)] }, finish_reason: null });
+  }
   const longest = Math.max(0, ...pieces.map((p) => p.tokens.length));
   for (let t = 0; t < longest; t++) {
-    pieces.forEach((p, index) => {
-      if (t >= p.tokens.length) return;
+    for (const [index, p] of pieces.entries()) {
+      if (t >= p.tokens.length) continue;
       const start = p.texts.slice(0, t).join('').length;
       const text = p.out.slice(Math.min(start, p.out.length), Math.min(start + p.texts[t]!.length, p.out.length));
       const last = t === p.tokens.length - 1;
       const finish = last ? p.finish : null;
-      if (chat) send({ index, delta: { content: text }, logprobs: { content: [{ token: p.tokens[t], logprob: p.lps[t], bytes: [], top_logprobs: [] }] }, finish_reason: finish });
-      else send({ index, text, logprobs: { tokens: [p.tokens[t]], token_logprobs: [p.lps[t]] }, finish_reason: finish });
-    });
-    if (cut && t === 0) return void res.end(); // the connection ends before [DONE]
+      if (chat) await send({ index, delta: { content: text }, logprobs: logprobs ? { content: [{ token: p.tokens[t], logprob: p.lps[t], bytes: [], top_logprobs: [] }] } : null, finish_reason: finish });
+      else await send({ index, text, logprobs: logprobs ? { tokens: [p.tokens[t]], token_logprobs: [p.lps[t]] } : null, finish_reason: finish });
+    }
+    if (fault === 'cut-stream' && t === 0) return void res.end(); // the connection ends before [DONE]
+    if (fault === 'stall-stream' && t === 0) return; // nothing more until the client gives up
   }
   if (usage !== null) res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: 'text_completion', created: 0, model: 'fake', choices: [], usage })}\n\n`);
   res.end('data: [DONE]\n\n');
@@ -137,7 +150,8 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
       if (fault === 'schema') return send(200, JSON.stringify({ choices: [{ index: 0, text: 7 }] }));
 
       if (body.model !== model) return send(404, JSON.stringify({ error: { message: `model ${String(body.model)} does not exist` } }));
-      if (body.return_tokens_as_token_ids !== true) return send(400, JSON.stringify({ error: { message: 'this double needs return_tokens_as_token_ids' } }));
+      const logprobs = chat ? body.logprobs === true : body.logprobs != null;
+      if (logprobs && body.return_tokens_as_token_ids !== true) return send(400, JSON.stringify({ error: { message: 'this double needs return_tokens_as_token_ids with logprobs' } }));
       const n = typeof body.n === 'number' ? body.n : 1;
       const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 16;
       const seed = typeof body.seed === 'number' ? body.seed : 0;
@@ -173,7 +187,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
           return {
             index,
             message: { role: 'assistant', content: out },
-            logprobs: { content: tokens.map((token, t) => ({ token, logprob: lps[t], bytes: [], top_logprobs: [] })) },
+            logprobs: logprobs ? { content: tokens.map((token, t) => ({ token, logprob: lps[t], bytes: [], top_logprobs: [] })) } : null,
             finish_reason: finish,
             stop_reason: null,
           };
@@ -182,11 +196,11 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
           const p = body.prompt as string;
           return { index, text: p + out, logprobs: { text_offset: [], token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5), ...lps], tokens: [...promptIds.map((id) => `token_id:${id}`), ...tokens], top_logprobs: [] }, finish_reason: finish, stop_reason: null };
         }
-        return { index, text: out, logprobs: { text_offset: [], token_logprobs: lps, tokens, top_logprobs: [] }, finish_reason: finish, stop_reason: null };
+        return { index, text: out, logprobs: logprobs ? { text_offset: [], token_logprobs: lps, tokens, top_logprobs: [] } : null, finish_reason: finish, stop_reason: null };
       });
       if (options.reverseChoices) choices.reverse();
       const usage = { prompt_tokens: promptIds.length, completion_tokens: completionTokens, total_tokens: promptIds.length + completionTokens };
-      if (body.stream === true) return stream(res, chat, echo ? (body.prompt as string) : null, promptIds, pieces, (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true ? usage : null, fault === 'cut-stream');
+      if (body.stream === true) return void stream(res, chat, logprobs, echo ? (body.prompt as string) : null, promptIds, pieces, (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true ? usage : null, fault, options.streamGapMs ?? 0);
       const response: Record<string, unknown> = { id: `cmpl-${state.requests.length}`, object: chat ? 'chat.completion' : 'text_completion', created: 0, model, choices, usage };
       if (options.promptTokenIds) response.prompt_token_ids = [...key].map((ch) => ch.charCodeAt(0));
       const payload = JSON.stringify(response);

@@ -11,7 +11,7 @@ import { PRUNED_FILE, Qwen3Model, parseModelConfig, prunedTokenizer, prunedVocab
 import { BOXED_INSTRUCTION } from '../data/prompt.js';
 import { syntheticGenerator } from '../data/synthetic.js';
 
-export const TINY_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
+const TINY_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
 
 export interface TinyPolicy {
   model: Qwen3Model;
@@ -26,7 +26,7 @@ export function useCpu(): Promise<unknown> {
   return backendReady;
 }
 
-export function tinyTokenizer(): Tokenizer {
+function tinyTokenizer(): Tokenizer {
   const gen = syntheticGenerator({ minSteps: 2, maxSteps: 3, digits: 2 });
   const corpus = Array.from({ length: 20 }, (_, i) => gen.task(0, i)).flatMap((t) => [t.question, t.solution]);
   corpus.push(BOXED_INSTRUCTION, 'The answer is \\boxed{42}.', 'user\nassistant\n<think>\n\n</think>\n\n');

@@ -5,7 +5,7 @@ import { batchFromRows, type RolloutBatch, type RolloutRowInput } from '@rlvr/co
 import { SafetensorsFile, loadModel, selectBackend, type BackendName, type Qwen3Model } from '@rlvr/policy';
 
 /** packages/saliency/test/fixtures (written by tools/fixtures/saliency/make_fixtures.py) */
-export const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
 export const TINY_DIR = join(FIXTURES, 'tiny');
 
 /** Backends every numerical test runs on. */
