@@ -67,16 +67,19 @@ describe('rlvr-verify: grading', () => {
     const rows = [
       { gold: '1', pred: '\\boxed{1}. Checking again carefully, we get \\boxed{2}' },
       { gold: '7', pred: 'I think 7' },
-      { gold: '1', pred: SLOW },
     ];
-    const r = run(['--extract', 'first', '--fallbacks', '--timeout-ms', '100', '--concurrency', '1'], jsonl(rows));
+    const r = run(['--extract', 'first', '--fallbacks', '--concurrency', '1'], jsonl(rows));
     expect(r.status).toBe(0);
     expect(lines(r.stdout).map((x) => [x.equal, x.reason])).toEqual([
       [true, 'same_text'],
       [true, 'same_text'],
-      [false, 'timeout'],
     ]);
-    expect(r.stderr).toMatch(/3 rows, 0 bad, 1 timed out/);
+    // the slow row alone, so that no quick row shares its short budget: SLOW takes over a second of CPU
+    // (30x the budget) and a loaded machine only makes it slower
+    const slow = run(['--timeout-ms', '50', '--concurrency', '1'], jsonl([{ gold: '1', pred: SLOW }]));
+    expect(slow.status).toBe(0);
+    expect(lines(slow.stdout).map((x) => [x.equal, x.reason])).toEqual([[false, 'timeout']]);
+    expect(slow.stderr).toMatch(/1 rows, 0 bad, 1 timed out/);
   });
 
   it('grades only after --reasoning-delimiter, rounds with --round-to, and reads other field names', () => {
