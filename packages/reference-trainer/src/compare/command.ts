@@ -15,9 +15,9 @@ import { COMPARE_FILE } from '@rlvr/report';
 import type { Threshold } from '@rlvr/report';
 
 /** GRAIL against the paper's baseline (`dr-grpo`: r - mean, no std division) with the std-normalised `grpo` beside it, and OAR-G. */
-export const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;
+const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;
 
-export const COMPARE_USAGE = `usage: rlvr compare [options]
+const COMPARE_USAGE = `usage: rlvr compare [options]
 
 Train each estimator on the same seeds (same problems in the same order, same sampling seeds)
 and compare them: final held-out accuracy and pass@n (mean ± std over seeds), steps to reach an
@@ -129,7 +129,7 @@ function seedValue(v: string): number {
 }
 
 /** `3` -> three seeds from the config's seed (default 0); `0,5,9` -> those seeds. */
-export function parseSeeds(v: string, configSeed: unknown): number[] {
+function parseSeeds(v: string, configSeed: unknown): number[] {
   if (v.includes(',')) return parseList('seeds', v).map(seedValue);
   const count = intFlag({ seeds: v }, 'seeds', { min: 1, max: 1000 })!;
   const first = typeof configSeed === 'number' && Number.isInteger(configSeed) && configSeed >= 0 ? configSeed : 0;
@@ -137,7 +137,7 @@ export function parseSeeds(v: string, configSeed: unknown): number[] {
 }
 
 /** `0.55` or `55%`: an accuracy; `+0.05` or `+5%`: a gain over the run's step-0 accuracy. */
-export function parseThreshold(v: string): Threshold {
+function parseThreshold(v: string): Threshold {
   const m = /^(\+?)(\d+(?:\.\d*)?|\.\d+)(%?)$/.exec(v.trim());
   const x = m === null ? Number.NaN : Number(m[2]) / (m[3] === '%' ? 100 : 1);
   if (!(x >= 0 && x <= 1)) throw usageError(`must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%) (got ${JSON.stringify(v)})`, 'threshold');
