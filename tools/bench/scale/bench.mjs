@@ -5,7 +5,7 @@
 //
 //   npx tsc -b packages/trainer packages/saliency && node tools/bench/scale/bench.mjs
 //        [--shapes 344k,9m,0.6b] [--phases load,decode,grail,train] [--backend wasm]
-//        [--fallback-backend cpu|none] [--dir SCRATCH] [--out results.json]
+//        [--fallback-backend cpu|none] [--dir SCRATCH] [--out results.json] [--full]
 //
 // Each phase runs in its own process (phase.mjs) so its peak RSS is its own. A phase that fails on
 // --backend (wasm's heap is 4 GiB: 0.6B's training state is not) is recorded with its error and,
@@ -30,6 +30,9 @@ const { values } = parseArgs({
     'fallback-backend': { type: 'string', default: 'cpu' },
     dir: { type: 'string', default: join(tmpdir(), 'rlvr-scale') },
     out: { type: 'string' },
+    // every shape at the 9M model's sizes (0.6B too: 4 x 512 in one fused pass, 2 x 128 training
+    // tokens): for a machine where 0.6B is not bound by wasm's heap and speed (a GPU)
+    full: { type: 'boolean', default: false },
   },
 });
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
@@ -53,6 +56,7 @@ const SIZES = {
   },
 };
 const WASM_HEAP = 4 * 2 ** 30;
+if (values.full) SIZES['0.6b'] = SIZES['9m'];
 
 function phaseArgs(shape, phase, attempt = 0) {
   const z = phase === 'grail' ? SIZES[shape].grail[attempt] : SIZES[shape][phase];
