@@ -41,9 +41,9 @@ for (const [name, s] of Object.entries(shapes)) {
   const { decode, grail, train } = s.results;
   const g = grail?.grail;
   const t = train?.train;
-  const fit = (x) => `${f(x.training_state_gib, 2)} GiB, ${x.train_fits === false ? 'does not fit' : n(x.train_max_micro_batch_tokens)}, ${n(x.grail_max_token_budget)}, ${n(x.inference_kv_cache_tokens)}`;
+  const fitText = (x) => `${f(x.training_state_gib, 2)} GiB, ${x.train_fits === false ? 'does not fit' : n(x.train_max_micro_batch_tokens)}, ${n(x.grail_max_token_budget)}, ${n(x.inference_kv_cache_tokens)}`;
   const largest = Math.max(g?.largest_tensor?.elements ?? 0, t?.forward_backward?.largest_tensor?.elements ?? 0, t?.adamw?.largest_tensor?.elements ?? 0);
-  console.log(`| ${name} | ${n(decode?.peak_rss_mb)} / ${n(grail?.peak_rss_mb)} / ${n(train?.peak_rss_mb)} MB | ${n(g?.tf_peak_mb)} / ${n(t?.forward_backward?.tf_peak_mb)} / ${n(t?.adamw?.tf_peak_mb)} | ${n(largest)} | ${fit(s.fit_24gib)} | ${fit(s.fit_wasm_4gib)} |`);
+  console.log(`| ${name} | ${n(decode?.peak_rss_mb)} / ${n(grail?.peak_rss_mb)} / ${n(train?.peak_rss_mb)} MB | ${n(g?.tf_peak_mb)} / ${n(t?.forward_backward?.tf_peak_mb)} / ${n(t?.adamw?.tf_peak_mb)} | ${n(largest)} | ${fitText(s.fit_24gib)} | ${fitText(s.fit_wasm_4gib)} |`);
 }
 console.log('');
 console.log(`load average (1, 5, 15 min) before -> after each run: ${loads.join('; ')}`);
