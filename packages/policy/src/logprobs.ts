@@ -100,16 +100,20 @@ function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number
     return g as tf.Tensor2D;
   };
   // Tensors the backward pass needs are saved (kept alive by the engine), never closed over:
-  // the caller's tidy disposes its intermediates before gradients are taken.
+  // the caller's tidy disposes its intermediates before gradients are taken. The exception is a
+  // weight that is a variable (the model's LM head): it outlives the pass, and saving it would
+  // copy all `[V, D]` of it once per chunk (tfjs saves a clone; 622 MB a chunk for Qwen3-0.6B).
   if (weightGrad) {
+    const live = W instanceof tf.Variable;
     const f: Grad = (hh, ww, save) => {
       const tgt = tf.cast(targets, 'int32') as tf.Tensor1D;
-      (save as tf.GradSaveFunc)([hh as tf.Tensor, ww as tf.Tensor, tgt]);
+      (save as tf.GradSaveFunc)(live ? [hh as tf.Tensor, tgt] : [hh as tf.Tensor, tgt, ww as tf.Tensor]);
       return {
         value: tf.tidy(() => forward(hh as tf.Tensor2D, ww as tf.Tensor2D, tgt)),
         gradFunc: (dy, saved) =>
           tf.tidy(() => {
-            const [sh, sw, st] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+            const [sh, st] = saved as [tf.Tensor2D, tf.Tensor1D];
+            const sw = live ? W : (saved[2] as tf.Tensor2D);
             const g = dLogits(sh, sw, st, dy);
             return [tf.matMul(g, sw), tf.matMul(swapLast(g) as tf.Tensor2D, sh)];
           }),

@@ -15,6 +15,20 @@ import '@tensorflow/tfjs';
 
 type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[] };
 
+/**
+ * `tf.customGrad` whose gradient function frees its temporaries when it returns. tfjs runs every
+ * custom gradient of a backward pass in the scope of the whole pass, so without this each one's
+ * intermediates (attention's `[M, S]` products, RMSNorm's and SwiGLU's elementwise terms) would
+ * stay alive until the pass ends.
+ */
+export function customGradTidy(f: GradFn): (...inputs: tf.Tensor[]) => tf.Tensor {
+  const wrapped = (...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const r = f(...args);
+    return { value: r.value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => r.gradFunc(dy, saved)) };
+  };
+  return tf.customGrad(wrapped as never) as unknown as (...inputs: tf.Tensor[]) => tf.Tensor;
+}
+
 /** Swap the last two axes (rank 2 to 4). */
 export function swapLast(x: tf.Tensor): tf.Tensor {
   const r = x.rank;
@@ -110,7 +124,7 @@ export function linear2d(x: tf.Tensor2D, W: tf.Tensor2D, weightGrad = true): tf.
         gradFunc: (dy, [sw]) => [tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D)],
       };
     };
-    return tf.customGrad(g as never)(x) as tf.Tensor2D;
+    return customGradTidy(g)(x) as tf.Tensor2D;
   }
   const f: GradFn = (xx, ww, save) => {
     (save as tf.GradSaveFunc)([xx as tf.Tensor, ww as tf.Tensor]);
@@ -119,7 +133,7 @@ export function linear2d(x: tf.Tensor2D, W: tf.Tensor2D, weightGrad = true): tf.
       gradFunc: (dy, [sx, sw]) => [tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D), tf.matMul(swapLast(dy) as tf.Tensor2D, sx as tf.Tensor2D)],
     };
   };
-  return tf.customGrad(f as never)(x, W) as tf.Tensor2D;
+  return customGradTidy(f)(x, W) as tf.Tensor2D;
 }
 
 /**
@@ -134,7 +148,7 @@ export function matmul<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
       gradFunc: (dc, [sa, sb]) => [tf.matMul(dc, swapLast(sb)), tf.matMul(swapLast(sa), dc)],
     };
   };
-  return tf.customGrad(f as never)(a, b) as T;
+  return customGradTidy(f)(a, b) as T;
 }
 
 /**
