@@ -74,7 +74,7 @@ function dropCached(t: tf.Tensor): void {
  * gradient w.r.t. W is computed from W itself), so caching is safe under autodiff. `undefined`
  * when W is a variable whose transpose the cache has no room for (see `setTransposeCacheLimit`).
  */
-export function cachedTranspose(W: tf.Tensor): tf.Tensor | undefined {
+function cachedTranspose(W: tf.Tensor): tf.Tensor | undefined {
   if (!(W instanceof tf.Variable)) return undefined; // plain tensors (e.g. saved for a gradient): no copy
   const hit = transposeCache.get(W);
   if (hit && hit.dataId === W.dataId && !hit.t.isDisposed) return hit.t;
