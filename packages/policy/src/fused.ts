@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { bmm, swapLast } from './ops.js';
+import { bmm, customGradTidy, swapLast } from './ops.js';
 
 /**
  * Fused blocks with hand-written gradients. Why: the tape of plain tfjs ops keeps every
@@ -30,7 +30,7 @@ export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor, eps: number, we
       (save as tf.GradSaveFunc)([X, w, r]);
       return { value: tf.mul(tf.mul(X, r), w), gradFunc: (dy, [sx, sw, sr]) => [dxOf(dy, sx, sw, sr)] };
     };
-    return tf.customGrad(g as never)(x) as T;
+    return customGradTidy(g as never)(x) as T;
   }
   const f: GradFn = (xx, ww, save) => {
     const X = xx as tf.Tensor;
@@ -45,7 +45,7 @@ export function rmsNorm<T extends tf.Tensor>(x: T, w: tf.Tensor, eps: number, we
       },
     };
   };
-  return tf.customGrad(f as never)(x, w) as T;
+  return customGradTidy(f as never)(x, w) as T;
 }
 
 /**
@@ -66,7 +66,7 @@ export function swiglu<T extends tf.Tensor>(gate: T, up: T): T {
       },
     };
   };
-  return tf.customGrad(f as never)(gate, up) as T;
+  return customGradTidy(f as never)(gate, up) as T;
 }
 
 /**
@@ -96,7 +96,7 @@ export function attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: 
       },
     };
   };
-  return tf.customGrad(f as never)(q, k, v) as tf.Tensor4D;
+  return customGradTidy(f as never)(q, k, v) as tf.Tensor4D;
 }
 
 /**
@@ -146,7 +146,7 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
       },
     };
   };
-  return tf.customGrad(f as never)(q, k, v) as tf.Tensor4D;
+  return customGradTidy(f as never)(q, k, v) as tf.Tensor4D;
 }
 
 const biasRowsCache = new WeakMap<tf.Tensor, tf.Tensor[]>();
@@ -181,5 +181,5 @@ export function rope<T extends tf.Tensor>(x: T, cos: tf.Tensor, sin: tf.Tensor, 
       gradFunc: (dy, [c, s]) => [tf.sub(tf.mul(dy, c), rotate(tf.mul(dy, s)))],
     };
   };
-  return tf.customGrad(f as never)(x) as T;
+  return customGradTidy(f as never)(x) as T;
 }

@@ -5,6 +5,7 @@ export type { ModelConfig, ModelConfigInput, ModelDims } from './config.js';
 export { Qwen3Model, KVCache, positionsFromMask } from './model.js';
 export type { ForwardInput, LayerKV } from './model.js';
 export { tokenLogprobs, tokenLogprobsReference } from './logprobs.js';
+export { setTransposeCacheLimit, transposeCacheBytes, DEFAULT_TRANSPOSE_CACHE_BYTES } from './ops.js';
 export type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
 export { microBatchLogprobs, batchLogprobs } from './batch-logprobs.js';
 export type { BatchLogprobsOptions } from './batch-logprobs.js';

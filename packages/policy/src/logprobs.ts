@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { cachedTranspose, swapLast } from './ops.js';
+import { matMulWT, swapLast } from './ops.js';
 
 /** Options of `tokenLogprobs`. */
 export interface TokenLogprobsOptions {
@@ -63,7 +63,7 @@ function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number
   const N = h.shape[0];
   const V = W.shape[0];
   const stats = (hh: tf.Tensor2D, ww: tf.Tensor2D) => {
-    let z = tf.matMul(hh, cachedTranspose(ww) as tf.Tensor2D); // [N, V], plain product (see ops.ts)
+    let z: tf.Tensor = matMulWT(hh, ww); // [N, V], plain product (see ops.ts)
     if (tau !== 1) z = tf.div(z, tau);
     const lse = tf.logSumExp(z, 1, true); // [N, 1]
     const logp = tf.sub(z, lse); // [N, V]
@@ -77,26 +77,46 @@ function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number
     const lp = tf.reshape(tf.gatherND(logp, idx), [N, 1]);
     return tf.concat([lp, ent], 1);
   };
-  /** dL/dz `[N, V]` from dy `[N, 2]`. */
+  /**
+   * dL/dz `[N, V]` from dy `[N, 2]`: g = onehot(y) dlp - p (dlp + dent (log p + H)). Each `[N, V]`
+   * temporary is freed as soon as the next one exists (at most ~5 alive, not ~12: with a large
+   * vocabulary these chunk-sized temporaries are the backward pass's peak memory).
+   */
   const dLogits = (hh: tf.Tensor2D, ww: tf.Tensor2D, tgt: tf.Tensor1D, dy: tf.Tensor) => {
-    const { logp, p, ent } = stats(hh, ww);
     const [dlp, dent] = tf.split(dy, 2, 1); // [N, 1] each
-    const g = tf.sub(tf.mul(tf.oneHot(tgt, V), dlp), tf.mul(p, tf.add(dlp, tf.mul(dent, tf.add(logp, ent)))));
-    return (tau !== 1 ? tf.div(g, tau) : g) as tf.Tensor2D;
+    const { logp, p, ent } = tf.tidy(() => stats(hh, ww));
+    const a = tf.tidy(() => tf.add(dlp, tf.mul(dent, tf.add(logp, ent))));
+    tf.dispose([logp, ent]);
+    const pa = tf.mul(p, a);
+    tf.dispose([p, a]);
+    const target = tf.tidy(() => tf.mul(tf.oneHot(tgt, V), dlp));
+    let g = tf.sub(target, pa);
+    tf.dispose([target, pa, dlp, dent]);
+    if (tau !== 1) {
+      const scaled = tf.div(g, tau);
+      g.dispose();
+      g = scaled;
+    }
+    return g as tf.Tensor2D;
   };
   // Tensors the backward pass needs are saved (kept alive by the engine), never closed over:
-  // the caller's tidy disposes its intermediates before gradients are taken.
+  // the caller's tidy disposes its intermediates before gradients are taken. The exception is a
+  // weight that is a variable (the model's LM head): it outlives the pass, and saving it would
+  // copy all `[V, D]` of it once per chunk (tfjs saves a clone; 622 MB a chunk for Qwen3-0.6B).
   if (weightGrad) {
+    const live = W instanceof tf.Variable;
     const f: Grad = (hh, ww, save) => {
       const tgt = tf.cast(targets, 'int32') as tf.Tensor1D;
-      (save as tf.GradSaveFunc)([hh as tf.Tensor, ww as tf.Tensor, tgt]);
+      (save as tf.GradSaveFunc)(live ? [hh as tf.Tensor, tgt] : [hh as tf.Tensor, tgt, ww as tf.Tensor]);
       return {
-        value: forward(hh as tf.Tensor2D, ww as tf.Tensor2D, tgt),
-        gradFunc: (dy, saved) => {
-          const [sh, sw, st] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
-          const g = dLogits(sh, sw, st, dy);
-          return [tf.matMul(g, sw), tf.matMul(swapLast(g) as tf.Tensor2D, sh)];
-        },
+        value: tf.tidy(() => forward(hh as tf.Tensor2D, ww as tf.Tensor2D, tgt)),
+        gradFunc: (dy, saved) =>
+          tf.tidy(() => {
+            const [sh, st] = saved as [tf.Tensor2D, tf.Tensor1D];
+            const sw = live ? W : (saved[2] as tf.Tensor2D);
+            const g = dLogits(sh, sw, st, dy);
+            return [tf.matMul(g, sw), tf.matMul(swapLast(g) as tf.Tensor2D, sh)];
+          }),
       };
     };
     return tf.customGrad(f as never)(h, W) as tf.Tensor;
@@ -105,9 +125,9 @@ function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number
     const tgt = tf.cast(targets, 'int32') as tf.Tensor1D;
     (save as tf.GradSaveFunc)([hh as tf.Tensor, tgt]);
     return {
-      value: forward(hh as tf.Tensor2D, W, tgt),
+      value: tf.tidy(() => forward(hh as tf.Tensor2D, W, tgt)),
       // W is a live variable owned by the model, so closing over it is safe here.
-      gradFunc: (dy, saved) => tf.matMul(dLogits(saved[0] as tf.Tensor2D, W, saved[1] as tf.Tensor1D, dy), W),
+      gradFunc: (dy, saved) => tf.tidy(() => tf.matMul(dLogits(saved[0] as tf.Tensor2D, W, saved[1] as tf.Tensor1D, dy), W)),
     };
   };
   return tf.customGrad(f as never)(h) as tf.Tensor;

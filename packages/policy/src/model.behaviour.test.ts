@@ -103,6 +103,12 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     const slow = tf.grads(loss(ref as typeof tokenLogprobs))([h, W]);
     expect(relError(fast[0].dataSync(), slow[0].dataSync())).toBeLessThan(1e-5);
     expect(relError(fast[1].dataSync(), slow[1].dataSync())).toBeLessThan(1e-5);
+    // A weight that is a variable (a model's LM head) is read at backward time instead of saved: same gradients.
+    const Wv = tf.variable(W, false);
+    const live = tf.grads(loss(tokenLogprobs))([h, Wv]);
+    expect(relError(live[0].dataSync(), slow[0].dataSync())).toBeLessThan(1e-5);
+    expect(relError(live[1].dataSync(), slow[1].dataSync())).toBeLessThan(1e-5);
+    tf.dispose([Wv, ...live]);
     // weightGrad: false gives the same hidden-state gradient.
     const onlyH = tf.grad((hh: tf.Tensor) => {
       const r = tokenLogprobs(hh as tf.Tensor3D, W, tg, { temperature: 0.7, weightGrad: false });

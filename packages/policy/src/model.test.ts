@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadModel } from './checkpoint.js';
 import type { Qwen3Model } from './model.js';
+import { DEFAULT_TRANSPOSE_CACHE_BYTES, setTransposeCacheLimit, transposeCacheBytes } from './ops.js';
 import { TEST_BACKENDS, TINY_DIR, reference, relError, tensorOf, useBackend } from './test-utils/fixtures.js';
 
 const ref = reference();
@@ -13,18 +14,27 @@ const D = 64;
 /** Only positions that are real tokens are compared (pad rows are garbage by design). */
 const real = (width: number) => (i: number) => maskData[Math.floor(i / width)] === 1;
 
-describe.each(TEST_BACKENDS)('Qwen3Model vs PyTorch on %s', (backend) => {
+// `uncached`: no weight transpose may be cached (a model larger than the cache, e.g. Qwen3-0.6B on
+// wasm), so every product runs as (W @ x^T)^T; the values and gradients must be the same.
+const cases = TEST_BACKENDS.flatMap((b) => [[b, 'cached'] as const, [b, 'uncached'] as const]);
+describe.each(cases)('Qwen3Model vs PyTorch on %s, weight transposes %s', (backend, cache) => {
   let model: Qwen3Model;
   let ids: tf.Tensor2D;
   let mask: tf.Tensor2D;
   beforeAll(async () => {
     await useBackend(backend);
+    setTransposeCacheLimit(cache === 'cached' ? DEFAULT_TRANSPOSE_CACHE_BYTES : 0);
     model = loadModel(TINY_DIR);
     ids = tensorOf(ref.get('input_ids')!) as tf.Tensor2D;
     mask = tensorOf(ref.get('attention_mask')!) as tf.Tensor2D;
   });
   afterAll(() => {
+    // the products above went the way this case names
+    if (cache === 'cached') expect(transposeCacheBytes()).toBeGreaterThan(0);
+    else expect(transposeCacheBytes()).toBe(0);
     model.dispose();
+    expect(transposeCacheBytes()).toBe(0);
+    setTransposeCacheLimit(DEFAULT_TRANSPOSE_CACHE_BYTES);
     tf.dispose([ids, mask]);
   });
 
@@ -75,4 +85,23 @@ describe.each(TEST_BACKENDS)('Qwen3Model vs PyTorch on %s', (backend) => {
     }
     tf.dispose([targets, tmask, w, embeds, value, grad, ...Object.values(grads)]);
   }, 300_000);
+
+  it('KV-cache decoding gives the logits of the full forward pass (rel. error <= 1e-4)', () => {
+    // row 0 of the reference batch (no padding): prefill its first 4 tokens, decode the rest one by one
+    const n = (maskData as Int32Array).subarray(0, T).reduce((a, b) => a + b, 0);
+    const row = tf.slice(ids, [0, 0], [1, n]) as tf.Tensor2D;
+    const full = tf.tidy(() => tf.reshape(model.logits({ ids: row }), [n, V]).arraySync() as number[][]);
+    const { logits, cache: kv } = model.prefill(tf.slice(row, [0, 0], [1, 4]) as tf.Tensor2D);
+    const steps = [logits.dataSync()];
+    logits.dispose();
+    const rowIds = row.dataSync();
+    for (let t = 4; t < n; t++) {
+      const l = model.decodeStep(kv, tf.tensor1d([rowIds[t]!], 'int32'));
+      steps.push(l.dataSync());
+      l.dispose();
+    }
+    kv.dispose();
+    row.dispose();
+    steps.forEach((s, k) => expect(relError(s, full[3 + k]!)).toBeLessThan(1e-4));
+  });
 });

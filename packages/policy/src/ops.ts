@@ -15,6 +15,20 @@ import '@tensorflow/tfjs';
 
 type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[] };
 
+/**
+ * `tf.customGrad` whose gradient function frees its temporaries when it returns. tfjs runs every
+ * custom gradient of a backward pass in the scope of the whole pass, so without this each one's
+ * intermediates (attention's `[M, S]` products, RMSNorm's and SwiGLU's elementwise terms) would
+ * stay alive until the pass ends.
+ */
+export function customGradTidy(f: GradFn): (...inputs: tf.Tensor[]) => tf.Tensor {
+  const wrapped = (...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const r = f(...args);
+    return { value: r.value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.tidy(() => r.gradFunc(dy, saved)) };
+  };
+  return tf.customGrad(wrapped as never) as unknown as (...inputs: tf.Tensor[]) => tf.Tensor;
+}
+
 /** Swap the last two axes (rank 2 to 4). */
 export function swapLast(x: tf.Tensor): tf.Tensor {
   const r = x.rank;
@@ -25,18 +39,50 @@ export function swapLast(x: tf.Tensor): tf.Tensor {
 }
 
 const transposeCache = new WeakMap<tf.Tensor, { dataId: object; t: tf.Tensor }>();
+/** Bytes held by cached transposes now, and the most they may hold (see `setTransposeCacheLimit`). */
+let cachedBytes = 0;
+/** Default of `setTransposeCacheLimit`: 256 MiB. */
+export const DEFAULT_TRANSPOSE_CACHE_BYTES = 256 * 2 ** 20;
+let cacheLimit = DEFAULT_TRANSPOSE_CACHE_BYTES;
+
+/**
+ * The most bytes of weight transposes kept in memory, process-wide (default 256 MiB). A weight whose
+ * transpose would go over it is multiplied as `(W @ x^T)^T` instead (same speed on wasm within
+ * 1.6x, no copy of W): a model larger than the budget, such as Qwen3-0.6B (2.4 GB of float32
+ * weights), then needs no second copy of its weights, which wasm's 4 GiB heap would not hold.
+ * Applies to transposes made after the call.
+ */
+export function setTransposeCacheLimit(bytes: number): void {
+  if (!(bytes >= 0)) throw new RangeError(`transpose cache limit must be >= 0 bytes, got ${bytes}`);
+  cacheLimit = bytes;
+}
+
+/** Bytes held by cached weight transposes now (for tests and memory reports). */
+export function transposeCacheBytes(): number {
+  return cachedBytes;
+}
+
+function dropCached(t: tf.Tensor): void {
+  if (t.isDisposed) return;
+  cachedBytes -= t.size * 4;
+  t.dispose();
+}
 
 /**
  * W^T of a weight variable, cached per data buffer: tfjs gives a variable a new `dataId` on every
  * `assign`, so an optimizer update invalidates the cache by itself. Only used as a value (the
- * gradient w.r.t. W is computed from W itself), so caching is safe under autodiff.
+ * gradient w.r.t. W is computed from W itself), so caching is safe under autodiff. `undefined`
+ * when W is a variable whose transpose the cache has no room for (see `setTransposeCacheLimit`).
  */
-export function cachedTranspose(W: tf.Tensor): tf.Tensor {
-  if (!(W instanceof tf.Variable)) return tf.transpose(W); // plain tensors: a transient transpose
+function cachedTranspose(W: tf.Tensor): tf.Tensor | undefined {
+  if (!(W instanceof tf.Variable)) return undefined; // plain tensors (e.g. saved for a gradient): no copy
   const hit = transposeCache.get(W);
   if (hit && hit.dataId === W.dataId && !hit.t.isDisposed) return hit.t;
-  if (hit && !hit.t.isDisposed) hit.t.dispose();
+  if (hit) dropCached(hit.t);
+  transposeCache.delete(W);
+  if (cachedBytes + W.size * 4 > cacheLimit) return undefined;
   const t = tf.keep(tf.transpose(W));
+  cachedBytes += t.size * 4;
   transposeCache.set(W, { dataId: W.dataId, t });
   return t;
 }
@@ -44,8 +90,20 @@ export function cachedTranspose(W: tf.Tensor): tf.Tensor {
 /** Free the cached transpose of a weight (call when disposing the weight). */
 export function releaseTranspose(W: tf.Tensor): void {
   const hit = transposeCache.get(W);
-  if (hit && !hit.t.isDisposed) hit.t.dispose();
+  if (hit) dropCached(hit.t);
   transposeCache.delete(W);
+}
+
+/**
+ * x `[N, in]` @ W^T for W `[out, in]` -> `[N, out]`, as a plain product: with W's cached transpose,
+ * or, when W is not a variable or the cache is full, as `(W @ x^T)^T` (transposes of x and of the
+ * result only, never a copy of W).
+ * Forward values only: callers give it their own gradient.
+ */
+export function matMulWT(x: tf.Tensor2D, W: tf.Tensor2D): tf.Tensor2D {
+  const wt = cachedTranspose(W);
+  if (wt) return tf.matMul(x, wt as tf.Tensor2D);
+  return tf.tidy(() => tf.transpose(tf.matMul(W, tf.transpose(x))) as tf.Tensor2D);
 }
 
 /**
@@ -62,20 +120,20 @@ export function linear2d(x: tf.Tensor2D, W: tf.Tensor2D, weightGrad = true): tf.
       // a plain-tensor W before the gradient is taken.
       (save as tf.GradSaveFunc)([W]);
       return {
-        value: tf.matMul(xx as tf.Tensor2D, cachedTranspose(W) as tf.Tensor2D),
+        value: matMulWT(xx as tf.Tensor2D, W),
         gradFunc: (dy, [sw]) => [tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D)],
       };
     };
-    return tf.customGrad(g as never)(x) as tf.Tensor2D;
+    return customGradTidy(g)(x) as tf.Tensor2D;
   }
   const f: GradFn = (xx, ww, save) => {
     (save as tf.GradSaveFunc)([xx as tf.Tensor, ww as tf.Tensor]);
     return {
-      value: tf.matMul(xx as tf.Tensor2D, cachedTranspose(ww as tf.Tensor) as tf.Tensor2D),
+      value: matMulWT(xx as tf.Tensor2D, ww as tf.Tensor2D),
       gradFunc: (dy, [sx, sw]) => [tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D), tf.matMul(swapLast(dy) as tf.Tensor2D, sx as tf.Tensor2D)],
     };
   };
-  return tf.customGrad(f as never)(x, W) as tf.Tensor2D;
+  return customGradTidy(f)(x, W) as tf.Tensor2D;
 }
 
 /**
@@ -90,7 +148,7 @@ export function matmul<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
       gradFunc: (dc, [sa, sb]) => [tf.matMul(dc, swapLast(sb)), tf.matMul(swapLast(sa), dc)],
     };
   };
-  return tf.customGrad(f as never)(a, b) as T;
+  return customGradTidy(f)(a, b) as T;
 }
 
 /**
