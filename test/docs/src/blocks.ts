@@ -24,7 +24,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface Marker {
+interface Marker {
   mode: 'run' | 'short' | 'skip';
   /** why the block is skipped or shortened (printed by the test), or a note */
   reason: string;
