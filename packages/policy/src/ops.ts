@@ -1,8 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
-// Gradient functions are registered by the @tensorflow/tfjs union package (tfjs-core alone registers
-// none, and its per-op ESM gradient files are not loadable by Node's ESM resolver). Every
-// differentiable module of this package imports this one.
-import '@tensorflow/tfjs';
+// tfjs-core's gradient functions, bundled at build time (scripts/tf-gradients.mjs says why): the Node build
+// of tfjs-core registers none. Every differentiable module of this package imports this one.
+import '../vendor/tf-gradients.js';
 
 /**
  * Matrix products that never ask the backend for a transposed operand.

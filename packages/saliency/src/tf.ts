@@ -1,6 +1,6 @@
-// Gradient functions are registered by the @tensorflow/tfjs union package: tfjs-core alone
-// registers none, and its per-op ESM gradient files do not load under Node's ESM resolver.
-import '@tensorflow/tfjs';
+// Loading @rlvr/policy registers tfjs-core's gradient functions (its vendor/tf-gradients.js): the Node
+// build of tfjs-core alone registers none.
+import '@rlvr/policy';
 import * as tf from '@tensorflow/tfjs-core';
 
 export { tf };

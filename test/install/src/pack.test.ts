@@ -4,12 +4,19 @@
  * dependencies linked from the repository's node_modules, so nothing is fetched), imported with `import` and with
  * `require` (Node >= 20.19 requires ES modules), and the installed bins run.
  */
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { satisfies } from 'semver';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BINS, PACKAGES, ROOT } from './packages.js';
 import { run, usageOf } from './run.js';
+
+interface Manifest {
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
 
 interface Packed {
   filename: string;
@@ -53,6 +60,24 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
     expect(files.filter((f) => /\.test\.|^src\/|tsbuildinfo/.test(f))).toEqual([]);
   });
 
+  it('declares its @rlvr dependencies as caret ranges that the sibling packages satisfy', () => {
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', p.name, 'package.json'), 'utf8')) as Manifest;
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies'] as const) {
+      for (const [dep, range] of Object.entries(manifest[field] ?? {})) {
+        const sibling = PACKAGES.find((q) => q.name === dep);
+        if (!sibling) continue;
+        // a caret range (changesets keeps it at the released version): patch releases of a sibling are taken, and
+        // one copy of @rlvr/core serves every package (an exact pin would install a second one)
+        expect({ dep, range }).toEqual({ dep, range: expect.stringMatching(/^\^\d+\.\d+\.\d+$/) });
+        expect({ dep, range, satisfiedBy: sibling.version }).toEqual({
+          dep,
+          range,
+          satisfiedBy: expect.toSatisfy((v: string) => satisfies(v, range)),
+        });
+      }
+    }
+  });
+
   it.each(p.subpaths)('%s loads with import and with require', async (sub) => {
     // a pattern subpath (./schema/*.json) is checked on every file of the tarball it matches
     const pattern = new RegExp(`^${sub.slice(2).replace(/[.]/g, '\\.').replace('*', '[^/]+')}$`);
@@ -71,6 +96,49 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
       expect({ spec, status: cjs.status, stderr: cjs.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(cjs.stdout).toBe(esm.stdout);
     }
+  });
+});
+
+describe('@rlvr/policy without the @tensorflow/tfjs union package', () => {
+  it('declares tfjs-core and its backends only, ships its gradient bundle, and differentiates with it', async () => {
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/@rlvr/policy/package.json'), 'utf8')) as Manifest;
+    expect(
+      Object.keys(manifest.dependencies ?? {})
+        .filter((d) => d.startsWith('@tensorflow/'))
+        .sort(),
+    ).toEqual(['@tensorflow/tfjs-backend-cpu', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-core']);
+    expect(packed.get('@rlvr/policy')!.files.map((f) => f.path)).toContain('vendor/tf-gradients.js');
+    // tfjs-core alone has no gradient for Square or MatMul; loading @rlvr/policy registers them (both module systems)
+    const code = (load: string) =>
+      `${load}; const g = tf.grads((x, w) => tf.sum(tf.square(tf.matMul(x, w))))([tf.tensor2d([[1, 2]]), tf.tensor2d([[3], [4]])]);` +
+      ' console.log(JSON.stringify(g.map((t) => Array.from(t.dataSync()))))';
+    const expected = `${JSON.stringify([
+      [66, 88],
+      [22, 44],
+    ])}\n`; // d/dx (xw)^2 = 2(xw) w^T, d/dw = 2 x^T (xw); xw = 11
+    const esm = await run(
+      process.execPath,
+      [
+        '--no-warnings',
+        '--input-type=module',
+        '-e',
+        code(
+          "const tf = await import('@tensorflow/tfjs-core'); const p = await import('@rlvr/policy'); await p.selectBackend({ backend: 'cpu' }, { info() {} })",
+        ),
+      ],
+      app,
+    );
+    expect({ status: esm.status, stderr: esm.stderr, stdout: esm.stdout }).toEqual({ status: 0, stderr: '', stdout: expected });
+    const cjs = await run(
+      process.execPath,
+      [
+        '--no-warnings',
+        '-e',
+        `(async () => { ${code("const tf = require('@tensorflow/tfjs-core'); const p = require('@rlvr/policy'); await p.selectBackend({ backend: 'cpu' }, { info() {} })")} })()`,
+      ],
+      app,
+    );
+    expect({ status: cjs.status, stderr: cjs.stderr, stdout: cjs.stdout }).toEqual({ status: 0, stderr: '', stdout: expected });
   });
 });
 

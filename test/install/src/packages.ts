@@ -9,6 +9,7 @@ export interface PackageInfo {
   /** folder under packages/ */
   dir: string;
   name: string;
+  version: string;
   /** bin name -> path relative to the package */
   bin: Record<string, string>;
   /** export subpaths other than ./package.json, e.g. '.', './http' */
@@ -18,10 +19,17 @@ export interface PackageInfo {
 export const PACKAGES: PackageInfo[] = readdirSync(join(ROOT, 'packages')).map((dir) => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as {
     name: string;
+    version: string;
     bin?: Record<string, string>;
     exports: Record<string, unknown>;
   };
-  return { dir, name: pkg.name, bin: pkg.bin ?? {}, subpaths: Object.keys(pkg.exports).filter((k) => k !== './package.json') };
+  return {
+    dir,
+    name: pkg.name,
+    version: pkg.version,
+    bin: pkg.bin ?? {},
+    subpaths: Object.keys(pkg.exports).filter((k) => k !== './package.json'),
+  };
 });
 
 export const BINS = PACKAGES.flatMap((p) => Object.entries(p.bin).map(([name, path]) => ({ pkg: p, name, path })));

@@ -1,4 +1,4 @@
-import '@tensorflow/tfjs'; // registers the gradients tfjs-core alone lacks (as @rlvr/saliency does)
+import '@rlvr/policy'; // registers the gradients tfjs-core alone lacks (as @rlvr/saliency does)
 import * as tf from '@tensorflow/tfjs-core';
 import { totalTokens, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
