@@ -93,6 +93,10 @@ export const METRIC = {
   timeUpdate: 'time/update_s',
   /** The advantage refreshes inside the update (`StepOptions.refresh`). */
   timeRefresh: 'time/refresh_s',
+  /** With policy workers: writing the parameters to the shared buffer the replicas re-load from, over the update. */
+  timeWeightSync: 'time/weight_sync_s',
+  /** With policy workers: summing the workers' gradients into tensors on the calling thread, over the update. */
+  timeGradReduce: 'time/grad_reduce_s',
 } as const;
 
 /** One of the fixed metric names. */

@@ -42,7 +42,7 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
   const adv = estimator.estimate(batch, signals);
   const advS = lap();
   refresh?.useSignals(batch, signals);
-  const { metrics } = trainer.step(batch, adv.advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(refresh === null ? {} : { refresh }) });
+  const { metrics } = await trainer.step(batch, adv.advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(refresh === null ? {} : { refresh }) });
   const updateS = lap();
   return {
     metrics: {
