@@ -108,7 +108,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     if (!interrupted) await exportModel(run.model, c.checkpoint, modelDir);
     return { outDir, estimator: c.estimator, seed: c.seed, steps: c.steps, evals: run.evals, secondsPerStep: median(run.stepSeconds), wallSeconds: (performance.now() - t0) / 1000, modelDir, resumedFrom: run.start, interrupted, completedSteps: step };
   } finally {
-    run.close();
+    await run.close();
   }
 }
 
