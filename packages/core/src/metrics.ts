@@ -93,7 +93,7 @@ export const METRIC = {
   timeUpdate: 'time/update_s',
   /** The advantage refreshes inside the update (`StepOptions.refresh`). */
   timeRefresh: 'time/refresh_s',
-  /** With policy workers: writing the parameters to the shared buffer the replicas re-load from, over the update. */
+  /** With policy workers: writing the parameters to the shared buffer, plus the slowest replica's re-load from it, over the update. */
   timeWeightSync: 'time/weight_sync_s',
   /** With policy workers: summing the workers' gradients into tensors on the calling thread, over the update. */
   timeGradReduce: 'time/grad_reduce_s',

@@ -32,5 +32,6 @@ export { policyCommands, policyInfoCommand, policyLogprobsCommand } from './comm
 export { PolicyWorkers, compiledModuleUrl } from './workers/engine.js';
 export type { PolicyWorkersOptions, RunTiming } from './workers/engine.js';
 export { paramLayout } from './workers/layout.js';
+export { splitRollouts } from './workers/split.js';
 export type { ParamLayout, ParamSlot } from './workers/layout.js';
 export type { WorkerContext, WorkerTask } from './workers/protocol.js';

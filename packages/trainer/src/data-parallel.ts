@@ -1,5 +1,5 @@
 import { type RolloutBatch, planMicroBatches } from '@rlvr/core';
-import { compiledModuleUrl, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
+import { compiledModuleUrl, splitRollouts, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { addTokenSums, maskOf, type StepLossInput, type Tally } from './loss.js';
 import type { GradientTaskInput, GradientTaskResult } from './workers/gradient-task.js';
@@ -8,23 +8,11 @@ let taskUrl: string | null = null;
 
 /**
  * The rows of one optimizer step in micro-batch planning order (shortest first), cut into `n`
- * contiguous chunks of about equal padded length: one per worker, some possibly empty. Depends on
- * the data and `n` only; with `n` = 1 it is every row, so the worker plans the same micro-batches
- * as the in-process update.
+ * contiguous chunks of about equal padded length (`splitRollouts`): one per worker. With `n` = 1
+ * it is every row, so the worker plans the same micro-batches as the in-process update.
  */
 export function splitRows(batch: RolloutBatch, rows: readonly number[], tokenBudget: number, n: number): number[][] {
-  const order = planMicroBatches(batch, tokenBudget, maskOf(batch.numRollouts, rows)).flat();
-  const cost = order.map((i) => batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! + batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
-  const total = cost.reduce((a, b) => a + b, 0);
-  const chunks: number[][] = Array.from({ length: n }, () => []);
-  let acc = 0;
-  order.forEach((row, k) => {
-    // the chunk this row's midpoint falls in: balanced by length, contiguous, in order
-    const w = Math.min(n - 1, Math.floor(((acc + cost[k]! / 2) * n) / Math.max(total, 1)));
-    chunks[w]!.push(row);
-    acc += cost[k]!;
-  });
-  return chunks;
+  return splitRollouts(batch, planMicroBatches(batch, tokenBudget, maskOf(batch.numRollouts, rows)).flat(), n);
 }
 
 /**
@@ -38,6 +26,8 @@ export async function parallelGradients(workers: PolicyWorkers, model: Qwen3Mode
   tally.weightSyncSeconds += workers.publish(model);
   const chunks = splitRows(input.batch, rows, input.config.tokenBudget, workers.size);
   const results = await workers.run<GradientTaskInput, GradientTaskResult>(taskUrl, 'gradientShare', chunks.map((chunk) => ({ ...input, rows: chunk })));
+  // the replicas re-load in parallel, before their task: the slowest one is on the step's critical path
+  tally.weightSyncSeconds += Math.max(0, ...(workers.lastRun?.reload ?? []));
   const t0 = performance.now();
   let loss = 0;
   for (const r of results) {

@@ -27,7 +27,7 @@ export interface Tally {
   refreshSeconds: number;
   refreshDiff: number;
   refreshAbs: number;
-  /** with policy workers: seconds publishing the weights, and summing the workers' gradients */
+  /** with policy workers: seconds publishing the weights (+ the slowest replica's re-load), and summing the workers' gradients */
   weightSyncSeconds: number;
   gradReduceSeconds: number;
 }

@@ -2,10 +2,10 @@ import { FINISH_CODES, METRIC, estimatorMetricName, getSpans } from '@rlvr/core'
 import type { RolloutBatch } from '@rlvr/core';
 import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
-import type { Tokenizer } from '@rlvr/policy';
+import type { PolicyWorkers, Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
 import type { PolicySampler } from '@rlvr/rollout';
-import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
+import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '@rlvr/report';
 import type { TrainConfig } from './config.js';
@@ -22,8 +22,9 @@ export interface StepOutput {
 /**
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
+ * With `workers` (those of `trainer`), the signals are computed on them too.
  */
-export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null): Promise<StepOutput> {
+export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null, workers?: PolicyWorkers): Promise<StepOutput> {
   const r = config.rollout;
   const lap = stopwatch();
   const { batch, texts } = await sampleGroups(
@@ -37,7 +38,8 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
   });
   const verifyS = lap();
   const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
-  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, plan, { padId, tokenBudget: config.trainer.tokenBudget });
+  const pass = { padId, tokenBudget: config.trainer.tokenBudget };
+  const { signals, oldLogprobs } = workers ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass) : computeSignals(trainer.model, batch, plan, pass);
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
   const advS = lap();
