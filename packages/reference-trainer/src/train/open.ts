@@ -14,8 +14,8 @@ import { writeFileAtomic } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
 import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
-import type { PolicySampler, PromptBuilder } from '@rlvr/rollout';
+import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
+import type { PromptBuilder, Sampler } from '@rlvr/rollout';
 import { parseSignalConfig } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
@@ -67,7 +67,8 @@ export interface OpenRun {
   model: Qwen3Model;
   tokenizer: Tokenizer;
   trainer: Trainer;
-  sampler: PolicySampler;
+  /** the step's sampler: the policy's, on the policy workers when there are some */
+  sampler: Sampler;
   /** token ids that end a completion; the first pads */
   eosIds: number[];
   prompts: PromptBuilder;
@@ -163,7 +164,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       model,
       tokenizer,
       trainer,
-      sampler,
+      sampler: workers === undefined ? sampler : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.rollout.batchSize, eosTokenIds: eosIds } }),
       eosIds,
       prompts,
       evalTasks,

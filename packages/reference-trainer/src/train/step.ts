@@ -4,7 +4,7 @@ import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
 import type { PolicyWorkers, Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
-import type { PolicySampler } from '@rlvr/rollout';
+import type { Sampler } from '@rlvr/rollout';
 import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '@rlvr/report';
@@ -22,9 +22,10 @@ export interface StepOutput {
 /**
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
- * With `workers` (those of `trainer`), the signals are computed on them too.
+ * With `workers` (those of `trainer`), the signals are computed on them too (and `sampler` may
+ * decode on them: `workerSampler`).
  */
-export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: PolicySampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null, workers?: PolicyWorkers): Promise<StepOutput> {
+export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: Sampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null, workers?: PolicyWorkers): Promise<StepOutput> {
   const r = config.rollout;
   const lap = stopwatch();
   const { batch, texts } = await sampleGroups(

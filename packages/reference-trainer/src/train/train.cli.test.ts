@@ -159,7 +159,7 @@ describe('rlvr train', () => {
     expect(flags.stderr).toMatch(/differs in rollout\.temperature: the run has 1, given 0\.7; seed: the run has 0, given 5 \(/);
   });
 
-  test('--workers: 2 policy workers train within rounding of 1 (this thread only), and a checkpoint written with 2 resumes with 1', async () => {
+  test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
     const two = join(root, 'workers-2');
     const one = join(root, 'workers-1');
     const [a, b] = await Promise.all([rlvr('train', '--config', cfg, '--out', two, '--workers', '2', '--steps', '2'), rlvr('train', '--config', cfg, '--out', one, '--workers', '1', '--steps', '2')]);
