@@ -69,6 +69,8 @@ export interface OpenRun {
   trainer: Trainer;
   /** the step's sampler: the policy's, on the policy workers when there are some */
   sampler: Sampler;
+  /** the held-out evaluation's sampler on the policy workers (none without workers: `heldOutEval` decodes in this thread) */
+  evalSampler: Sampler | undefined;
   /** token ids that end a completion; the first pads */
   eosIds: number[];
   prompts: PromptBuilder;
@@ -165,6 +167,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       tokenizer,
       trainer,
       sampler: workers === undefined ? sampler : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.rollout.batchSize, eosTokenIds: eosIds } }),
+      evalSampler: workers === undefined ? undefined : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.eval.batchSize, eosTokenIds: eosIds, padTokenId: eosIds[0] } }),
       eosIds,
       prompts,
       evalTasks,
