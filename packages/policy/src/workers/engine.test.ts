@@ -50,12 +50,18 @@ describe('PolicyWorkers', () => {
     const stale = await engine.run<{ ids: number[] }, { data: number[] }>(TASKS, 'logits', [{ ids }, { ids }]);
     expect(stale[0]!.data).toEqual(before);
     expect(engine.lastRun!.reload).toEqual([0, 0]);
-    engine.publish(model);
+    expect(engine.publish(model)).toBeGreaterThan(0);
+    // nothing assigned since: a second publish is free and re-loads nothing
+    const count = engine.publishStats.count;
+    expect(engine.publish(model)).toBe(0);
+    expect(engine.publishStats.count).toBe(count);
     const fresh = await engine.run<{ ids: number[] }, { data: number[] }>(TASKS, 'logits', [{ ids }, { ids }]);
     const want = mainLogits(model);
     expect(want).not.toEqual(before);
     expect(fresh.map((o) => o.data)).toEqual([want, want]);
     expect(engine.lastRun!.reload.every((s) => s > 0)).toBe(true);
+    await engine.run(TASKS, 'logits', [{ ids }, { ids }]);
+    expect(engine.lastRun!.reload).toEqual([0, 0]);
     w.assign(old);
     old.dispose();
     engine.publish(model);

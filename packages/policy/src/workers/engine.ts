@@ -76,6 +76,8 @@ export class PolicyWorkers {
   #publishSeconds = 0;
   #publishes = 0;
   #lastRun: RunTiming | null = null;
+  /** the model and the data of its variables at the last publish: a variable's `dataId` changes on every `assign` */
+  #published: { model: Qwen3Model; dataIds: object[] } | null = null;
 
   private constructor(model: Qwen3Model, options: PolicyWorkersOptions) {
     if (!Number.isInteger(options.workers) || options.workers < 1) throw new PolicyError('invalid_config', `workers must be an integer >= 1, got ${options.workers}`, { field: 'workers' });
@@ -136,14 +138,21 @@ export class PolicyWorkers {
 
   /**
    * Write `model`'s parameters (the same config as the replicas) into the shared buffer; every
-   * replica re-loads them before its next task. Not while a run is in flight. Returns the seconds.
+   * replica re-loads them before its next task. Free when none of the model's variables was
+   * assigned since the last publish of the same model (nothing is copied, nothing re-loads). Not
+   * while a run is in flight. Returns the seconds.
    */
   publish(model: Qwen3Model): number {
     this.#checkUsable();
+    if (this.#pending) throw new PolicyError('engine_busy', 'publish while a run is in flight: the replicas are reading the weights');
+    const vars = this.layout.slots.map((slot) => model.params.get(slot.name));
+    const last = this.#published;
+    if (last !== null && last.model === model && vars.every((v, k) => v?.dataId === last.dataIds[k])) return 0;
     if (JSON.stringify(model.config) !== this.#configJson) throw new PolicyError('invalid_input', 'publish: the model has another config than the replicas', { field: 'config' });
     const t0 = performance.now();
-    for (const slot of this.layout.slots) this.#params.set(model.params.get(slot.name)!.dataSync() as Float32Array, slot.offset);
+    this.layout.slots.forEach((slot, k) => this.#params.set(vars[k]!.dataSync() as Float32Array, slot.offset));
     Atomics.add(this.#version, 0, 1);
+    this.#published = { model, dataIds: vars.map((v) => v!.dataId) };
     const s = (performance.now() - t0) / 1000;
     this.#publishSeconds += s;
     this.#publishes++;
