@@ -207,7 +207,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
 }
 
 /** The worker threads of `workers`: `auto` is the machine's available parallelism. */
-export function workerCount(workers: TrainConfig['workers']): number {
+function workerCount(workers: TrainConfig['workers']): number {
   return workers === 'auto' ? availableParallelism() : workers;
 }
 
