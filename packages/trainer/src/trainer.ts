@@ -38,8 +38,8 @@ export interface StepOptions {
 
 /** A trainer's state at the start of a step (see `Trainer.step`: all or nothing). */
 interface Saved {
-  params: Map<string, tf.Tensor>;
-  optimizer: AdamWSnapshot;
+  /** with several optimizer steps per call: what they change */
+  tensors: { params: Map<string, tf.Tensor>; optimizer: AdamWSnapshot } | null;
   steps: number;
   skipped: number;
   rng: number[];
@@ -110,7 +110,8 @@ export class Trainer {
    * Update the policy from `batch` and its per-token `advantages`.
    * Runs `epochs` passes of `miniBatches` optimizer steps each. All or nothing: if anything fails
    * (bad input, a refresh that throws, a policy worker that dies), the parameters, the optimizer
-   * state, the counters and the shuffling RNG are as they were before the call.
+   * state, the counters and the shuffling RNG are as they were before the call. (With several
+   * optimizer steps, the parameters and moments of the call's start stay alive until it ends.)
    */
   async step(batch: RolloutBatch, advantages: AdvantageInput, options: StepOptions = {}): Promise<StepResult> {
     const cfg = this.config;
@@ -132,7 +133,8 @@ export class Trainer {
     const skippedBefore = this.#skipped;
     const stepsBefore = this.#steps;
     let firstFault: string | null = null;
-    const saved = this.#snapshot();
+    // one optimizer step applies at its very end: only several need the old tensors kept for a rollback
+    const saved = this.#snapshot(cfg.epochs * cfg.miniBatches > 1);
     try {
       if (rows.length > 0) {
         if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
@@ -162,8 +164,10 @@ export class Trainer {
       this.#rollback(saved);
       throw e;
     } finally {
-      tf.dispose([...saved.params.values()]);
-      tf.dispose([...saved.optimizer.moments.values()].flatMap((mo) => [mo.m, mo.v]));
+      if (saved.tensors) {
+        tf.dispose([...saved.tensors.params.values()]);
+        tf.dispose([...saved.tensors.optimizer.moments.values()].flatMap((mo) => [mo.m, mo.v]));
+      }
     }
     const seconds = (performance.now() - t0) / 1000;
     const n = Math.max(tally.tokens, 1);
@@ -214,14 +218,20 @@ export class Trainer {
     return { config: this.config, padId: this.#padId, batch, adv, old, ref, scale: lossScale(this.config, batch, rows, maxLen) };
   }
 
-  /** The state a failed step puts back: parameter and moment clones (sharing data, no copy), counters, RNG. */
-  #snapshot(): Saved {
-    return { params: new Map([...this.model.params].map(([k, v]) => [k, tf.clone(v)])), optimizer: this.optimizer.snapshot(), steps: this.#steps, skipped: this.#skipped, rng: this.#rng.getState() };
+  /**
+   * The state a failed step puts back: counters, RNG and, with `tensors`, parameter and moment
+   * clones (sharing data: no copy, but the old data stays alive until the step ends).
+   */
+  #snapshot(tensors: boolean): Saved {
+    const kept = tensors ? { params: new Map([...this.model.params].map(([k, v]) => [k, tf.clone(v)])), optimizer: this.optimizer.snapshot() } : null;
+    return { tensors: kept, steps: this.#steps, skipped: this.#skipped, rng: this.#rng.getState() };
   }
 
   #rollback(saved: Saved): void {
-    for (const [k, v] of this.model.params) v.assign(saved.params.get(k)!);
-    this.optimizer.rollback(saved.optimizer);
+    if (saved.tensors) {
+      for (const [k, v] of this.model.params) v.assign(saved.tensors.params.get(k)!);
+      this.optimizer.rollback(saved.tensors.optimizer);
+    }
     this.#steps = saved.steps;
     this.#skipped = saved.skipped;
     this.#rng = Rng.fromState(saved.rng);
