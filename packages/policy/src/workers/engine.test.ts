@@ -52,15 +52,18 @@ describe('PolicyWorkers', () => {
     expect(engine.lastRun!.reload).toEqual([0, 0]);
     expect(engine.publish(model)).toBeGreaterThan(0);
     // nothing assigned since: a second publish is free and re-loads nothing
-    const count = engine.publishStats.count;
+    const count = engine.syncStats.publishes;
     expect(engine.publish(model)).toBe(0);
-    expect(engine.publishStats.count).toBe(count);
+    expect(engine.syncStats.publishes).toBe(count);
     const fresh = await engine.run<{ ids: number[] }, { data: number[] }>(TASKS, 'logits', [{ ids }, { ids }]);
     const want = mainLogits(model);
     expect(want).not.toEqual(before);
     expect(fresh.map((o) => o.data)).toEqual([want, want]);
     expect(engine.lastRun!.reload.every((s) => s > 0)).toBe(true);
+    const reloaded = engine.syncStats.reloadSeconds;
+    expect(reloaded).toBeGreaterThanOrEqual(Math.max(...engine.lastRun!.reload));
     await engine.run(TASKS, 'logits', [{ ids }, { ids }]);
+    expect(engine.syncStats.reloadSeconds).toBe(reloaded);
     expect(engine.lastRun!.reload).toEqual([0, 0]);
     w.assign(old);
     old.dispose();

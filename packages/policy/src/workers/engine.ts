@@ -75,6 +75,7 @@ export class PolicyWorkers {
   #nextId = 0;
   #publishSeconds = 0;
   #publishes = 0;
+  #reloadSeconds = 0;
   #lastRun: RunTiming | null = null;
   /** the model and the data of its variables at the last publish: a variable's `dataId` changes on every `assign` */
   #published: { model: Qwen3Model; dataIds: object[] } | null = null;
@@ -121,9 +122,12 @@ export class PolicyWorkers {
     return engine;
   }
 
-  /** Publishes so far and the seconds they took on the calling thread (the weight sync). */
-  get publishStats(): { count: number; seconds: number } {
-    return { count: this.#publishes, seconds: this.#publishSeconds };
+  /**
+   * The weight sync so far: publishes that copied, their seconds on the calling thread, and the
+   * re-loads' seconds (per run, the slowest replica's: the replicas re-load in parallel).
+   */
+  get syncStats(): { publishes: number; publishSeconds: number; reloadSeconds: number } {
+    return { publishes: this.#publishes, publishSeconds: this.#publishSeconds, reloadSeconds: this.#reloadSeconds };
   }
 
   /** Where the time of the last `run` went. */
@@ -222,6 +226,7 @@ export class PolicyWorkers {
     p.reload[i] = m.reloadSeconds;
     if (--p.remaining === 0) {
       this.#lastRun = { wall: (performance.now() - p.t0) / 1000, task: p.task, reload: p.reload };
+      this.#reloadSeconds += Math.max(...p.reload);
       this.#settle();
       p.resolve(p.results);
     }

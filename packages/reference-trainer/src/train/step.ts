@@ -27,6 +27,7 @@ export interface StepOutput {
  */
 export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: Sampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null, workers?: PolicyWorkers): Promise<StepOutput> {
   const r = config.rollout;
+  const sync0 = syncSeconds(workers);
   const lap = stopwatch();
   const { batch, texts } = await sampleGroups(
     tasks.map((t) => ({ tokens: t.prompt })),
@@ -56,6 +57,8 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
       [METRIC.timeSignals]: signalsS,
       [METRIC.timeAdvantages]: advS,
       [METRIC.timeUpdate]: updateS,
+      // the step's weight sync: the first publish after the last update copies, wherever it happens
+      ...(workers === undefined ? {} : { [METRIC.timeWeightSync]: syncSeconds(workers) - sync0 }),
     },
     batch,
     adv,
@@ -99,6 +102,13 @@ export function sampleRecords(step: number, batch: RolloutBatch, adv: AdvantageR
 /** The sampling seed of step `step`: distinct per step, the same for every estimator. */
 function stepSeed(seed: number, step: number): number {
   return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
+}
+
+/** The seconds the workers have spent on the weight sync so far (0 without workers). */
+function syncSeconds(workers: PolicyWorkers | undefined): number {
+  if (workers === undefined) return 0;
+  const s = workers.syncStats;
+  return s.publishSeconds + s.reloadSeconds;
 }
 
 function stopwatch(): () => number {
