@@ -93,6 +93,14 @@ export const METRIC = {
   timeUpdate: 'time/update_s',
   /** The advantage refreshes inside the update (`StepOptions.refresh`). */
   timeRefresh: 'time/refresh_s',
+  /**
+   * With policy workers: the weight sync, writing the parameters to the shared buffer plus the
+   * slowest replica's re-load from it; over the update in `Trainer.step`'s metrics, over the
+   * whole step (sampling and signals included) in `rlvr train`'s.
+   */
+  timeWeightSync: 'time/weight_sync_s',
+  /** With policy workers: summing the workers' gradients into tensors on the calling thread, over the update. */
+  timeGradReduce: 'time/grad_reduce_s',
 } as const;
 
 /** One of the fixed metric names. */

@@ -58,6 +58,8 @@ sampling:
                         plain), plain (endpoint default: User:/Assistant: blocks) or chatml
   --batch-size N        local model: rows decoded together (default 16)
   --backend NAME        local model: auto, tensorflow, wasm or cpu (default auto)
+  --workers N|auto      local model: policy worker threads decoding side by side (default auto:
+                        one per available core; 1: this thread only); the samples are the same
 
 output:
   --out FILE            the JSON result (default eval-NAME-YYYYMMDD-HHMMSS.json in the current
@@ -94,6 +96,7 @@ export const evalCommand: Command = {
     template: { type: 'string' },
     'batch-size': { type: 'string' },
     backend: { type: 'string' },
+    workers: { type: 'string' },
     out: { type: 'string', short: 'o' },
     quiet: { type: 'boolean', short: 'q' },
   },
@@ -106,7 +109,7 @@ export const evalCommand: Command = {
     if (endpoint === undefined) {
       for (const flag of ['model-name', 'api-key', 'chat', 'concurrency', 'stream', 'token-ids'] as const) if (values[flag] !== undefined) throw usageError('goes with --endpoint', flag);
     } else {
-      for (const flag of ['batch-size', 'backend'] as const) if (values[flag] !== undefined) throw usageError('goes with --model', flag);
+      for (const flag of ['batch-size', 'backend', 'workers'] as const) if (values[flag] !== undefined) throw usageError('goes with --model', flag);
     }
     const files = (values.dataset as string[] | undefined) ?? [];
     if (files.length === 0) throw usageError('give at least one --dataset FILE');
@@ -133,6 +136,7 @@ export const evalCommand: Command = {
       template: values.template,
       batchSize: int(values, 'batch-size'),
       backend: values.backend,
+      workers: values.workers === undefined || values.workers === 'auto' ? values.workers : /^\d+$/.test(values.workers as string) ? Number(values.workers) : values.workers,
     };
     for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
     const { EvalOptionsSchema } = await import('./options.js');

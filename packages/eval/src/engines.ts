@@ -5,11 +5,12 @@
  * fits its context; the server answers `GET /models`.
  */
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ErrorLocation } from '@rlvr/core';
-import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
-import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { chatmlTemplate, httpSampler, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
+import { PolicyWorkers, loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
+import type { BackendName, Qwen3Model, Tokenizer } from '@rlvr/policy';
+import { chatmlTemplate, httpSampler, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
 import type { ApplyChatTemplate, PromptBuilder, SamplePrompt, Sampler } from '@rlvr/rollout';
 import { EvaluationError } from './errors.js';
 import { SampleFailure } from './evaluate.js';
@@ -73,7 +74,10 @@ export async function localEngine(o: EvalOptions, dir: string, questions: readon
   }
   const m = model;
   const tok = tokenizer;
+  let workers: PolicyWorkers | undefined;
   const close = () => {
+    // idle workers keep nothing alive: their termination finishes in the background
+    void workers?.close();
     m.dispose();
     tok.free();
   };
@@ -105,10 +109,13 @@ export async function localEngine(o: EvalOptions, dir: string, questions: readon
     if (o.maxTokens !== undefined && o.maxTokens > room) {
       throw new EvaluationError('invalid_options', `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the model's context is ${context} (at most ${room})`, longest.at);
     }
-    const sampler = policySampler(m, tok, { batchSize: o.batchSize });
-    const eos = [...sampler.eosTokenIds];
+    const local = policySampler(m, tok, { batchSize: o.batchSize });
+    const eos = [...local.eosTokenIds];
     if (eos.length === 0) throw new EvaluationError('load_failed', 'the model has no eos_token_id and its tokenizer no <|im_end|> or <|endoftext|>: completions could not end', { file: join(dir, 'config.json'), field: 'eos_token_id' });
     const eosSet = new Set(eos);
+    const threads = o.workers === 'auto' ? availableParallelism() : o.workers;
+    if (threads > 1) workers = await PolicyWorkers.start(m, { workers: threads, backend: backend as BackendName });
+    const sampler = workers === undefined ? local : workerSampler(workers, m, local, { modelDir: dir, options: { batchSize: o.batchSize, eosTokenIds: eos } });
     return {
       policy: { kind: 'model', dir: resolve(dir), parameters: m.numParameters(), backend, eosTokenIds: eos, template },
       sampler,

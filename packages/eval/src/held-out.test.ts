@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
+import { PolicyWorkers, loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { SyntheticOptionsSchema, modelChatTemplate, plainChatTemplate, promptBuilder, syntheticGenerator } from '@rlvr/rollout';
+import { SyntheticOptionsSchema, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, syntheticGenerator, workerSampler } from '@rlvr/rollout';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { greedyEval, heldOutEval } from './held-out.js';
 import type { HeldOutOptions, HeldOutTask } from './held-out.js';
@@ -67,6 +67,19 @@ describe('the one held-out evaluator gives the numbers of the evaluators it repl
 });
 
 describe('heldOutEval', () => {
+  test('on policy workers (workerSampler, 2 threads): the same counts as decoding in this thread', async () => {
+    const o = { ...BEFORE.train.options, greedy: false };
+    const workers = await PolicyWorkers.start(model, { workers: 2 });
+    try {
+      const base = policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! });
+      const sampler = workerSampler(workers, model, base, { modelDir: WARMUP, options: { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! } });
+      const r = await heldOutEval(model, tokenizer, tasks.train.slice(0, 16), { ...o, sampler });
+      expect(r.correct).toEqual(BEFORE.train.correct.slice(0, 16));
+      expect(workers.lastRun!.task.every((s) => s > 0)).toBe(true);
+    } finally {
+      await workers.close();
+    }
+  });
 
   test('at temperature 0 every sample is the greedy one: accuracy = pass@n = greedy accuracy', async () => {
     const few = tasks.train.slice(0, 24);

@@ -6,6 +6,7 @@
 import { Rng } from '@rlvr/core';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from '@rlvr/rollout';
+import type { Sampler } from '@rlvr/rollout';
 import { evaluateProblems } from './evaluate.js';
 import type { EvaluateResult } from './evaluate.js';
 
@@ -33,6 +34,12 @@ export interface HeldOutOptions {
   greedy: boolean;
   /** the first completions to return as text (default 0) */
   examples?: number;
+  /**
+   * decode with this sampler instead of a policy sampler on `model` in this thread, e.g.
+   * `workerSampler` of `@rlvr/rollout` on policy workers (built with `batchSize`, `eosIds` and
+   * `eosIds[0]` as padding, for the same samples)
+   */
+  sampler?: Sampler;
 }
 
 export type HeldOutResult = EvaluateResult;
@@ -40,7 +47,7 @@ export type HeldOutResult = EvaluateResult;
 /** Sample `n` completions per held-out problem with the KV-cache policy sampler and grade them (`evaluateProblems`). */
 export async function heldOutEval(model: Qwen3Model, tokenizer: Tokenizer, tasks: readonly HeldOutTask[], o: HeldOutOptions): Promise<HeldOutResult> {
   const eos = new Set(o.eosIds);
-  const sampler = policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! });
+  const sampler = o.sampler ?? policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! });
   const rng = new Rng(o.seed);
   return evaluateProblems(
     sampler,

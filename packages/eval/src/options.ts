@@ -82,6 +82,8 @@ export const EvalOptionsSchema = z
     batchSize: z.number().int().min(1).max(4096).default(16),
     /** local model only: the tfjs backend */
     backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
+    /** local model only: policy worker threads decoding in parallel (`auto`: the available parallelism; 1: this thread only) */
+    workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default('auto'),
     /** a longer question fails the evaluation before any work, naming its file and line */
     maxQuestionChars: z.number().int().min(1).default(DEFAULT_MAX_QUESTION_CHARS),
   })

@@ -110,7 +110,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
     const { apiKey: _k, maxTokens: _m, template: _t, ...rest } = o;
     // only the options that applied: no server options for a local model and the other way round
     const { chat: _c, concurrency: _n, stream: _s, tokenIds: _i, ...local } = rest;
-    const { batchSize: _b, backend: _d, ...remote } = rest;
+    const { batchSize: _b, backend: _d, workers: _w, ...remote } = rest;
     const options: EvalRunOptions = { ...(o.model !== undefined ? local : remote), maxTokens: engine.maxTokens, template: engine.policy.template } as EvalRunOptions;
     logger.info(`${describePolicy(engine.policy)}; ${datasets.length} dataset(s), ${o.n} sample(s) per problem, temperature ${o.temperature}, top-p ${o.temperature === 0 ? 1 : o.topP}, top-k ${o.temperature === 0 || o.topK === 0 ? 'off' : o.topK}, max ${engine.maxTokens} tokens`);
     const results: EvalDatasetResult[] = [];

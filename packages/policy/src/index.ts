@@ -30,3 +30,9 @@ export type { OpenPolicyDirOptions, PolicyDir, ModelChatTemplate } from './model
 export { completionLogprobs, packSequences } from './sequences.js';
 export type { SequenceRow, PackedSequences } from './sequences.js';
 export { policyCommands, policyInfoCommand, policyLogprobsCommand } from './commands.js';
+export { PolicyWorkers, compiledModuleUrl } from './workers/engine.js';
+export type { PolicyWorkersOptions, RunTiming } from './workers/engine.js';
+export { paramLayout } from './workers/layout.js';
+export { splitRollouts } from './workers/split.js';
+export type { ParamLayout, ParamSlot } from './workers/layout.js';
+export type { WorkerContext, WorkerTask } from './workers/protocol.js';

@@ -2,7 +2,7 @@
  * Pieces the commands share to turn flags into a config: the `--config` JSON object, `--plugin`
  * flags appended to its `plugins`. Errors are `ReferenceTrainerError`s naming the file.
  */
-import { intFlag } from '@rlvr/core';
+import { intFlag, usageError } from '@rlvr/core';
 import type { FlagSpec, FlagValues } from '@rlvr/core';
 import { ReferenceTrainerError } from './errors.js';
 import { readFile } from 'node:fs/promises';
@@ -49,4 +49,12 @@ export async function readConfigFile(file: string): Promise<unknown> {
   } catch (err) {
     throw new ReferenceTrainerError('invalid_config', `config is not JSON: ${(err as Error).message}`, { file }, { cause: err });
   }
+}
+
+/** `--workers N|auto`: a count of policy worker threads (1 .. 256) or `auto`; anything else is a usage error. */
+export function workersFlag(value: string): number | 'auto' {
+  if (value === 'auto') return value;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 256) throw usageError(`must be auto or an integer from 1 to 256, got ${JSON.stringify(value)}`, '--workers');
+  return n;
 }

@@ -33,6 +33,7 @@ export { CompletionResponseSchema, ChatResponseSchema } from './samplers/http-pr
 export { PolicySamplerOptionsSchema, policySampler } from './samplers/policy-sampler.js';
 export type { PolicySampler, PolicySamplerOptions, PolicySamplerOptionsInput, PolicySamplerHooks } from './samplers/policy-sampler.js';
 export { policyTokenBytes } from './samplers/policy-token-bytes.js';
+export { workerSampler } from './samplers/worker-sampler.js';
 export { pickToken } from './samplers/token-sampling.js';
 export type { TokenChoice, Picked } from './samplers/token-sampling.js';
 export { StopMatcher } from './samplers/stop-matcher.js';

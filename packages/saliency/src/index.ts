@@ -17,4 +17,5 @@ export type { SaliencyBackend, ModelBackendSpec, FusedBackendSpec, DataBackendSp
 export { saliencyBackends, getBackend, computeSaliency } from './registry.js';
 export { POLICY_SIGNALS, SIGNAL_REFRESH, SIGNAL_BOX, backendFor, checkSignals, parseSignalConfig, computeSignals, refreshSignals } from './signals.js';
 export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals, SignalRefresh } from './signals.js';
+export { computeSignalsOnWorkers } from './signals-workers.js';
 export { saliencyCommand, methods as saliencyMethods } from './command.js';

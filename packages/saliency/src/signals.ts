@@ -158,20 +158,27 @@ export interface BatchSignals {
  * micro-batched under `pass.tokenBudget`) when the estimator needs them.
  */
 export function computeSignals(model: Qwen3Model, batch: RolloutBatch, plan: SignalPlan, pass: { padId: number; tokenBudget: number }): BatchSignals {
-  const signals = new Signals(totalTokens(batch));
   const results: Record<string, SaliencyResult> = {};
+  for (const { backend, config } of plan.sources) results[backend.name] = backend.compute(model, batch, config);
+  return assembleSignals(batch, plan, results, () => batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
+}
+
+/** Whether `plan` needs a forward pass of its own for the policy signals (no fused backend gives them). */
+export function needsPolicyPass(plan: SignalPlan): boolean {
+  return plan.logprobsFrom === null && plan.needs.some((n) => POLICY_SIGNALS.includes(n));
+}
+
+/** The signals of `plan` from each source backend's result; `policyPass` runs when `needsPolicyPass(plan)`. */
+export function assembleSignals(batch: RolloutBatch, plan: SignalPlan, results: Record<string, SaliencyResult>, policyPass: () => { logprobs: Float32Array; entropy: Float32Array }): BatchSignals {
+  const signals = new Signals(totalTokens(batch));
   let oldLogprobs: Float32Array | undefined;
   let entropy: Float32Array | undefined;
-  for (const { backend, signal, config } of plan.sources) {
-    const result = backend.compute(model, batch, config);
-    results[backend.name] = result;
+  for (const { backend, signal } of plan.sources) {
+    const result = results[backend.name]!;
     signals.set(signal, result.scores);
     if (backend.name === plan.logprobsFrom) ({ logprobs: oldLogprobs, entropy } = result);
   }
-  const wantsPolicy = plan.needs.some((n) => POLICY_SIGNALS.includes(n));
-  if (wantsPolicy && (oldLogprobs === undefined || entropy === undefined)) {
-    ({ logprobs: oldLogprobs, entropy } = batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
-  }
+  if (needsPolicyPass(plan)) ({ logprobs: oldLogprobs, entropy } = policyPass());
   if (plan.needs.includes(SIGNAL_NAMES.logprobsOld)) signals.set(SIGNAL_NAMES.logprobsOld, oldLogprobs!);
   if (plan.needs.includes(SIGNAL_NAMES.entropy)) signals.set(SIGNAL_NAMES.entropy, entropy!);
   return oldLogprobs === undefined ? { signals, results } : { signals, oldLogprobs, results };

@@ -12,6 +12,12 @@ export const AdamWConfigSchema = z
   .strict();
 export type AdamWConfig = z.output<typeof AdamWConfigSchema>;
 
+/** What `AdamW.snapshot` returns; dispose its tensors with `tf.dispose`. */
+export interface AdamWSnapshot {
+  step: number;
+  moments: Map<string, { m: tf.Tensor; v: tf.Tensor }>;
+}
+
 /** The optimizer state of one parameter: first and second moments, same shape as it. */
 interface Moments {
   m: tf.Variable;
@@ -92,6 +98,27 @@ export class AdamW {
       }
       this.#moments.set(name, { m: tf.variable(tf.tensor(m.data, p.shape), false), v: tf.variable(tf.tensor(v.data, p.shape), false) });
     }
+  }
+
+  /** The state as it is now, for `rollback`: clones that share the moments' data, so it costs no copy. */
+  snapshot(): AdamWSnapshot {
+    return { step: this.step, moments: new Map([...this.#moments].map(([k, mo]) => [k, { m: tf.clone(mo.m), v: tf.clone(mo.v) }])) };
+  }
+
+  /** Put back the state of `snapshot` (moments created since are dropped); the snapshot stays the caller's to dispose. */
+  rollback(snap: AdamWSnapshot): void {
+    for (const [name, mo] of this.#moments) {
+      const was = snap.moments.get(name);
+      if (was === undefined) {
+        mo.m.dispose();
+        mo.v.dispose();
+        this.#moments.delete(name);
+      } else {
+        mo.m.assign(was.m);
+        mo.v.assign(was.v);
+      }
+    }
+    this.step = snap.step;
   }
 
   dispose(): void {

@@ -39,13 +39,13 @@ function fingerprint(model: Qwen3Model): number {
 const all = (B: number) => Array.from({ length: B }, (_, i) => i);
 
 describe('Trainer.step with options.refresh', () => {
-  it('minibatch: before every optimizer step after the first, for its rows, with the parameters of that moment', () => {
+  it('minibatch: before every optimizer step after the first, for its rows, with the parameters of that moment', async () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     const { refresh, calls } = recording('minibatch', batch);
     const trainer = new Trainer(model, { epochs: 3, miniBatches: 2, schedule: { lr: 1e-2 } });
     const start = fingerprint(model);
-    const { metrics } = trainer.step(batch, advantagesOf(batch), { refresh });
+    const { metrics } = await trainer.step(batch, advantagesOf(batch), { refresh });
     expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([[0, 1], [1, 0], [1, 1], [2, 0], [2, 1]]);
     // each pass's mini-batches split the batch; the first update of the step used the given advantages
     for (const pass of [1, 2]) expect(calls.filter((c) => c.ctx.pass === pass).flatMap((c) => c.rows).sort((a, b) => a - b)).toEqual(all(8));
@@ -59,62 +59,62 @@ describe('Trainer.step with options.refresh', () => {
     model.dispose();
   });
 
-  it('epoch: once before every pass after the first, for all rollouts', () => {
+  it('epoch: once before every pass after the first, for all rollouts', async () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     const { refresh, calls } = recording('epoch', batch);
-    new Trainer(model, { epochs: 3, miniBatches: 2 }).step(batch, advantagesOf(batch), { refresh });
+    await new Trainer(model, { epochs: 3, miniBatches: 2 }).step(batch, advantagesOf(batch), { refresh });
     expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([[1, 0], [2, 0]]);
     for (const c of calls) expect(c.rows).toEqual(all(8));
     model.dispose();
   });
 
-  it('only asks for the rollouts that train (masked truncated ones are not refreshed)', () => {
+  it('only asks for the rollouts that train (masked truncated ones are not refreshed)', async () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     batch.finish[2] = 1; // length
     const { refresh, calls } = recording('epoch', batch);
-    new Trainer(model, { epochs: 2, maskTruncated: true }).step(batch, advantagesOf(batch), { refresh });
+    await new Trainer(model, { epochs: 2, maskTruncated: true }).step(batch, advantagesOf(batch), { refresh });
     expect(calls[0]!.rows).toEqual(all(8).filter((i) => i !== 2));
     model.dispose();
   });
 
-  it('trains on what the refresh returns, and a refresh returning the given advantages changes nothing', () => {
+  it('trains on what the refresh returns, and a refresh returning the given advantages changes nothing', async () => {
     const batch = makeBatch(5, 2, 4);
     const adv = advantagesOf(batch);
-    const run = (options: { refresh?: AdvantageRefresh }) => {
+    const run = async (options: { refresh?: AdvantageRefresh }) => {
       const model = Qwen3Model.random(tinyConfig, 9);
-      new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 1e-2 } }).step(batch, adv, options);
+      await new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 1e-2 } }).step(batch, adv, options);
       const f = fingerprint(model);
       model.dispose();
       return f;
     };
-    const plain = run({});
-    expect(run({ refresh: recording('minibatch', batch).refresh })).toBe(plain);
+    const plain = await run({});
+    expect(await run({ refresh: recording('minibatch', batch).refresh })).toBe(plain);
     const doubled = adv.map((a) => 2 * a);
-    expect(run({ refresh: recording('minibatch', batch, doubled).refresh })).not.toBe(plain);
+    expect(await run({ refresh: recording('minibatch', batch, doubled).refresh })).not.toBe(plain);
   });
 
-  it('reports how far the refreshed advantages moved from the given ones', () => {
+  it('reports how far the refreshed advantages moved from the given ones', async () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     const adv = advantagesOf(batch);
     const { refresh } = recording('epoch', batch, adv.map((a) => 1.5 * a));
-    const { metrics } = new Trainer(model, { epochs: 2 }).step(batch, adv, { refresh });
+    const { metrics } = await new Trainer(model, { epochs: 2 }).step(batch, adv, { refresh });
     expect(metrics[METRIC.refreshChange]).toBeCloseTo(0.5, 6);
     model.dispose();
   });
 
-  it('refuses a refresh with an advantage callback, a result of the wrong length or a non-finite value', () => {
+  it('refuses a refresh with an advantage callback, a result of the wrong length or a non-finite value', async () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     const adv = advantagesOf(batch);
     const trainer = new Trainer(model, { epochs: 2 });
-    expect(() => trainer.step(batch, () => adv, { refresh: recording('epoch', batch).refresh })).toThrow(/either an advantage callback or options.refresh/);
-    expect(() => trainer.step(batch, adv, { refresh: recording('epoch', batch, new Float32Array(3)).refresh })).toThrow(/refreshed advantages has 3 values, expected/);
+    await expect(trainer.step(batch, () => adv, { refresh: recording('epoch', batch).refresh })).rejects.toThrow(/either an advantage callback or options.refresh/);
+    await expect(trainer.step(batch, adv, { refresh: recording('epoch', batch, new Float32Array(3)).refresh })).rejects.toThrow(/refreshed advantages has 3 values, expected/);
     const bad = adv.slice();
     bad[batch.completionOffsets[1]!] = Number.NaN;
-    expect(() => trainer.step(batch, adv, { refresh: recording('epoch', batch, bad).refresh })).toThrow(/rollout 1, field refresh: refreshed advantage of completion token 0 is NaN/);
+    await expect(trainer.step(batch, adv, { refresh: recording('epoch', batch, bad).refresh })).rejects.toThrow(/rollout 1, field refresh: refreshed advantage of completion token 0 is NaN/);
     model.dispose();
   });
 });

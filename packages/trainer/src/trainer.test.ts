@@ -47,7 +47,7 @@ function maxRelDiff(a: Map<string, tf.Tensor>, b: Map<string, tf.Tensor>): numbe
 }
 
 describe('Trainer temperature', () => {
-  it('computes new and recomputed old log-probs at trainer.temperature: the ratio is 1 at the old parameters', () => {
+  it('computes new and recomputed old log-probs at trainer.temperature: the ratio is 1 at the old parameters', async () => {
     const model = Qwen3Model.random(config, 5, 0.5);
     const batch = makeBatch(4, 2, 3);
     const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
@@ -67,8 +67,8 @@ describe('Trainer temperature', () => {
     const adv = advantagesOf(batch);
     const at1 = currentLogprobs(model, batch);
     const cold = new Trainer(model, { temperature: 0.7, schedule: { type: 'constant', lr: 1e-12 } });
-    expect(cold.step(batch, adv).metrics['kl/approx']).toBeLessThan(1e-6);
-    expect(cold.step(batch, adv, { oldLogprobs: at1 }).metrics['kl/approx']).toBeGreaterThan(1e-3);
+    expect((await cold.step(batch, adv)).metrics['kl/approx']).toBeLessThan(1e-6);
+    expect((await cold.step(batch, adv, { oldLogprobs: at1 })).metrics['kl/approx']).toBeGreaterThan(1e-3);
     model.dispose();
   });
 });
@@ -89,7 +89,7 @@ describe('Trainer gradients', () => {
     model.dispose();
   });
 
-  it("constant's divisor: lossConstantRows 'all' (TRL's dr_grpo) counts every rollout of the batch, 'kept' (default) the trained ones", () => {
+  it("constant's divisor: lossConstantRows 'all' (TRL's dr_grpo) counts every rollout of the batch, 'kept' (default) the trained ones", async () => {
     const model = Qwen3Model.random(config, 4);
     const batch = makeBatch(2, 3, 4); // 12 rollouts
     const kept = [0, 2, 3, 5, 8]; // e.g. the others masked as truncated
@@ -110,7 +110,7 @@ describe('Trainer gradients', () => {
     model.dispose();
   });
 
-  it('token weights act only through the advantages (stop-gradient)', () => {
+  it('token weights act only through the advantages (stop-gradient)', async () => {
     const model = Qwen3Model.random(config, 4);
     const batch = makeBatch(2, 1, 3);
     const rows = [0, 1, 2];
@@ -141,13 +141,13 @@ describe('Trainer gradients', () => {
 });
 
 describe('Trainer.step', () => {
-  it('raises the log-probs of positively-advantaged tokens and lowers the others', () => {
+  it('raises the log-probs of positively-advantaged tokens and lowers the others', async () => {
     const model = Qwen3Model.random(config, 5);
     const batch = makeBatch(3);
     const adv = advantagesOf(batch);
     const before = currentLogprobs(model, batch);
     const trainer = new Trainer(model, { schedule: { lr: 1e-2 }, epochs: 2, aggregation: 'token-mean' });
-    const { metrics } = trainer.step(batch, adv);
+    const { metrics } = await trainer.step(batch, adv);
     const after = currentLogprobs(model, batch);
     let up = 0;
     let down = 0;
@@ -166,42 +166,42 @@ describe('Trainer.step', () => {
     model.dispose();
   });
 
-  it('leaks no tensors over many steps', () => {
+  it('leaks no tensors over many steps', async () => {
     const model = Qwen3Model.random(config, 6);
     const batch = makeBatch(4);
     const adv = advantagesOf(batch);
     const trainer = new Trainer(model, { tokenBudget: 30, miniBatches: 2 });
-    trainer.step(batch, adv);
+    await trainer.step(batch, adv);
     const after1 = tf.memory().numTensors;
-    for (let k = 0; k < 10; k++) trainer.step(batch, adv);
+    for (let k = 0; k < 10; k++) await trainer.step(batch, adv);
     expect(tf.memory().numTensors).toBe(after1);
     model.dispose();
     trainer.optimizer.dispose();
   });
 
-  it('skips a non-finite update, counts it, names the parameter, and goes on', () => {
+  it('skips a non-finite update, counts it, names the parameter, and goes on', async () => {
     const model = Qwen3Model.random(config, 7);
     const batch = makeBatch(5);
     const adv = advantagesOf(batch);
     adv[0] = Number.NaN;
     const trainer = new Trainer(model);
     const before = model.toHost();
-    const { metrics } = trainer.step(batch, adv);
+    const { metrics } = await trainer.step(batch, adv);
     expect(metrics.skipped_updates).toBe(1);
     expect(metrics.first_nonfinite_param_index).toBeGreaterThanOrEqual(0);
     for (const [k, t] of model.toHost()) expect(Array.from(t.data)).toEqual(Array.from(before.get(k)!.data));
     adv[0] = 0;
-    expect(trainer.step(batch, adv).metrics.skipped_updates).toBe(0);
+    expect((await trainer.step(batch, adv)).metrics.skipped_updates).toBe(0);
     expect(trainer.skippedUpdates).toBe(1);
     model.dispose();
   });
 
-  it('refreshes advantages on each pass when given a function', () => {
+  it('refreshes advantages on each pass when given a function', async () => {
     const model = Qwen3Model.random(config, 8);
     const batch = makeBatch(6);
     const adv = advantagesOf(batch);
     const passes: number[] = [];
-    new Trainer(model, { epochs: 3 }).step(batch, (pass) => {
+    await new Trainer(model, { epochs: 3 }).step(batch, (pass) => {
       passes.push(pass);
       return adv;
     });
@@ -209,41 +209,41 @@ describe('Trainer.step', () => {
     model.dispose();
   });
 
-  it('uses caller-supplied old log-probs (the fused saliency pass) exactly like recomputed ones', () => {
+  it('uses caller-supplied old log-probs (the fused saliency pass) exactly like recomputed ones', async () => {
     const batch = makeBatch(12);
     const adv = advantagesOf(batch);
     const a = new Trainer(Qwen3Model.random(config, 13), { epochs: 2 });
     const b = new Trainer(Qwen3Model.random(config, 13), { epochs: 2 });
-    a.step(batch, adv);
-    b.step(batch, adv, { oldLogprobs: currentLogprobs(b.model, batch) });
+    await a.step(batch, adv);
+    await b.step(batch, adv, { oldLogprobs: currentLogprobs(b.model, batch) });
     const ha = a.model.toHost();
     for (const [k, t] of b.model.toHost()) {
       const x = ha.get(k)!.data;
       t.data.forEach((v, i) => expect(v).toBeCloseTo(x[i]!, 6));
     }
-    expect(() => b.step(batch, adv, { oldLogprobs: new Float32Array(2) })).toThrow(/oldLogprobs has 2 values/);
+    await expect(b.step(batch, adv, { oldLogprobs: new Float32Array(2) })).rejects.toThrow(/oldLogprobs has 2 values/);
   });
 
-  it('adds the KL to a frozen reference policy, which is zero while the policies agree', () => {
+  it('adds the KL to a frozen reference policy, which is zero while the policies agree', async () => {
     const batch = makeBatch(14);
     const ref = Qwen3Model.random(config, 15);
     const t = new Trainer(Qwen3Model.random(config, 15), { klCoef: 0.1, epochs: 2, schedule: { lr: 1e-2 } }, { refModel: ref });
-    const m1 = t.step(batch, advantagesOf(batch)).metrics;
-    const m2 = t.step(batch, advantagesOf(batch)).metrics;
+    const m1 = (await t.step(batch, advantagesOf(batch))).metrics;
+    const m2 = (await t.step(batch, advantagesOf(batch))).metrics;
     expect(m1['kl/ref']).toBeGreaterThanOrEqual(0);
     expect(m1['kl/ref']).toBeLessThan(m2['kl/ref']!); // pass 1 of step 1 has kl exactly 0
     expect(m2['kl/ref']).toBeGreaterThan(0);
   });
 
-  it('validates its inputs and config with clear errors', () => {
+  it('validates its inputs and config with clear errors', async () => {
     const model = Qwen3Model.random(config, 9);
     const batch = makeBatch(7);
-    expect(() => new Trainer(model).step(batch, new Float32Array(3))).toThrow(`advantages has 3 values, expected ${batch.completionTokens.length}`);
+    await expect(new Trainer(model).step(batch, new Float32Array(3))).rejects.toThrow(`advantages has 3 values, expected ${batch.completionTokens.length}`);
     expect(() => new Trainer(model, { clipLow: 2 } as never)).toThrow(/clipLow/);
     expect(() => new Trainer(model, { klCoef: 0.1 })).toThrow(/needs a frozen reference model/);
-    expect(() => new Trainer(model, { oldLogprobs: 'behavior' }).step(batch, advantagesOf(batch))).toThrow(/needs batch.behaviorLogprobs/);
+    await expect(new Trainer(model, { oldLogprobs: 'behavior' }).step(batch, advantagesOf(batch))).rejects.toThrow(/needs batch.behaviorLogprobs/);
     const noPrompt = batchFromRows([{ group: 0, completion: [1, 2], reward: 1 }, { group: 0, completion: [3], reward: 0 }]);
-    expect(() => new Trainer(model).step(noPrompt, new Float32Array(3))).toThrow(TrainerError);
+    await expect(new Trainer(model).step(noPrompt, new Float32Array(3))).rejects.toThrow(TrainerError);
     model.dispose();
   });
 });
@@ -253,12 +253,12 @@ describe('Trainer checkpoints', () => {
     const batches = [0, 1, 2, 3, 4, 5].map((k) => makeBatch(10 + k));
     const cfg = { schedule: { type: 'linear' as const, lr: 5e-3, warmupSteps: 2, totalSteps: 12 }, miniBatches: 2, epochs: 1, seed: 3 };
     const straight = new Trainer(Qwen3Model.random(config, 11), cfg);
-    for (const b of batches) straight.step(b, advantagesOf(b));
+    for (const b of batches) await straight.step(b, advantagesOf(b));
 
     const root = await mkdtemp(join(tmpdir(), 'rlvr-trainer-'));
     const store = new CheckpointStore(root);
     const first = new Trainer(Qwen3Model.random(config, 11), cfg);
-    for (const b of batches.slice(0, 3)) first.step(b, advantagesOf(b));
+    for (const b of batches.slice(0, 3)) await first.step(b, advantagesOf(b));
     const dir = await first.save(store, { cursor: 3 });
     first.model.dispose();
 
@@ -266,7 +266,7 @@ describe('Trainer checkpoints', () => {
     const state = await resumed.restore(store, (await store.latest())!);
     expect(dir).toBe(await store.latest());
     expect(state).toEqual({ cursor: 3 });
-    for (const b of batches.slice(state.cursor as number)) resumed.step(b, advantagesOf(b));
+    for (const b of batches.slice(state.cursor as number)) await resumed.step(b, advantagesOf(b));
     for (const [k, t] of straight.model.toHost()) expect(Array.from(resumed.model.toHost().get(k)!.data)).toEqual(Array.from(t.data));
     expect(resumed.steps).toBe(straight.steps);
 

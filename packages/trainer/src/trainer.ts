@@ -1,13 +1,12 @@
 import { join } from 'node:path';
-import { type RolloutBatch, type PackedRollouts, METRIC, Rng, gatherPacked, packRollouts, parseConfig, planMicroBatches, totalTokens, validateBatch } from '@rlvr/core';
-import { CheckpointReader, SafetensorsFile, batchLogprobs, microBatchLogprobs, saveModel, writeSafetensors, type Qwen3Model } from '@rlvr/policy';
+import { type RolloutBatch, METRIC, Rng, parseConfig, totalTokens, validateBatch } from '@rlvr/core';
+import { CheckpointReader, SafetensorsFile, batchLogprobs, saveModel, writeSafetensors, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
-import { AdamW, clipGradNorm } from './adamw.js';
+import { AdamW, clipGradNorm, type AdamWSnapshot } from './adamw.js';
 import { learningRate } from './schedule.js';
-import { clippedSurrogate } from './surrogate.js';
-import { aggregate, aggregationScale, type AggregationScale } from './aggregate.js';
-import { klPenalty } from './kl.js';
+import { accumulateGradients, emptyTally, lossScale, maskOf, type StepLossInput, type Tally } from './loss.js';
+import { parallelGradients } from './data-parallel.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
@@ -37,26 +36,32 @@ export interface StepOptions {
   refresh?: AdvantageRefresh;
 }
 
-export interface StepResult {
-  metrics: Record<string, number>;
+/** A trainer's state at the start of a step (see `Trainer.step`: all or nothing). */
+interface Saved {
+  /** with several optimizer steps per call: what they change */
+  tensors: { params: Map<string, tf.Tensor>; optimizer: AdamWSnapshot } | null;
+  steps: number;
+  skipped: number;
+  rng: number[];
 }
 
-/** Sums gathered over the micro-batches of a step, turned into metrics at the end. */
-interface Tally {
-  tokens: number;
-  clipLow: number;
-  clipHigh: number;
-  approxKl: number;
-  entropy: number;
-  refKl: number;
-  loss: number;
-  updates: number;
-  gradNorm: number;
-  /** advantage refreshes, the seconds they took, sum |refreshed - given| and sum |given| over their tokens */
-  refreshes: number;
-  refreshSeconds: number;
-  refreshDiff: number;
-  refreshAbs: number;
+/** What a `Trainer` is built with besides its config. */
+export interface TrainerOptions {
+  /** frozen reference model of the KL term (needed when klCoef > 0) */
+  refModel?: Qwen3Model;
+  /** token id of padding (default 0) */
+  padId?: number;
+  /**
+   * Policy workers holding replicas of `model` (`PolicyWorkers.start(model, ...)`): each optimizer
+   * step's gradients are then computed data-parallel, the rows split into contiguous chunks, one
+   * per worker, and summed here in worker order; the AdamW update runs on `model`. The caller
+   * starts and closes them.
+   */
+  workers?: PolicyWorkers;
+}
+
+export interface StepResult {
+  metrics: Record<string, number>;
 }
 
 /**
@@ -72,13 +77,14 @@ export class Trainer {
   readonly optimizer: AdamW;
   readonly #refModel: Qwen3Model | undefined;
   readonly #padId: number;
+  readonly #workers: PolicyWorkers | undefined;
   #rng: Rng;
   /** optimizer steps attempted, skipped ones included (the LR schedule's clock) */
   #steps = 0;
   /** updates skipped because the loss or a gradient was not finite */
   #skipped = 0;
 
-  constructor(model: Qwen3Model, config: TrainerConfigInput = {}, options: { refModel?: Qwen3Model; padId?: number } = {}) {
+  constructor(model: Qwen3Model, config: TrainerConfigInput = {}, options: TrainerOptions = {}) {
     this.config = parseConfig(TrainerConfigSchema, config, 'trainer');
     if (this.config.klCoef > 0 && options.refModel === undefined) {
       throw new TrainerError('invalid_config', 'klCoef > 0 needs a frozen reference model (options.refModel)', { field: 'klCoef' });
@@ -87,6 +93,8 @@ export class Trainer {
     this.optimizer = new AdamW(this.config.optimizer);
     this.#refModel = options.refModel;
     this.#padId = options.padId ?? 0;
+    this.#workers = options.workers;
+    if (options.workers) checkReplicas(options.workers, model);
     this.#rng = new Rng(this.config.seed);
   }
 
@@ -100,9 +108,12 @@ export class Trainer {
 
   /**
    * Update the policy from `batch` and its per-token `advantages`.
-   * Runs `epochs` passes of `miniBatches` optimizer steps each.
+   * Runs `epochs` passes of `miniBatches` optimizer steps each. All or nothing: if anything fails
+   * (bad input, a refresh that throws, a policy worker that dies), the parameters, the optimizer
+   * state, the counters and the shuffling RNG are as they were before the call. (With several
+   * optimizer steps, the parameters and moments of the call's start stay alive until it ends.)
    */
-  step(batch: RolloutBatch, advantages: AdvantageInput, options: StepOptions = {}): StepResult {
+  async step(batch: RolloutBatch, advantages: AdvantageInput, options: StepOptions = {}): Promise<StepResult> {
     const cfg = this.config;
     validateBatch(batch);
     const T = totalTokens(batch);
@@ -122,28 +133,40 @@ export class Trainer {
     const skippedBefore = this.#skipped;
     const stepsBefore = this.#steps;
     let firstFault: string | null = null;
-    if (rows.length > 0) {
-      if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
-        throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`, { field: 'oldLogprobs' });
-      }
-      const { refresh } = options;
-      if (refresh !== undefined && typeof advantages === 'function') {
-        throw new TrainerError('invalid_input', 'pass either an advantage callback or options.refresh, not both: both recompute the advantages during the step', { field: 'refresh' });
-      }
-      const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
-      const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
-      const given = typeof advantages === 'function' ? null : checkLength(advantages, T, 'advantages');
-      for (let pass = 0; pass < cfg.epochs; pass++) {
-        let adv = given ?? checkLength((advantages as (pass: number) => Float32Array)(pass), T, 'advantages');
-        if (refresh?.every === 'epoch' && pass > 0) adv = this.#refresh(refresh, batch, rows, { pass, miniBatch: 0 }, given!, tally);
-        const order = this.#rng.shuffle([...rows]);
-        const per = Math.ceil(order.length / cfg.miniBatches);
-        for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
-          const mb = order.slice(m * per, (m + 1) * per);
-          const advMb = refresh?.every === 'minibatch' && (pass > 0 || m > 0) ? this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally) : adv;
-          const fault = this.#update(batch, mb, advMb, old, ref, maxLen, tally);
-          firstFault ??= fault;
+    // one optimizer step applies at its very end: only several need the old tensors kept for a rollback
+    const saved = this.#snapshot(cfg.epochs * cfg.miniBatches > 1);
+    try {
+      if (rows.length > 0) {
+        if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
+          throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`, { field: 'oldLogprobs' });
         }
+        const { refresh } = options;
+        if (refresh !== undefined && typeof advantages === 'function') {
+          throw new TrainerError('invalid_input', 'pass either an advantage callback or options.refresh, not both: both recompute the advantages during the step', { field: 'refresh' });
+        }
+        const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
+        const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
+        const given = typeof advantages === 'function' ? null : checkLength(advantages, T, 'advantages');
+        for (let pass = 0; pass < cfg.epochs; pass++) {
+          let adv = given ?? checkLength((advantages as (pass: number) => Float32Array)(pass), T, 'advantages');
+          if (refresh?.every === 'epoch' && pass > 0) adv = this.#refresh(refresh, batch, rows, { pass, miniBatch: 0 }, given!, tally);
+          const order = this.#rng.shuffle([...rows]);
+          const per = Math.ceil(order.length / cfg.miniBatches);
+          for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
+            const mb = order.slice(m * per, (m + 1) * per);
+            const advMb = refresh?.every === 'minibatch' && (pass > 0 || m > 0) ? this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally) : adv;
+            const fault = await this.#update(batch, mb, advMb, old, ref, maxLen, tally);
+            firstFault ??= fault;
+          }
+        }
+      }
+    } catch (e) {
+      this.#rollback(saved);
+      throw e;
+    } finally {
+      if (saved.tensors) {
+        tf.dispose([...saved.tensors.params.values()]);
+        tf.dispose([...saved.tensors.optimizer.moments.values()].flatMap((mo) => [mo.m, mo.v]));
       }
     }
     const seconds = (performance.now() - t0) / 1000;
@@ -171,6 +194,10 @@ export class Trainer {
       metrics[METRIC.refreshChange] = tally.refreshAbs > 0 ? tally.refreshDiff / tally.refreshAbs : 0;
       metrics[METRIC.timeRefresh] = tally.refreshSeconds;
     }
+    if (this.#workers) {
+      metrics[METRIC.timeWeightSync] = tally.weightSyncSeconds;
+      metrics[METRIC.timeGradReduce] = tally.gradReduceSeconds;
+    }
     if (firstFault !== null) metrics[METRIC.firstNonfiniteParamIndex] = this.#paramIndex(firstFault);
     return { metrics };
   }
@@ -183,8 +210,31 @@ export class Trainer {
   gradients(batch: RolloutBatch, rows: number[], advantages: Float32Array, oldLogprobs: Float32Array): { loss: number; grads: Map<string, tf.Tensor> } {
     let maxLen = 0;
     for (const i of rows) maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
-    const tally = emptyTally();
-    return this.#accumulate(batch, rows, advantages, oldLogprobs, null, maxLen, tally);
+    return accumulateGradients(this.model, this.#lossInput(batch, rows, advantages, oldLogprobs, null, maxLen), rows, emptyTally());
+  }
+
+  /** Host data of one optimizer step's loss over `rows`. */
+  #lossInput(batch: RolloutBatch, rows: readonly number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number): StepLossInput {
+    return { config: this.config, padId: this.#padId, batch, adv, old, ref, scale: lossScale(this.config, batch, rows, maxLen) };
+  }
+
+  /**
+   * The state a failed step puts back: counters, RNG and, with `tensors`, parameter and moment
+   * clones (sharing data: no copy, but the old data stays alive until the step ends).
+   */
+  #snapshot(tensors: boolean): Saved {
+    const kept = tensors ? { params: new Map([...this.model.params].map(([k, v]) => [k, tf.clone(v)])), optimizer: this.optimizer.snapshot() } : null;
+    return { tensors: kept, steps: this.#steps, skipped: this.#skipped, rng: this.#rng.getState() };
+  }
+
+  #rollback(saved: Saved): void {
+    if (saved.tensors) {
+      for (const [k, v] of this.model.params) v.assign(saved.tensors.params.get(k)!);
+      this.optimizer.rollback(saved.tensors.optimizer);
+    }
+    this.#steps = saved.steps;
+    this.#skipped = saved.skipped;
+    this.#rng = Rng.fromState(saved.rng);
   }
 
   /** The refreshed advantages of `rows` (checked), with their change from the given ones in `tally`. */
@@ -220,9 +270,10 @@ export class Trainer {
 
 
   /** One optimizer step over `rows`. Returns the name of the first non-finite gradient, if any. */
-  #update(batch: RolloutBatch, rows: number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number, tally: Tally): string | null {
+  async #update(batch: RolloutBatch, rows: number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number, tally: Tally): Promise<string | null> {
     const cfg = this.config;
-    const { loss, grads } = this.#accumulate(batch, rows, adv, old, ref, maxLen, tally);
+    const input = this.#lossInput(batch, rows, adv, old, ref, maxLen);
+    const { loss, grads } = this.#workers ? await parallelGradients(this.#workers, this.model, input, rows, tally) : accumulateGradients(this.model, input, rows, tally);
     const lr = learningRate(cfg.schedule, this.#steps);
     this.#steps++;
     try {
@@ -241,64 +292,6 @@ export class Trainer {
     } finally {
       for (const g of grads.values()) g.dispose();
     }
-  }
-
-  /** Loss and summed gradients over the micro-batches of `rows`, scaled by the global counts. */
-  #accumulate(batch: RolloutBatch, rows: number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number, tally: Tally): { loss: number; grads: Map<string, tf.Tensor> } {
-    const cfg = this.config;
-    const valid = rows.map((i) => batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
-    const L = cfg.maxCompletionLength ?? maxLen;
-    // TRL's dr_grpo divides by all rows of the (micro-)batch, masked ones included: B / miniBatches per optimizer step
-    const scale = aggregationScale(valid, L, cfg.lossConstant ?? (cfg.lossConstantRows === 'all' ? Math.max((batch.numRollouts / cfg.miniBatches) * L, 1) : undefined));
-    const names = [...this.model.params.keys()];
-    const vars = [...this.model.params.values()];
-    const byVarName = new Map(vars.map((v, k) => [v.name, names[k]!]));
-    const grads = new Map<string, tf.Tensor>();
-    let loss = 0;
-    for (const mb of planMicroBatches(batch, cfg.tokenBudget, maskOf(batch.numRollouts, rows))) {
-      const packed = packRollouts(batch, mb, this.#padId);
-      const kept: tf.Scalar[] = [];
-      const { value, grads: g } = tf.variableGrads(() => this.#loss(batch, packed, adv, old, ref, scale, kept), vars);
-      loss += value.dataSync()[0]!;
-      value.dispose();
-      const [clipLow, clipHigh, approxKl, entropy, refKl] = kept.map((t) => t.dataSync()[0]!);
-      tf.dispose(kept);
-      tally.tokens += sum(packed.completionMask);
-      tally.clipLow += clipLow!;
-      tally.clipHigh += clipHigh!;
-      tally.approxKl += approxKl!;
-      tally.entropy += entropy!;
-      tally.refKl += refKl ?? 0;
-      for (const [varName, t] of Object.entries(g)) {
-        const name = byVarName.get(varName)!;
-        const prev = grads.get(name);
-        if (prev === undefined) grads.set(name, t);
-        else {
-          grads.set(name, tf.add(prev, t));
-          prev.dispose();
-          t.dispose();
-        }
-      }
-    }
-    return { loss, grads };
-  }
-
-  /** The micro-batch's share of the loss; per-token sums for metrics are kept in `kept`. */
-  #loss(batch: RolloutBatch, mb: PackedRollouts, adv: Float32Array, old: Float32Array, ref: Float32Array | null, scale: AggregationScale, kept: tf.Scalar[]): tf.Scalar {
-    const cfg = this.config;
-    const shape: [number, number] = [mb.n, mb.C];
-    const { logp, entropy } = microBatchLogprobs(this.model, mb, { temperature: cfg.temperature });
-    const mask = tf.tensor2d(mb.completionMask, shape);
-    const oldT = tf.tensor2d(gatherPacked(batch, mb, old), shape);
-    const terms = clippedSurrogate(logp, oldT, tf.tensor2d(gatherPacked(batch, mb, adv), shape), cfg);
-    let total = aggregate(terms.loss, mask, cfg.aggregation, scale);
-    const refT = ref ? tf.tensor2d(gatherPacked(batch, mb, ref), shape) : null;
-    if (refT && cfg.klCoef > 0) total = tf.add(total, tf.mul(aggregate(klPenalty(logp, refT, cfg.klEstimator), mask, cfg.aggregation, scale), cfg.klCoef));
-    if (cfg.entropyCoef > 0) total = tf.sub(total, tf.mul(aggregate(entropy, mask, cfg.aggregation, scale), cfg.entropyCoef));
-    const masked = (x: tf.Tensor) => tf.keep(tf.sum(tf.mul(x, mask)) as tf.Scalar);
-    kept.push(masked(terms.clippedLow), masked(terms.clippedHigh), masked(klPenalty(logp, oldT, 'k3')), masked(entropy));
-    if (refT) kept.push(masked(klPenalty(logp, refT, cfg.klEstimator)));
-    return total;
   }
 
   #firstNonFinite(grads: Map<string, tf.Tensor>): string | null {
@@ -359,23 +352,18 @@ export class Trainer {
   }
 }
 
-function emptyTally(): Tally {
-  return { tokens: 0, clipLow: 0, clipHigh: 0, approxKl: 0, entropy: 0, refKl: 0, loss: 0, updates: 0, gradNorm: 0, refreshes: 0, refreshSeconds: 0, refreshDiff: 0, refreshAbs: 0 };
-}
 
 function checkLength(a: Float32Array, T: number, what: string): Float32Array {
   if (a.length !== T) throw new TrainerError('invalid_input', `${what} has ${a.length} values, expected ${T} (one per completion token)`, { field: what === 'advantages' ? 'advantages' : 'refresh' });
   return a;
 }
 
-function maskOf(n: number, rows: number[]): boolean[] {
-  const m = new Array<boolean>(n).fill(false);
-  for (const i of rows) m[i] = true;
-  return m;
-}
 
-function sum(a: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]!;
-  return s;
+
+/** The workers must hold replicas of `model`: the same parameter names and shapes, in the same order. */
+function checkReplicas(workers: PolicyWorkers, model: Qwen3Model): void {
+  const slots = workers.layout.slots;
+  const params = [...model.params];
+  const same = slots.length === params.length && slots.every((s, k) => s.name === params[k]![0] && s.shape.join(',') === params[k]![1].shape.join(','));
+  if (!same) throw new TrainerError('invalid_config', 'the policy workers hold replicas of another model (parameter names or shapes differ): start them with PolicyWorkers.start(model, ...)', { field: 'workers' });
 }

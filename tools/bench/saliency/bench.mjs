@@ -61,7 +61,7 @@ const cases = {
   d_train_step: trainStep,
 };
 const r = (x) => Math.round(x * 100) / 100;
-const { seconds, cpuSeconds, leaks } = timeCases(cases, steps, tf);
+const { seconds, cpuSeconds, leaks } = await timeCases(cases, steps, tf);
 const ratios = (t) => ({
   'b/a (goal <= 2.0)': r(t.b_fused_grail / t.a_old_logprobs),
   'b/d (goal <= 1)': r(t.b_fused_grail / t.d_train_step),

@@ -51,17 +51,17 @@ export async function setup() {
   return { B, S, P, C, mb, steps: Number(values.steps), backend, log, config, model, batch };
 }
 
-/** Mean wall and CPU seconds per call of each case over `steps` calls after one warm-up, and tensors leaked. */
-export function timeCases(cases, steps, tf) {
+/** Mean wall and CPU seconds per call of each case (awaited) over `steps` calls after one warm-up, and tensors leaked. */
+export async function timeCases(cases, steps, tf) {
   const seconds = {};
   const cpuSeconds = {};
   const leaks = {};
   for (const [name, fn] of Object.entries(cases)) {
-    fn(); // warm-up (kernel setup, allocation)
+    await fn(); // warm-up (kernel setup, allocation)
     const before = tf.memory().numTensors;
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    for (let i = 0; i < steps; i++) fn();
+    for (let i = 0; i < steps; i++) await fn();
     const c = process.cpuUsage(c0);
     seconds[name] = (performance.now() - t0) / 1000 / steps;
     // CPU time of this process: less disturbed than wall time on a shared machine (the wasm

@@ -29,9 +29,9 @@ const advantages = Float32Array.from({ length: B * C }, (_, t) => (Math.floor(t 
 
 const step = (needs, saliency = {}, recompute = false) => {
   const plan = parseSignalConfig(saliency, needs, { temperature: trainer.config.temperature });
-  return () => {
+  return async () => {
     const { oldLogprobs } = computeSignals(model, batch, plan, pass);
-    trainer.step(batch, advantages, oldLogprobs === undefined || recompute ? {} : { oldLogprobs });
+    await trainer.step(batch, advantages, oldLogprobs === undefined || recompute ? {} : { oldLogprobs });
   };
 };
 const cases = {
@@ -42,5 +42,5 @@ const cases = {
 };
 
 const head = { backend, log, parameters: model.numParameters(), batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}`, steps };
-printRatios(head, timeCases(cases, steps, tf), 'grpo');
+printRatios(head, await timeCases(cases, steps, tf), 'grpo');
 model.dispose();

@@ -4,7 +4,7 @@
  */
 import { intFlag, usageError } from '@rlvr/core';
 import type { CliIo } from '@rlvr/core';
-import { CONFIG_FLAGS, readConfigObject, withPlugins } from '../command-input.js';
+import { CONFIG_FLAGS, readConfigObject, withPlugins, workersFlag } from '../command-input.js';
 import { applyOverrides } from '../overrides.js';
 import type { DottedCommand } from '../overrides.js';
 import { progressLine } from '../train/progress.js';
@@ -37,6 +37,7 @@ options:
   --KEY.KEY VALUE     set one nested option of that config, e.g. --trainer.schedule.lr 1e-5,
                       --estimatorConfigs.grail.wMin 0.3, --variants.grail-both.estimator grail
   --plugin FILE       a module that registers estimators (repeatable)
+  --workers N|auto    policy worker threads of every run's update (default auto; see rlvr train --help)
   --threshold X       "steps to": an accuracy (0.55 or 55%) or a gain over each run's start (+0.05 or +5%; default +5%)
   --baseline NAME     the estimator others are compared with (default dr-grpo, the GRAIL paper's
                       baseline, with grpo beside it; else grpo; else the first)
@@ -59,6 +60,7 @@ export const compareCommand: DottedCommand = {
     plugin: { type: 'string', multiple: true },
     threshold: { type: 'string' },
     baseline: { type: 'string' },
+    workers: { type: 'string' },
     resume: { type: 'boolean' },
     json: { type: 'boolean' },
   },
@@ -72,6 +74,7 @@ export const compareCommand: DottedCommand = {
     // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
     const schema = (await import('../config-schema.js')).configJsonSchemas().compare;
     const config = applyOverrides(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), overrides, schema);
+    if (values.workers !== undefined) config.workers = workersFlag(values.workers as string);
     const seeds = parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
     // default rows: the four built-in estimators, then every variant of the config
     const variants = config.variants !== null && typeof config.variants === 'object' ? Object.keys(config.variants) : [];

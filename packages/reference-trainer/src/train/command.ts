@@ -5,7 +5,7 @@ import { usageError } from '@rlvr/core';
 import type { CliIo } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_FLAGS, readConfigObject, withPlugins, withStepsAndSeed } from '../command-input.js';
+import { CONFIG_FLAGS, readConfigObject, withPlugins, withStepsAndSeed, workersFlag } from '../command-input.js';
 import { deepMerge, parseWithOverrides } from '../overrides.js';
 import type { DottedCommand } from '../overrides.js';
 import { RUN_FILES } from '@rlvr/report';
@@ -31,10 +31,12 @@ options:
   --checkpoint DIR    the starting policy (default: the embedded warm-up checkpoint)
   --steps N           RL steps
   --seed N            data order, sampling and shuffling
+  --workers N|auto    policy worker threads of the update (default auto: one per available core;
+                      1 runs everything in this thread); a --resume may change it
   --out DIR           run directory (default runs/ESTIMATOR-sSEED-TIME); a fresh run refuses one holding a metrics.jsonl
   --resume            continue the run in --out (required) from its latest checkpoint, with its own
                       config.json; options given again must agree with it (steps, checkpoint and
-                      sample cadence, backend and plugins may change: --steps 300 extends a run)
+                      sample cadence, backend, workers and plugins may change: --steps 300 extends a run)
   --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR)
   --json              print the summary as JSON
   -q, --quiet         no progress
@@ -52,6 +54,7 @@ export const trainCommand: DottedCommand = {
     plugin: { type: 'string', multiple: true },
     checkpoint: { type: 'string' },
     seed: { type: 'string' },
+    workers: { type: 'string' },
     resume: { type: 'boolean' },
     report: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -63,6 +66,7 @@ export const trainCommand: DottedCommand = {
     let input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
     if (values.estimator !== undefined) input.estimator = values.estimator;
     if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
+    if (values.workers !== undefined) input.workers = workersFlag(values.workers as string);
     // --resume continues the run's own config: what is given again lays over it (and must agree where it shapes the trajectory).
     const runConfig = values.resume === true ? join(values.out as string, RUN_FILES.config) : undefined;
     if (runConfig !== undefined && existsSync(runConfig)) input = deepMerge(await readConfigObject(runConfig), input);

@@ -113,6 +113,13 @@ export const TrainConfigSchema = z
     sampleEvery: z.number().int().min(0).default(10),
     samples: z.number().int().min(0).max(4096).default(8),
     backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
+    /**
+     * policy worker threads computing the update's gradients data-parallel (`auto`: the machine's
+     * available parallelism); 1 runs everything in this thread, as before workers existed. The
+     * result depends on the count at the level of float rounding, like the backend: a resume may
+     * change it.
+     */
+    workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default('auto'),
   })
   .strict();
 export type TrainConfig = z.output<typeof TrainConfigSchema>;
@@ -137,10 +144,11 @@ export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readon
 /**
  * What a checkpoint must match to be resumed: everything that shapes the trajectory, with the
  * estimator's options resolved (so `{}` and GRAIL's spelled-out defaults agree). `steps` (to
- * extend a run), the checkpoint and sample cadence, the backend and plugin paths may change.
+ * extend a run), the checkpoint and sample cadence, the backend, the worker count and plugin
+ * paths may change (backend and workers move the numbers by float rounding only).
  */
 export function resumeKey(config: TrainConfig): Record<string, unknown> {
-  const { steps: _s, checkpointEvery: _c, keepCheckpoints: _k, sampleEvery: _e, samples: _n, backend: _b, plugins: _p, ...rest } = config;
+  const { steps: _s, checkpointEvery: _c, keepCheckpoints: _k, sampleEvery: _e, samples: _n, backend: _b, workers: _w, plugins: _p, ...rest } = config;
   const { command: _command, ...key } = rest as typeof rest & { command?: unknown };
   return key;
 }

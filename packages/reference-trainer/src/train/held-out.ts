@@ -14,7 +14,7 @@ import { appendRecords } from './run-files.js';
  */
 export async function evaluateRun(run: OpenRun, step: number, logger: Logger): Promise<Record<string, number>> {
   const { config } = run;
-  const e = await heldOutEval(run.model, run.tokenizer, run.evalTasks, { ...config.eval, seed: config.seed, eosIds: run.eosIds });
+  const e = await heldOutEval(run.model, run.tokenizer, run.evalTasks, { ...config.eval, seed: config.seed, eosIds: run.eosIds, ...(run.evalSampler === undefined ? {} : { sampler: run.evalSampler }) });
   const record: TrainEval = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
   if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
   run.evals.push(record);

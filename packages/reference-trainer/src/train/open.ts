@@ -6,15 +6,16 @@
  * `OpenRun` and only steps.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
 import type { PreparedEstimator } from '@rlvr/advantages';
 import { writeFileAtomic } from '@rlvr/core';
 import type { Logger, RolloutBatch } from '@rlvr/core';
-import { loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
+import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder } from '@rlvr/rollout';
-import type { PolicySampler, PromptBuilder } from '@rlvr/rollout';
+import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
+import type { PromptBuilder, Sampler } from '@rlvr/rollout';
 import { parseSignalConfig } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
@@ -67,7 +68,10 @@ export interface OpenRun {
   model: Qwen3Model;
   tokenizer: Tokenizer;
   trainer: Trainer;
-  sampler: PolicySampler;
+  /** the step's sampler: the policy's, on the policy workers when there are some */
+  sampler: Sampler;
+  /** the held-out evaluation's sampler on the policy workers (none without workers: `heldOutEval` decodes in this thread) */
+  evalSampler: Sampler | undefined;
   /** token ids that end a completion; the first pads */
   eosIds: number[];
   prompts: PromptBuilder;
@@ -84,8 +88,10 @@ export interface OpenRun {
   evals: TrainEval[];
   /** wall seconds of every step done, restored ones included */
   stepSeconds: number[];
-  /** release the model and the optimizer */
-  close(): void;
+  /** the policy workers of the update (none with `workers: 1`) */
+  workers: PolicyWorkers | undefined;
+  /** release the model, the optimizer and the workers */
+  close(): Promise<void>;
 }
 
 /**
@@ -140,6 +146,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
   }
   let trainer: Trainer | undefined;
+  let workers: PolicyWorkers | undefined;
   try {
     // Completions end at the config's eos_token_id(s) and the tokenizer's <|im_end|> / <|endoftext|> (the sampler's rule, as in rlvr-serve and rlvr eval).
     const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize });
@@ -151,8 +158,10 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     await makeRunDir(outDir);
     await removeStaleExports(outDir, TRAIN_DIRS.model);
     await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify(runConfig satisfies TrainRunConfig, null, 2) + '\n');
-    trainer = new Trainer(model, config.trainer, { padId: eosIds[0] });
-    logger.info(`policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`);
+    const threads = workerCount(config.workers);
+    workers = threads > 1 ? await PolicyWorkers.start(model, { workers: threads, backend }) : undefined;
+    trainer = new Trainer(model, config.trainer, { padId: eosIds[0], ...(workers === undefined ? {} : { workers }) });
+    logger.info(`policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}, ${threads === 1 ? 'no policy workers' : `${threads} policy workers`}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`);
 
     const run: OpenRun = {
       config,
@@ -160,7 +169,8 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       model,
       tokenizer,
       trainer,
-      sampler,
+      sampler: workers === undefined ? sampler : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.rollout.batchSize, eosTokenIds: eosIds } }),
+      evalSampler: workers === undefined ? undefined : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.eval.batchSize, eosTokenIds: eosIds, padTokenId: eosIds[0] } }),
       eosIds,
       prompts,
       evalTasks,
@@ -171,9 +181,11 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       start: 0,
       evals: [],
       stepSeconds: [],
-      close: () => {
+      workers,
+      close: async () => {
         trainer?.optimizer.dispose();
         model.dispose();
+        await workers?.close();
       },
     };
     if (latest === null) {
@@ -192,8 +204,14 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   } catch (err) {
     trainer?.optimizer.dispose();
     model.dispose();
+    await workers?.close();
     throw err;
   }
+}
+
+/** The worker threads of `workers`: `auto` is the machine's available parallelism. */
+function workerCount(workers: TrainConfig['workers']): number {
+  return workers === 'auto' ? availableParallelism() : workers;
 }
 
 /** On resume: refuse a config that differs from the run's own config.json in what shapes the trajectory, naming each difference. */
@@ -205,7 +223,7 @@ async function checkRunConfig(file: string, config: TrainConfig): Promise<void> 
   const { estimatorConfig, saliency } = runConfigOf(run, estimator.config, signalPlan(run, estimator));
   const diff = resumeDifferences({ ...run, estimatorConfig, saliency }, config);
   if (diff.length > 0) {
-    throw new ReferenceTrainerError('invalid_options', `cannot resume: the run's config differs in ${diff.join('; ')} (only steps, checkpoint and sample cadence, backend and plugins may change)`, { file });
+    throw new ReferenceTrainerError('invalid_options', `cannot resume: the run's config differs in ${diff.join('; ')} (only steps, checkpoint and sample cadence, backend, workers and plugins may change)`, { file });
   }
 }
 

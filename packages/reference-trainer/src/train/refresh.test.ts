@@ -67,7 +67,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
       },
     };
     const trainer = new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 3e-2 }, maxGradNorm: 100 });
-    const { metrics } = trainer.step(b, given, { oldLogprobs: oldLogprobs!, refresh: recording });
+    const { metrics } = await trainer.step(b, given, { oldLogprobs: oldLogprobs!, refresh: recording });
     expect(calls).toHaveLength(3); // updates 2, 3 and 4 of the step; the first uses `given`
     expect(metrics[METRIC.refreshCount]).toBe(3);
     expect(metrics[METRIC.refreshChange]).toBeGreaterThan(0);

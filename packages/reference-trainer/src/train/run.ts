@@ -90,7 +90,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       step++;
       const s0 = performance.now();
       const tasks = toPromptTasks(run.stream.next(c.rollout.prompts), run.tokenizer, run.prompts);
-      const out = await rlStep(c, run.estimator, run.trainer, run.sampler, tasks, step, run.eosIds[0]!, run.refresh);
+      const out = await rlStep(c, run.estimator, run.trainer, run.sampler, tasks, step, run.eosIds[0]!, run.refresh, run.workers);
       const seconds = (performance.now() - s0) / 1000;
       run.stepSeconds.push(seconds);
       const last = step === c.steps;
@@ -109,7 +109,7 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     if (!interrupted) await exportModel(run.model, c.checkpoint, modelDir);
     return { outDir, estimator: c.estimator, seed: c.seed, steps: c.steps, evals: run.evals, secondsPerStep: median(run.stepSeconds), wallSeconds: (performance.now() - t0) / 1000, modelDir, resumedFrom: run.start, interrupted, completedSteps: step };
   } finally {
-    run.close();
+    await run.close();
   }
 }
 

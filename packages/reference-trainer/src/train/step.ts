@@ -2,10 +2,10 @@ import { FINISH_CODES, METRIC, estimatorMetricName, getSpans } from '@rlvr/core'
 import type { RolloutBatch } from '@rlvr/core';
 import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
-import type { Tokenizer } from '@rlvr/policy';
+import type { PolicyWorkers, Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
 import type { Sampler } from '@rlvr/rollout';
-import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
+import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '@rlvr/report';
 import type { TrainConfig } from './config.js';
@@ -22,10 +22,13 @@ export interface StepOutput {
 /**
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
+ * With `workers` (those of `trainer`), the signals are computed on them too (and `sampler` may
+ * decode on them: `workerSampler`).
  */
-export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: Sampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null): Promise<StepOutput> {
+export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: Sampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null, workers?: PolicyWorkers): Promise<StepOutput> {
   const r = config.rollout;
   const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
+  const sync0 = syncSeconds(workers);
   const lap = stopwatch();
   // the answer spans (saliency loss, span overrides) are those of `saliency.box`; the reward grades the last box
   const { batch, texts } = await sampleGroups(
@@ -38,12 +41,13 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
     batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
   });
   const verifyS = lap();
-  const { signals, oldLogprobs } = computeSignals(trainer.model, batch, plan, { padId, tokenBudget: config.trainer.tokenBudget });
+  const pass = { padId, tokenBudget: config.trainer.tokenBudget };
+  const { signals, oldLogprobs } = workers ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass) : computeSignals(trainer.model, batch, plan, pass);
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
   const advS = lap();
   refresh?.useSignals(batch, signals);
-  const { metrics } = trainer.step(batch, adv.advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(refresh === null ? {} : { refresh }) });
+  const { metrics } = await trainer.step(batch, adv.advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(refresh === null ? {} : { refresh }) });
   const updateS = lap();
   return {
     metrics: {
@@ -54,6 +58,8 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
       [METRIC.timeSignals]: signalsS,
       [METRIC.timeAdvantages]: advS,
       [METRIC.timeUpdate]: updateS,
+      // the step's weight sync: the first publish after the last update copies, wherever it happens
+      ...(workers === undefined ? {} : { [METRIC.timeWeightSync]: syncSeconds(workers) - sync0 }),
     },
     batch,
     adv,
@@ -97,6 +103,13 @@ export function sampleRecords(step: number, batch: RolloutBatch, adv: AdvantageR
 /** The sampling seed of step `step`: distinct per step, the same for every estimator. */
 function stepSeed(seed: number, step: number): number {
   return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
+}
+
+/** The seconds the workers have spent on the weight sync so far (0 without workers). */
+function syncSeconds(workers: PolicyWorkers | undefined): number {
+  if (workers === undefined) return 0;
+  const s = workers.syncStats;
+  return s.publishSeconds + s.reloadSeconds;
 }
 
 function stopwatch(): () => number {

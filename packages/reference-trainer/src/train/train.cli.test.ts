@@ -175,10 +175,38 @@ describe('rlvr train', () => {
     await writeFile(other, JSON.stringify({ ...MICRO, steps: 6, trainer: { schedule: { lr: 1e-3 } } }));
     const bad = await rlvr('train', '--config', other, '--out', out, '--resume');
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toBe(`rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in trainer.schedule.lr: the run has 0.00005, given 0.001 (only steps, checkpoint and sample cadence, backend and plugins may change)\n`);
+    expect(bad.stderr).toBe(`rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in trainer.schedule.lr: the run has 0.00005, given 0.001 (only steps, checkpoint and sample cadence, backend, workers and plugins may change)\n`);
     const flags = await rlvr('train', '--out', out, '--resume', '--seed', '5', '--rollout.temperature', '0.7');
     expect(flags.code).toBe(1);
     expect(flags.stderr).toMatch(/differs in rollout\.temperature: the run has 1, given 0\.7; seed: the run has 0, given 5 \(/);
+  });
+
+  test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
+    const two = join(root, 'workers-2');
+    const one = join(root, 'workers-1');
+    const [a, b] = await Promise.all([rlvr('train', '--config', cfg, '--out', two, '--workers', '2', '--steps', '2'), rlvr('train', '--config', cfg, '--out', one, '--workers', '1', '--steps', '2')]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(a.stderr).toContain('backend wasm, 2 policy workers)');
+    expect(b.stderr).toContain('backend wasm, no policy workers)');
+    const [m2, m1] = [(await readRunDir(two)).metrics, (await readRunDir(one)).metrics];
+    // step 1 samples with the same weights: the same batch, the same loss up to float rounding
+    expect(m2[1]!['reward/mean']).toBe(m1[1]!['reward/mean']);
+    expect(m2[1]!['loss/policy']).toBeCloseTo(m1[1]!['loss/policy']!, 6);
+    // step 1 runs on the weights the workers started with (nothing to sync); step 2 on those step 1 updated
+    expect(m2[1]!['time/weight_sync_s']).toBe(0);
+    expect(m2[2]!['time/weight_sync_s']).toBeGreaterThan(0);
+    expect(m2[1]!['time/grad_reduce_s']).toBeGreaterThan(0);
+    expect(m1[1]!['time/weight_sync_s']).toBeUndefined();
+    expect(JSON.parse(await readFile(join(two, 'config.json'), 'utf8'))).toMatchObject({ workers: 2 });
+    const resumed = await rlvr('train', '--out', two, '--resume', '--workers', '1', '--steps', '3');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`resumed from ${join(two, 'checkpoints', 'step-000002')} (step 2)`);
+    expect(resumed.stderr).toContain('no policy workers)');
+    expect((await readRunDir(two)).metrics.map((m) => m.step)).toEqual([0, 1, 2, 3]);
+    const bad = await rlvr('train', '--config', cfg, '--workers', '0');
+    expect(bad).toMatchObject({ code: 2 });
+    expect(bad.stderr).toContain('--workers: must be auto or an integer from 1 to 256, got "0"');
   });
 
   test('Ctrl-C stops after the step with a checkpoint, exit code 130; --resume finishes the run', async () => {

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNAL_NAMES } from '@rlvr/core';
+import { PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
+import { computeSignals, parseSignalConfig } from './signals.js';
+import { computeSignalsOnWorkers } from './signals-workers.js';
+import { fixtureBatch, relError, tinyModel, useBackend } from './test-utils/fixtures.js';
+
+// The workers load the signals task from dist/ (a worker cannot run TypeScript): build first.
+const batch = fixtureBatch();
+const pass = { padId: 0, tokenBudget: 8192 };
+
+describe('computeSignalsOnWorkers', () => {
+  let model: Qwen3Model;
+  let one: PolicyWorkers;
+  let two: PolicyWorkers;
+  beforeAll(async () => {
+    await useBackend('cpu');
+    model = tinyModel();
+    [one, two] = await Promise.all([PolicyWorkers.start(model, { workers: 1 }), PolicyWorkers.start(model, { workers: 2 })]);
+  });
+  afterAll(async () => {
+    await Promise.all([one.close(), two.close()]);
+    model.dispose();
+  });
+
+  it('with 1 worker equals computeSignals bit for bit; with 2, within float rounding, rows in batch order', async () => {
+    expect(batch.numRollouts).toBeGreaterThan(2);
+    const plan = parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy, SIGNAL_NAMES.logprobsOld]);
+    const want = computeSignals(model, batch, plan, pass);
+    const a = await computeSignalsOnWorkers(one, model, batch, plan, pass);
+    expect(a.results['grad-x-emb']).toEqual(want.results['grad-x-emb']);
+    expect(a.oldLogprobs).toEqual(want.oldLogprobs);
+    const b = await computeSignalsOnWorkers(two, model, batch, plan, pass);
+    const r = b.results['grad-x-emb']!;
+    const w = want.results['grad-x-emb']!;
+    expect(Array.from(r.hasScores)).toEqual(Array.from(w.hasScores));
+    expect(r.missing).toBe(w.missing);
+    expect(relError(r.scores, w.scores)).toBeLessThan(1e-5);
+    expect(relError(r.loss!, w.loss!)).toBeLessThan(1e-5);
+    expect(relError(b.oldLogprobs!, want.oldLogprobs!)).toBeLessThan(1e-5);
+    expect(relError(b.signals.get(SIGNAL_NAMES.entropy), want.signals.get(SIGNAL_NAMES.entropy))).toBeLessThan(1e-5);
+    // both workers had rows (so the split is exercised), and their last task ran on the published weights
+    expect(two.lastRun!.task.every((s) => s > 0)).toBe(true);
+  });
+
+  it('runs the policy pass on the workers when no fused backend gives the log-probs, and noisy-kl in this thread', async () => {
+    const plan = parseSignalConfig({}, [SIGNAL_NAMES.perturbation, SIGNAL_NAMES.logprobsOld]);
+    const want = computeSignals(model, batch, plan, pass);
+    const got = await computeSignalsOnWorkers(two, model, batch, plan, pass);
+    expect(relError(got.oldLogprobs!, want.oldLogprobs!)).toBeLessThan(1e-5);
+    expect(relError(got.results.perturbation!.scores, want.results.perturbation!.scores)).toBeLessThan(1e-4);
+    const kl = parseSignalConfig({}, [SIGNAL_NAMES.noisyKl]);
+    const local = await computeSignalsOnWorkers(two, model, batch, kl, pass);
+    expect(local.results['noisy-kl']).toEqual(computeSignals(model, batch, kl, pass).results['noisy-kl']);
+  });
+});

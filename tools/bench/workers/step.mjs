@@ -1,0 +1,47 @@
+// rlvr train's step time with 2 policy workers against 1 (the in-process path), in one process:
+// the embedded default (warm-up checkpoint, 16 prompts x 4 completions, GRAIL), a few steps each,
+// evaluation reduced to one problem (it is not part of a step's time).
+//   node tools/bench/workers/step.mjs [--steps 6] [--workers 1,2] [--rounds 1]
+// Prints JSON: per worker count the median seconds of each phase over the steps after the first
+// (which warms the kernels up), the weight sync (publish + slowest replica re-load) and gradient
+// reduce seconds per step, and each phase's ratio to the first count. `uptime` before and after.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseTrainConfig, runTrain } from '@rlvr/reference-trainer';
+
+const { values } = parseArgs({ options: { steps: { type: 'string', default: '6' }, workers: { type: 'string', default: '1,2' }, rounds: { type: 'string', default: '1' } } });
+const steps = Number(values.steps);
+const counts = values.workers.split(',').map(Number);
+const rounds = Number(values.rounds);
+const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
+const PHASES = ['sample', 'verify', 'signals', 'advantages', 'update', 'weight_sync', 'grad_reduce', 'step'];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? null : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const before = uptime();
+const runs = Object.fromEntries(counts.map((n) => [n, []]));
+const root = mkdtempSync(join(tmpdir(), 'rlvr-workers-bench-'));
+try {
+  // rounds alternate the counts, so a change of machine load hits both
+  for (let r = 0; r < rounds; r++) {
+    for (const n of counts) {
+      const out = join(root, `w${n}-r${r}`);
+      const config = parseTrainConfig({ steps, workers: n, backend: 'wasm', eval: { every: 0, problems: 1, n: 1, greedy: false }, checkpointEvery: 0, sampleEvery: 0 });
+      await runTrain(config, out);
+      const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      runs[n].push(...metrics.filter((m) => m.step > 1 && m['time/step_s'] !== undefined));
+    }
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+const r3 = (x) => (x === null ? null : Math.round(x * 1000) / 1000);
+const table = Object.fromEntries(counts.map((n) => [n, Object.fromEntries(PHASES.map((p) => [p, r3(median(runs[n].map((m) => m[`time/${p}_s`]).filter((x) => x !== undefined)))]))]));
+const base = table[counts[0]];
+const ratios = Object.fromEntries(counts.slice(1).map((n) => [`${n}/${counts[0]}`, Object.fromEntries(PHASES.filter((p) => base[p] > 0 && table[n][p] !== null).map((p) => [p, r3(table[n][p] / base[p])]))]));
+console.log(JSON.stringify({ uptime_before: before, available_parallelism: availableParallelism(), steps_measured: steps - 1, rounds, seconds: table, ratios, uptime_after: uptime() }, null, 2));
