@@ -14,7 +14,10 @@ function* files(dir) {
     else if (/\.c?ts$/.test(name) && !name.endsWith('.d.ts')) yield p;
   }
 }
-const count = (p) => readFileSync(p, 'utf8').split('\n').filter((l) => l.trim() !== '').length;
+const count = (p) =>
+  readFileSync(p, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '').length;
 const rows = [];
 for (const top of ['packages', 'test']) {
   for (const name of readdirSync(join(root, top)).sort()) {

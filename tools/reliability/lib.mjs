@@ -9,12 +9,21 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export function send(url, { method = 'POST', body, headers = {}, timeoutMs = 120_000 } = {}) {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const req = request(url, { method, headers: body === undefined ? headers : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers }, timeout: timeoutMs }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
-      res.on('error', (e) => resolve({ error: e.code ?? e.message, ms: performance.now() - t0 }));
-    });
+    const req = request(
+      url,
+      {
+        method,
+        headers:
+          body === undefined ? headers : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+        res.on('error', (e) => resolve({ error: e.code ?? e.message, ms: performance.now() - t0 }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (e) => resolve({ error: e.code ?? e.message, ms: performance.now() - t0 }));
     req.end(body);
@@ -49,7 +58,15 @@ export async function load(url, { clients, perClient, make, check }) {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  return { requests: clients * perClient, clients, lost, mismatched, p50Ms: round(quantile(latencies, 0.5)), p99Ms: round(quantile(latencies, 0.99)), perSecond: round((clients * perClient) / seconds) };
+  return {
+    requests: clients * perClient,
+    clients,
+    lost,
+    mismatched,
+    p50Ms: round(quantile(latencies, 0.5)),
+    p99Ms: round(quantile(latencies, 0.99)),
+    perSecond: round((clients * perClient) / seconds),
+  };
 }
 
 export const round = (x, digits = 1) => Number(x.toFixed(digits));

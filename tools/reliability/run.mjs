@@ -16,7 +16,14 @@ const targets = Object.fromEntries(
       }),
   ),
 );
-const { values } = parseArgs({ options: { target: { type: 'string', default: Object.keys(targets).join(',') }, scale: { type: 'string', default: '1' }, seed: { type: 'string', default: '1' }, json: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    target: { type: 'string', default: Object.keys(targets).join(',') },
+    scale: { type: 'string', default: '1' },
+    seed: { type: 'string', default: '1' },
+    json: { type: 'string' },
+  },
+});
 const chosen = values.target.split(',');
 for (const name of chosen) if (!targets[name]) throw new Error(`--target: no target ${name}; targets: ${Object.keys(targets).join(', ')}`);
 

@@ -20,7 +20,9 @@ function rollout(group, reward, length, contentLen, answered = true) {
     const nearAnswer = answered && t >= openStart - 4 && t < closeEnd ? 1.5 : 0;
     saliency.push(+Math.exp(-4 + nearAnswer + 1.2 * normal()).toPrecision(4));
   }
-  const spans = answered ? { open: [openStart, contentStart], content: [contentStart, closeEnd - 1], close: [closeEnd - 1, closeEnd] } : null;
+  const spans = answered
+    ? { open: [openStart, contentStart], content: [contentStart, closeEnd - 1], close: [closeEnd - 1, closeEnd] }
+    : null;
   return { group, reward, length, saliency, spans };
 }
 

@@ -10,13 +10,24 @@ import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaselin
  * a programming error and throws `config_clash` at composition time. Each part's
  * own cross-field checks (e.g. GRAIL's wMin <= wMean <= wMax) run again on its keys.
  */
-export function mergeConfigSchemas<B extends ConfigSchema, W extends ConfigSchema>(name: string, baseline: SequenceBaseline<B>, weighting: TokenWeighting<W>): MergedSchema<B, W> {
+export function mergeConfigSchemas<B extends ConfigSchema, W extends ConfigSchema>(
+  name: string,
+  baseline: SequenceBaseline<B>,
+  weighting: TokenWeighting<W>,
+): MergedSchema<B, W> {
   const shape: Record<string, z.ZodType> = {};
   const owner = new Map<string, string>();
-  for (const [part, schema] of [[`baseline ${baseline.name}`, baseline.configSchema], [`weighting ${weighting.name}`, weighting.configSchema]] as const) {
+  for (const [part, schema] of [
+    [`baseline ${baseline.name}`, baseline.configSchema],
+    [`weighting ${weighting.name}`, weighting.configSchema],
+  ] as const) {
     for (const [key, field] of Object.entries(schema.shape)) {
       if (owner.has(key)) {
-        throw new AdvantagesError('config_clash', `estimator ${name}: option "${key}" is declared by both ${owner.get(key)} and ${part}; rename one of them`, { field: key });
+        throw new AdvantagesError(
+          'config_clash',
+          `estimator ${name}: option "${key}" is declared by both ${owner.get(key)} and ${part}; rename one of them`,
+          { field: key },
+        );
       }
       shape[key] = field as z.ZodType;
       owner.set(key, part);
@@ -28,7 +39,8 @@ export function mergeConfigSchemas<B extends ConfigSchema, W extends ConfigSchem
       const own: Record<string, unknown> = {};
       for (const key of Object.keys(schema.shape)) own[key] = (value as Record<string, unknown>)[key];
       const result = schema.safeParse(own);
-      if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+      if (!result.success)
+        for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     }
   });
   // the shape is the two parts' keys, so its type is theirs (zod cannot infer a shape built in a loop)
@@ -57,13 +69,21 @@ export function composeEstimator<B extends ConfigSchema, W extends ConfigSchema>
     estimate(batch: RolloutBatch, signals: Signals, config): AdvantageResult {
       const T = totalTokens(batch);
       if (signals.totalTokens !== T) {
-        throw new AdvantagesError('invalid_input', `signals hold ${signals.totalTokens} tokens per signal but the batch has ${T} completion tokens`, { field: 'signals' });
+        throw new AdvantagesError(
+          'invalid_input',
+          `signals hold ${signals.totalTokens} tokens per signal but the batch has ${T} completion tokens`,
+          { field: 'signals' },
+        );
       }
       // every needed signal must be there before any work starts
       for (const need of weighting.needs) {
         if (!signals.has(need)) {
           const have = signals.names();
-          throw new AdvantagesError('missing_signal', `estimator ${name} needs signal ${need}; available: ${have.length ? have.join(', ') : '(none)'}`, { field: need });
+          throw new AdvantagesError(
+            'missing_signal',
+            `estimator ${name} needs signal ${need}; available: ${have.length ? have.join(', ') : '(none)'}`,
+            { field: need },
+          );
         }
       }
       const B = batch.numRollouts;

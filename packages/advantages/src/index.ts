@@ -4,7 +4,16 @@ export type { AdvantageEstimator, AdvantageResult, ConfigSchema, Metrics, Sequen
 export { composeEstimator, mergeConfigSchemas } from './compose.js';
 export { baselines, weightings, estimators, getEstimator, registerBaseline, registerWeighting, registerEstimator } from './registry.js';
 export { prepareEstimator, estimateAdvantages } from './prepare.js';
-export type { BaselineSchemas, WeightingSchemas, EstimatorSchemas, MergedSchema, KnownEstimatorName, SchemaOf, EstimatorOptions, EstimatorConfig } from './option-types.js';
+export type {
+  BaselineSchemas,
+  WeightingSchemas,
+  EstimatorSchemas,
+  MergedSchema,
+  KnownEstimatorName,
+  SchemaOf,
+  EstimatorOptions,
+  EstimatorConfig,
+} from './option-types.js';
 export type { PreparedEstimator } from './prepare.js';
 export { grpo, GrpoConfigSchema } from './baselines/grpo.js';
 export type { GrpoConfig } from './baselines/grpo.js';

@@ -23,7 +23,8 @@ export type InteropRow = z.output<typeof InteropRowSchema>;
 /** Checks that need more than one field; returns the problem or null. */
 export function interopRowProblem(row: InteropRow, needsSaliency: boolean): { field: string; message: string } | null {
   if (row.saliency !== undefined) {
-    if (row.saliency.length !== row.length) return { field: 'saliency', message: `has ${row.saliency.length} entries but length is ${row.length}` };
+    if (row.saliency.length !== row.length)
+      return { field: 'saliency', message: `has ${row.saliency.length} entries but length is ${row.length}` };
     for (let t = 0; t < row.saliency.length; t++) {
       const s = row.saliency[t]!;
       if (!(s >= 0 && s < Infinity)) return { field: `saliency.${t}`, message: `scores must be finite and >= 0, found ${s}` };
@@ -43,7 +44,10 @@ export function interopRowProblem(row: InteropRow, needsSaliency: boolean): { fi
  * appearance. Every name in `signalNames` is filled from the rows' `saliency`.
  * Shapes: B = rows.length, T = sum of lengths.
  */
-export function interopBatch(rows: readonly InteropRow[], signalNames: readonly SignalName[] = []): { batch: RolloutBatch; signals: Signals } {
+export function interopBatch(
+  rows: readonly InteropRow[],
+  signalNames: readonly SignalName[] = [],
+): { batch: RolloutBatch; signals: Signals } {
   const B = rows.length;
   const ids = new Map<string, number>();
   const batch: RolloutBatch = {
@@ -69,7 +73,12 @@ export function interopBatch(rows: readonly InteropRow[], signalNames: readonly 
     batch.groupIndex[i] = id;
     batch.rewards[i] = row.reward;
     total += row.length;
-    if (total > MAX_TOKENS) throw new AdvantagesError('invalid_input', `the rows hold more than ${MAX_TOKENS} completion tokens in all (the batch's offsets are int32)`, { rollout: i, field: 'length' });
+    if (total > MAX_TOKENS)
+      throw new AdvantagesError(
+        'invalid_input',
+        `the rows hold more than ${MAX_TOKENS} completion tokens in all (the batch's offsets are int32)`,
+        { rollout: i, field: 'length' },
+      );
     batch.completionOffsets[i + 1] = total;
     setSpans(batch.spans, i, row.spans ?? null);
   }
@@ -81,7 +90,8 @@ export function interopBatch(rows: readonly InteropRow[], signalNames: readonly 
     for (let i = 0; i < B; i++) {
       const s = rows[i]!.saliency;
       if (s === undefined) {
-        if (rows[i]!.length > 0) throw new AdvantagesError('invalid_input', `signal ${name} needs a saliency array`, { rollout: i, field: 'saliency' });
+        if (rows[i]!.length > 0)
+          throw new AdvantagesError('invalid_input', `signal ${name} needs a saliency array`, { rollout: i, field: 'saliency' });
         continue;
       }
       values.set(s, batch.completionOffsets[i]!);

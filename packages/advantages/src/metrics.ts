@@ -10,7 +10,12 @@ import type { Metrics } from './types.js';
  * reference's `advantages_scale_ratio`, whose denominator is a mean over rollouts.
  * Shapes: weights and advantages [T], sequenceAdvantages [B].
  */
-export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenceAdvantages: Float64Array, advantages: Float32Array): Metrics {
+export function applyWeights(
+  batch: RolloutBatch,
+  weights: Float32Array,
+  sequenceAdvantages: Float64Array,
+  advantages: Float32Array,
+): Metrics {
   // index 0: wrong, 1: correct
   const count = [0, 0];
   const sum = [0, 0];
@@ -55,7 +60,13 @@ export function applyWeights(batch: RolloutBatch, weights: Float32Array, sequenc
     const mean = s / n;
     return [mean, Math.sqrt(Math.max(0, s2 / n - mean * mean)), lo, hi] as const;
   };
-  const all = stats(count[0]! + count[1]!, sum[0]! + sum[1]!, sumSq[0]! + sumSq[1]!, Math.min(min[0]!, min[1]!), Math.max(max[0]!, max[1]!));
+  const all = stats(
+    count[0]! + count[1]!,
+    sum[0]! + sum[1]!,
+    sumSq[0]! + sumSq[1]!,
+    Math.min(min[0]!, min[1]!),
+    Math.max(max[0]!, max[1]!),
+  );
   const wrong = stats(count[0]!, sum[0]!, sumSq[0]!, min[0]!, max[0]!);
   const correct = stats(count[1]!, sum[1]!, sumSq[1]!, min[1]!, max[1]!);
   const tokens = count[0]! + count[1]!;

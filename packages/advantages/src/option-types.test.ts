@@ -44,22 +44,29 @@ const baseOptions = JSON.parse(readFileSync(join(here, '../../../tsconfig.base.j
  */
 function diagnostics(files: Record<string, string>): Record<string, string[]> {
   const paths = new Map(Object.entries(files).map(([name, text]) => [join(here, `__${name}__.ts`), text]));
-  const { options } = ts.convertCompilerOptionsFromJson({ ...baseOptions, noEmit: true, composite: false, declaration: false, declarationMap: false, sourceMap: false }, here);
+  const { options } = ts.convertCompilerOptionsFromJson(
+    { ...baseOptions, noEmit: true, composite: false, declaration: false, declarationMap: false, sourceMap: false },
+    here,
+  );
   const host = ts.createCompilerHost(options);
   const read = host.getSourceFile.bind(host);
   const exists = host.fileExists.bind(host);
-  host.getSourceFile = (name, lang, ...rest) => (paths.has(name) ? ts.createSourceFile(name, paths.get(name)!, lang) : read(name, lang, ...rest));
+  host.getSourceFile = (name, lang, ...rest) =>
+    paths.has(name) ? ts.createSourceFile(name, paths.get(name)!, lang) : read(name, lang, ...rest);
   host.fileExists = (name) => paths.has(name) || exists(name);
   const program = ts.createProgram([...paths.keys()], options, host);
   const out: Record<string, string[]> = {};
   for (const [path] of paths) {
     const name = Object.keys(files).find((n) => path.endsWith(`__${n}__.ts`))!;
-    out[name] = ts.getPreEmitDiagnostics(program, program.getSourceFile(path)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    out[name] = ts
+      .getPreEmitDiagnostics(program, program.getSourceFile(path))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   }
   return out;
 }
 
-const use = (line: string) => `import { prepareEstimator } from './index.js';\nimport { PowSchema } from './__augment__.js';\nvoid PowSchema;\n${line}\n`;
+const use = (line: string) =>
+  `import { prepareEstimator } from './index.js';\nimport { PowSchema } from './__augment__.js';\nvoid PowSchema;\n${line}\n`;
 
 /** The snippets: good calls, bad ones, and a third party's declared weighting. */
 const SNIPPETS: Record<string, string> = {
@@ -107,6 +114,8 @@ describe('estimator options are typed by name (the TypeScript compiler on snippe
     expect(d.powUnknown!.join('\n')).toMatch(/'sigmaW' does not exist in type/);
   });
   it('checks at run time what a dynamic name cannot check at compile time', () => {
-    expect(() => prepareEstimator('grail' as string, { symmetry: 42 })).toThrow(/symmetry: must be one of "wrong", "correct", "both" \(got 42\)/);
+    expect(() => prepareEstimator('grail' as string, { symmetry: 42 })).toThrow(
+      /symmetry: must be one of "wrong", "correct", "both" \(got 42\)/,
+    );
   });
 });

@@ -69,7 +69,11 @@ export type SchemaOf<N extends string> = N extends keyof EstimatorSchemas
  * What a caller may pass as estimator `N`'s options (defaults may be left out). For a name only
  * known at run time (`string`) anything goes, and `prepareEstimator` checks it.
  */
-export type EstimatorOptions<N extends string> = string extends N ? unknown : N extends KnownEstimatorName ? z.input<SchemaOf<N>> : Record<string, unknown>;
+export type EstimatorOptions<N extends string> = string extends N
+  ? unknown
+  : N extends KnownEstimatorName
+    ? z.input<SchemaOf<N>>
+    : Record<string, unknown>;
 
 /** Estimator `N`'s resolved options, defaults filled in (`prepareEstimator(...).config`). */
 export type EstimatorConfig<N extends string> = N extends KnownEstimatorName ? z.output<SchemaOf<N>> : Record<string, unknown>;

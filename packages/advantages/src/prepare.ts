@@ -26,7 +26,10 @@ export interface PreparedEstimator<Config = Record<string, unknown>> {
  * type map knows (`option-types.ts`), the options are type-checked as well.
  */
 export function prepareEstimator<N extends string>(estimator: N, config?: EstimatorOptions<N>): PreparedEstimator<EstimatorConfig<N>>;
-export function prepareEstimator<S extends ConfigSchema>(estimator: AdvantageEstimator<S>, config?: z.input<S>): PreparedEstimator<z.output<S>>;
+export function prepareEstimator<S extends ConfigSchema>(
+  estimator: AdvantageEstimator<S>,
+  config?: z.input<S>,
+): PreparedEstimator<z.output<S>>;
 export function prepareEstimator(estimator: string | AdvantageEstimator, config: unknown = {}): PreparedEstimator {
   const est = typeof estimator === 'string' ? getEstimator(estimator) : estimator;
   let parsed: Record<string, unknown>;
@@ -34,7 +37,8 @@ export function prepareEstimator(estimator: string | AdvantageEstimator, config:
     parsed = parseConfig(est.configSchema, config, `estimator ${est.name}`) as Record<string, unknown>;
   } catch (err) {
     // the message (every bad field, the allowed values) is core's; the error is this package's
-    if (isRlvrError(err) && err.code === 'invalid_config') throw new AdvantagesError('invalid_config', err.message, err.location, { cause: err.cause });
+    if (isRlvrError(err) && err.code === 'invalid_config')
+      throw new AdvantagesError('invalid_config', err.message, err.location, { cause: err.cause });
     throw err;
   }
   const coupled = est.baseline.batchCoupled;
@@ -48,8 +52,23 @@ export function prepareEstimator(estimator: string | AdvantageEstimator, config:
 }
 
 /** One-shot: `prepareEstimator(name, config).estimate(batch, signals)`. */
-export function estimateAdvantages<N extends string>(estimator: N, batch: RolloutBatch, signals: Signals, config?: EstimatorOptions<N>): AdvantageResult;
-export function estimateAdvantages<S extends ConfigSchema>(estimator: AdvantageEstimator<S>, batch: RolloutBatch, signals: Signals, config?: z.input<S>): AdvantageResult;
-export function estimateAdvantages(estimator: string | AdvantageEstimator, batch: RolloutBatch, signals: Signals, config: unknown = {}): AdvantageResult {
+export function estimateAdvantages<N extends string>(
+  estimator: N,
+  batch: RolloutBatch,
+  signals: Signals,
+  config?: EstimatorOptions<N>,
+): AdvantageResult;
+export function estimateAdvantages<S extends ConfigSchema>(
+  estimator: AdvantageEstimator<S>,
+  batch: RolloutBatch,
+  signals: Signals,
+  config?: z.input<S>,
+): AdvantageResult;
+export function estimateAdvantages(
+  estimator: string | AdvantageEstimator,
+  batch: RolloutBatch,
+  signals: Signals,
+  config: unknown = {},
+): AdvantageResult {
   return prepareEstimator(estimator as string, config).estimate(batch, signals);
 }

@@ -47,13 +47,19 @@ describe('registries', () => {
     })()!;
     expect(err).toBeInstanceOf(AdvantagesError);
     expect(err.code).toBe('unknown_name');
-    expect(err.message).toMatch(/unknown advantage estimator "graill"; known estimators: dr-grpo, grail, grpo, oar-g, reinforce-pp-baseline, rloo/);
+    expect(err.message).toMatch(
+      /unknown advantage estimator "graill"; known estimators: dr-grpo, grail, grpo, oar-g, reinforce-pp-baseline, rloo/,
+    );
     expect(err.message).toMatch(/weightings grail, oar-g, uniform/);
     expect(() => getEstimator('ppo+grail')).toThrow(/\(unknown sequence baseline "ppo"\)/);
     expect(() => getEstimator('grpo+saliency')).toThrow(/\(unknown token weighting "saliency"\)/);
   });
   it('fails loudly when a baseline and a weighting declare the same option', () => {
-    const clashing: TokenWeighting = { ...uniform, name: 'clashing', configSchema: z.strictObject({ stdEps: z.number().default(1) }) } as TokenWeighting;
+    const clashing: TokenWeighting = {
+      ...uniform,
+      name: 'clashing',
+      configSchema: z.strictObject({ stdEps: z.number().default(1) }),
+    } as TokenWeighting;
     const err = (() => {
       try {
         composeEstimator(grpo as SequenceBaseline, clashing);
@@ -69,7 +75,15 @@ describe('registries', () => {
 
 describe('configuration', () => {
   it('fills defaults and merges both parts’ options', () => {
-    expect(prepareEstimator('grail').config).toEqual({ sigmaW: 0.5, wMean: 1, wMin: 0.5, wMax: 5, eps: 1e-8, symmetry: 'wrong', overrideExcluded: true });
+    expect(prepareEstimator('grail').config).toEqual({
+      sigmaW: 0.5,
+      wMean: 1,
+      wMin: 0.5,
+      wMax: 5,
+      eps: 1e-8,
+      symmetry: 'wrong',
+      overrideExcluded: true,
+    });
     expect(prepareEstimator('oar-g').config).toEqual({ tau: 0.4, beta: 2, floor: 0.1, eps: 1e-12 });
     expect(prepareEstimator('grpo+grail', { bessel: false }).config).toMatchObject({ bessel: false, stdEps: 1e-6, sigmaW: 0.5 });
   });
@@ -161,7 +175,10 @@ describe('estimators', () => {
     // dr-grpo: A = 0.5, -0.5; |A| token mean 0.5 raw, (0.5 * 7 + 0.5 * 2) / 5 weighted
     expect(m.advantage_abs_mean_raw).toBeCloseTo(0.5, 12);
     expect(m.advantage_abs_mean).toBeCloseTo(0.9, 12);
-    const none = prepareEstimator('grail').estimate(makeBatch([{ group: 0, reward: 0, length: 1 }]).batch, makeBatch([{ group: 0, reward: 0, length: 1 }]).signals).metrics;
+    const none = prepareEstimator('grail').estimate(
+      makeBatch([{ group: 0, reward: 0, length: 1 }]).batch,
+      makeBatch([{ group: 0, reward: 0, length: 1 }]).signals,
+    ).metrics;
     expect(none.weight_mean_correct).toBeNaN();
     expect(none.advantage_scale_ratio_tokens).toBeNaN(); // every A is 0
     expect(none.advantages_scale_ratio).toBe(0); // the reference's 0 / (0 + 1e-8)

@@ -23,8 +23,12 @@ for (const b of [grpo, drGrpo, rloo, reinforcePpBaseline] as SequenceBaseline[])
   estimators.register(composeEstimator(b, uniform, b.name, b.description) as AdvantageEstimator);
 }
 for (const w of [uniform, grail, oarG] as TokenWeighting[]) weightings.register(w);
-estimators.register(composeEstimator(drGrpo, grail, 'grail', 'GRAIL: Dr. GRPO advantages times GRAIL saliency weights') as AdvantageEstimator);
-estimators.register(composeEstimator(drGrpo, oarG, 'oar-g', 'OAR-G: Dr. GRPO advantages times OAR-G saliency weights') as AdvantageEstimator);
+estimators.register(
+  composeEstimator(drGrpo, grail, 'grail', 'GRAIL: Dr. GRPO advantages times GRAIL saliency weights') as AdvantageEstimator,
+);
+estimators.register(
+  composeEstimator(drGrpo, oarG, 'oar-g', 'OAR-G: Dr. GRPO advantages times OAR-G saliency weights') as AdvantageEstimator,
+);
 
 /** Composed `baseline+weighting` estimators built so far, so a name resolves to one object. */
 const composed = new Map<string, AdvantageEstimator>();
@@ -68,7 +72,8 @@ function register<T extends { readonly name: string }>(registry: Registry<T>, it
   try {
     return registry.register(item);
   } catch (err) {
-    if (isRlvrError(err)) throw new AdvantagesError(err.code === 'name_taken' ? 'name_taken' : 'invalid_config', err.message, err.location, { cause: err });
+    if (isRlvrError(err))
+      throw new AdvantagesError(err.code === 'name_taken' ? 'name_taken' : 'invalid_config', err.message, err.location, { cause: err });
     throw err;
   }
 }

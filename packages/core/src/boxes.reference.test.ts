@@ -18,7 +18,9 @@ interface Case {
   lastContent?: string;
   differs?: string;
 }
-const CASES = (JSON.parse(readFileSync(fileURLToPath(new URL('../test/fixtures/reference-boxes.json', import.meta.url)), 'utf8')) as { cases: Case[] }).cases;
+const CASES = (
+  JSON.parse(readFileSync(fileURLToPath(new URL('../test/fixtures/reference-boxes.json', import.meta.url)), 'utf8')) as { cases: Case[] }
+).cases;
 const span = (b: Box | undefined): Span | null => (b === undefined ? null : [b.start, b.contentStart, b.contentEnd, b.end]);
 const same = CASES.filter((c) => c.differs === undefined);
 

@@ -90,7 +90,9 @@ describe('flag helpers', () => {
     const e = schemaUsageError(r.error!.issues, input, { topP: '--top-p' });
     expect(e).toBeInstanceOf(CoreError);
     expect(e.code).toBe('usage');
-    expect(e.message).toBe('--n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5); --mode: must be one of "a", "b" (got "c"); unknown key: extra');
+    expect(e.message).toBe(
+      '--n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5); --mode: must be one of "a", "b" (got "c"); unknown key: extra',
+    );
   });
 
   it('colour only on a terminal, unless NO_COLOR or FORCE_COLOR say otherwise', () => {
@@ -140,8 +142,14 @@ describe('cliMain (a real process)', () => {
 
   it('one line for typed errors, bugs and errors nobody caught', async () => {
     expect(await runProbe(['--mode', 'typed'])).toMatchObject({ code: 1, stderr: 'probe: a.jsonl:3: not JSON\n' });
-    expect(await runProbe(['--mode', 'bug'])).toMatchObject({ code: 1, stderr: 'probe: internal error: TypeError: x is not a function (RLVR_DEBUG=1 prints the stack)\n' });
-    expect(await runProbe(['--mode', 'emitter'])).toMatchObject({ code: 1, stderr: 'probe: internal error: boom from an emitter (RLVR_DEBUG=1 prints the stack)\n' });
+    expect(await runProbe(['--mode', 'bug'])).toMatchObject({
+      code: 1,
+      stderr: 'probe: internal error: TypeError: x is not a function (RLVR_DEBUG=1 prints the stack)\n',
+    });
+    expect(await runProbe(['--mode', 'emitter'])).toMatchObject({
+      code: 1,
+      stderr: 'probe: internal error: boom from an emitter (RLVR_DEBUG=1 prints the stack)\n',
+    });
   });
 
   it('Ctrl-C exits 130 and removes the unfinished output file', async () => {

@@ -74,7 +74,11 @@ export function usageError(message: string, flag?: string): CoreError {
  * ...`. `flags` maps a top-level field to its flag (`{ topP: '--top-p' }`); any other field `f` is
  * `--f`. `input` is what was parsed, keyed by field, so the values given are quoted too.
  */
-export function schemaUsageError(issues: readonly IssueLike[], input: Record<string, unknown>, flags: Readonly<Record<string, string>> = {}): CoreError {
+export function schemaUsageError(
+  issues: readonly IssueLike[],
+  input: Record<string, unknown>,
+  flags: Readonly<Record<string, string>> = {},
+): CoreError {
   const flagOf = (field: string): string => flags[field] ?? `--${field}`;
   const flagged = issues.map((i) => (i.path.length === 0 ? i : { ...i, path: [flagOf(String(i.path[0])), ...i.path.slice(1)] }));
   const values = Object.fromEntries(Object.entries(input).map(([k, v]) => [flagOf(k), v]));
@@ -130,7 +134,13 @@ export function choiceFlag<T extends string>(values: FlagValues, name: string, a
 const HELP: FlagSpec = { help: { type: 'boolean', short: 'h' } };
 
 /** Run one command on `argv` (without node and the script). Never throws: returns the exit code. */
-export async function runCommand(prog: string, command: Command, argv: readonly string[], io: CliIo, signal: AbortSignal = new AbortController().signal): Promise<number> {
+export async function runCommand(
+  prog: string,
+  command: Command,
+  argv: readonly string[],
+  io: CliIo,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<number> {
   const env = io.env ?? process.env;
   let values: FlagValues;
   let positionals: string[];
@@ -159,7 +169,13 @@ export async function runCommand(prog: string, command: Command, argv: readonly 
 }
 
 /** Run `prog COMMAND [flags]`: the command list on `-h` or no command, exit 2 on an unknown one. */
-export async function runCommands(prog: string, commands: Readonly<Record<string, Command>>, argv: readonly string[], io: CliIo, signal?: AbortSignal): Promise<number> {
+export async function runCommands(
+  prog: string,
+  commands: Readonly<Record<string, Command>>,
+  argv: readonly string[],
+  io: CliIo,
+  signal?: AbortSignal,
+): Promise<number> {
   const [name, ...rest] = argv;
   const list = (): string =>
     `usage: ${prog} COMMAND [options]   (${prog} COMMAND -h for a command's options)\n\ncommands:\n` +

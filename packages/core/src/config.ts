@@ -9,7 +9,12 @@ import { CoreError } from './errors.js';
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
-  throw new CoreError('invalid_config', `invalid ${what} configuration: ${formatZodIssues(result.error.issues, input)}`, {}, { cause: result.error });
+  throw new CoreError(
+    'invalid_config',
+    `invalid ${what} configuration: ${formatZodIssues(result.error.issues, input)}`,
+    {},
+    { cause: result.error },
+  );
 }
 
 /** The part of a zod issue `formatZodIssues` reads. */

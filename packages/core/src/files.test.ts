@@ -19,7 +19,9 @@ describe('writeFileAtomic', () => {
   it('names the file and the reason in one line when the directory is missing or the target is a directory', async () => {
     const dir = await scratch();
     const missing = join(dir, 'nope', 'a.json');
-    await expect(writeFileAtomic(missing, 'x')).rejects.toThrow(new CoreError('write_failed', `cannot write: directory ${join(dir, 'nope')} does not exist`, { file: missing }));
+    await expect(writeFileAtomic(missing, 'x')).rejects.toThrow(
+      new CoreError('write_failed', `cannot write: directory ${join(dir, 'nope')} does not exist`, { file: missing }),
+    );
     await mkdir(join(dir, 'd'));
     await expect(writeFileAtomic(join(dir, 'd'), 'x')).rejects.toThrow(/d: cannot write: .*d is a directory$/);
     await expect(assertWritable(join(dir, 'd'))).rejects.toMatchObject({ code: 'write_failed', location: { file: join(dir, 'd') } });
@@ -43,7 +45,9 @@ describe('writeFileAtomicSync', () => {
     const dir = await scratch();
     await writeFile(join(dir, 'file'), 'keep');
     const under = join(dir, 'file', 'a.bin'); // a path under a regular file: ENOTDIR, even as root
-    expect(() => writeFileAtomicSync(under, 'x')).toThrow(new CoreError('write_failed', `cannot write: ${join(dir, 'file')} is not a directory`, { file: under }));
+    expect(() => writeFileAtomicSync(under, 'x')).toThrow(
+      new CoreError('write_failed', `cannot write: ${join(dir, 'file')} is not a directory`, { file: under }),
+    );
     expect(() => writeFileAtomicSync(join(dir, 'nope', 'a.bin'), 'x')).toThrow(/cannot write: directory .*nope does not exist$/);
     expect(await readdir(dir)).toEqual(['file']);
     expect(await readFile(join(dir, 'file'), 'utf8')).toBe('keep');

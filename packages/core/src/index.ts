@@ -31,7 +31,15 @@ export { planMicroBatches, packRollouts, gatherPacked, scatterPacked } from './l
 export type { PackedRollouts } from './layout.js';
 export { silentLogger, streamLogger } from './logger.js';
 export type { Logger } from './logger.js';
-export { writeFileAtomic, writeFileAtomicSync, AtomicWriter, assertWritable, describeFsError, removePendingTempFiles, tempPathFor } from './files.js';
+export {
+  writeFileAtomic,
+  writeFileAtomicSync,
+  AtomicWriter,
+  assertWritable,
+  describeFsError,
+  removePendingTempFiles,
+  tempPathFor,
+} from './files.js';
 export { readJsonl, parseJsonl, repairJsonl } from './jsonl.js';
 export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
 export { runCommand, runCommands, cliMain, usageError, schemaUsageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';

@@ -34,7 +34,9 @@ describe('readJsonl', () => {
     await expect(collect(readJsonl(f))).rejects.toThrow(new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: not JSON`));
     await expect(collect(readJsonl(Readable.from(['[1]\n', 'x\n']), { name: '<stdin>' }))).rejects.toThrow(/^<stdin>:2: not JSON/);
     await expect(collect(readJsonl(join(dir, 'missing.jsonl')))).rejects.toThrow(/missing.jsonl: cannot read: no such file$/);
-    await expect(collect(readJsonl(Readable.from(['[1]\n', '"' + 'x'.repeat(100) + '"\n']), { maxLineChars: 50 }))).rejects.toThrow(/<stdin>:2: line is 102 characters, over the limit of 50/);
+    await expect(collect(readJsonl(Readable.from(['[1]\n', '"' + 'x'.repeat(100) + '"\n']), { maxLineChars: 50 }))).rejects.toThrow(
+      /<stdin>:2: line is 102 characters, over the limit of 50/,
+    );
   });
 });
 

@@ -138,7 +138,10 @@ export async function repairJsonl(file: string, keep?: (value: unknown, line: nu
     const nl = buf.indexOf(0x0a, pos);
     const end = nl < 0 ? buf.length : nl + 1;
     line++;
-    const text = buf.subarray(pos, nl < 0 ? buf.length : nl).toString('utf8').replace(/^\ufeff/, '');
+    const text = buf
+      .subarray(pos, nl < 0 ? buf.length : nl)
+      .toString('utf8')
+      .replace(/^\ufeff/, '');
     const last = end >= buf.length;
     if (text.trim() !== '') {
       let value: unknown;
@@ -163,7 +166,10 @@ export async function repairJsonl(file: string, keep?: (value: unknown, line: nu
   }
   if (cut < 0) return { keptLines: kept, droppedLines: 0, droppedBytes: 0 };
   const dropped = buf.subarray(cut);
-  const droppedLines = dropped.toString('utf8').split('\n').filter((t) => t.trim() !== '').length;
+  const droppedLines = dropped
+    .toString('utf8')
+    .split('\n')
+    .filter((t) => t.trim() !== '').length;
   try {
     await truncate(file, cut);
     const fh = await open(file, 'r+');

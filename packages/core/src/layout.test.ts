@@ -39,4 +39,3 @@ describe('planMicroBatches', () => {
     expect(() => planMicroBatches(batch, 0)).toThrow(/tokenBudget must be positive/);
   });
 });
-

@@ -9,8 +9,10 @@ import { CoreError } from './errors.js';
  * than being dropped. `include[i]` false leaves rollout i out.
  */
 export function planMicroBatches(batch: RolloutBatch, tokenBudget: number, include?: ArrayLike<boolean>): number[][] {
-  if (!(tokenBudget > 0)) throw new CoreError('invalid_config', `tokenBudget must be positive, got ${tokenBudget}`, { field: 'tokenBudget' });
-  const len = (i: number) => batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! + batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
+  if (!(tokenBudget > 0))
+    throw new CoreError('invalid_config', `tokenBudget must be positive, got ${tokenBudget}`, { field: 'tokenBudget' });
+  const len = (i: number) =>
+    batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! + batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
   const idx: number[] = [];
   for (let i = 0; i < batch.numRollouts; i++) if (include === undefined || include[i]) idx.push(i);
   idx.sort((a, b) => len(a) - len(b) || a - b);

@@ -39,12 +39,16 @@ describe('Signals', () => {
     expect(s.names()).toEqual(['saliency.gradXEmb']);
     expect(() => s.set('x', new Float32Array(2))).toThrow('signal x has 2 values, expected 3 (one per completion token)');
     expect(() => s.set('x', [1, 2, 3] as never)).toThrow(/must be a Float32Array/);
-    expect(() => s.get('saliency.noisyKl', 'estimator oar-g')).toThrow('estimator oar-g needs signal saliency.noisyKl; available: saliency.gradXEmb');
+    expect(() => s.get('saliency.noisyKl', 'estimator oar-g')).toThrow(
+      'estimator oar-g needs signal saliency.noisyKl; available: saliency.gradXEmb',
+    );
   });
 });
 
 describe('parseConfig', () => {
-  const schema = z.object({ sigmaW: z.number().positive().default(0.5), symmetry: z.enum(['both', 'correct', 'wrong']).default('wrong') }).strict();
+  const schema = z
+    .object({ sigmaW: z.number().positive().default(0.5), symmetry: z.enum(['both', 'correct', 'wrong']).default('wrong') })
+    .strict();
 
   it('fills defaults', () => {
     expect(parseConfig(schema, undefined, 'weighting grail')).toEqual({ sigmaW: 0.5, symmetry: 'wrong' });

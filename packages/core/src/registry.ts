@@ -17,7 +17,8 @@ export class Registry<T extends { readonly name: string }> {
 
   register(item: T): T {
     const name = item.name;
-    if (typeof name !== 'string' || name.length === 0) throw new CoreError('invalid_config', `a ${this.kind} needs a non-empty string name`);
+    if (typeof name !== 'string' || name.length === 0)
+      throw new CoreError('invalid_config', `a ${this.kind} needs a non-empty string name`);
     const existing = this.#items.get(name);
     if (existing !== undefined && existing !== item) {
       throw new CoreError('name_taken', `${this.kind} "${name}" is already registered with another implementation`, { field: name });

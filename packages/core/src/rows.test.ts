@@ -5,7 +5,14 @@ import { getSpans, totalTokens, completionLength, numGroups, hasAnswer, FINISH_C
 import { CoreError } from './errors.js';
 
 const rows: RolloutRowInput[] = [
-  { group: 0, prompt: [1, 2], completion: [5, 6, 7, 8], reward: 1, spans: { open: [0, 1], content: [1, 3], close: [3, 4] }, behaviorLogprobs: [-0.1, -0.2, -0.3, -0.4] },
+  {
+    group: 0,
+    prompt: [1, 2],
+    completion: [5, 6, 7, 8],
+    reward: 1,
+    spans: { open: [0, 1], content: [1, 3], close: [3, 4] },
+    behaviorLogprobs: [-0.1, -0.2, -0.3, -0.4],
+  },
   { group: 0, prompt: [1, 2], completion: [9], reward: 0, finish: 'length', behaviorLogprobs: [-1] },
   { group: 1, prompt: [3], completion: [], reward: 0.5, finish: 'error', behaviorLogprobs: [] },
 ];
@@ -65,10 +72,12 @@ describe('batchFromRows', () => {
     }
     expect(() => batchFromRows([{ group: 0, completion: [1], reward: Number.NaN }])).toThrow(/rollout 0, field reward/);
     expect(() => batchFromRows([{ group: 0, completion: [1], reward: 0, extra: 1 } as never])).toThrow(/unknown key: extra/);
-    expect(() => batchFromRows([{ group: 0, completion: [1, 2], reward: 0, spans: { open: [0, 1], content: [1, 2], close: [2, 3] } }])).toThrow(
-      /rollout 0, field spans: close span ends at 3 but the completion has 2 tokens/,
-    );
-    expect(() => batchFromRows([{ group: 0, completion: [1, 2], reward: 0, spans: { open: [0, 2], content: [1, 2], close: [2, 2] } }])).toThrow(/ordered/);
+    expect(() =>
+      batchFromRows([{ group: 0, completion: [1, 2], reward: 0, spans: { open: [0, 1], content: [1, 2], close: [2, 3] } }]),
+    ).toThrow(/rollout 0, field spans: close span ends at 3 but the completion has 2 tokens/);
+    expect(() =>
+      batchFromRows([{ group: 0, completion: [1, 2], reward: 0, spans: { open: [0, 2], content: [1, 2], close: [2, 2] } }]),
+    ).toThrow(/ordered/);
     expect(() =>
       batchFromRows([
         { group: 0, completion: [1], reward: 0, behaviorLogprobs: [-1] },
@@ -81,7 +90,14 @@ describe('batchFromRows', () => {
 
 describe('takeRollouts', () => {
   const rows: RolloutRowInput[] = [
-    { group: 0, prompt: [1, 2], completion: [3, 4, 5], reward: 1, behaviorLogprobs: [-1, -2, -3], spans: { open: [0, 1], content: [1, 2], close: [2, 3] } },
+    {
+      group: 0,
+      prompt: [1, 2],
+      completion: [3, 4, 5],
+      reward: 1,
+      behaviorLogprobs: [-1, -2, -3],
+      spans: { open: [0, 1], content: [1, 2], close: [2, 3] },
+    },
     { group: 0, prompt: [1, 2], completion: [6], reward: 0, finish: 'length', behaviorLogprobs: [-4] },
     { group: 1, prompt: [7], completion: [8, 9], reward: 0.5, behaviorLogprobs: [-5, -6] },
   ];

@@ -54,13 +54,23 @@ export function batchFromRows(rows: readonly RolloutRowInput[]): RolloutBatch {
     promptTotal += r.prompt.length;
     total += r.completion.length;
     if ((r.behaviorLogprobs !== undefined) !== withLp) {
-      throw new CoreError('invalid_row', 'behaviorLogprobs must be given on every row or on none', { rollout: i, field: 'behaviorLogprobs' });
+      throw new CoreError('invalid_row', 'behaviorLogprobs must be given on every row or on none', {
+        rollout: i,
+        field: 'behaviorLogprobs',
+      });
     }
     if (r.behaviorLogprobs !== undefined && r.behaviorLogprobs.length !== r.completion.length) {
-      throw new CoreError('invalid_row', `expected ${r.completion.length} log-probs (one per completion token), found ${r.behaviorLogprobs.length}`, { rollout: i, field: 'behaviorLogprobs' });
+      throw new CoreError(
+        'invalid_row',
+        `expected ${r.completion.length} log-probs (one per completion token), found ${r.behaviorLogprobs.length}`,
+        { rollout: i, field: 'behaviorLogprobs' },
+      );
     }
     if (r.spans !== null && r.spans.close[1] > r.completion.length) {
-      throw new CoreError('invalid_row', `close span ends at ${r.spans.close[1]} but the completion has ${r.completion.length} tokens`, { rollout: i, field: 'spans' });
+      throw new CoreError('invalid_row', `close span ends at ${r.spans.close[1]} but the completion has ${r.completion.length} tokens`, {
+        rollout: i,
+        field: 'spans',
+      });
     }
   });
   const batch = allocateBatch(n, promptTotal, total, withLp);
@@ -112,13 +122,19 @@ export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): Roll
   let promptTotal = 0;
   let total = 0;
   for (const i of rows) {
-    if (!Number.isInteger(i) || i < 0 || i >= batch.numRollouts) throw new CoreError('invalid_row', `no rollout ${i} in a batch of ${batch.numRollouts}`, { rollout: i });
+    if (!Number.isInteger(i) || i < 0 || i >= batch.numRollouts)
+      throw new CoreError('invalid_row', `no rollout ${i} in a batch of ${batch.numRollouts}`, { rollout: i });
     promptTotal += batch.promptOffsets[i + 1]! - batch.promptOffsets[i]!;
     total += batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
   }
   const out = allocateBatch(n, promptTotal, total, batch.behaviorLogprobs !== undefined);
   rows.forEach((i, k) => {
-    const [p0, p1, c0, c1] = [batch.promptOffsets[i]!, batch.promptOffsets[i + 1]!, batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
+    const [p0, p1, c0, c1] = [
+      batch.promptOffsets[i]!,
+      batch.promptOffsets[i + 1]!,
+      batch.completionOffsets[i]!,
+      batch.completionOffsets[i + 1]!,
+    ];
     out.groupIndex[k] = batch.groupIndex[i]!;
     out.promptTokens.set(batch.promptTokens.subarray(p0, p1), out.promptOffsets[k]!);
     out.promptOffsets[k + 1] = out.promptOffsets[k]! + (p1 - p0);

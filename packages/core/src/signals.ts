@@ -32,7 +32,11 @@ export class Signals {
   set(name: SignalName, values: Float32Array): this {
     if (!(values instanceof Float32Array)) throw new CoreError('invalid_signal', `signal ${name} must be a Float32Array`, { field: name });
     if (values.length !== this.totalTokens) {
-      throw new CoreError('invalid_signal', `signal ${name} has ${values.length} values, expected ${this.totalTokens} (one per completion token)`, { field: name });
+      throw new CoreError(
+        'invalid_signal',
+        `signal ${name} has ${values.length} values, expected ${this.totalTokens} (one per completion token)`,
+        { field: name },
+      );
     }
     this.#map.set(name, values);
     return this;
@@ -47,7 +51,9 @@ export class Signals {
     const v = this.#map.get(name);
     if (v === undefined) {
       const have = [...this.#map.keys()];
-      throw new CoreError('missing_signal', `${neededBy} needs signal ${name}; available: ${have.length ? have.join(', ') : '(none)'}`, { field: name });
+      throw new CoreError('missing_signal', `${neededBy} needs signal ${name}; available: ${have.length ? have.join(', ') : '(none)'}`, {
+        field: name,
+      });
     }
     return v;
   }

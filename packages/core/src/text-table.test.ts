@@ -3,7 +3,15 @@ import { StatusLine, percent, textTable, timestamp } from './index.js';
 
 describe('textTable and percent', () => {
   it('align the first column left and the others right, with an optional rule', () => {
-    expect(textTable(['name', 'x'], [['a', '1.00'], ['longer', '2']])).toBe(['name       x', '------  ----', 'a       1.00', 'longer     2'].join('\n'));
+    expect(
+      textTable(
+        ['name', 'x'],
+        [
+          ['a', '1.00'],
+          ['longer', '2'],
+        ],
+      ),
+    ).toBe(['name       x', '------  ----', 'a       1.00', 'longer     2'].join('\n'));
     expect(textTable(['a', 'bb'], [['xyz', '1']], { rule: false })).toBe(['a    bb', 'xyz   1'].join('\n'));
   });
 

@@ -36,19 +36,22 @@ export function validateBatch(batch: RolloutBatch): RolloutBatch {
   checkOffsets(batch.completionOffsets, 'completionOffsets', n, batch.completionTokens.length, 'completionTokens');
   const total = batch.completionTokens.length;
   if (batch.behaviorLogprobs !== undefined) {
-    if (batch.behaviorLogprobs.length !== total) fail(`expected length ${total} (totalTokens), found ${batch.behaviorLogprobs.length}`, 'behaviorLogprobs');
+    if (batch.behaviorLogprobs.length !== total)
+      fail(`expected length ${total} (totalTokens), found ${batch.behaviorLogprobs.length}`, 'behaviorLogprobs');
   }
   for (let i = 0; i < n; i++) {
     if (batch.groupIndex[i]! < 0) fail(`group id must be >= 0, found ${batch.groupIndex[i]}`, 'groupIndex', i);
     if (!Number.isFinite(batch.rewards[i]!)) fail(`reward must be finite, found ${batch.rewards[i]}`, 'rewards', i);
-    if (batch.finish[i]! >= FINISH_REASONS.length) fail(`unknown finish code ${batch.finish[i]} (allowed 0..${FINISH_REASONS.length - 1}: ${FINISH_REASONS.join(', ')})`, 'finish', i);
+    if (batch.finish[i]! >= FINISH_REASONS.length)
+      fail(`unknown finish code ${batch.finish[i]} (allowed 0..${FINISH_REASONS.length - 1}: ${FINISH_REASONS.join(', ')})`, 'finish', i);
     checkSpanRow(batch, i);
   }
   if (batch.behaviorLogprobs !== undefined) {
     for (let i = 0; i < n; i++) {
       for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) {
         const lp = batch.behaviorLogprobs[t]!;
-        if (!(lp <= 0)) fail(`log-prob of token ${t - batch.completionOffsets[i]!} must be <= 0 and not NaN, found ${lp}`, 'behaviorLogprobs', i);
+        if (!(lp <= 0))
+          fail(`log-prob of token ${t - batch.completionOffsets[i]!} must be <= 0 and not NaN, found ${lp}`, 'behaviorLogprobs', i);
       }
     }
   }
@@ -60,13 +63,18 @@ function checkSpanRow(batch: RolloutBatch, i: number): void {
   const s = batch.spans;
   const len = batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
   if (s[o]! < 0) {
-    for (let k = 1; k < SPAN_STRIDE; k++) if (s[o + k] !== -1) fail('a rollout without an answer must have all six span slots at -1', 'spans', i);
+    for (let k = 1; k < SPAN_STRIDE; k++)
+      if (s[o + k] !== -1) fail('a rollout without an answer must have all six span slots at -1', 'spans', i);
     return;
   }
   for (let k = 0; k < SPAN_STRIDE; k++) {
     if (s[o + k]! < 0) fail('span slots must be all >= 0 or all -1', 'spans', i);
     if (k > 0 && s[o + k]! < s[o + k - 1]!) {
-      fail(`spans must be ordered open <= content <= close without overlap, found [${Array.from(s.subarray(o, o + SPAN_STRIDE)).join(', ')}]`, 'spans', i);
+      fail(
+        `spans must be ordered open <= content <= close without overlap, found [${Array.from(s.subarray(o, o + SPAN_STRIDE)).join(', ')}]`,
+        'spans',
+        i,
+      );
     }
   }
   if (s[o + 5]! > len) fail(`close span ends at ${s[o + 5]} but the completion has ${len} tokens`, 'spans', i);

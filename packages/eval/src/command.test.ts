@@ -17,7 +17,10 @@ import { BIN, DATA, WARMUP } from './test-utils/paths.js';
 const FAST = ['--max-tokens', '48', '-q'];
 
 /** `rlvr-eval ...args` as a child process (stdout and stderr are pipes, colour off unless `env` says otherwise). */
-function rlvrEval(args: readonly string[], env: Record<string, string> = { NO_COLOR: '1' }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function rlvrEval(
+  args: readonly string[],
+  env: Record<string, string> = { NO_COLOR: '1' },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { FORCE_COLOR: _f, NO_COLOR: _n, ...base } = process.env;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...base, ...env } });
@@ -60,7 +63,23 @@ describe('rlvr eval --model', () => {
   test('seeded sampling: the same seed gives the same samples; the JSON numbers follow from the per-problem counts; a table on stdout', async () => {
     const a = join(root, 'a.json');
     const b = join(root, 'b.json');
-    const args = ['--model', WARMUP, '--dataset', DATA, '--n', '3', '--temperature', '0.8', '--seed', '7', '--limit', '10', '--backend', 'wasm', ...FAST];
+    const args = [
+      '--model',
+      WARMUP,
+      '--dataset',
+      DATA,
+      '--n',
+      '3',
+      '--temperature',
+      '0.8',
+      '--seed',
+      '7',
+      '--limit',
+      '10',
+      '--backend',
+      'wasm',
+      ...FAST,
+    ];
     const [ra, rb] = [await rlvr('eval', ...args, '--out', a), await rlvr('eval', ...args, '--out', b)];
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
@@ -80,7 +99,17 @@ describe('rlvr eval --model', () => {
     expect(d!.passAt1).toBeCloseTo(d!.accuracy, 12);
     expect(d!.passAtN).toBeCloseTo(c.filter((x) => x > 0).length / 10, 12);
     expect(A.average).toMatchObject({ problems: 10, n: 3, accuracy: d!.accuracy, passAtN: d!.passAtN });
-    expect(A.options).toMatchObject({ model: WARMUP, n: 3, temperature: 0.8, topP: 0.95, topK: 20, seed: 7, limit: 10, maxTokens: 48, template: 'tokenizer_config.json' }); // the warm-up's shipped chat template (its plain layout)
+    expect(A.options).toMatchObject({
+      model: WARMUP,
+      n: 3,
+      temperature: 0.8,
+      topP: 0.95,
+      topK: 20,
+      seed: 7,
+      limit: 10,
+      maxTokens: 48,
+      template: 'tokenizer_config.json',
+    }); // the warm-up's shipped chat template (its plain layout)
     expect(Object.keys(A.options)).not.toContain('concurrency');
     expect(Object.keys(A.options)).not.toContain('apiKey');
     expect(A.policy).toMatchObject({ kind: 'model', dir: WARMUP, parameters: 344112, backend: 'wasm', eosTokenIds: [407] });
@@ -88,14 +117,41 @@ describe('rlvr eval --model', () => {
     const lines = ra.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^dataset\s+problems\s+n\s+mean acc\s+pass@1\s+pass@3\s+mean tokens\s+truncated$/);
     const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-    expect(lines[1]!.split(/\s+/)).toEqual(['synthetic', '10', '3', pct(d!.accuracy), pct(d!.passAt1), pct(d!.passAtN), d!.meanTokens.toFixed(1), pct(d!.truncated)]);
+    expect(lines[1]!.split(/\s+/)).toEqual([
+      'synthetic',
+      '10',
+      '3',
+      pct(d!.accuracy),
+      pct(d!.passAt1),
+      pct(d!.passAtN),
+      d!.meanTokens.toFixed(1),
+      pct(d!.truncated),
+    ]);
     expect(lines[2]).toMatch(/^average\s+10\s+3\s/);
     expect(lines[3]).toBe(`results: ${a}`);
   });
 
   test('greedy (n = 1, temperature 0) agrees with the pretrain greedy evaluator on the same checkpoint and problems', async () => {
     const out = join(root, 'greedy.json');
-    const r = await rlvr('eval', '--model', WARMUP, '--dataset', DATA, '--preset', 'synthetic', '--n', '1', '--temperature', '0', '--backend', 'wasm', '--out', out, '--max-tokens', '64');
+    const r = await rlvr(
+      'eval',
+      '--model',
+      WARMUP,
+      '--dataset',
+      DATA,
+      '--preset',
+      'synthetic',
+      '--n',
+      '1',
+      '--temperature',
+      '0',
+      '--backend',
+      'wasm',
+      '--out',
+      out,
+      '--max-tokens',
+      '64',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('rlvr-eval: synthetic: 16 problems x 1: mean acc ');
     const result = await readResult(out);
@@ -105,7 +161,11 @@ describe('rlvr eval --model', () => {
     const tokenizer = loadTokenizer(WARMUP);
     try {
       const builder = promptBuilder();
-      const tasks = (await loadTasks(DATA, 'synthetic')).map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question), { allowSpecial: false }) }));
+      const tasks = (await loadTasks(DATA, 'synthetic')).map((t) => ({
+        question: t.question,
+        answer: t.answer,
+        prompt: tokenizer.encode(builder.text(t.question), { allowSpecial: false }),
+      }));
       const greedy = await greedyEval(model, tokenizer, tasks, { maxNewTokens: 64, batchSize: 16, eosId: 407 });
       expect(result.datasets[0]!.correct.reduce((s, x) => s + x, 0)).toBe(greedy.correct);
       expect(result.datasets[0]!.meanTokens).toBeCloseTo(greedy.meanTokens, 12);
@@ -122,16 +182,46 @@ describe('rlvr eval --model', () => {
 describe('rlvr eval on several datasets', () => {
   test('per-file presets, a row per dataset, average and weighted rows; a question gets the same samples in any file', async () => {
     // the first 5 problems again, in the MATH-500 layout (problem / answer / unique_id)
-    const rows = (await loadTasks(DATA, 'synthetic')).slice(0, 5).map((t, i) => JSON.stringify({ problem: t.question, answer: t.answer, unique_id: `test/${i}.json` }));
+    const rows = (await loadTasks(DATA, 'synthetic'))
+      .slice(0, 5)
+      .map((t, i) => JSON.stringify({ problem: t.question, answer: t.answer, unique_id: `test/${i}.json` }));
     const math = join(root, 'math.jsonl');
     await writeFile(math, rows.join('\n') + '\n');
     const out = join(root, 'two.json');
-    const r = await rlvr('eval', '--model', WARMUP, '--dataset', DATA, '--dataset', math, '--preset', 'synthetic', '--preset', 'math500', '--n', '2', '--seed', '11', '--limit', '12', '--backend', 'wasm', '--out', out, ...FAST);
+    const r = await rlvr(
+      'eval',
+      '--model',
+      WARMUP,
+      '--dataset',
+      DATA,
+      '--dataset',
+      math,
+      '--preset',
+      'synthetic',
+      '--preset',
+      'math500',
+      '--n',
+      '2',
+      '--seed',
+      '11',
+      '--limit',
+      '12',
+      '--backend',
+      'wasm',
+      '--out',
+      out,
+      ...FAST,
+    );
     expect(r.code, r.stderr).toBe(0);
     const result = await readResult(out);
     const [syn, m5] = result.datasets;
     expect(syn).toMatchObject({ name: 'synthetic', preset: 'synthetic', problems: 12 });
-    expect(m5).toMatchObject({ name: 'math500', preset: 'math500', problems: 5, ids: ['test/0.json', 'test/1.json', 'test/2.json', 'test/3.json', 'test/4.json'] });
+    expect(m5).toMatchObject({
+      name: 'math500',
+      preset: 'math500',
+      problems: 5,
+      ids: ['test/0.json', 'test/1.json', 'test/2.json', 'test/3.json', 'test/4.json'],
+    });
     expect(m5!.correct).toEqual(syn!.correct.slice(0, 5));
     expect(result.average.accuracy).toBeCloseTo((syn!.accuracy + m5!.accuracy) / 2, 12);
     expect(result.weighted.accuracy).toBeCloseTo([...syn!.correct, ...m5!.correct].reduce((s, c) => s + c / 2, 0) / 17, 12);
@@ -153,8 +243,21 @@ describe('rlvr eval --endpoint', () => {
     expect(rr.code, rr.stderr).toBe(0);
     const [L, R] = [await readResult(local), await readResult(remote)];
     // rlvr-serve names the model after --model as given, as vLLM does
-    expect(R.policy).toEqual({ kind: 'endpoint', url: `http://127.0.0.1:${server.port}/v1`, model: WARMUP, api: 'completions', template: 'plain' });
-    expect(R.options).toMatchObject({ endpoint: `http://127.0.0.1:${server.port}`, chat: false, concurrency: 8, n: 2, temperature: 0, maxTokens: 48 });
+    expect(R.policy).toEqual({
+      kind: 'endpoint',
+      url: `http://127.0.0.1:${server.port}/v1`,
+      model: WARMUP,
+      api: 'completions',
+      template: 'plain',
+    });
+    expect(R.options).toMatchObject({
+      endpoint: `http://127.0.0.1:${server.port}`,
+      chat: false,
+      concurrency: 8,
+      n: 2,
+      temperature: 0,
+      maxTokens: 48,
+    });
     expect(Object.keys(R.options)).not.toContain('backend');
     const [l, r] = [L.datasets[0]!, R.datasets[0]!];
     expect(r.correct).toEqual(l.correct);
@@ -205,7 +308,9 @@ describe('rlvr eval --endpoint', () => {
 });
 
 /** An HTTP proxy on loopback in front of `target` that records each request's path and JSON body and the bytes of its response. */
-async function recordingProxy(target: string): Promise<{ url: string; exchanges: { path: string; body: unknown; responseBytes: number }[]; close(): Promise<void> }> {
+async function recordingProxy(
+  target: string,
+): Promise<{ url: string; exchanges: { path: string; body: unknown; responseBytes: number }[]; close(): Promise<void> }> {
   const exchanges: { path: string; body: unknown; responseBytes: number }[] = [];
   const proxy = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -214,7 +319,11 @@ async function recordingProxy(target: string): Promise<{ url: string; exchanges:
       const raw = Buffer.concat(chunks);
       const x = { path: req.url ?? '', body: raw.length > 0 ? JSON.parse(raw.toString('utf8')) : null, responseBytes: 0 };
       exchanges.push(x);
-      const upstream = await fetch(target + x.path, { method: req.method ?? 'GET', headers: { 'content-type': 'application/json' }, ...(raw.length > 0 ? { body: raw } : {}) });
+      const upstream = await fetch(target + x.path, {
+        method: req.method ?? 'GET',
+        headers: { 'content-type': 'application/json' },
+        ...(raw.length > 0 ? { body: raw } : {}),
+      });
       res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
       for await (const piece of upstream.body ?? []) {
         x.responseBytes += (piece as Uint8Array).length;
@@ -262,29 +371,65 @@ describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
   });
 
   test('an unknown preset, and a file read with the wrong preset', async () => {
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--preset', 'aime2024'], 2, 'rlvr-eval: --preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})');
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--preset', 'math500', '-q'], 1, `rlvr-eval: ${DATA}:1, field problem: expected a non-empty string question, got nothing (field missing) (read as preset math500)`);
+    await expectFailure(
+      ['--model', WARMUP, '--dataset', DATA, '--preset', 'aime2024'],
+      2,
+      'rlvr-eval: --preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})',
+    );
+    await expectFailure(
+      ['--model', WARMUP, '--dataset', DATA, '--preset', 'math500', '-q'],
+      1,
+      `rlvr-eval: ${DATA}:1, field problem: expected a non-empty string question, got nothing (field missing) (read as preset math500)`,
+    );
   });
 
   test('no --model or --endpoint, and both', async () => {
     await expectFailure(['--dataset', DATA], 2, 'rlvr-eval: give the policy to evaluate: --model DIR or --endpoint URL');
-    await expectFailure(['--model', WARMUP, '--endpoint', 'http://127.0.0.1:8000/v1', '--dataset', DATA], 2, 'rlvr-eval: give one of --model and --endpoint, not both');
+    await expectFailure(
+      ['--model', WARMUP, '--endpoint', 'http://127.0.0.1:8000/v1', '--dataset', DATA],
+      2,
+      'rlvr-eval: give one of --model and --endpoint, not both',
+    );
   });
 
   test('an endpoint nothing listens on', async () => {
     const port = await closedPort();
-    await expectFailure(['--endpoint', `http://127.0.0.1:${port}/v1`, '--dataset', DATA, '-q'], 1, `rlvr-eval: cannot reach http://127.0.0.1:${port}/v1/models: ECONNREFUSED`);
+    await expectFailure(
+      ['--endpoint', `http://127.0.0.1:${port}/v1`, '--dataset', DATA, '-q'],
+      1,
+      `rlvr-eval: cannot reach http://127.0.0.1:${port}/v1/models: ECONNREFUSED`,
+    );
   });
 
   test('a server that refuses the requests (a model it does not serve): the first failure stops the run, naming the problem', async () => {
     const esc = DATA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    await expectFailure(['--endpoint', server.url, '--model-name', 'nope', '--dataset', DATA, '--max-tokens', '48', '-q'], 1, new RegExp(`^rlvr-eval: ${esc}:\\d+: sampling from ${server.url.replace(/\./g, '\\.')}(/v1)? failed: HTTP 404: .*The model \`nope\` does not exist.* \\(after 1 attempt\\)$`));
+    await expectFailure(
+      ['--endpoint', server.url, '--model-name', 'nope', '--dataset', DATA, '--max-tokens', '48', '-q'],
+      1,
+      new RegExp(
+        `^rlvr-eval: ${esc}:\\d+: sampling from ${server.url.replace(/\./g, '\\.')}(/v1)? failed: HTTP 404: .*The model \`nope\` does not exist.* \\(after 1 attempt\\)$`,
+      ),
+    );
   });
 
   test('a model directory that is not one, and a bad number', async () => {
-    await expectFailure(['--model', join(root, 'no-model'), '--dataset', DATA, '-q'], 1, `rlvr-eval: ${join(root, 'no-model')}: model directory not found (no config.json there)`);
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--top-p', '1.5', '--n', '0'], 2, 'rlvr-eval: --n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5)');
-    await expectFailure(['--model', WARMUP, '--dataset', DATA, '--max-tokens', '1000', '--backend', 'wasm', '-q'], 2, new RegExp(`^rlvr-eval: ${DATA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: max tokens 1000 does not fit: the longest prompt has \\d+ tokens and the model's context is 256 \\(at most \\d+\\)$`));
+    await expectFailure(
+      ['--model', join(root, 'no-model'), '--dataset', DATA, '-q'],
+      1,
+      `rlvr-eval: ${join(root, 'no-model')}: model directory not found (no config.json there)`,
+    );
+    await expectFailure(
+      ['--model', WARMUP, '--dataset', DATA, '--top-p', '1.5', '--n', '0'],
+      2,
+      'rlvr-eval: --n: Too small: expected number to be >=1 (got 0); --top-p: Too big: expected number to be <=1 (got 1.5)',
+    );
+    await expectFailure(
+      ['--model', WARMUP, '--dataset', DATA, '--max-tokens', '1000', '--backend', 'wasm', '-q'],
+      2,
+      new RegExp(
+        `^rlvr-eval: ${DATA.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: max tokens 1000 does not fit: the longest prompt has \\d+ tokens and the model's context is 256 \\(at most \\d+\\)$`,
+      ),
+    );
   });
 });
 
@@ -297,17 +442,27 @@ test('rlvr-eval --help', async () => {
 describe('rlvr-eval datasets in any layout, and questions too long to evaluate', () => {
   test('a field mapping, as rlvr train reads it, gives the same samples as the preset on the same questions', async () => {
     // the first 6 problems in a layout of their own: a nested question, the answer boxed in a solution
-    const rows = (await loadTasks(DATA, 'synthetic')).slice(0, 6).map((t, i) => JSON.stringify({ uid: `p${i}`, body: { text: t.question }, worked: `The answer is \\boxed{${t.answer}}.` }));
+    const rows = (await loadTasks(DATA, 'synthetic'))
+      .slice(0, 6)
+      .map((t, i) => JSON.stringify({ uid: `p${i}`, body: { text: t.question }, worked: `The answer is \\boxed{${t.answer}}.` }));
     const mine = join(root, 'mine.jsonl');
     await writeFile(mine, rows.join('\n') + '\n');
     const [a, b] = [join(root, 'mapped.json'), join(root, 'preset.json')];
     const common = ['--model', WARMUP, '--n', '2', '--seed', '4', '--backend', 'wasm', ...FAST];
     const fields = '{"question": "body.text", "answer": "worked", "answerFormat": "last_boxed", "id": "uid"}';
-    const [ra, rb] = [await rlvr('eval', '--dataset', mine, '--preset', fields, '--out', a, ...common), await rlvr('eval', '--dataset', DATA, '--limit', '6', '--out', b, ...common)];
+    const [ra, rb] = [
+      await rlvr('eval', '--dataset', mine, '--preset', fields, '--out', a, ...common),
+      await rlvr('eval', '--dataset', DATA, '--limit', '6', '--out', b, ...common),
+    ];
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
     const [A, B] = [(await readResult(a)).datasets[0]!, (await readResult(b)).datasets[0]!];
-    expect(A).toMatchObject({ name: 'mine', fields: { question: 'body.text', answer: 'worked', answerFormat: 'last_boxed', id: 'uid' }, problems: 6, ids: ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'] });
+    expect(A).toMatchObject({
+      name: 'mine',
+      fields: { question: 'body.text', answer: 'worked', answerFormat: 'last_boxed', id: 'uid' },
+      problems: 6,
+      ids: ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'],
+    });
     expect(A).not.toHaveProperty('preset');
     expect(A.correct).toEqual(B.correct);
     expect(ra.stdout.split('\n')[1]!.split(/\s+/)[0]).toBe('mine');
@@ -315,22 +470,52 @@ describe('rlvr-eval datasets in any layout, and questions too long to evaluate',
 
   test('a field mapping that does not fit the rows names file, line and field, as rlvr train does', async () => {
     const dir = await emptyDir();
-    const r = await rlvr('eval', '--model', WARMUP, '--dataset', DATA, '--preset', '{"question": "question", "answer": "solution"}', '--out', join(dir, 'x.json'), '-q');
+    const r = await rlvr(
+      'eval',
+      '--model',
+      WARMUP,
+      '--dataset',
+      DATA,
+      '--preset',
+      '{"question": "question", "answer": "solution"}',
+      '--out',
+      join(dir, 'x.json'),
+      '-q',
+    );
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`rlvr-eval: ${DATA}:1, field solution: expected a non-empty string or a finite number, got nothing (field missing) (read as fields {"question":"question","answer":"solution","answerFormat":"value"})\n`);
+    expect(r.stderr).toBe(
+      `rlvr-eval: ${DATA}:1, field solution: expected a non-empty string or a finite number, got nothing (field missing) (read as fields {"question":"question","answer":"solution","answerFormat":"value"})\n`,
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 
   test('a 1 MB question: one line naming its file and line, before the model is even loaded', async () => {
     const big = join(root, 'big.jsonl');
     const ok = JSON.stringify({ question: 'What is 2 + 2?', answer: '4' });
-    await writeFile(big, [ok, ok, JSON.stringify({ question: `Add these: ${'1 + '.repeat(250_000)}1`, answer: '250001' })].join('\n') + '\n');
+    await writeFile(
+      big,
+      [ok, ok, JSON.stringify({ question: `Add these: ${'1 + '.repeat(250_000)}1`, answer: '250001' })].join('\n') + '\n',
+    );
     const dir = await emptyDir();
     // no -q: had the model been loaded, its backend line would be on stderr
-    const r = await rlvr('eval', '--model', WARMUP, '--dataset', big, '--preset', 'synthetic', '--backend', 'wasm', '--out', join(dir, 'x.json'));
+    const r = await rlvr(
+      'eval',
+      '--model',
+      WARMUP,
+      '--dataset',
+      big,
+      '--preset',
+      'synthetic',
+      '--backend',
+      'wasm',
+      '--out',
+      join(dir, 'x.json'),
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`rlvr-eval: ${big}:3, field question: the question is 1,000,012 characters, over the limit of 100,000 (--max-question-chars)\n`);
+    expect(r.stderr).toBe(
+      `rlvr-eval: ${big}:3, field question: the question is 1,000,012 characters, over the limit of 100,000 (--max-question-chars)\n`,
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 });
@@ -338,7 +523,27 @@ describe('rlvr-eval datasets in any layout, and questions too long to evaluate',
 describe('rlvr-eval progress on a pipe', () => {
   test('plain lines, no control codes even with TERM set; the rate in s/problem as the closing line computes it', async () => {
     const out = join(root, 'progress.json');
-    const r = await rlvrEval(['--model', WARMUP, '--dataset', DATA, '--n', '1', '--temperature', '0', '--batch-size', '1', '--max-tokens', '24', '--backend', 'wasm', '--out', out], { TERM: 'xterm-256color' });
+    const r = await rlvrEval(
+      [
+        '--model',
+        WARMUP,
+        '--dataset',
+        DATA,
+        '--n',
+        '1',
+        '--temperature',
+        '0',
+        '--batch-size',
+        '1',
+        '--max-tokens',
+        '24',
+        '--backend',
+        'wasm',
+        '--out',
+        out,
+      ],
+      { TERM: 'xterm-256color' },
+    );
     expect(r.code, r.stderr).toBe(0);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts an ANSI colour code
     expect(r.stderr + r.stdout).not.toMatch(/\x1b|\r/);
@@ -350,6 +555,8 @@ describe('rlvr-eval progress on a pipe', () => {
     const result = await readResult(out);
     const d = result.datasets[0]!;
     const last = lines.find((l) => l.startsWith('rlvr-eval: synthetic: 16 problems x 1: '))!;
-    expect(last).toBe(`rlvr-eval: synthetic: 16 problems x 1: mean acc ${(100 * d.accuracy).toFixed(1)}%, pass@1 ${(100 * d.passAtN).toFixed(1)}% (${d.seconds.toFixed(1)} s, ${(d.seconds / 16).toFixed(2)} s/problem)`);
+    expect(last).toBe(
+      `rlvr-eval: synthetic: 16 problems x 1: mean acc ${(100 * d.accuracy).toFixed(1)}%, pass@1 ${(100 * d.passAtN).toFixed(1)}% (${d.seconds.toFixed(1)} s, ${(d.seconds / 16).toFixed(2)} s/problem)`,
+    );
   });
 });

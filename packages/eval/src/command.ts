@@ -4,7 +4,17 @@
  * runs, so composing this command loads no TensorFlow.js.
  */
 import { basename, resolve } from 'node:path';
-import { StatusLine, assertWritable, intFlag, isRlvrError, numberFlag, schemaUsageError, timestamp, usageError, writeFileAtomic } from '@rlvr/core';
+import {
+  StatusLine,
+  assertWritable,
+  intFlag,
+  isRlvrError,
+  numberFlag,
+  schemaUsageError,
+  timestamp,
+  usageError,
+  writeFileAtomic,
+} from '@rlvr/core';
 import type { Command, FlagValues } from '@rlvr/core';
 import type { EvalLogger, EvalProgress, EvalResult } from './run.js';
 
@@ -69,7 +79,15 @@ output:
   -h, --help            this help`;
 
 /** Option field -> flag, for messages. */
-const FLAGS: Record<string, string> = { modelName: '--model-name', apiKey: '--api-key', topP: '--top-p', topK: '--top-k', maxTokens: '--max-tokens', batchSize: '--batch-size', maxQuestionChars: '--max-question-chars' };
+const FLAGS: Record<string, string> = {
+  modelName: '--model-name',
+  apiKey: '--api-key',
+  topP: '--top-p',
+  topK: '--top-k',
+  maxTokens: '--max-tokens',
+  batchSize: '--batch-size',
+  maxQuestionChars: '--max-question-chars',
+};
 
 export const evalCommand: Command = {
   summary: "score a policy the paper's way: n samples per problem, mean accuracy, pass@1, pass@n (--model DIR or --endpoint URL)",
@@ -105,11 +123,14 @@ export const evalCommand: Command = {
     const endpoint = values.endpoint as string | undefined;
     if (model === undefined && endpoint === undefined) throw usageError('give the policy to evaluate: --model DIR or --endpoint URL');
     if (model !== undefined && endpoint !== undefined) throw usageError('give one of --model and --endpoint, not both');
-    if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint)) throw usageError(`must be an http(s) URL, got ${JSON.stringify(endpoint)}`, 'endpoint');
+    if (endpoint !== undefined && !/^https?:\/\/[^/]/i.test(endpoint))
+      throw usageError(`must be an http(s) URL, got ${JSON.stringify(endpoint)}`, 'endpoint');
     if (endpoint === undefined) {
-      for (const flag of ['model-name', 'api-key', 'chat', 'concurrency', 'stream', 'token-ids'] as const) if (values[flag] !== undefined) throw usageError('goes with --endpoint', flag);
+      for (const flag of ['model-name', 'api-key', 'chat', 'concurrency', 'stream', 'token-ids'] as const)
+        if (values[flag] !== undefined) throw usageError('goes with --endpoint', flag);
     } else {
-      for (const flag of ['batch-size', 'backend', 'workers'] as const) if (values[flag] !== undefined) throw usageError('goes with --model', flag);
+      for (const flag of ['batch-size', 'backend', 'workers'] as const)
+        if (values[flag] !== undefined) throw usageError('goes with --model', flag);
     }
     const files = (values.dataset as string[] | undefined) ?? [];
     if (files.length === 0) throw usageError('give at least one --dataset FILE');
@@ -136,7 +157,12 @@ export const evalCommand: Command = {
       template: values.template,
       batchSize: int(values, 'batch-size'),
       backend: values.backend,
-      workers: values.workers === undefined || values.workers === 'auto' ? values.workers : /^\d+$/.test(values.workers as string) ? Number(values.workers) : values.workers,
+      workers:
+        values.workers === undefined || values.workers === 'auto'
+          ? values.workers
+          : /^\d+$/.test(values.workers as string)
+            ? Number(values.workers)
+            : values.workers,
     };
     for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
     const { EvalOptionsSchema } = await import('./options.js');

@@ -27,19 +27,27 @@ export function parseLayout(value: string): Layout {
     }
   }
   const preset = resolvePreset(value);
-  if (preset === undefined) throw usageError(`unknown preset ${JSON.stringify(value)} (available: ${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping {"question": ..., "answer": ...})`, 'preset');
+  if (preset === undefined)
+    throw usageError(
+      `unknown preset ${JSON.stringify(value)} (available: ${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping {"question": ..., "answer": ...})`,
+      'preset',
+    );
   return { preset };
 }
 
 /** Pair each file with its layout: one --preset for all, one per file, or guessed from the file name. */
 export function datasetsOf(files: readonly string[], presets: readonly string[]): EvalDatasetInput[] {
-  if (presets.length > 1 && presets.length !== files.length) throw usageError(`${presets.length} --preset for ${files.length} --dataset: give one for all files or one per file`);
+  if (presets.length > 1 && presets.length !== files.length)
+    throw usageError(`${presets.length} --preset for ${files.length} --dataset: give one for all files or one per file`);
   const layouts = presets.map(parseLayout);
   return files.map((file, i) => {
     if (!existsSync(file)) throw new EvaluationError('missing_file', 'dataset not found', { file });
     if (layouts.length > 0) return { file, ...layouts[layouts.length === 1 ? 0 : i]! };
     const preset = guessPreset(file);
-    if (preset === undefined) throw usageError(`cannot tell the layout of ${file} from its name: pass --preset (${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping)`);
+    if (preset === undefined)
+      throw usageError(
+        `cannot tell the layout of ${file} from its name: pass --preset (${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping)`,
+      );
     return { file, preset };
   });
 }

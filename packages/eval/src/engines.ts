@@ -10,7 +10,15 @@ import { join, resolve } from 'node:path';
 import type { ErrorLocation } from '@rlvr/core';
 import { PolicyWorkers, loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import type { BackendName, Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { chatmlTemplate, httpSampler, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
+import {
+  chatmlTemplate,
+  httpSampler,
+  modelChatTemplate,
+  plainChatTemplate,
+  policySampler,
+  promptBuilder,
+  workerSampler,
+} from '@rlvr/rollout';
 import type { ApplyChatTemplate, PromptBuilder, SamplePrompt, Sampler } from '@rlvr/rollout';
 import { EvaluationError } from './errors.js';
 import { SampleFailure } from './evaluate.js';
@@ -56,7 +64,8 @@ function templateOf(name: 'plain' | 'chatml'): ApplyChatTemplate {
 
 /** The local model: loaded once, prompts tokenized here (special tokens of the template parsed, as a server does). */
 export async function localEngine(o: EvalOptions, dir: string, questions: readonly Question[], logger: EngineLogger): Promise<Engine> {
-  if (!existsSync(join(dir, 'config.json'))) throw new EvaluationError('missing_file', 'model directory not found (no config.json there)', { file: dir });
+  if (!existsSync(join(dir, 'config.json')))
+    throw new EvaluationError('missing_file', 'model directory not found (no config.json there)', { file: dir });
   let backend: string;
   try {
     backend = await selectBackend({ backend: o.backend }, { info: logger.info });
@@ -98,24 +107,46 @@ export async function localEngine(o: EvalOptions, dir: string, questions: readon
       try {
         tokens = tok.encode(builder.text(q.text));
       } catch (err) {
-        throw new EvaluationError('invalid_record', `cannot tokenize the question (${q.text.length} characters): ${(err as Error).message}`, q.location, { cause: err });
+        throw new EvaluationError(
+          'invalid_record',
+          `cannot tokenize the question (${q.text.length} characters): ${(err as Error).message}`,
+          q.location,
+          { cause: err },
+        );
       }
       if (tokens.length > longest.tokens) longest = { tokens: tokens.length, at: q.location };
       prompts.set(q.text, { tokens });
     }
     const context = m.config.max_position_embeddings;
     const room = context - longest.tokens;
-    if (room < 1) throw new EvaluationError('invalid_options', `the prompt has ${longest.tokens} tokens: no room left in the model's context of ${context} tokens`, longest.at);
+    if (room < 1)
+      throw new EvaluationError(
+        'invalid_options',
+        `the prompt has ${longest.tokens} tokens: no room left in the model's context of ${context} tokens`,
+        longest.at,
+      );
     if (o.maxTokens !== undefined && o.maxTokens > room) {
-      throw new EvaluationError('invalid_options', `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the model's context is ${context} (at most ${room})`, longest.at);
+      throw new EvaluationError(
+        'invalid_options',
+        `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the model's context is ${context} (at most ${room})`,
+        longest.at,
+      );
     }
     const local = policySampler(m, tok, { batchSize: o.batchSize });
     const eos = [...local.eosTokenIds];
-    if (eos.length === 0) throw new EvaluationError('load_failed', 'the model has no eos_token_id and its tokenizer no <|im_end|> or <|endoftext|>: completions could not end', { file: join(dir, 'config.json'), field: 'eos_token_id' });
+    if (eos.length === 0)
+      throw new EvaluationError(
+        'load_failed',
+        'the model has no eos_token_id and its tokenizer no <|im_end|> or <|endoftext|>: completions could not end',
+        { file: join(dir, 'config.json'), field: 'eos_token_id' },
+      );
     const eosSet = new Set(eos);
     const threads = o.workers === 'auto' ? availableParallelism() : o.workers;
     if (threads > 1) workers = await PolicyWorkers.start(m, { workers: threads, backend: backend as BackendName });
-    const sampler = workers === undefined ? local : workerSampler(workers, m, local, { modelDir: dir, options: { batchSize: o.batchSize, eosTokenIds: eos } });
+    const sampler =
+      workers === undefined
+        ? local
+        : workerSampler(workers, m, local, { modelDir: dir, options: { batchSize: o.batchSize, eosTokenIds: eos } });
     return {
       policy: { kind: 'model', dir: resolve(dir), parameters: m.numParameters(), backend, eosTokenIds: eos, template },
       sampler,
@@ -140,13 +171,19 @@ export function baseUrlOf(endpoint: string): string {
 }
 
 /** An OpenAI-compatible server: GET /models checks that it answers and names the model. */
-export async function endpointEngine(o: EvalOptions, endpoint: string, questions: readonly Question[], logger: EngineLogger): Promise<Engine> {
+export async function endpointEngine(
+  o: EvalOptions,
+  endpoint: string,
+  questions: readonly Question[],
+  logger: EngineLogger,
+): Promise<Engine> {
   const base = baseUrlOf(endpoint);
   const listed = await listModels(base, o.apiKey);
   const name = o.modelName ?? listed[0]?.id;
   if (name === undefined) throw new EvaluationError('server_error', `${base}/models lists no model: pass --model-name`);
   const served = listed.find((x) => x.id === name);
-  if (o.modelName !== undefined && served === undefined) logger.warn?.(`${base}/models does not list ${name} (it lists ${listed.map((x) => x.id).join(', ') || 'nothing'})`);
+  if (o.modelName !== undefined && served === undefined)
+    logger.warn?.(`${base}/models does not list ${name} (it lists ${listed.map((x) => x.id).join(', ') || 'nothing'})`);
   const api = o.chat ? 'chat' : 'completions';
   const template = o.chat ? 'server' : (o.template ?? 'plain');
   const builder: PromptBuilder = promptBuilder({}, o.chat ? chatmlTemplate : templateOf(template as 'plain' | 'chatml'));
@@ -163,16 +200,31 @@ export async function endpointEngine(o: EvalOptions, endpoint: string, questions
   const context = served?.maxModelLen;
   if (o.maxTokens === undefined && context !== undefined && context - longest.bytes < maxTokens) {
     maxTokens = context - longest.bytes;
-    if (maxTokens < 1) throw new EvaluationError('invalid_options', `no room for a default max tokens: the server's context is ${context} tokens and this prompt may take up to ${longest.bytes}; set it (--max-tokens)`, longest.at);
+    if (maxTokens < 1)
+      throw new EvaluationError(
+        'invalid_options',
+        `no room for a default max tokens: the server's context is ${context} tokens and this prompt may take up to ${longest.bytes}; set it (--max-tokens)`,
+        longest.at,
+      );
   }
   // The first request that fails for good stops the call: the evaluation cannot be complete.
   let stop: ((failure: SampleFailure) => void) | undefined;
   const http = httpSampler(
-    { baseUrl: base, model: name, endpoint: api, concurrency: o.concurrency, stream: o.stream, returns: o.tokenIds ? 'tokens' : 'text', ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }), ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}) },
+    {
+      baseUrl: base,
+      model: name,
+      endpoint: api,
+      concurrency: o.concurrency,
+      stream: o.stream,
+      returns: o.tokenIds ? 'tokens' : 'text',
+      ...(o.apiKey === undefined ? {} : { apiKey: o.apiKey }),
+      ...(o.chat ? { extraBody: { chat_template_kwargs: { enable_thinking: false } } } : {}),
+    },
     {
       onEvent: (e) => {
         if (e.type === 'retry') logger.warn?.(`request retried (${e.reason}); next try in ${(e.delayMs / 1000).toFixed(1)} s`);
-        else if (e.type === 'failed') stop?.(new SampleFailure(e.request, `${e.reason} (after ${e.attempts} attempt${e.attempts > 1 ? 's' : ''})`));
+        else if (e.type === 'failed')
+          stop?.(new SampleFailure(e.request, `${e.reason} (after ${e.attempts} attempt${e.attempts > 1 ? 's' : ''})`));
         else engine.onAnswered?.();
       },
     },
@@ -217,19 +269,28 @@ async function listModels(base: string, apiKey: string | undefined): Promise<{ i
   let res: Response;
   let text: string;
   try {
-    res = await fetch(url, { headers: { accept: 'application/json', ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }) }, signal: AbortSignal.timeout(30_000) });
+    res = await fetch(url, {
+      headers: { accept: 'application/json', ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }) },
+      signal: AbortSignal.timeout(30_000),
+    });
     text = await res.text();
   } catch (err) {
     const e = err as { message?: string; cause?: { code?: string; message?: string } };
     const why = e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
     throw new EvaluationError('server_error', `cannot reach ${url}: ${why}`, {}, { cause: err });
   }
-  if (!res.ok) throw new EvaluationError('server_error', `${url} answered HTTP ${res.status}: ${text.replace(/\s+/g, ' ').trim().slice(0, 200)}`);
+  if (!res.ok)
+    throw new EvaluationError('server_error', `${url} answered HTTP ${res.status}: ${text.replace(/\s+/g, ' ').trim().slice(0, 200)}`);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new EvaluationError('server_error', `${url} did not answer JSON: is ${base} an OpenAI-compatible base URL (…/v1)?`, {}, { cause: err });
+    throw new EvaluationError(
+      'server_error',
+      `${url} did not answer JSON: is ${base} an OpenAI-compatible base URL (…/v1)?`,
+      {},
+      { cause: err },
+    );
   }
   const data = (json as { data?: unknown }).data;
   if (!Array.isArray(data)) throw new EvaluationError('server_error', `${url} did not answer a model list ({"data": [...]})`);

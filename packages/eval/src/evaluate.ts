@@ -95,7 +95,12 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
   const chunk = o.chunk ?? problems.length;
 
   /** `each(problem, samples, tokens)`: `tokens` = the samples' tokens together (the sampler's count when it returns text only) */
-  const pass = async (n: number, temperature: number, each: (p: number, samples: readonly SampledCompletion[], tokens: number) => void, progress?: (done: number) => void): Promise<void> => {
+  const pass = async (
+    n: number,
+    temperature: number,
+    each: (p: number, samples: readonly SampledCompletion[], tokens: number) => void,
+    progress?: (done: number) => void,
+  ): Promise<void> => {
     for (let s = 0; s < problems.length; s += chunk) {
       const part = problems.slice(s, s + chunk);
       let out: PromptSamples[];
@@ -131,7 +136,8 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
           const text = textOf(s);
           const r = mathReward(text, problems[p]!.answer);
           if (s.finish === 'stop') finished++;
-          if (examples.length < (o.examples ?? 0)) examples.push({ question: problems[p]!.question ?? '', answer: problems[p]!.answer, completion: text, correct: r.reward > 0 });
+          if (examples.length < (o.examples ?? 0))
+            examples.push({ question: problems[p]!.question ?? '', answer: problems[p]!.answer, completion: text, correct: r.reward > 0 });
           return { correct: r.reward > 0, truncated: s.finish === 'length', answered: r.extracted !== null };
         }),
       );
@@ -153,5 +159,10 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
 
 /** The error of a failed sample, at its problem's file and line (or its index). */
 function failure(p: EvalProblem, index: number, reason: string, source: string, cause?: unknown): EvaluationError {
-  return new EvaluationError('sampling_failed', `sampling from ${source} failed: ${reason}`, p.location ?? { index }, cause === undefined ? {} : { cause });
+  return new EvaluationError(
+    'sampling_failed',
+    `sampling from ${source} failed: ${reason}`,
+    p.location ?? { index },
+    cause === undefined ? {} : { cause },
+  );
 }

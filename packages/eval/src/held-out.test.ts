@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PolicyWorkers, loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { SyntheticOptionsSchema, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, syntheticGenerator, workerSampler } from '@rlvr/rollout';
+import {
+  SyntheticOptionsSchema,
+  modelChatTemplate,
+  plainChatTemplate,
+  policySampler,
+  promptBuilder,
+  syntheticGenerator,
+  workerSampler,
+} from '@rlvr/rollout';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { greedyEval, heldOutEval } from './held-out.js';
 import type { HeldOutOptions, HeldOutTask } from './held-out.js';
@@ -15,8 +23,25 @@ import { WARMUP } from './test-utils/paths.js';
  * evaluation, on the embedded checkpoint. The README's 50.2% and 61.7% are `train`.
  */
 const BEFORE = JSON.parse(readFileSync(fileURLToPath(new URL('../test/fixtures/held-out-before.json', import.meta.url)), 'utf8')) as {
-  train: { options: HeldOutOptions; correct: number[]; greedyCorrect: number[]; accuracy: number; passAtN: number; greedyAccuracy: number; meanTokens: number; truncated: number };
-  pretrain: { options: { maxNewTokens: number; batchSize: number; eosId: number }; accuracy: number; correct: number; problems: number; finished: number; meanTokens: number; examples: unknown[] };
+  train: {
+    options: HeldOutOptions;
+    correct: number[];
+    greedyCorrect: number[];
+    accuracy: number;
+    passAtN: number;
+    greedyAccuracy: number;
+    meanTokens: number;
+    truncated: number;
+  };
+  pretrain: {
+    options: { maxNewTokens: number; batchSize: number; eosId: number };
+    accuracy: number;
+    correct: number;
+    problems: number;
+    finished: number;
+    meanTokens: number;
+    examples: unknown[];
+  };
 };
 
 /** The embedded default's held-out problems (`rlvr train`: seed 0x5eed0e, 128 easy problems), rendered as rlvr train renders them. */
@@ -26,7 +51,11 @@ function heldOut(tokenizer: Tokenizer): { train: HeldOutTask[]; pretrain: HeldOu
   const plain = promptBuilder();
   return {
     train: problems.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(chat.text(t.question)) })),
-    pretrain: problems.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(plain.text(t.question), { allowSpecial: false }) })),
+    pretrain: problems.map((t) => ({
+      question: t.question,
+      answer: t.answer,
+      prompt: tokenizer.encode(plain.text(t.question), { allowSpecial: false }),
+    })),
   };
 }
 
@@ -57,7 +86,14 @@ describe('the one held-out evaluator gives the numbers of the evaluators it repl
 
   test("greedy, all 128 problems in one batch: rlvr pretrain's evaluation exactly, and rlvr train's 61.7%", async () => {
     const r = await greedyEval(model, tokenizer, tasks.pretrain, BEFORE.pretrain.options);
-    expect(r).toEqual({ accuracy: BEFORE.pretrain.accuracy, correct: BEFORE.pretrain.correct, problems: BEFORE.pretrain.problems, finished: BEFORE.pretrain.finished, meanTokens: BEFORE.pretrain.meanTokens, examples: BEFORE.pretrain.examples });
+    expect(r).toEqual({
+      accuracy: BEFORE.pretrain.accuracy,
+      correct: BEFORE.pretrain.correct,
+      problems: BEFORE.pretrain.problems,
+      finished: BEFORE.pretrain.finished,
+      meanTokens: BEFORE.pretrain.meanTokens,
+      examples: BEFORE.pretrain.examples,
+    });
     // the warm-up has no chat template: rlvr train's prompts are the same tokens, its greedy pass the same batch
     expect(tasks.train.map((t) => t.prompt)).toEqual(tasks.pretrain.map((t) => t.prompt));
     expect(r.correct).toBe(BEFORE.train.greedyCorrect.reduce((a, c) => a + c, 0));
@@ -72,7 +108,10 @@ describe('heldOutEval', () => {
     const workers = await PolicyWorkers.start(model, { workers: 2 });
     try {
       const base = policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! });
-      const sampler = workerSampler(workers, model, base, { modelDir: WARMUP, options: { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! } });
+      const sampler = workerSampler(workers, model, base, {
+        modelDir: WARMUP,
+        options: { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! },
+      });
       const r = await heldOutEval(model, tokenizer, tasks.train.slice(0, 16), { ...o, sampler });
       expect(r.correct).toEqual(BEFORE.train.correct.slice(0, 16));
       expect(workers.lastRun!.task.every((s) => s > 0)).toBe(true);
@@ -83,7 +122,16 @@ describe('heldOutEval', () => {
 
   test('at temperature 0 every sample is the greedy one: accuracy = pass@n = greedy accuracy', async () => {
     const few = tasks.train.slice(0, 24);
-    const r = await heldOutEval(model, tokenizer, few, { n: 3, temperature: 0, topP: 1, maxNewTokens: 48, batchSize: 32, seed: 1, eosIds: [407], greedy: true });
+    const r = await heldOutEval(model, tokenizer, few, {
+      n: 3,
+      temperature: 0,
+      topP: 1,
+      maxNewTokens: 48,
+      batchSize: 32,
+      seed: 1,
+      eosIds: [407],
+      greedy: true,
+    });
     expect(r.correct.every((c) => c === 0 || c === 3)).toBe(true);
     expect(r.accuracy).toBeCloseTo(r.greedyAccuracy!, 12);
     expect(r.passAtN).toBeCloseTo(r.greedyAccuracy!, 12);

@@ -45,9 +45,15 @@ export interface HeldOutOptions {
 export type HeldOutResult = EvaluateResult;
 
 /** Sample `n` completions per held-out problem with the KV-cache policy sampler and grade them (`evaluateProblems`). */
-export async function heldOutEval(model: Qwen3Model, tokenizer: Tokenizer, tasks: readonly HeldOutTask[], o: HeldOutOptions): Promise<HeldOutResult> {
+export async function heldOutEval(
+  model: Qwen3Model,
+  tokenizer: Tokenizer,
+  tasks: readonly HeldOutTask[],
+  o: HeldOutOptions,
+): Promise<HeldOutResult> {
   const eos = new Set(o.eosIds);
-  const sampler = o.sampler ?? policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! });
+  const sampler =
+    o.sampler ?? policySampler(model, tokenizer, { batchSize: o.batchSize, eosTokenIds: [...o.eosIds], padTokenId: o.eosIds[0]! });
   const rng = new Rng(o.seed);
   return evaluateProblems(
     sampler,
@@ -82,7 +88,29 @@ export interface GreedyEval {
 }
 
 /** Greedy decoding of each task (`heldOutEval` with one sample at temperature 0), graded by `mathReward`. */
-export async function greedyEval(model: Qwen3Model, tokenizer: Tokenizer, tasks: readonly HeldOutTask[], o: { maxNewTokens: number; batchSize: number; eosId: number; examples?: number }): Promise<GreedyEval> {
-  const r = await heldOutEval(model, tokenizer, tasks, { n: 1, temperature: 0, topP: 1, maxNewTokens: o.maxNewTokens, batchSize: o.batchSize, seed: 0, eosIds: [o.eosId], greedy: false, examples: o.examples ?? 2 });
-  return { accuracy: r.accuracy, correct: r.correct.reduce((a, c) => a + c, 0), problems: r.problems, finished: r.finished, meanTokens: r.meanTokens, examples: r.examples };
+export async function greedyEval(
+  model: Qwen3Model,
+  tokenizer: Tokenizer,
+  tasks: readonly HeldOutTask[],
+  o: { maxNewTokens: number; batchSize: number; eosId: number; examples?: number },
+): Promise<GreedyEval> {
+  const r = await heldOutEval(model, tokenizer, tasks, {
+    n: 1,
+    temperature: 0,
+    topP: 1,
+    maxNewTokens: o.maxNewTokens,
+    batchSize: o.batchSize,
+    seed: 0,
+    eosIds: [o.eosId],
+    greedy: false,
+    examples: o.examples ?? 2,
+  });
+  return {
+    accuracy: r.accuracy,
+    correct: r.correct.reduce((a, c) => a + c, 0),
+    problems: r.problems,
+    finished: r.finished,
+    meanTokens: r.meanTokens,
+    examples: r.examples,
+  };
 }

@@ -14,7 +14,15 @@ import { problemSeed } from './run.js';
 
 describe('presets', () => {
   test('the benchmark names map to the @rlvr/rollout presets; the presets themselves are accepted', () => {
-    expect(['math500', 'aime24', 'amc23', 'minerva', 'college', 'olympiad', 'synthetic'].map(resolvePreset)).toEqual(['math500', 'aime', 'amc', 'minerva_math', 'college_math', 'olympiadbench', 'synthetic']);
+    expect(['math500', 'aime24', 'amc23', 'minerva', 'college', 'olympiad', 'synthetic'].map(resolvePreset)).toEqual([
+      'math500',
+      'aime',
+      'amc',
+      'minerva_math',
+      'college_math',
+      'olympiadbench',
+      'synthetic',
+    ]);
     expect(resolvePreset('gsm8k')).toBe('gsm8k');
     expect(resolvePreset('minerva_math')).toBe('minerva_math');
     expect(resolvePreset('aime25')).toBeUndefined();
@@ -41,12 +49,33 @@ describe('presets', () => {
   });
 
   test('table names: the benchmark name, repeats told apart by file name, then by number', () => {
-    expect(datasetNames([{ file: 'a/aime.jsonl', preset: 'aime' }, { file: 'm.jsonl', preset: 'minerva_math' }, { file: 'g.jsonl', preset: 'gsm8k' }])).toEqual(['aime24', 'minerva', 'gsm8k']);
-    expect(datasetNames([{ file: 'x/easy.jsonl', preset: 'synthetic' }, { file: 'y/hard.jsonl', preset: 'synthetic' }])).toEqual(['synthetic:easy', 'synthetic:hard']);
-    expect(datasetNames([{ file: 'x/t.jsonl', preset: 'amc' }, { file: 'y/t.jsonl', preset: 'amc' }])).toEqual(['amc23:t#1', 'amc23:t#2']);
+    expect(
+      datasetNames([
+        { file: 'a/aime.jsonl', preset: 'aime' },
+        { file: 'm.jsonl', preset: 'minerva_math' },
+        { file: 'g.jsonl', preset: 'gsm8k' },
+      ]),
+    ).toEqual(['aime24', 'minerva', 'gsm8k']);
+    expect(
+      datasetNames([
+        { file: 'x/easy.jsonl', preset: 'synthetic' },
+        { file: 'y/hard.jsonl', preset: 'synthetic' },
+      ]),
+    ).toEqual(['synthetic:easy', 'synthetic:hard']);
+    expect(
+      datasetNames([
+        { file: 'x/t.jsonl', preset: 'amc' },
+        { file: 'y/t.jsonl', preset: 'amc' },
+      ]),
+    ).toEqual(['amc23:t#1', 'amc23:t#2']);
     // a field mapping is named by its file
     const fields = { question: 'q', answer: 'a', answerFormat: 'value' as const };
-    expect(datasetNames([{ file: 'data/my-test.jsonl', fields }, { file: 'b/my-test.jsonl', fields }])).toEqual(['my-test#1', 'my-test#2']);
+    expect(
+      datasetNames([
+        { file: 'data/my-test.jsonl', fields },
+        { file: 'b/my-test.jsonl', fields },
+      ]),
+    ).toEqual(['my-test#1', 'my-test#2']);
   });
 });
 
@@ -89,8 +118,12 @@ describe('datasetsOf (the --dataset / --preset pairing)', () => {
     const noGuess = usageError(() => datasetsOf([a, b], []));
     expect(noGuess).toBeInstanceOf(CoreError);
     expect(noGuess.code).toBe('usage');
-    expect(noGuess.message).toBe(`cannot tell the layout of ${b} from its name: pass --preset (math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping)`);
-    expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe('--preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})');
+    expect(noGuess.message).toBe(
+      `cannot tell the layout of ${b} from its name: pass --preset (math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping)`,
+    );
+    expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe(
+      '--preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})',
+    );
     expect(usageError(() => datasetsOf([a, b, a], ['aime24', 'amc23'])).message).toMatch(/^2 --preset for 3 --dataset/);
     const missing = usageError(() => datasetsOf([join(dir, 'nope.jsonl')], []));
     expect(missing).toBeInstanceOf(EvaluationError);
@@ -103,11 +136,15 @@ describe('datasetsOf (the --dataset / --preset pairing)', () => {
       { file: a, fields: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed' } },
       { file: b, preset: 'gsm8k' },
     ]);
-    expect(parseLayout(' {"question": "q", "answer": "a", "id": "uid"}')).toEqual({ fields: { question: 'q', answer: 'a', answerFormat: 'value', id: 'uid' } });
+    expect(parseLayout(' {"question": "q", "answer": "a", "id": "uid"}')).toEqual({
+      fields: { question: 'q', answer: 'a', answerFormat: 'value', id: 'uid' },
+    });
     const bad = usageError(() => parseLayout('{"question": "q"}'));
     expect(bad.code).toBe('usage');
     expect(bad.message).toMatch(/^--preset: invalid dataset field mapping configuration: answer: /);
-    expect(usageError(() => parseLayout('{"question": "q", "answer": "a", "answerFormat": "last"}')).message).toMatch(/answerFormat: must be one of "value", "last_boxed", "after_hashes", "list" \(got "last"\)/);
+    expect(usageError(() => parseLayout('{"question": "q", "answer": "a", "answerFormat": "last"}')).message).toMatch(
+      /answerFormat: must be one of "value", "last_boxed", "after_hashes", "list" \(got "last"\)/,
+    );
     expect(usageError(() => parseLayout('{"question": ')).message).toMatch(/^--preset: a field mapping must be a JSON object: /);
   });
 });
@@ -116,12 +153,24 @@ describe('parseEvalOptions', () => {
   const datasets = [{ file: 'd.jsonl', preset: 'synthetic' as const }];
 
   test('the reference protocol by default', () => {
-    expect(parseEvalOptions({ model: 'm', datasets })).toMatchObject({ n: 3, temperature: 0.6, topP: 0.95, topK: 20, seed: 0, chat: false, maxQuestionChars: 100_000 });
+    expect(parseEvalOptions({ model: 'm', datasets })).toMatchObject({
+      n: 3,
+      temperature: 0.6,
+      topP: 0.95,
+      topK: 20,
+      seed: 0,
+      chat: false,
+      maxQuestionChars: 100_000,
+    });
   });
 
   test('a dataset has exactly one layout', () => {
-    expect(() => parseEvalOptions({ model: 'm', datasets: [{ file: 'd.jsonl' }] })).toThrow(/datasets\.0\.preset: give exactly one of preset .* and fields/);
-    expect(() => parseEvalOptions({ model: 'm', datasets: [{ file: 'd.jsonl', preset: 'gsm8k', fields: { question: 'q', answer: 'a' } }] })).toThrow(/give exactly one/);
+    expect(() => parseEvalOptions({ model: 'm', datasets: [{ file: 'd.jsonl' }] })).toThrow(
+      /datasets\.0\.preset: give exactly one of preset .* and fields/,
+    );
+    expect(() =>
+      parseEvalOptions({ model: 'm', datasets: [{ file: 'd.jsonl', preset: 'gsm8k', fields: { question: 'q', answer: 'a' } }] }),
+    ).toThrow(/give exactly one/);
   });
 
   test('exactly one of model and endpoint; endpoint-only options refused with a model', () => {
@@ -130,7 +179,9 @@ describe('parseEvalOptions', () => {
     expect(() => parseEvalOptions({ model: 'm', datasets, chat: true })).toThrow(/chat: only with endpoint/);
     expect(() => parseEvalOptions({ model: 'm', datasets, stream: true })).toThrow(/stream: only with endpoint/);
     expect(() => parseEvalOptions({ model: 'm', datasets, tokenIds: true })).toThrow(/tokenIds: only with endpoint/);
-    expect(() => parseEvalOptions({ endpoint: 'http://x/v1', datasets, template: 'model' })).toThrow(/template: "model" needs a local model directory/);
+    expect(() => parseEvalOptions({ endpoint: 'http://x/v1', datasets, template: 'model' })).toThrow(
+      /template: "model" needs a local model directory/,
+    );
     expect(() => parseEvalOptions({ endpoint: 'ftp://x/v1', datasets })).toThrow(/endpoint/);
     expect(() => parseEvalOptions({ model: 'm', datasets: [] })).toThrow(/datasets/);
     expect(() => parseEvalOptions({ model: 'm', datasets, nope: 1 })).toThrow(/nope/);

@@ -26,7 +26,10 @@ const DatasetSchema = z
     name: z.string().min(1).optional(),
   })
   .strict()
-  .refine((d) => (d.preset === undefined) !== (d.fields === undefined), { message: 'give exactly one of preset (a layout name) and fields (a field mapping)', path: ['preset'] });
+  .refine((d) => (d.preset === undefined) !== (d.fields === undefined), {
+    message: 'give exactly one of preset (a layout name) and fields (a field mapping)',
+    path: ['preset'],
+  });
 export type EvalDataset = z.output<typeof DatasetSchema>;
 export type EvalDatasetInput = z.input<typeof DatasetSchema>;
 
@@ -70,7 +73,12 @@ export const EvalOptionsSchema = z
     /** the first N problems of each dataset */
     limit: z.number().int().min(1).optional(),
     /** seeds every problem's samples: the same seed gives the same samples (local model; servers that honour `seed`) */
-    seed: z.number().int().min(0).max(2 ** 32 - 1).default(0),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 32 - 1)
+      .default(0),
     /**
      * how prompts are rendered: `model` = the model directory's chat template (tokenizer_config.json,
      * else ChatML when the tokenizer has its tokens, else plain); `plain` = User:/Assistant: blocks;
@@ -89,13 +97,26 @@ export const EvalOptionsSchema = z
   })
   .strict()
   .superRefine((o, ctx) => {
-    if ((o.model === undefined) === (o.endpoint === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of model (a local model directory) and endpoint (a server URL)', path: ['model'] });
+    if ((o.model === undefined) === (o.endpoint === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give exactly one of model (a local model directory) and endpoint (a server URL)',
+        path: ['model'],
+      });
     if (o.endpoint === undefined) {
-      for (const k of ['modelName', 'apiKey'] as const) if (o[k] !== undefined) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
-      for (const k of ['chat', 'stream', 'tokenIds'] as const) if (o[k]) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
+      for (const k of ['modelName', 'apiKey'] as const)
+        if (o[k] !== undefined) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
+      for (const k of ['chat', 'stream', 'tokenIds'] as const)
+        if (o[k]) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
     } else {
-      if (o.template === 'model') ctx.addIssue({ code: 'custom', message: '"model" needs a local model directory; with an endpoint use chat (the server applies its template), plain or chatml', path: ['template'] });
-      if (o.chat && o.template !== undefined) ctx.addIssue({ code: 'custom', message: 'with chat the server applies its own template', path: ['template'] });
+      if (o.template === 'model')
+        ctx.addIssue({
+          code: 'custom',
+          message: '"model" needs a local model directory; with an endpoint use chat (the server applies its template), plain or chatml',
+          path: ['template'],
+        });
+      if (o.chat && o.template !== undefined)
+        ctx.addIssue({ code: 'custom', message: 'with chat the server applies its own template', path: ['template'] });
     }
   });
 export type EvalOptions = z.output<typeof EvalOptionsSchema>;
@@ -118,6 +139,8 @@ const stem = (file: string): string => basename(file).replace(/\.jsonl?$/i, '');
 export function datasetNames(datasets: readonly EvalDataset[]): string[] {
   const base = datasets.map((d) => d.name ?? (d.preset !== undefined ? presetLabel(d.preset) : stem(d.file)));
   const count = (xs: string[], x: string) => xs.filter((y) => y === x).length;
-  const withFile = base.map((b, i) => (count(base, b) > 1 && datasets[i]!.name === undefined && datasets[i]!.preset !== undefined ? `${b}:${stem(datasets[i]!.file)}` : b));
+  const withFile = base.map((b, i) =>
+    count(base, b) > 1 && datasets[i]!.name === undefined && datasets[i]!.preset !== undefined ? `${b}:${stem(datasets[i]!.file)}` : b,
+  );
   return withFile.map((b, i) => (count(withFile, b) > 1 ? `${b}#${withFile.slice(0, i + 1).filter((y) => y === b).length}` : b));
 }

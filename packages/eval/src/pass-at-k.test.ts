@@ -19,7 +19,9 @@ function bruteForce(n: number, c: number, k: number): number {
 
 describe('passAtK', () => {
   test('equals the fraction of k-subsets holding a correct sample, for every n <= 9', () => {
-    for (let n = 1; n <= 9; n++) for (let c = 0; c <= n; c++) for (let k = 1; k <= n; k++) expect(passAtK(n, c, k), `n=${n} c=${c} k=${k}`).toBeCloseTo(bruteForce(n, c, k), 12);
+    for (let n = 1; n <= 9; n++)
+      for (let c = 0; c <= n; c++)
+        for (let k = 1; k <= n; k++) expect(passAtK(n, c, k), `n=${n} c=${c} k=${k}`).toBeCloseTo(bruteForce(n, c, k), 12);
   });
 
   test('pass@1 is the fraction correct; pass@n is whether any is correct; large n stays finite', () => {

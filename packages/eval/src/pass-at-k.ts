@@ -6,8 +6,10 @@
  * `1 - prod_{i = n-c+1}^{n} (1 - k / i)` so that large n does not overflow.
  */
 export function passAtK(n: number, c: number, k: number): number {
-  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k)) throw new RangeError(`passAtK: n, c and k must be integers, got n=${n} c=${c} k=${k}`);
-  if (n < 1 || k < 1 || k > n || c < 0 || c > n) throw new RangeError(`passAtK: need 1 <= k <= n and 0 <= c <= n, got n=${n} c=${c} k=${k}`);
+  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k))
+    throw new RangeError(`passAtK: n, c and k must be integers, got n=${n} c=${c} k=${k}`);
+  if (n < 1 || k < 1 || k > n || c < 0 || c > n)
+    throw new RangeError(`passAtK: need 1 <= k <= n and 0 <= c <= n, got n=${n} c=${c} k=${k}`);
   if (n - c < k) return 1;
   let miss = 1;
   for (let i = n - c + 1; i <= n; i++) miss *= 1 - k / i;

@@ -56,8 +56,14 @@ export interface EvalDatasetResult extends DatasetScore {
  * The options as run: the API key is never recorded; `maxTokens` and `template` resolved; the
  * server options (`chat`, `concurrency`, `stream`, `tokenIds`) only with an endpoint, `batchSize` and `backend` only with a model.
  */
-export type EvalRunOptions = Omit<EvalOptions, 'apiKey' | 'maxTokens' | 'template' | 'chat' | 'concurrency' | 'stream' | 'tokenIds' | 'batchSize' | 'backend'> &
-  Partial<Pick<EvalOptions, 'chat' | 'concurrency' | 'stream' | 'tokenIds' | 'batchSize' | 'backend'>> & { maxTokens: number; template: string };
+export type EvalRunOptions = Omit<
+  EvalOptions,
+  'apiKey' | 'maxTokens' | 'template' | 'chat' | 'concurrency' | 'stream' | 'tokenIds' | 'batchSize' | 'backend'
+> &
+  Partial<Pick<EvalOptions, 'chat' | 'concurrency' | 'stream' | 'tokenIds' | 'batchSize' | 'backend'>> & {
+    maxTokens: number;
+    template: string;
+  };
 
 /** What `runEval` returns and `rlvr eval` writes as JSON. */
 export interface EvalResult {
@@ -104,25 +110,49 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
   const t0 = performance.now();
   const datasets = await loadDatasets(o);
   const questions = new Map<string, Question>();
-  for (const d of datasets) for (const t of d.tasks) if (!questions.has(t.question)) questions.set(t.question, { text: t.question, location: { file: d.file, line: t.line } });
-  const engine = o.model !== undefined ? await localEngine(o, o.model, [...questions.values()], logger) : await endpointEngine(o, o.endpoint!, [...questions.values()], logger);
+  for (const d of datasets)
+    for (const t of d.tasks)
+      if (!questions.has(t.question)) questions.set(t.question, { text: t.question, location: { file: d.file, line: t.line } });
+  const engine =
+    o.model !== undefined
+      ? await localEngine(o, o.model, [...questions.values()], logger)
+      : await endpointEngine(o, o.endpoint!, [...questions.values()], logger);
   try {
     const { apiKey: _k, maxTokens: _m, template: _t, ...rest } = o;
     // only the options that applied: no server options for a local model and the other way round
     const { chat: _c, concurrency: _n, stream: _s, tokenIds: _i, ...local } = rest;
     const { batchSize: _b, backend: _d, workers: _w, ...remote } = rest;
-    const options: EvalRunOptions = { ...(o.model !== undefined ? local : remote), maxTokens: engine.maxTokens, template: engine.policy.template } as EvalRunOptions;
-    logger.info(`${describePolicy(engine.policy)}; ${datasets.length} dataset(s), ${o.n} sample(s) per problem, temperature ${o.temperature}, top-p ${o.temperature === 0 ? 1 : o.topP}, top-k ${o.temperature === 0 || o.topK === 0 ? 'off' : o.topK}, max ${engine.maxTokens} tokens`);
+    const options: EvalRunOptions = {
+      ...(o.model !== undefined ? local : remote),
+      maxTokens: engine.maxTokens,
+      template: engine.policy.template,
+    } as EvalRunOptions;
+    logger.info(
+      `${describePolicy(engine.policy)}; ${datasets.length} dataset(s), ${o.n} sample(s) per problem, temperature ${o.temperature}, top-p ${o.temperature === 0 ? 1 : o.topP}, top-k ${o.temperature === 0 || o.topK === 0 ? 'off' : o.topK}, max ${engine.maxTokens} tokens`,
+    );
     const results: EvalDatasetResult[] = [];
     for (const [index, d] of datasets.entries()) {
       const d0 = performance.now();
-      const progress = (done: number) => logger.progress?.({ dataset: d.name, index, datasets: datasets.length, done, problems: d.tasks.length, seconds: (performance.now() - d0) / 1000 });
+      const progress = (done: number) =>
+        logger.progress?.({
+          dataset: d.name,
+          index,
+          datasets: datasets.length,
+          done,
+          problems: d.tasks.length,
+          seconds: (performance.now() - d0) / 1000,
+        });
       progress(0);
       let answered = 0;
       engine.onAnswered = () => progress(Math.min(++answered, d.tasks.length));
       const e = await evaluateProblems(
         engine.sampler,
-        d.tasks.map((t) => ({ prompt: engine.prompts.get(t.question)!, answer: t.answer, seed: problemSeed(o.seed, t.question), location: { file: d.file, line: t.line } })),
+        d.tasks.map((t) => ({
+          prompt: engine.prompts.get(t.question)!,
+          answer: t.answer,
+          seed: problemSeed(o.seed, t.question),
+          location: { file: d.file, line: t.line },
+        })),
         {
           n: o.n,
           temperature: o.temperature,
@@ -140,7 +170,9 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
       );
       const seconds = (performance.now() - d0) / 1000;
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-      logger.info(`${d.name}: ${e.problems} problems x ${o.n}: mean acc ${pct(e.accuracy)}, pass@${o.n} ${pct(e.passAtN)} (${seconds.toFixed(1)} s, ${secondsPer(seconds, e.problems)} s/problem)`);
+      logger.info(
+        `${d.name}: ${e.problems} problems x ${o.n}: mean acc ${pct(e.accuracy)}, pass@${o.n} ${pct(e.passAtN)} (${seconds.toFixed(1)} s, ${secondsPer(seconds, e.problems)} s/problem)`,
+      );
       const ids = d.tasks.map((t) => t.id);
       results.push({
         name: d.name,
@@ -204,7 +236,11 @@ async function loadDatasets(o: EvalOptions): Promise<LoadedDataset[]> {
     if (tasks.length === 0) throw new EvaluationError('invalid_record', 'no problems in the dataset', { file: d.file });
     const long = tasks.find((t) => t.question.length > o.maxQuestionChars);
     if (long !== undefined) {
-      throw new EvaluationError('invalid_record', `the question is ${long.question.length.toLocaleString('en')} characters, over the limit of ${o.maxQuestionChars.toLocaleString('en')} (--max-question-chars)`, { file: d.file, line: long.line, field: 'question' });
+      throw new EvaluationError(
+        'invalid_record',
+        `the question is ${long.question.length.toLocaleString('en')} characters, over the limit of ${o.maxQuestionChars.toLocaleString('en')} (--max-question-chars)`,
+        { file: d.file, line: long.line, field: 'question' },
+      );
     }
     out.push({ name: names[i]!, file: d.file, ...(d.preset !== undefined ? { preset: d.preset } : { fields: d.fields! }), tasks });
   }

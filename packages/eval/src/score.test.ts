@@ -20,7 +20,12 @@ describe('scoreDataset', () => {
   test('mean accuracy, pass@1, pass@n, tokens, truncation and missing answers against hand-computed numbers', () => {
     // correct counts 3, 1, 0, 2 of n = 3
     const s = scoreOf(
-      [problem('ccc', [10, 20, 30]), problem('wcw', [5, 5, 5], [false, false, true]), problem('wxx', [100, 100, 100], [true, true, false]), problem('cwc', [1, 2, 3])],
+      [
+        problem('ccc', [10, 20, 30]),
+        problem('wcw', [5, 5, 5], [false, false, true]),
+        problem('wxx', [100, 100, 100], [true, true, false]),
+        problem('cwc', [1, 2, 3]),
+      ],
       3,
     );
     expect(s.correct).toEqual([3, 1, 0, 2]);
@@ -82,7 +87,11 @@ describe('formatEvalTable', () => {
   const aime = { name: 'aime24', ...scoreOf([problem('www', [100, 100, 100], [true, true, true])], 3) };
 
   test('one row per dataset, then average and weighted, right-aligned', () => {
-    const table = formatEvalTable({ datasets: [math, aime], average: averageScores([math, aime], 'mean'), weighted: averageScores([math, aime], 'weighted') });
+    const table = formatEvalTable({
+      datasets: [math, aime],
+      average: averageScores([math, aime], 'mean'),
+      weighted: averageScores([math, aime], 'weighted'),
+    });
     expect(table).toBe(
       [
         'dataset   problems  n  mean acc  pass@1  pass@3  mean tokens  truncated',

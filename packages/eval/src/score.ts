@@ -42,7 +42,8 @@ export interface DatasetScore extends EvalMetrics {
  */
 export function scoreDataset(outcomes: readonly (readonly SampleOutcome[])[], n: number, tokens: readonly number[]): DatasetScore {
   if (outcomes.length === 0) throw new RangeError('scoreDataset: no problems');
-  if (tokens.length !== outcomes.length) throw new RangeError(`scoreDataset: ${tokens.length} token counts for ${outcomes.length} problems`);
+  if (tokens.length !== outcomes.length)
+    throw new RangeError(`scoreDataset: ${tokens.length} token counts for ${outcomes.length} problems`);
   const correct: number[] = [];
   let truncated = 0;
   let unanswered = 0;
@@ -85,7 +86,8 @@ export function averageScores(scores: readonly EvalMetrics[], how: 'mean' | 'wei
   const problems = scores.reduce((a, s) => a + s.problems, 0);
   const out = { problems, n } as EvalMetrics;
   for (const k of RATE_KEYS) {
-    out[k] = how === 'mean' ? scores.reduce((a, s) => a + s[k], 0) / scores.length : scores.reduce((a, s) => a + s[k] * s.problems, 0) / problems;
+    out[k] =
+      how === 'mean' ? scores.reduce((a, s) => a + s[k], 0) / scores.length : scores.reduce((a, s) => a + s[k] * s.problems, 0) / problems;
   }
   return out;
 }

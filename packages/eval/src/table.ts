@@ -19,7 +19,16 @@ export interface TableRow extends EvalMetrics {
 export function formatEvalTable(result: { datasets: readonly TableRow[]; average: EvalMetrics; weighted: EvalMetrics }): string {
   const n = result.datasets[0]?.n ?? result.average.n;
   // with n = 1, pass@n is pass@1: one column
-  const row = (name: string, m: EvalMetrics) => [name, String(m.problems), String(m.n), percent(m.accuracy), percent(m.passAt1), ...(n > 1 ? [percent(m.passAtN)] : []), m.meanTokens.toFixed(1), percent(m.truncated)];
+  const row = (name: string, m: EvalMetrics) => [
+    name,
+    String(m.problems),
+    String(m.n),
+    percent(m.accuracy),
+    percent(m.passAt1),
+    ...(n > 1 ? [percent(m.passAtN)] : []),
+    m.meanTokens.toFixed(1),
+    percent(m.truncated),
+  ];
   const head = ['dataset', 'problems', 'n', 'mean acc', 'pass@1', ...(n > 1 ? [`pass@${n}`] : []), 'mean tokens', 'truncated'];
   const rows = [...result.datasets.map((d) => row(d.name, d)), row('average', result.average)];
   if (result.datasets.length > 1) rows.push(row('weighted', result.weighted));
@@ -28,5 +37,10 @@ export function formatEvalTable(result: { datasets: readonly TableRow[]; average
 
 /** The result as JSON: indented, with arrays of numbers (per-problem counts, lines) on one line. */
 export function formatEvalJson(result: unknown): string {
-  return JSON.stringify(result, null, 2).replace(/\[\s*(-?\d[\d.eE+-]*(?:,\s*-?\d[\d.eE+-]*)*)\s*\]/g, (_, inner: string) => `[${inner.split(/,\s*/).join(', ')}]`) + '\n';
+  return (
+    JSON.stringify(result, null, 2).replace(
+      /\[\s*(-?\d[\d.eE+-]*(?:,\s*-?\d[\d.eE+-]*)*)\s*\]/g,
+      (_, inner: string) => `[${inner.split(/,\s*/).join(', ')}]`,
+    ) + '\n'
+  );
 }

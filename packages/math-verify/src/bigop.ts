@@ -25,7 +25,7 @@ export function bigop(n: BigOp, ctx: EvalContext, evaluate: Evaluate, power: Pow
   const lo = evaluate(n.lo, ctx);
   const hi = evaluate(n.hi, ctx);
   const isInt = (v: Value): boolean => v.ex !== null && v.ex.d === 1n;
-  if (isInt(lo) && isInt(hi) && (hi.ex!.n - lo.ex!.n) <= BigInt(MAX_BIGOP_TERMS)) return termByTerm(n, lo.ex!.n, hi.ex!.n, ctx, evaluate);
+  if (isInt(lo) && isInt(hi) && hi.ex!.n - lo.ex!.n <= BigInt(MAX_BIGOP_TERMS)) return termByTerm(n, lo.ex!.n, hi.ex!.n, ctx, evaluate);
   return closedForm(n, lo, hi, ctx, evaluate, power);
 }
 
@@ -38,7 +38,8 @@ function termByTerm(n: BigOp, lo: bigint, hi: bigint, ctx: EvalContext, evaluate
     env.set(n.index, c(Number(k)));
     // The index is exact: evaluate the body with it bound as a number literal.
     const body = evaluate(substituteIndex(n.body, n.index, k), inner);
-    if (n.op === 'sum' && acc.ex && (bitLength(acc.ex.d) > SUM_EXACT_BITS || bitLength(acc.ex.n) > SUM_EXACT_BITS)) acc = { ex: null, v: acc.v, dec: acc.dec };
+    if (n.op === 'sum' && acc.ex && (bitLength(acc.ex.d) > SUM_EXACT_BITS || bitLength(acc.ex.n) > SUM_EXACT_BITS))
+      acc = { ex: null, v: acc.v, dec: acc.dec };
     acc = n.op === 'sum' ? vAdd(acc, body) : vMul(acc, body);
   }
   return acc;
@@ -46,7 +47,10 @@ function termByTerm(n: BigOp, lo: bigint, hi: bigint, ctx: EvalContext, evaluate
 
 /** `n` with the index `name` replaced by the literal `k`, also inside nested sums that do not rebind it. */
 function substituteIndex(n: Node, name: string, k: bigint): Node {
-  const lit: Node = k < 0n ? { k: 'neg', x: { k: 'num', value: { n: -k, d: 1n }, text: String(-k), decimals: -1 } } : { k: 'num', value: { n: k, d: 1n }, text: String(k), decimals: -1 };
+  const lit: Node =
+    k < 0n
+      ? { k: 'neg', x: { k: 'num', value: { n: -k, d: 1n }, text: String(-k), decimals: -1 } }
+      : { k: 'num', value: { n: k, d: 1n }, text: String(k), decimals: -1 };
   const go = (m: Node): Node =>
     mapArithmeticLeaves(m, (x) => {
       if ((x.k === 'sym' || x.k === 'const') && x.name === name) return lit;
@@ -189,7 +193,13 @@ function closedForm(n: BigOp, lo: Value, hi: Value, ctx: EvalContext, evaluate: 
     const base = evaluate(n.body.base, ctx);
     return checked(power(base, bigop(exponentSum, ctx, evaluate, power)), exactBounds && base.ex !== null);
   }
-  if ((n.body.k === 'sym' || n.body.k === 'const') && n.body.name === n.index && exactBounds && lo.ex!.n >= 1n && hi.ex!.n <= BigInt(MAX_FACTORIAL)) {
+  if (
+    (n.body.k === 'sym' || n.body.k === 'const') &&
+    n.body.name === n.index &&
+    exactBounds &&
+    lo.ex!.n >= 1n &&
+    hi.ex!.n <= BigInt(MAX_FACTORIAL)
+  ) {
     return exact(rat(factorial(Number(hi.ex!.n)) / factorial(Number(lo.ex!.n) - 1)), false);
   }
   throw new NotEvaluableError('too many terms');

@@ -47,10 +47,22 @@ describe('rlvr-verify: grading', () => {
     expect(lines(readFileSync(output, 'utf8'))).toEqual([
       { id: 'a', gold: '\\frac{1}{2}', pred: 'so \\boxed{0.5}', equal: true, reason: 'exact', extracted: '0.5' },
       { line: 2, equal: false, reason: 'error', extracted: null, error: expect.stringMatching(/in\.jsonl:2: not JSON: /) },
-      { line: 3, equal: false, reason: 'error', extracted: null, error: expect.stringMatching(/in\.jsonl:3, field gold: must be a string \(got number\)$/) },
+      {
+        line: 3,
+        equal: false,
+        reason: 'error',
+        extracted: null,
+        error: expect.stringMatching(/in\.jsonl:3, field gold: must be a string \(got number\)$/),
+      },
       { id: 'd', gold: '7', pred: 'I think 7', equal: false, reason: 'no_answer', extracted: null },
       { id: 'e', gold: '1', pred: expect.any(String), equal: false, reason: expect.stringMatching(/differ/), extracted: '2' },
-      { line: 7, equal: false, reason: 'error', extracted: null, error: expect.stringMatching(/in\.jsonl:7: a row must be a JSON object \(got an array\)$/) },
+      {
+        line: 7,
+        equal: false,
+        reason: 'error',
+        extracted: null,
+        error: expect.stringMatching(/in\.jsonl:7: a row must be a JSON object \(got an array\)$/),
+      },
     ]);
     expect(readdirSync(dir).sort()).toEqual(['in.jsonl', 'out.jsonl']); // no temp file left behind
   });
@@ -83,18 +95,31 @@ describe('rlvr-verify: grading', () => {
   });
 
   it('grades only after --reasoning-delimiter, rounds with --round-to, and reads other field names', () => {
-    const think = run(['--reasoning-delimiter', '</think>'], jsonl([{ gold: '42', pred: '<think> \\boxed{42} </think> no box after' }, { gold: '42', pred: '<think> ... </think> \\boxed{42}' }]));
+    const think = run(
+      ['--reasoning-delimiter', '</think>'],
+      jsonl([
+        { gold: '42', pred: '<think> \\boxed{42} </think> no box after' },
+        { gold: '42', pred: '<think> ... </think> \\boxed{42}' },
+      ]),
+    );
     expect(lines(think.stdout).map((x) => x.reason)).toEqual(['no_answer', 'same_text']);
     const rows = jsonl([{ answer: '\\frac{2}{3}', response: '\\boxed{0.67}' }]);
     expect(lines(run(['--gold-field', 'answer', '--pred-field', 'response'], rows).stdout)[0]).toMatchObject({ equal: false });
-    expect(lines(run(['--gold-field', 'answer', '--pred-field', 'response', '--round-to', '2'], rows).stdout)[0]).toMatchObject({ equal: true, answer: '\\frac{2}{3}' });
+    expect(lines(run(['--gold-field', 'answer', '--pred-field', 'response', '--round-to', '2'], rows).stdout)[0]).toMatchObject({
+      equal: true,
+      answer: '\\frac{2}{3}',
+    });
   });
 
   it('refuses to overwrite verdict fields a row already has, unless --overwrite', () => {
     const graded = jsonl([{ gold: '2', pred: '\\boxed{2}', equal: false, reason: 'old' }]);
     const r = run([], graded);
     expect(r.status).toBe(1);
-    expect(lines(r.stdout)[0]).toMatchObject({ line: 1, reason: 'error', error: expect.stringMatching(/<stdin>:1, field equal: the verdict would overwrite it/) });
+    expect(lines(r.stdout)[0]).toMatchObject({
+      line: 1,
+      reason: 'error',
+      error: expect.stringMatching(/<stdin>:1, field equal: the verdict would overwrite it/),
+    });
     const again = run(['--overwrite'], graded);
     expect(again.status).toBe(0);
     expect(lines(again.stdout)).toEqual([{ gold: '2', pred: '\\boxed{2}', equal: true, reason: 'same_text', extracted: '2' }]);
@@ -154,7 +179,10 @@ describe('rlvr-verify: usage and bad input', () => {
     const input = join(dir, 'in.jsonl');
     const output = join(dir, 'out.jsonl');
     const long = 'so the answer is \\boxed{%}. '.repeat(40);
-    writeFileSync(input, jsonl(Array.from({ length: 3500 }, (_, i) => ({ id: i, gold: String(i), pred: long.replaceAll('%', String(i)) }))));
+    writeFileSync(
+      input,
+      jsonl(Array.from({ length: 3500 }, (_, i) => ({ id: i, gold: String(i), pred: long.replaceAll('%', String(i)) }))),
+    );
     const r = run([input, '-o', output, '--concurrency', '2']);
     expect(r.status).toBe(0);
     expect(r.stderr).not.toMatch(/MaxListenersExceededWarning|Warning/);
@@ -169,7 +197,11 @@ describe('rlvr-verify: pipes and signals', () => {
     const dir = scratch();
     const input = join(dir, 'in.jsonl');
     writeFileSync(input, jsonl(Array.from({ length: 5000 }, (_, i) => ({ gold: String(i), pred: `\\boxed{${i}} ${'x'.repeat(200)}` }))));
-    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${CLI}" "${input}" --concurrency 1 | head -1; echo "status \${PIPESTATUS[0]}" >&2`], { encoding: 'utf8', timeout: 90_000 });
+    const r = spawnSync(
+      'bash',
+      ['-c', `"${process.execPath}" "${CLI}" "${input}" --concurrency 1 | head -1; echo "status \${PIPESTATUS[0]}" >&2`],
+      { encoding: 'utf8', timeout: 90_000 },
+    );
     expect(lines(r.stdout)).toHaveLength(1);
     expect(r.stderr.trim()).toBe('status 0');
   });
@@ -179,7 +211,9 @@ describe('rlvr-verify: pipes and signals', () => {
     const input = join(dir, 'in.jsonl');
     const output = join(dir, 'out.jsonl');
     writeFileSync(input, jsonl(Array.from({ length: 20 }, () => ({ gold: '1', pred: SLOW }))));
-    const child = spawn(process.execPath, [CLI, input, '-o', output, '--concurrency', '1', '--timeout-ms', '60000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, input, '-o', output, '--concurrency', '1', '--timeout-ms', '60000'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     // The temporary output file exists once the command is under way.

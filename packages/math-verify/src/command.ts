@@ -5,7 +5,17 @@
  * continue; the exit status is 1 when any line was bad. Built on core's CLI layout (`Command`), so the bin and
  * `rlvr verify` are the same code.
  */
-import { AtomicWriter, type Command, type CommandContext, type FlagValues, choiceFlag, intFlag, numberFlag, readJsonl, usageError } from '@rlvr/core';
+import {
+  AtomicWriter,
+  type Command,
+  type CommandContext,
+  type FlagValues,
+  choiceFlag,
+  intFlag,
+  numberFlag,
+  readJsonl,
+  usageError,
+} from '@rlvr/core';
 import { MathVerifyError } from './errors.js';
 import type { RewardResult } from './grade.js';
 import { type VerifyOptionsInput, resolveOptions } from './options.js';
@@ -79,7 +89,8 @@ type Sink = { write(s: string): Promise<void>; commit(): Promise<void>; abort():
 function streamSink(out: CommandContext['io']['stdout']): Sink {
   const stream = out as Partial<NodeJS.WritableStream> & { write(s: string): unknown };
   const write = (s: string): Promise<void> => {
-    if (stream.write(s) !== false || typeof stream.once !== 'function' || typeof stream.removeListener !== 'function') return Promise.resolve();
+    if (stream.write(s) !== false || typeof stream.once !== 'function' || typeof stream.removeListener !== 'function')
+      return Promise.resolve();
     return new Promise((resolve, reject) => {
       const done = (err?: unknown): void => {
         stream.removeListener?.('drain', done);
@@ -101,7 +112,8 @@ interface Row {
 
 async function run(ctx: CommandContext): Promise<number> {
   const v = ctx.values;
-  if (ctx.positionals.length > 1) throw usageError(`takes at most one input file (got ${ctx.positionals.length}: ${ctx.positionals.join(' ')})`);
+  if (ctx.positionals.length > 1)
+    throw usageError(`takes at most one input file (got ${ctx.positionals.length}: ${ctx.positionals.join(' ')})`);
   const verify = verifyOptions(v);
   resolveOptions(verify); // every flag was checked; this checks their combination
   const concurrency = intFlag(v, 'concurrency', { min: 1, max: 256 });
@@ -121,15 +133,24 @@ async function run(ctx: CommandContext): Promise<number> {
   let bad = 0;
   let rows = 0;
   try {
-    pool = new VerifierPool({ ...(concurrency !== undefined ? { concurrency } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), verify });
+    pool = new VerifierPool({
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      verify,
+    });
     const p = pool;
     const badRow = (line: number, error: string): Row => {
       bad++;
       return { out: { line, equal: false, reason: 'error', extracted: null, error }, pending: null };
     };
     const gradeRow = (value: unknown, line: number): Row => {
-      const fail = (field: string | undefined, msg: string): Row => badRow(line, new MathVerifyError('invalid_row', msg, { file: where, line, ...(field !== undefined ? { field } : {}) }).message);
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) return fail(undefined, `a row must be a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`);
+      const fail = (field: string | undefined, msg: string): Row =>
+        badRow(line, new MathVerifyError('invalid_row', msg, { file: where, line, ...(field !== undefined ? { field } : {}) }).message);
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        return fail(
+          undefined,
+          `a row must be a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`,
+        );
       const row = value as Record<string, unknown>;
       const gold = row[goldField];
       const pred = row[predField];
@@ -137,7 +158,8 @@ async function run(ctx: CommandContext): Promise<number> {
       if (typeof gold !== 'string') return fail(goldField, `must be a string (got ${got(gold)})`);
       if (typeof pred !== 'string') return fail(predField, `must be a string (got ${got(pred)})`);
       const taken = VERDICT_FIELDS.find((f) => Object.hasOwn(row, f));
-      if (taken !== undefined && !overwrite) return fail(taken, 'the verdict would overwrite it (an already graded row? pass --overwrite to re-grade)');
+      if (taken !== undefined && !overwrite)
+        return fail(taken, 'the verdict would overwrite it (an already graded row? pass --overwrite to re-grade)');
       const pending = p.reward(pred, gold);
       // Never an unhandled rejection: a closed pool (the output pipe closed, Ctrl-C) rejects what is still pending.
       pending.catch(() => undefined);
@@ -158,7 +180,10 @@ async function run(ctx: CommandContext): Promise<number> {
         await sink.write(JSON.stringify(row.out) + '\n');
       }
     };
-    for await (const { line, value, error } of readJsonl(input ?? (ctx.io.stdin as NodeJS.ReadableStream & import('node:stream').Readable), { name: where, invalidLines: 'yield' })) {
+    for await (const { line, value, error } of readJsonl(
+      input ?? (ctx.io.stdin as NodeJS.ReadableStream & import('node:stream').Readable),
+      { name: where, invalidLines: 'yield' },
+    )) {
       rows++;
       held.push(error !== undefined ? badRow(line, error.message) : gradeRow(value, line));
       await flush(false);
@@ -172,7 +197,9 @@ async function run(ctx: CommandContext): Promise<number> {
     await pool?.close();
   }
   const s = pool.stats;
-  ctx.io.stderr.write(`${ctx.prog}: ${rows} rows, ${bad} bad, ${s.timedOut} timed out${output !== undefined ? `, written to ${output}` : ''}\n`);
+  ctx.io.stderr.write(
+    `${ctx.prog}: ${rows} rows, ${bad} bad, ${s.timedOut} timed out${output !== undefined ? `, written to ${output}` : ''}\n`,
+  );
   return bad > 0 ? 1 : 0;
 }
 

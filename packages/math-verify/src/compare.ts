@@ -31,7 +31,6 @@ export function compareAnswers(gold: Node, pred: Node, settings: CompareSettings
   }
 }
 
-
 // ---------------------------------------------------------------- comparison
 
 /** Whether an inequality pred may stand for an interval gold: the option, or by default off in strict mode. */
@@ -145,7 +144,10 @@ function compareCollections(g: Node, p: Node, ctx: Ctx): CompareResult {
     const setSide = g.k === 'tuple' ? pi : gi;
     const keys = setSide.map((n) => realKey(n, ctx));
     if (keys.some(Number.isNaN)) return NE('set vs tuple with non-numeric items');
-    const sorted = setSide.map((n, i) => [keys[i] as number, n] as const).sort((a, b) => a[0] - b[0]).map((x) => x[1]);
+    const sorted = setSide
+      .map((n, i) => [keys[i] as number, n] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map((x) => x[1]);
     return g.k === 'tuple' ? matchOrdered(gi, sorted, ctx, 'set_as_tuple') : matchOrdered(sorted, pi, ctx, 'set_as_tuple');
   }
   const ordered = ctx.settings.listOrder === 'ordered' && g.k === 'list' && p.k === 'list';
@@ -215,7 +217,8 @@ function compareMatrices(g: Node, p: Node, ctx: Ctx): CompareResult {
   let pr = asRows(p);
   if (gr === null || pr === null) return NE('matrix vs non-matrix');
   // A row vector and a column vector of the same entries are the same answer.
-  const flat = (m: Node[][]): Node[] | null => (m.every((r) => r.length === 1) ? m.map((r) => r[0] as Node) : m.length === 1 ? (m[0] as Node[]) : null);
+  const flat = (m: Node[][]): Node[] | null =>
+    m.every((r) => r.length === 1) ? m.map((r) => r[0] as Node) : m.length === 1 ? (m[0] as Node[]) : null;
   if (gr.length !== pr.length || gr.some((r, i) => r.length !== (pr as Node[][])[i]?.length)) {
     const fg = flat(gr);
     const fp = flat(pr);

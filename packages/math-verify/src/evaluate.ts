@@ -42,7 +42,6 @@ export interface EvalContext {
 
 const MAX_FACTORIAL = 3000;
 
-
 /** Collects the free variable names of a scalar node (unknown functions are not variables). */
 export function freeSymbols(n: Node, out: Set<string> = new Set(), bound: ReadonlySet<string> = new Set()): Set<string> {
   switch (n.k) {

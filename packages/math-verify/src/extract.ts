@@ -38,7 +38,10 @@ export function boxedAnswer(text: string, which: 'first' | 'last', unclosedToEnd
     const c = unwrapBoxes(text.slice(b.contentStart, b.contentEnd).trim());
     if (!contents.includes(c)) contents.push(c);
   }
-  return { content: contents.join(', '), range: { start: first.start, contentStart: first.contentStart, contentEnd: last.contentEnd, end: last.end } };
+  return {
+    content: contents.join(', '),
+    range: { start: first.start, contentStart: first.contentStart, contentEnd: last.contentEnd, end: last.end },
+  };
 }
 
 /** `\boxed{\boxed{12}}` -> `12`. */
@@ -70,7 +73,50 @@ export function findMathEnvs(text: string): MathEnv[] {
 }
 
 /** Words that may appear in an answer without making it prose. */
-const MATH_WORDS = new Set(['sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'log', 'exp', 'sqrt', 'frac', 'and', 'percent', 'pct', 'percentage', 'infty', 'pmatrix', 'bmatrix', 'matrix', 'begin', 'end', 'cdot', 'times', 'left', 'right', 'quad', 'text', 'mathrm', 'dfrac', 'tfrac', 'boxed', 'leq', 'geq', 'neq', 'approx', 'cup', 'cap', 'circ', 'degree', 'array', 'cases', 'units', 'unit']);
+const MATH_WORDS = new Set([
+  'sin',
+  'cos',
+  'tan',
+  'sec',
+  'csc',
+  'cot',
+  'log',
+  'exp',
+  'sqrt',
+  'frac',
+  'and',
+  'percent',
+  'pct',
+  'percentage',
+  'infty',
+  'pmatrix',
+  'bmatrix',
+  'matrix',
+  'begin',
+  'end',
+  'cdot',
+  'times',
+  'left',
+  'right',
+  'quad',
+  'text',
+  'mathrm',
+  'dfrac',
+  'tfrac',
+  'boxed',
+  'leq',
+  'geq',
+  'neq',
+  'approx',
+  'cup',
+  'cap',
+  'circ',
+  'degree',
+  'array',
+  'cases',
+  'units',
+  'unit',
+]);
 
 /** True when `s` reads as sentences rather than one answer (a long word outside `\text{}`, or two medium ones). */
 export function looksLikeProse(s: string): boolean {
@@ -112,11 +158,18 @@ export function anchoredAnswers(text: string): string[] {
     const m = re.exec(text.slice(at, at + ANCHOR_SPAN));
     if (m === null) continue;
     const last = m[1] ?? '';
-    let t = last.replace(/\.?\s*I hope[\s\S]*$/i, '').replace(/<\|[\s\S]*$/, '').trim();
+    let t = last
+      .replace(/\.?\s*I hope[\s\S]*$/i, '')
+      .replace(/<\|[\s\S]*$/, '')
+      .trim();
     // "The volume of $V$ is 120." -> "120"
     const is = t.lastIndexOf(' is ');
     if (is >= 0 && looksLikeProse(t.slice(0, is)) && !looksLikeProse(t.slice(is + 4))) t = t.slice(is + 4);
-    t = t.replace(/^[:：\s]+/, '').replace(/\s*\.\s*$/, '').replace(/^"|"$/g, '').trim();
+    t = t
+      .replace(/^[:：\s]+/, '')
+      .replace(/\s*\.\s*$/, '')
+      .replace(/^"|"$/g, '')
+      .trim();
     if (looksLikeProse(t)) {
       // "Janeth aura encore 220 $ à payer" -> the first formula or number after the anchor.
       const env = findMathEnvs(t)[0];
@@ -180,7 +233,11 @@ export function reasoningEnd(text: string, delimiters: readonly string[]): numbe
 /** A gold that is a choice: a letter, maybe in parentheses or with a period, maybe followed by the option's text (`(D) Alina`). */
 const CHOICE_GOLD = /^\(?([A-Z])\)?[.:)]?(?:\s+\p{L}[\s\S]*)?$/u;
 
-const unwrapText = (s: string): string => s.replace(/\\(?:boxed|text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1').replace(/\$/g, '').trim();
+const unwrapText = (s: string): string =>
+  s
+    .replace(/\\(?:boxed|text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1')
+    .replace(/\$/g, '')
+    .trim();
 
 /** The letter of a gold that is a choice among `letters` (`C`, `(C)`, `C. Cecile`), else null: what `mode: 'auto'` reads. */
 export function choiceGold(gold: string, letters: string): string | null {
@@ -201,7 +258,8 @@ export function answersWithLetter(text: string, letters: string): boolean {
   return looksLikeProse(t) || !/[\d+\-*/^=\\]/.test(t);
 }
 
-const CHOICE_ANCHOR = /(?:answer|r[ée]ponse|答案|option|choice)\s*(?:is|est|是|为|[:：])?\s*(?:for sure\s*)?[:：]?\s*\(?\s*([A-Z])\b(?![a-z])/gi;
+const CHOICE_ANCHOR =
+  /(?:answer|r[ée]ponse|答案|option|choice)\s*(?:is|est|是|为|[:：])?\s*(?:for sure\s*)?[:：]?\s*\(?\s*([A-Z])\b(?![a-z])/gi;
 
 /**
  * A multiple-choice letter from `letters`: after an "answer is"/"Answer:" anchor, else a letter opening the text
@@ -211,7 +269,8 @@ export function choiceAnswer(text: string, letters: string): string | null {
   const ok = (ch: string | undefined): ch is string => ch !== undefined && letters.includes(ch.toUpperCase()) && ch === ch.toUpperCase();
   // A boxed letter is the committed answer (`\boxed{C}`, `\boxed{\text{(C)}}`).
   const boxed = boxedAnswer(text, 'last');
-  const inBox = boxed === null ? null : CHOICE_GOLD.exec(boxed.content.replace(/\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1').trim());
+  const inBox =
+    boxed === null ? null : CHOICE_GOLD.exec(boxed.content.replace(/\\(?:text|textbf|mathrm|mathbf)\{([^{}]*)\}/g, '$1').trim());
   if (inBox && ok(inBox[1])) return inBox[1];
   let anchored: string | null = null;
   CHOICE_ANCHOR.lastIndex = 0;

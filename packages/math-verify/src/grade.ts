@@ -6,7 +6,20 @@
 import type { Box } from '@rlvr/core';
 import { type Node, show } from './ast.js';
 import { compareAnswers } from './compare.js';
-import { FALLBACK_WINDOW, anchoredAnswers, answersWithLetter, boxedAnswer, choiceAnswer, choiceGold, findMathEnvs, looksLikeProse, lastBoxStart, minervaAnswer, numberAnswer, reasoningEnd } from './extract.js';
+import {
+  FALLBACK_WINDOW,
+  anchoredAnswers,
+  answersWithLetter,
+  boxedAnswer,
+  choiceAnswer,
+  choiceGold,
+  findMathEnvs,
+  looksLikeProse,
+  lastBoxStart,
+  minervaAnswer,
+  numberAnswer,
+  reasoningEnd,
+} from './extract.js';
 import { commaReadings, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
 import { freeSymbols } from './evaluate.js';
@@ -77,7 +90,8 @@ function statedDecimals(n: Node): number {
   const walk = (x: Node): void => {
     if (x.k === 'num') best = Math.max(best, x.decimals, 0);
     for (const v of Object.values(x)) {
-      if (Array.isArray(v)) for (const y of v) (Array.isArray(y) ? y : [y]).forEach((z) => typeof z === 'object' && z !== null && 'k' in z && walk(z as Node));
+      if (Array.isArray(v))
+        for (const y of v) (Array.isArray(y) ? y : [y]).forEach((z) => typeof z === 'object' && z !== null && 'k' in z && walk(z as Node));
       else if (typeof v === 'object' && v !== null && 'k' in v) walk(v as Node);
     }
   };
@@ -99,7 +113,13 @@ function approximation(n: Node): Parsed['approx'] {
 function parseNormalized(norm: string, opts: VerifyOptions): Parsed {
   const base = { text: norm, units: [], list: null, approx: null };
   // Words (`odd`, `Evelyn`, `no solution`) are text; two letters without a space (`ab`) stay a product.
-  if (WORD_ANSWERS.test(norm) || (/^[A-Za-z][A-Za-z' ]*$/.test(norm) && /[A-Za-z]{3,}|[A-Za-z]{2} /.test(norm) && !FUNCTION_WORDS.test(norm) && !/^(?:[a-z] )+[a-z]$/.test(norm))) {
+  if (
+    WORD_ANSWERS.test(norm) ||
+    (/^[A-Za-z][A-Za-z' ]*$/.test(norm) &&
+      /[A-Za-z]{3,}|[A-Za-z]{2} /.test(norm) &&
+      !FUNCTION_WORDS.test(norm) &&
+      !/^(?:[a-z] )+[a-z]$/.test(norm))
+  ) {
     return { ...base, node: textNode(norm), error: null };
   }
   const approxPrefix = APPROX_PREFIX.exec(norm);
@@ -256,7 +276,10 @@ export function gradeCompletion(completion: string, gold: string, opts: VerifyOp
   const win = windowed(text, opts);
   text = win.text;
   base += win.base;
-  if (opts.mode === 'choice' || (opts.mode === 'auto' && choiceGold(gold, opts.choices) !== null && answersWithLetter(text, opts.choices))) {
+  if (
+    opts.mode === 'choice' ||
+    (opts.mode === 'auto' && choiceGold(gold, opts.choices) !== null && answersWithLetter(text, opts.choices))
+  ) {
     const g = choiceAnswer(gold, opts.choices);
     const p = choiceAnswer(text, opts.choices);
     if (g === null) return miss('gold_has_no_choice', p);
@@ -272,6 +295,11 @@ export function gradeCompletion(completion: string, gold: string, opts: VerifyOp
   const p = firstParsed(cands, opts);
   if (p === null) return miss('no_answer');
   const r = compareParsed(g, p.parsed, opts);
-  const answer = p.range && { start: p.range.start + base, contentStart: p.range.contentStart + base, contentEnd: p.range.contentEnd + base, end: p.range.end + base };
+  const answer = p.range && {
+    start: p.range.start + base,
+    contentStart: p.range.contentStart + base,
+    contentEnd: p.range.contentEnd + base,
+    end: p.range.end + base,
+  };
   return { reward: r.equal ? 1 : 0, extracted: p.parsed.text, reason: r.reason, answer };
 }

@@ -25,18 +25,21 @@ const items = readFileSync(fixture('near-misses.jsonl'), 'utf8')
   .map((l) => JSON.parse(l) as NearMiss);
 const golds = readFileSync(fixture('benchmark-golds.jsonl'), 'utf8').trim().split('\n');
 
-describe('adversarial near misses from the benchmarks\' golds', () => {
+describe("adversarial near misses from the benchmarks' golds", () => {
   it('has 500+ items of every kind the issue names, from golds of all four benchmarks', () => {
     expect(golds).toHaveLength(770);
     expect(items.length).toBeGreaterThanOrEqual(500);
     const kinds = new Set(items.map((x) => x.kind));
-    for (const k of ['off_by_one', 'rounded', 'truncated', 'sign_flipped', 'wrong_unit', 'reordered', 'brackets_swapped']) expect(kinds, k).toContain(k);
+    for (const k of ['off_by_one', 'rounded', 'truncated', 'sign_flipped', 'wrong_unit', 'reordered', 'brackets_swapped'])
+      expect(kinds, k).toContain(k);
     expect(new Set(items.map((x) => x.source.split(':')[0]))).toEqual(new Set(['math500', 'aime24', 'amc23', 'college_math']));
   });
 
   it('rewards none of them under the default reward options', () => {
     const accepted = items.filter((x) => mathReward(x.pred, x.gold).reward === 1);
-    expect(accepted.map((x) => `${x.source} ${x.kind}: gold ${x.gold}, answer ${x.answer} (${mathReward(x.pred, x.gold).reason})`)).toEqual([]);
+    expect(accepted.map((x) => `${x.source} ${x.kind}: gold ${x.gold}, answer ${x.answer} (${mathReward(x.pred, x.gold).reason})`)).toEqual(
+      [],
+    );
   });
 
   it('calls none of them equal as extracted answers either', () => {
@@ -45,7 +48,9 @@ describe('adversarial near misses from the benchmarks\' golds', () => {
   });
 
   it('rewards every gold they were built from when it is answered as written', () => {
-    const refused = [...new Set(items.map((x) => x.gold))].filter((g) => mathReward(`so \\boxed{${g.replace(/^\$+|\$+$/g, '')}}`, g).reward !== 1);
+    const refused = [...new Set(items.map((x) => x.gold))].filter(
+      (g) => mathReward(`so \\boxed{${g.replace(/^\$+|\$+$/g, '')}}`, g).reward !== 1,
+    );
     expect(refused).toEqual([]);
   });
 });

@@ -49,7 +49,7 @@ describe('commaReadings', () => {
 });
 
 describe('toAsciiForms', () => {
-  it('maps full-width forms and other scripts\' digits to ASCII, one unit for one', () => {
+  it("maps full-width forms and other scripts' digits to ASCII, one unit for one", () => {
     expect(toAsciiForms('３＋４＝（７）')).toBe('3+4=(7)');
     expect(toAsciiForms('\u0663\u0661\u0664 \u06f5 \u0967\u0968')).toBe('314 5 12');
     expect(toAsciiForms('x\u3000y')).toBe('x y');

@@ -68,7 +68,10 @@ export function normalizeAnswer(input: string): string {
   s = s.replace(/(\d),\\!\s*(?=\d{3}(?!\d))/g, '$1,');
   s = s.replace(/(\d)\\[,!]\s*(?=\d{3}(?!\d))/g, '$1');
   s = s.replace(/\\!/g, '');
-  s = s.replace(/\\q?quad/g, ' ').replace(/\\[,;:> ]/g, ' ').replace(/~/g, ' ');
+  s = s
+    .replace(/\\q?quad/g, ' ')
+    .replace(/\\[,;:> ]/g, ' ')
+    .replace(/~/g, ' ');
   s = s.replace(/\*\*/g, '^');
   // `W(x)=1orW(x)=-1`: a glued "or"/"and" between two answers.
   s = s.replace(/([\d)])(or|and)(?=[A-Z(\\])/g, '$1 $2 ');
@@ -77,11 +80,14 @@ export function normalizeAnswer(input: string): string {
   s = s.replace(/\\%/g, '%');
   s = s.replace(/(\d|\})\s*(?:\\text\{\s*(?:percent|percentage|pct)\s*\}|percentage|percent|pct)(?![a-zA-Z])/gi, '$1%');
   // Clock times with a.m./p.m. become 24-hour times (`08:34 \\text{P.M.}` -> `20:34`).
-  s = s.replace(/(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:\\text\{\s*)?([AaPp])\.?\s*[Mm]\.?\s*\}?/g, (_m, h: string, mm: string, ss: string | undefined, ap: string) => {
-    let hour = Number(h) % 12;
-    if (ap.toLowerCase() === 'p') hour += 12;
-    return `${hour}:${mm}${ss !== undefined ? ':' + ss : ''}`;
-  });
+  s = s.replace(
+    /(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:\\text\{\s*)?([AaPp])\.?\s*[Mm]\.?\s*\}?/g,
+    (_m, h: string, mm: string, ss: string | undefined, ap: string) => {
+      let hour = Number(h) % 12;
+      if (ap.toLowerCase() === 'p') hour += 12;
+      return `${hour}:${mm}${ss !== undefined ? ':' + ss : ''}`;
+    },
+  );
   // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0001 is the placeholder set above for an escaped backslash
   s = s.replace(/\u0001/g, '\\\\').trim();
   // Trailing sentence punctuation and a stray trailing backslash (`185\`).
@@ -110,7 +116,8 @@ export function commaReadings(s: string, decimalComma: boolean): { number: strin
   const [, sign, first, rest] = m as unknown as [string, string, string, string];
   const groups = rest.slice(1).split(',');
   const list = s.replace(/,/g, ', ');
-  if (first.length <= 3 && !first.startsWith('0') && groups.every((g) => g.length === 3)) return { number: sign + first + groups.join(''), list };
+  if (first.length <= 3 && !first.startsWith('0') && groups.every((g) => g.length === 3))
+    return { number: sign + first + groups.join(''), list };
   if (decimalComma && groups.length === 1) return { number: `${sign}${first}.${groups[0] as string}`, list };
   return { number: null, list };
 }

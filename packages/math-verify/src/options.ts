@@ -35,7 +35,10 @@ export const VerifyOptionsSchema = z
      */
     mode: z.enum(['math', 'choice', 'auto']).default('math'),
     /** Letters that count as choices in `choice` mode. */
-    choices: z.string().regex(/^[A-Z]+$/).default('ABCDEFGHIJ'),
+    choices: z
+      .string()
+      .regex(/^[A-Z]+$/)
+      .default('ABCDEFGHIJ'),
     /**
      * An explicit relative tolerance for numeric comparisons that involve a decimal or an inexact value (`1e-4`:
      * `0.33333` for `\frac13`); integers and fractions against each other stay exact. Default null: no tolerance. Exact values (integers, fractions, decimals) then compare exactly, and
@@ -96,7 +99,13 @@ export function resolveOptions(input: VerifyOptionsInput | undefined): VerifyOpt
   const hit = cache.get(input);
   if (hit) return hit;
   const r = VerifyOptionsSchema.safeParse(input);
-  if (!r.success) throw new MathVerifyError('invalid_options', `invalid verifier options: ${formatZodIssues(r.error.issues, input)}`, {}, { cause: r.error });
+  if (!r.success)
+    throw new MathVerifyError(
+      'invalid_options',
+      `invalid verifier options: ${formatZodIssues(r.error.issues, input)}`,
+      {},
+      { cause: r.error },
+    );
   cache.set(input, r.data);
   return r.data;
 }

@@ -90,11 +90,54 @@ const REL_OPS: Record<string, RelOp> = { '=': '=', '<': '<', '>': '>', '<=': '<=
 /** Single letters that read as a function when followed directly by `(`: f(x), g(2), W(n). */
 const FUNCTION_LETTERS = new Set(['f', 'g', 'h', 'F', 'G', 'H', 'W', 'P', 'Q']);
 /** Commands that end an expression (they belong to a looser level). */
-const STOP_CMDS = new Set(['cup', 'cap', 'setminus', 'pm', 'mp', 'to', 'rightarrow', 'implies', 'iff', 'Rightarrow', 'end', 'quad', 'qquad', 'rfloor', 'rceil', 'pmod', 'bmod', 'mod']);
+const STOP_CMDS = new Set([
+  'cup',
+  'cap',
+  'setminus',
+  'pm',
+  'mp',
+  'to',
+  'rightarrow',
+  'implies',
+  'iff',
+  'Rightarrow',
+  'end',
+  'quad',
+  'qquad',
+  'rfloor',
+  'rceil',
+  'pmod',
+  'bmod',
+  'mod',
+]);
 const SEPARATOR_WORDS = new Set(['and', 'or', 'und', 'et', 'ou', 'y', 'o']);
-const MATRIX_ENVS = new Set(['pmatrix', 'bmatrix', 'Bmatrix', 'vmatrix', 'Vmatrix', 'matrix', 'smallmatrix', 'array', 'cases', 'aligned', 'align', 'align*', 'gathered', 'split', 'dcases']);
+const MATRIX_ENVS = new Set([
+  'pmatrix',
+  'bmatrix',
+  'Bmatrix',
+  'vmatrix',
+  'Vmatrix',
+  'matrix',
+  'smallmatrix',
+  'array',
+  'cases',
+  'aligned',
+  'align',
+  'align*',
+  'gathered',
+  'split',
+  'dcases',
+]);
 
-const REALS: Node = { k: 'tuple', open: '(', close: ')', items: [{ k: 'neg', x: { k: 'const', name: 'inf' } }, { k: 'const', name: 'inf' }] };
+const REALS: Node = {
+  k: 'tuple',
+  open: '(',
+  close: ')',
+  items: [
+    { k: 'neg', x: { k: 'const', name: 'inf' } },
+    { k: 'const', name: 'inf' },
+  ],
+};
 
 /** Words that name a mathematical object (`all real numbers`, `infinity`); keys are lower case without spaces. */
 const NAMED_ANSWERS: Record<string, Node> = {
@@ -191,7 +234,9 @@ class Parser {
       while (this.atSeparator() === 'and') this.next();
       if (sep === ';' || (sep === 'and' && cur.length > 1)) groups.push([]);
     }
-    const items = groups.flatMap((g): Node[] => (groups.length > 1 && g.length > 1 && g.every(isAssignment) ? [{ k: 'tuple', open: '(', close: ')', items: g }] : g));
+    const items = groups.flatMap((g): Node[] =>
+      groups.length > 1 && g.length > 1 && g.every(isAssignment) ? [{ k: 'tuple', open: '(', close: ')', items: g }] : g,
+    );
     if (items.length === 0) throw new ParseError('empty answer');
     return items.length === 1 ? (items[0] as Node) : { k: 'list', items };
   }
@@ -249,7 +294,8 @@ class Parser {
     const terms: Node[] = [];
     const flush = (): Node => {
       if (terms.length === 0) return acc as Node;
-      const sum: Node = terms.length === 1 && acc === null ? (terms[0] as Node) : { k: 'add', terms: acc === null ? terms.slice() : [acc, ...terms] };
+      const sum: Node =
+        terms.length === 1 && acc === null ? (terms[0] as Node) : { k: 'add', terms: acc === null ? terms.slice() : [acc, ...terms] };
       terms.length = 0;
       return sum;
     };
@@ -363,7 +409,9 @@ class Parser {
 
   private atTermEnd(): boolean {
     const t = this.peek();
-    return t.t === 'eof' || this.atSeparator() !== null || this.relOp() !== null || (t.t === 'op' && [')', ']', '}', '+', '-'].includes(t.v));
+    return (
+      t.t === 'eof' || this.atSeparator() !== null || this.relOp() !== null || (t.t === 'op' && [')', ']', '}', '+', '-'].includes(t.v))
+    );
   }
 
   /**
@@ -383,7 +431,9 @@ class Parser {
 
   private skipUnit(): void {
     const parts: string[] = [this.next().v];
-    const unitWord = (): boolean => (this.peek().t === 'word' && !SEPARATOR_WORDS.has(this.peek().v.toLowerCase())) || (this.peek().t === 'text' && !isSeparatorText(this.peek()));
+    const unitWord = (): boolean =>
+      (this.peek().t === 'word' && !SEPARATOR_WORDS.has(this.peek().v.toLowerCase())) ||
+      (this.peek().t === 'text' && !isSeparatorText(this.peek()));
     let power: string | null = null;
     for (;;) {
       while (unitWord()) parts.push(this.next().v);
@@ -502,7 +552,8 @@ class Parser {
         this.next();
         const sub = this.subscriptName();
         if (base.k === 'sym') base = { k: 'sym', name: `${base.name}_${sub}` };
-        else if (base.k === 'num' && /^\d+$/.test(sub) && base.decimals < 0) base = { k: 'call', name: `base${sub}`, args: [{ k: 'text', value: base.text }] };
+        else if (base.k === 'num' && /^\d+$/.test(sub) && base.decimals < 0)
+          base = { k: 'call', name: `base${sub}`, args: [{ k: 'text', value: base.text }] };
         else if (base.k === 'call' || base.k === 'text') base = { k: 'sym', name: `${show0(base)}_${sub}` };
         // Other subscripts (decorations) are ignored.
       } else if (t.t === 'op' && t.v === '!' && !this.isOp('=', 1)) {
@@ -540,7 +591,8 @@ class Parser {
   private parseFunctionArg(): Node {
     if (this.isOp('(') || this.isOp('{') || this.isOp('[')) return this.parsePostfix();
     const factors: Node[] = [this.parsePostfix()];
-    while (this.peek().t === 'num' || (this.peek().t === 'word' && !SEPARATOR_WORDS.has(this.peek().v) && !this.peek().sp)) factors.push(this.parsePostfix());
+    while (this.peek().t === 'num' || (this.peek().t === 'word' && !SEPARATOR_WORDS.has(this.peek().v) && !this.peek().sp))
+      factors.push(this.parsePostfix());
     return factors.length === 1 ? (factors[0] as Node) : { k: 'mul', factors };
   }
 
@@ -627,7 +679,8 @@ class Parser {
     const t = this.next();
     if (t.t !== 'op' || (t.v !== ')' && t.v !== ']')) throw new ParseError(`expected ) or ] but found ${t.v || 'end'}`);
     const close = t.v as ')' | ']';
-    if (inner.k === 'list' || (inner.k === 'tuple' && inner.open === '(' && false)) return { k: 'tuple', open, close, items: inner.items as Node[] };
+    if (inner.k === 'list' || (inner.k === 'tuple' && inner.open === '(' && false))
+      return { k: 'tuple', open, close, items: inner.items as Node[] };
     if (open === '(' && close === ')') return inner;
     if (open === '[' && close === ']') return inner;
     throw new ParseError('mismatched brackets around a single item');

@@ -16,7 +16,10 @@ describe('VerifierPool', () => {
   afterAll(() => pool.close());
 
   it('gives the same verdicts as the in-process function', async () => {
-    const sample = rows.filter((_r, i) => i % 5 === 0).map((r) => ({ r, p: profileFor(r) })).filter((x) => x.p.call === 'reward' && !x.p.wrapGold);
+    const sample = rows
+      .filter((_r, i) => i % 5 === 0)
+      .map((r) => ({ r, p: profileFor(r) }))
+      .filter((x) => x.p.call === 'reward' && !x.p.wrapGold);
     expect(sample.length).toBeGreaterThan(40);
     const got = await Promise.all(sample.map(({ r, p }) => pool.reward(r.pred, r.gold, p.options)));
     expect(got).toEqual(sample.map(({ r, p }) => mathReward(r.pred, r.gold, p.options)));
@@ -35,7 +38,10 @@ describe('VerifierPool', () => {
       ['\\def\\x{\\x\\x}\\boxed{\\x}', '1'],
       ['\\boxed{\u{1F600}\uD800}', '5'],
     ];
-    const got = await pool.rewardBatch(cases.map((c) => c[0]), cases.map((c) => c[1]));
+    const got = await pool.rewardBatch(
+      cases.map((c) => c[0]),
+      cases.map((c) => c[1]),
+    );
     expect(got.map((r) => r.reward)).toEqual(cases.map(() => 0));
     expect(got.every((r) => r.reason !== 'timeout')).toBe(true);
   });
@@ -45,7 +51,13 @@ describe('VerifierPool timeouts', () => {
   it('terminates a stuck worker, answers "timeout", and keeps serving the items behind it', async () => {
     const pool = new VerifierPool({ concurrency: 2, timeoutMs: 100 });
     try {
-      const completions = [SLOW, ...Array.from({ length: 20 }, (_, i) => `\\boxed{${i}}`), SLOW, SLOW, ...Array.from({ length: 20 }, (_, i) => `\\boxed{${i + 100}}`)];
+      const completions = [
+        SLOW,
+        ...Array.from({ length: 20 }, (_, i) => `\\boxed{${i}}`),
+        SLOW,
+        SLOW,
+        ...Array.from({ length: 20 }, (_, i) => `\\boxed{${i + 100}}`),
+      ];
       const golds = completions.map((c) => (c === SLOW ? '1' : c.slice(7, -1)));
       const got = await pool.rewardBatch(completions, golds);
       got.forEach((r, i) => {
@@ -64,9 +76,16 @@ describe('VerifierPool timeouts', () => {
   it('refuses non-string input before it reaches a worker', async () => {
     const pool = new VerifierPool({ concurrency: 1 });
     try {
-      await expect(pool.reward(undefined as never, '1')).rejects.toMatchObject({ name: 'MathVerifyError', code: 'invalid_input', location: { field: 'completion' } });
+      await expect(pool.reward(undefined as never, '1')).rejects.toMatchObject({
+        name: 'MathVerifyError',
+        code: 'invalid_input',
+        location: { field: 'completion' },
+      });
       await expect(pool.verify('1', {} as never)).rejects.toMatchObject({ code: 'invalid_input', location: { field: 'pred' } });
-      await expect(pool.rewardBatch(['\\boxed{1}', 7 as never], ['1', '1'])).rejects.toMatchObject({ code: 'invalid_input', location: { index: 1, field: 'completion' } });
+      await expect(pool.rewardBatch(['\\boxed{1}', 7 as never], ['1', '1'])).rejects.toMatchObject({
+        code: 'invalid_input',
+        location: { index: 1, field: 'completion' },
+      });
       await expect(pool.rewardBatch(['\\boxed{1}'], [])).rejects.toMatchObject({ code: 'invalid_row' });
       expect(await pool.reward('\\boxed{1}', '1')).toMatchObject({ reward: 1 });
       expect(pool.stats).toEqual({ completed: 1, timedOut: 0, failed: 0, cancelled: 0 });
@@ -85,7 +104,10 @@ describe('VerifierPool timeouts', () => {
 });
 
 describe('VerifierPool cancellation', () => {
-  const quick = (n: number, from = 0): [string[], string[]] => [Array.from({ length: n }, (_, i) => `\\boxed{${from + i}}`), Array.from({ length: n }, (_, i) => String(from + i))];
+  const quick = (n: number, from = 0): [string[], string[]] => [
+    Array.from({ length: n }, (_, i) => `\\boxed{${from + i}}`),
+    Array.from({ length: n }, (_, i) => String(from + i)),
+  ];
 
   it('takes a cancelled batch out of the queue at once and never counts it', async () => {
     // One worker, busy with a slow item (it times out), while a batch of 50 waits in the queue.

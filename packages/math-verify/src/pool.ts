@@ -24,7 +24,12 @@ const STARTUP_LIMIT_MS = 30_000;
 export const PoolOptionsSchema = z
   .object({
     /** Worker threads (default: the machine's available parallelism). */
-    concurrency: z.number().int().min(1).max(256).default(() => availableParallelism()),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(() => availableParallelism()),
     /** Wall-clock budget per item, in milliseconds, measured from when a worker takes the item. */
     timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
     /** Most items sent to a worker in one message (fewer when the queue is short, so all workers get some). */
@@ -72,7 +77,8 @@ type Raw = RewardResult | VerifyResult;
 
 const asReward = (r: Raw): RewardResult => ('reward' in r ? r : { reward: 0, extracted: null, reason: r.reason, answer: null });
 const asVerify = (r: Raw): VerifyResult => ('equal' in r ? r : { equal: false, reason: r.reason, gold: null, pred: null });
-const closedError = (cause?: unknown): MathVerifyError => new MathVerifyError('pool_closed', 'the verifier pool is closed', {}, cause === undefined ? undefined : { cause });
+const closedError = (cause?: unknown): MathVerifyError =>
+  new MathVerifyError('pool_closed', 'the verifier pool is closed', {}, cause === undefined ? undefined : { cause });
 
 export class VerifierPool {
   readonly concurrency: number;
@@ -88,7 +94,13 @@ export class VerifierPool {
 
   constructor(options: PoolOptionsInput = {}) {
     const r = PoolOptionsSchema.safeParse(options);
-    if (!r.success) throw new MathVerifyError('invalid_options', `invalid pool options: ${formatZodIssues(r.error.issues, options)}`, {}, { cause: r.error });
+    if (!r.success)
+      throw new MathVerifyError(
+        'invalid_options',
+        `invalid pool options: ${formatZodIssues(r.error.issues, options)}`,
+        {},
+        { cause: r.error },
+      );
     this.concurrency = r.data.concurrency;
     this.timeoutMs = r.data.timeoutMs;
     this.chunkSize = r.data.chunkSize;
@@ -124,7 +136,12 @@ export class VerifierPool {
   }
 
   /** Rewards for parallel arrays, in order. Bad input (a non-string, arrays of different lengths) rejects before anything is queued. */
-  async rewardBatch(completions: readonly string[], golds: readonly string[], options?: VerifyOptionsInput, call: PoolCallOptions = {}): Promise<RewardResult[]> {
+  async rewardBatch(
+    completions: readonly string[],
+    golds: readonly string[],
+    options?: VerifyOptionsInput,
+    call: PoolCallOptions = {},
+  ): Promise<RewardResult[]> {
     checkBatch('rewardBatch', completions, golds);
     const key = this.optionsKey(options);
     const items = completions.map((c, i): WorkerItem => ({ kind: 'reward', a: c, b: golds[i] as string, options: key }));

@@ -46,7 +46,6 @@ const NEGATIVE_POINTS = 4;
 
 export type Ctx = { settings: CompareSettings; budget: { steps: number } };
 
-
 /** Deterministic sample points in [1.6, 3.4) per variable (positive, so radicands and logs are mostly real); a small LCG keeps them reproducible. */
 function samplePoints(vars: string[], count: number, mixedSigns = false): Map<string, Complex>[] {
   let state = mixedSigns ? 0x2545f491 : 0x9e3779b9;
@@ -137,7 +136,8 @@ function compareRenamed(g: Node, p: Node, ctx: Ctx): CompareResult | null {
   const gv = [...freeSymbols(g)].sort();
   const pv = [...freeSymbols(p)].sort();
   if (gv.length === 0 || gv.length !== pv.length || gv.length > 3 || gv.join() === pv.join()) return null;
-  const perms = (xs: string[]): string[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((r) => [x, ...r])));
+  const perms = (xs: string[]): string[][] =>
+    xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map((r) => [x, ...r]));
   for (const perm of perms(gv)) {
     let q = p;
     // Rename through temporary names so that swaps (x <-> y) do not collide.
@@ -173,7 +173,11 @@ function compareConstants(g: Node, p: Node, pct: boolean, ctx: Ctx): CompareResu
     if (ra !== null && ra === rb) return EQ(`equal to ${st.roundTo} decimals`);
   }
   if (st.roundedDecimals && (roundedMatch(g, a, p, b, true) || roundedMatch(p, b, g, a, false))) return EQ('rounded decimal');
-  return NE(exact && !a.dec && !b.dec ? `exact values differ: ${valueToString(a)} vs ${valueToString(b)}` : `different values: ${valueToString(a)} vs ${valueToString(b)}`);
+  return NE(
+    exact && !a.dec && !b.dec
+      ? `exact values differ: ${valueToString(a)} vs ${valueToString(b)}`
+      : `different values: ${valueToString(a)} vs ${valueToString(b)}`,
+  );
 }
 
 /** `v` times 10^n rounded half away from zero (exactly for exact values); null for a complex or non-finite value. */
@@ -289,5 +293,3 @@ function valueToString(v: Value): string {
   const f = (x: number): string => (Math.abs(x) >= 1e-4 && Math.abs(x) < 1e9 ? String(Number(x.toPrecision(10))) : x.toPrecision(6));
   return v.v.im === 0 ? f(v.v.re) : `${f(v.v.re)}${v.v.im < 0 ? '-' : '+'}${f(Math.abs(v.v.im))}i`;
 }
-
-

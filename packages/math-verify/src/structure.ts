@@ -5,7 +5,6 @@
 import { mapArithmeticLeaves, type Node } from './ast.js';
 import { NotEvaluableError, freeSymbols } from './evaluate.js';
 
-
 const SCALAR = new Set(['num', 'sym', 'const', 'add', 'neg', 'mul', 'div', 'pow', 'fn', 'call', 'bigop']);
 export const isScalar = (n: Node): boolean => SCALAR.has(n.k);
 
@@ -114,9 +113,15 @@ function alternatives(n: Node, depth: number): Node[] {
       return out;
     }
     case 'add':
-      return cross(n.terms.map((t) => alternatives(t, depth)), (xs) => ({ k: 'add', terms: xs }));
+      return cross(
+        n.terms.map((t) => alternatives(t, depth)),
+        (xs) => ({ k: 'add', terms: xs }),
+      );
     case 'mul':
-      return cross(n.factors.map((t) => alternatives(t, depth)), (xs) => ({ k: 'mul', factors: xs }));
+      return cross(
+        n.factors.map((t) => alternatives(t, depth)),
+        (xs) => ({ k: 'mul', factors: xs }),
+      );
     case 'neg':
       return alternatives(n.x, depth).map((x) => ({ k: 'neg', x }));
     case 'div':
@@ -124,7 +129,10 @@ function alternatives(n: Node, depth: number): Node[] {
     case 'pow':
       return cross([alternatives(n.base, depth), alternatives(n.exp, depth)], ([a, b]) => ({ k: 'pow', base: a as Node, exp: b as Node }));
     case 'fn':
-      return cross(n.args.map((t) => alternatives(t, depth)), (xs) => ({ k: 'fn', name: n.name, args: xs }));
+      return cross(
+        n.args.map((t) => alternatives(t, depth)),
+        (xs) => ({ k: 'fn', name: n.name, args: xs }),
+      );
     default:
       return [n];
   }
@@ -222,7 +230,9 @@ export function matrixOf(n: Node): Node[][] | null {
             const inner = a[0]?.length ?? 0;
             if (inner !== m.length || a.length * (m[0]?.length ?? 0) > MAX_MATRIX_CELLS) return null;
             acc = a.map((row) =>
-              (m[0] ?? []).map((_, j): Node => ({ k: 'add', terms: row.map((x, k): Node => ({ k: 'mul', factors: [x, (m[k] as Node[])[j] as Node] })) })),
+              (m[0] ?? []).map(
+                (_, j): Node => ({ k: 'add', terms: row.map((x, k): Node => ({ k: 'mul', factors: [x, (m[k] as Node[])[j] as Node] })) }),
+              ),
             );
           }
         } else if (isScalar(f)) scalars.push(f);
@@ -235,7 +245,6 @@ export function matrixOf(n: Node): Node[][] | null {
       return null;
   }
 }
-
 
 export function substituteName(n: Node, from: string, to: string): Node {
   return mapArithmeticLeaves(n, (x) => (x.k === 'sym' && x.name === from ? { k: 'sym', name: to } : x));

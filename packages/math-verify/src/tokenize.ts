@@ -54,11 +54,9 @@ function matchBrace(s: string, open: number, openCh = '{', closeCh = '}'): numbe
 }
 
 const isDigit = (ch: string | undefined): boolean => ch !== undefined && ch >= '0' && ch <= '9';
-const isLetter = (ch: string | undefined): boolean =>
-  ch !== undefined && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'));
+const isLetter = (ch: string | undefined): boolean => ch !== undefined && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'));
 /** Letters of other scripts (Chinese units, accented words) tokenise as words too. */
-const isWordChar = (ch: string | undefined): boolean =>
-  ch !== undefined && (isLetter(ch) || (ch.charCodeAt(0) > 127 && /\p{L}/u.test(ch)));
+const isWordChar = (ch: string | undefined): boolean => ch !== undefined && (isLetter(ch) || (ch.charCodeAt(0) > 127 && /\p{L}/u.test(ch)));
 
 /** True when the number at `i` opens a bracketed pair such as `(12,102)` or `[-36,104]` (not a thousands group). */
 function insideBrackets(s: string, i: number): boolean {

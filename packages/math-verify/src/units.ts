@@ -7,7 +7,18 @@
 
 /** Canonical name by alias (lower case; a few case-sensitive ones are checked first). */
 const ALIASES: Record<string, string> = {};
-const CASE_SENSITIVE: Record<string, string> = { L: 'liter', mL: 'milliliter', K: 'kelvin', N: 'newton', J: 'joule', W: 'watt', V: 'volt', A: 'ampere', Hz: 'hertz', Pa: 'pascal' };
+const CASE_SENSITIVE: Record<string, string> = {
+  L: 'liter',
+  mL: 'milliliter',
+  K: 'kelvin',
+  N: 'newton',
+  J: 'joule',
+  W: 'watt',
+  V: 'volt',
+  A: 'ampere',
+  Hz: 'hertz',
+  Pa: 'pascal',
+};
 
 function add(name: string, ...aliases: string[]): void {
   for (const a of [name, ...aliases]) ALIASES[a] = name;

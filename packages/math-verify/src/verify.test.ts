@@ -99,7 +99,7 @@ describe('verifyAnswer: rounding only where the gold, the problem or an option a
 });
 
 describe('verifyAnswer: units (issue 15)', () => {
-  it('refuses a pred in another unit than the gold\'s, and accepts the gold\'s unit in any spelling or none', () => {
+  it("refuses a pred in another unit than the gold's, and accepts the gold's unit in any spelling or none", () => {
     expect(eq('42\\text{ inches}', '42\\text{ feet}')).toBe(false);
     expect(verifyAnswer('42\\text{ inches}', '42\\text{ feet}').reason).toBe('units differ: inch vs foot');
     expect(eq('42\\text{ inches}', '42')).toBe(true);
@@ -130,7 +130,8 @@ describe('verifyAnswer: issue 15 false negatives', () => {
       ['False', 'false'],
       ['\\text{Evelyn}', 'Evelyn'],
       ['Devon', '\\text{devon}'],
-    ]) expect(eq(g as string, p as string), `${g} vs ${p}`).toBe(true);
+    ])
+      expect(eq(g as string, p as string), `${g} vs ${p}`).toBe(true);
     expect(eq('No', 'Yes')).toBe(false);
     expect(eq('No', 'N')).toBe(false);
     expect(eq('ab', 'ba')).toBe(true); // two letters without a word meaning stay a product
@@ -164,7 +165,7 @@ describe('verifyAnswer: issue 15 false negatives', () => {
     // A closed form that loses its exact value (2^{-10^9} underflows) is not evaluable, never "close to 1".
     expect(verifyAnswer('1', '\\sum_{k=1}^{10^9} 2^{-k}')).toMatchObject({ equal: false, reason: 'pred not evaluable' });
   });
-  it('reads full-width and other scripts\' digits', () => {
+  it("reads full-width and other scripts' digits", () => {
     expect(eq('3', '３')).toBe(true);
     expect(eq('12.5', '１２．５')).toBe(true);
     expect(eq('(1,2)', '（１，２）')).toBe(true);
@@ -250,10 +251,22 @@ describe('verifyAnswer: structures', () => {
     expect(eq('(\\frac{3}{5},\\frac{8}{3}]', '(0.6,2.6667]', { roundTo: 4 })).toBe(true);
   });
   it('compares matrices entry by entry, including sums and products', () => {
-    expect(eq('\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}', '\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]')).toBe(true);
+    expect(eq('\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}', '\\left[\\begin{array}{cc}1 & 2 \\\\ 3 & 4\\end{array}\\right]')).toBe(
+      true,
+    );
     expect(eq('\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}', '\\begin{bmatrix}1 & 2 \\\\ 3 & 5\\end{bmatrix}')).toBe(false);
-    expect(eq('\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}', '\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}')).toBe(true);
-    expect(eq('\\begin{pmatrix}7 & 10 \\\\ 15 & 22\\end{pmatrix}', '\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}')).toBe(true);
+    expect(
+      eq(
+        '\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}',
+        '\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}',
+      ),
+    ).toBe(true);
+    expect(
+      eq(
+        '\\begin{pmatrix}7 & 10 \\\\ 15 & 22\\end{pmatrix}',
+        '\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}',
+      ),
+    ).toBe(true);
   });
   it('reads equations against values the way gold says', () => {
     expect(eq('x = 5', '5')).toBe(true);
@@ -312,14 +325,22 @@ describe('mathReward', () => {
     expect(mathReward(c, '8', { endOfTurnMarkers: [] }).reward).toBe(1);
   });
   it('grades large answers (a 60 x 60 matrix), and refuses only answers past maxAnswerChars', () => {
-    const row = (i: number): string => Array.from({ length: 60 }, (_, j) => String((i * 7 + j * 3) % 101 - 50)).join(' & ');
+    const row = (i: number): string => Array.from({ length: 60 }, (_, j) => String(((i * 7 + j * 3) % 101) - 50)).join(' & ');
     const matrix = `\\begin{pmatrix}${Array.from({ length: 60 }, (_, i) => row(i)).join(' \\\\ ')}\\end{pmatrix}`;
     expect(matrix.length).toBeGreaterThan(2000);
     expect(mathReward(`so \\boxed{${matrix}}`, matrix).reward).toBe(1);
     expect(mathReward(`so \\boxed{${matrix.replace(/pmatrix/g, 'bmatrix')}}`, matrix).reward).toBe(1);
     expect(mathReward(`so \\boxed{${matrix.replace('& 0 &', '& 1 &')}}`, matrix).reward).toBe(0);
-    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toMatchObject({ reward: 0, reason: expect.stringMatching(/differ/) });
-    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(60_000)}1}`)).toEqual({ reward: 0, extracted: null, reason: 'gold_too_large', answer: null });
+    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(2000)}1}`)).toMatchObject({
+      reward: 0,
+      reason: expect.stringMatching(/differ/),
+    });
+    expect(mathReward('\\boxed{1}', `\\boxed{${'1+'.repeat(60_000)}1}`)).toEqual({
+      reward: 0,
+      extracted: null,
+      reason: 'gold_too_large',
+      answer: null,
+    });
   });
   it('grades only after the reasoning delimiter when asked', () => {
     const opts = { reasoningDelimiters: ['</think>'] };
@@ -337,14 +358,21 @@ describe('mathReward', () => {
     expect(tail).toMatchObject({ reward: 1, extracted: '4' });
     expect(long.slice(tail.answer!.contentStart, tail.answer!.contentEnd)).toBe('4');
     expect(mathReward(long, '3', { maxCompletionChars: 100, extract: 'first' })).toMatchObject({ reward: 1, extracted: '3' });
-    expect(mathReward(`\\boxed{${'1+'.repeat(50)}1}`, '51', { maxAnswerChars: 20 })).toMatchObject({ reward: 0, reason: 'answer_too_large' });
+    expect(mathReward(`\\boxed{${'1+'.repeat(50)}1}`, '51', { maxAnswerChars: 20 })).toMatchObject({
+      reward: 0,
+      reason: 'answer_too_large',
+    });
   });
   it('says which box it graded, as indices into the completion (also after a reasoning delimiter)', () => {
     const c = 'First \\boxed{3}. Checking again, the answer is \\boxed{ 6 }.';
     const r = mathReward(c, '6');
     expect(r.answer).not.toBeNull();
     const a = r.answer!;
-    expect([c.slice(a.start, a.contentStart), c.slice(a.contentStart, a.contentEnd), c.slice(a.contentEnd, a.end)]).toEqual(['\\boxed{', ' 6 ', '}']);
+    expect([c.slice(a.start, a.contentStart), c.slice(a.contentStart, a.contentEnd), c.slice(a.contentEnd, a.end)]).toEqual([
+      '\\boxed{',
+      ' 6 ',
+      '}',
+    ]);
     const first = mathReward(c, '6', { extract: 'first' });
     expect([first.reward, c.slice(first.answer!.contentStart, first.answer!.contentEnd)]).toEqual([0, '3']);
     const joined = 'so \\boxed{1}, \\boxed{2}';
@@ -356,9 +384,17 @@ describe('mathReward', () => {
     expect(mathReward('I think 7', '7', { fallbacks: true })).toMatchObject({ reward: 1, answer: null });
   });
   it('refuses non-string input with a typed error naming the argument', () => {
-    expect(() => mathReward(undefined as never, '1')).toThrow(expect.objectContaining({ name: 'MathVerifyError', code: 'invalid_input', message: expect.stringMatching(/^field completion: must be a string \(got undefined\)$/) }));
+    expect(() => mathReward(undefined as never, '1')).toThrow(
+      expect.objectContaining({
+        name: 'MathVerifyError',
+        code: 'invalid_input',
+        message: expect.stringMatching(/^field completion: must be a string \(got undefined\)$/),
+      }),
+    );
     expect(() => verifyAnswer('1', 5 as never)).toThrow(/^field pred: must be a string \(got number\)$/);
-    expect(() => mathRewardBatch(['\\boxed{1}', null as never], ['1', '2'])).toThrow(expect.objectContaining({ code: 'invalid_input', location: { index: 1, field: 'completion' } }));
+    expect(() => mathRewardBatch(['\\boxed{1}', null as never], ['1', '2'])).toThrow(
+      expect.objectContaining({ code: 'invalid_input', location: { index: 1, field: 'completion' } }),
+    );
   });
   it('batches, and rejects mismatched lengths with a typed error', () => {
     expect(mathRewardBatch(['\\boxed{1}', '\\boxed{2}'], ['1', '3']).map((r) => r.reward)).toEqual([1, 0]);

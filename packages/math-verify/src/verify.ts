@@ -38,7 +38,8 @@ export function mathRewardBatch(completions: readonly string[], golds: readonly 
 
 /** Two arrays of strings of one length, or a `MathVerifyError` naming the first bad item. */
 export function checkBatch(what: string, completions: readonly unknown[], golds: readonly unknown[]): void {
-  if (!Array.isArray(completions)) throw new MathVerifyError('invalid_input', `${what}: completions must be an array of strings`, { field: 'completions' });
+  if (!Array.isArray(completions))
+    throw new MathVerifyError('invalid_input', `${what}: completions must be an array of strings`, { field: 'completions' });
   if (!Array.isArray(golds)) throw new MathVerifyError('invalid_input', `${what}: golds must be an array of strings`, { field: 'golds' });
   if (completions.length !== golds.length) {
     throw new MathVerifyError('invalid_row', `${what}: ${completions.length} completions but ${golds.length} golds`);

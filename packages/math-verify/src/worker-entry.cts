@@ -8,7 +8,7 @@ import type { WorkerTask } from './worker.js';
 
 let worker: Promise<typeof import('./worker.js')> | undefined;
 
-export = function run(task: WorkerTask): Promise<ReturnType<(typeof import('./worker.js'))['default']>> {
+export = function run(task: WorkerTask): Promise<ReturnType<typeof import('./worker.js')['default']>> {
   worker ??= import('./worker.js');
   return worker.then((m) => m.default(task));
 };

@@ -38,4 +38,7 @@ export function profileFor(row: CorpusRow): Profile;
 export function runRow(api: Api, row: CorpusRow, profile?: Profile): RowResult;
 export function agreementTable(api: Api, rows: CorpusRow[]): { table: TableRow[]; total: TableRow; misses: Miss[] };
 export const UNIFORM_OPTIONS: Record<string, unknown>;
-export function uniformAgreement(api: Api, rows: CorpusRow[]): { agree: number; cases: number; misses: { index: number; source: string; expected: boolean }[] };
+export function uniformAgreement(
+  api: Api,
+  rows: CorpusRow[],
+): { agree: number; cases: number; misses: { index: number; source: string; expected: boolean }[] };

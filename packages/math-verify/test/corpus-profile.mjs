@@ -15,7 +15,10 @@ export function loadCorpus(path) {
 /** Short source name: `huggingface/Math-Verify:tests/test_all.py` -> `Math-Verify/test_all`. */
 export function sourceName(source) {
   const [repo, path] = source.split(':');
-  const file = path.split('/').pop().replace(/\.(py|ts)$/, '');
+  const file = path
+    .split('/')
+    .pop()
+    .replace(/\.(py|ts)$/, '');
   return `${repo.split('/')[1]}/${file}`;
 }
 
@@ -54,7 +57,11 @@ export function profileFor(row) {
         : { call: 'reward', options: { fallbacks: true, decimalComma: true, roundTo: mathVerifyRounding(note) } };
     case 'NVIDIA-NeMo/RL':
       // Gold is wrapped in \boxed{}; pred is parsed with [Expr, Latex] extraction (anchor-free); Math-Verify's rounding.
-      return { call: 'reward', options: { fallbacks: true, roundTo: mathVerifyRounding(note) }, wrapGold: !note.includes('multichoice') && !note.includes('MathMultiReward') };
+      return {
+        call: 'reward',
+        options: { fallbacks: true, roundTo: mathVerifyRounding(note) },
+        wrapGold: !note.includes('multichoice') && !note.includes('MathMultiReward'),
+      };
     case 'huggingface/trl': {
       const m = /reasoning_delimiters=\[(.*?)\]/.exec(note);
       if (note.includes('reasoning_accuracy_reward')) {

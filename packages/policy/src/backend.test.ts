@@ -48,6 +48,8 @@ describe('selectBackend', () => {
   });
 
   it('an explicit tensorflow backend that is not installed is an error naming the packages', async () => {
-    await expect(selectBackend({ backend: 'tensorflow' })).rejects.toThrow(/backend tensorflow is not available \(install @tensorflow\/tfjs-node or @tensorflow\/tfjs-node-gpu\)/);
+    await expect(selectBackend({ backend: 'tensorflow' })).rejects.toThrow(
+      /backend tensorflow is not available \(install @tensorflow\/tfjs-node or @tensorflow\/tfjs-node-gpu\)/,
+    );
   });
 });

@@ -89,7 +89,8 @@ export async function selectBackend(options: BackendOptions = {}, logger?: Logge
     try {
       pkg = await start(name);
     } catch (cause) {
-      if (requested !== 'auto') throw new PolicyError('backend_unavailable', `backend ${name} failed to start: ${(cause as Error).message}`, {}, { cause });
+      if (requested !== 'auto')
+        throw new PolicyError('backend_unavailable', `backend ${name} failed to start: ${(cause as Error).message}`, {}, { cause });
     }
     if (pkg) {
       await tf.ready();

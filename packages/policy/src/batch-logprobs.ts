@@ -9,7 +9,11 @@ import type { Qwen3Model } from './model.js';
  * P - 1 + t predicts completion token t, so prompts must hold at least one token.
  * @returns logp, entropy `[b, C]` (padding columns hold junk: mask them)
  */
-export function microBatchLogprobs(model: Qwen3Model, mb: PackedRollouts, options: { temperature?: number } = {}): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+export function microBatchLogprobs(
+  model: Qwen3Model,
+  mb: PackedRollouts,
+  options: { temperature?: number } = {},
+): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
   const { n: b, P, C, S } = mb;
   return tf.tidy(() => {
     const ids = tf.tensor2d(mb.ids, [b, S], 'int32');
@@ -18,7 +22,11 @@ export function microBatchLogprobs(model: Qwen3Model, mb: PackedRollouts, option
     const D = h.shape[2];
     const hs = tf.slice(h, [0, P - 1, 0], [b, C, D]) as tf.Tensor3D;
     const targets = tf.slice(ids, [0, P], [b, C]) as tf.Tensor2D;
-    const { logprobs, entropy } = model.tokenLogprobs(hs, targets, options.temperature === undefined ? {} : { temperature: options.temperature });
+    const { logprobs, entropy } = model.tokenLogprobs(
+      hs,
+      targets,
+      options.temperature === undefined ? {} : { temperature: options.temperature },
+    );
     return { logp: logprobs, entropy };
   });
 }
@@ -41,7 +49,11 @@ export interface BatchLogprobsOptions {
  * model's log-probs, the `policy.entropy` signal.
  * @returns logprobs, entropy `[totalTokens]`
  */
-export function batchLogprobs(model: Qwen3Model, batch: RolloutBatch, options: BatchLogprobsOptions): { logprobs: Float32Array; entropy: Float32Array } {
+export function batchLogprobs(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  options: BatchLogprobsOptions,
+): { logprobs: Float32Array; entropy: Float32Array } {
   const T = totalTokens(batch);
   const logprobs = new Float32Array(T);
   const entropy = new Float32Array(T);

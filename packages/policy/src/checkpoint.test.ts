@@ -32,7 +32,9 @@ describe('checkpoints', () => {
     const tensors = new Map([...f.tensors.keys()].map((k) => [k, f.read(k)] as const));
     tensors.set('model.layers.0.self_attn.k_proj.weight', { shape: [64, 64], data: new Float32Array(64 * 64) });
     writeSafetensors(join(dir, 'model.safetensors'), tensors);
-    expect(() => loadModel(dir)).toThrow(/tensor model\.layers\.0\.self_attn\.k_proj\.weight: wrong shape: expected \[32,64\], found \[64,64\]/);
+    expect(() => loadModel(dir)).toThrow(
+      /tensor model\.layers\.0\.self_attn\.k_proj\.weight: wrong shape: expected \[32,64\], found \[64,64\]/,
+    );
     tensors.delete('model.layers.0.self_attn.k_proj.weight');
     writeSafetensors(join(dir, 'model.safetensors'), tensors);
     expect(() => loadModel(dir)).toThrow(/k_proj\.weight: missing tensor \(expected shape \[32,64\]\)/);
@@ -54,7 +56,9 @@ describe('checkpoints', () => {
     const tensors = new Map([...f.tensors.keys()].map((k) => [k, f.read(k)] as const));
     tensors.set('model.layers.0.self_attn.q_proj.bias', { shape: [64], data: new Float32Array(64) });
     writeSafetensors(join(dir, 'model.safetensors'), tensors);
-    expect(() => loadModel(dir)).toThrow(/unexpected tensors in the checkpoint \(not part of this config\): model\.layers\.0\.self_attn\.q_proj\.bias/);
+    expect(() => loadModel(dir)).toThrow(
+      /unexpected tensors in the checkpoint \(not part of this config\): model\.layers\.0\.self_attn\.q_proj\.bias/,
+    );
     expect(tf.memory().numTensors).toBe(0);
   });
 });

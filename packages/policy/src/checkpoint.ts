@@ -38,10 +38,16 @@ export function loadModel(dir: string, options: LoadOptions = {}): Qwen3Model {
   const config = readModelConfig(dir);
   const reader = new CheckpointReader(dir);
   const model = Qwen3Model.fromWeights(config, (name) => (reader.info(name) ? reader.read(name) : undefined), options);
-  const extra = reader.names().filter((n) => !model.params.has(n) && !(config.tie_word_embeddings && n === 'lm_head.weight') && !n.endsWith('rotary_emb.inv_freq'));
+  const extra = reader
+    .names()
+    .filter((n) => !model.params.has(n) && !(config.tie_word_embeddings && n === 'lm_head.weight') && !n.endsWith('rotary_emb.inv_freq'));
   if (extra.length > 0) {
     model.dispose();
-    throw new PolicyError('invalid_checkpoint', `unexpected tensors in the checkpoint (not part of this config): ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`, { file: dir });
+    throw new PolicyError(
+      'invalid_checkpoint',
+      `unexpected tensors in the checkpoint (not part of this config): ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`,
+      { file: dir },
+    );
   }
   return model;
 }
@@ -62,6 +68,9 @@ export function saveModel(model: Qwen3Model, dir: string, options: SaveOptions =
   const host = model.toHost();
   const tensors = new Map([...host].map(([k, t]) => [k, { ...t, dtype: options.dtype ?? 'F32' }] as const));
   writeCheckpointWeights(dir, tensors, options);
-  const config = { ...model.config, torch_dtype: (options.dtype ?? 'F32') === 'F32' ? 'float32' : options.dtype === 'BF16' ? 'bfloat16' : 'float16' };
+  const config = {
+    ...model.config,
+    torch_dtype: (options.dtype ?? 'F32') === 'F32' ? 'float32' : options.dtype === 'BF16' ? 'bfloat16' : 'float16',
+  };
   writeFileAtomicSync(join(dir, CONFIG_FILE), [JSON.stringify(config, null, 2) + '\n']);
 }

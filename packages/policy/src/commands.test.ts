@@ -40,7 +40,10 @@ describe('rlvr-policy CLI', () => {
     const r2 = await run(['logprobs', '--model', TINY_DIR, '--in', input, '--backend', 'cpu', '--out', out]);
     expect(r2.code).toBe(0);
     expect(r2.out).toBe('');
-    const saved = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).logprobs as number[]);
+    const saved = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).logprobs as number[]);
     saved.forEach((l, i) => l.forEach((v, j) => expect(v).toBeCloseTo(lines[i]![j]!, 5)));
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
@@ -62,7 +65,17 @@ describe('rlvr-policy CLI', () => {
     r = await run(['logprobs', '--model', TINY_DIR, '--in', input, '--backend', 'cpu']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/bad\.jsonl:1: /);
-    r = await run(['logprobs', '--model', TINY_DIR, '--in', join(dir, 'rows.jsonl'), '--backend', 'cpu', '--out', join(dir, 'nope', 'x.jsonl')]);
+    r = await run([
+      'logprobs',
+      '--model',
+      TINY_DIR,
+      '--in',
+      join(dir, 'rows.jsonl'),
+      '--backend',
+      'cpu',
+      '--out',
+      join(dir, 'nope', 'x.jsonl'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`cannot write: directory ${join(dir, 'nope')} does not exist`);
   });

@@ -1,5 +1,17 @@
 import { z } from 'zod';
-import { assertWritable, choiceFlag, formatLocation, formatZodIssues, intFlag, numberFlag, readJsonl, usageError, writeFileAtomic, type Command, type CommandContext } from '@rlvr/core';
+import {
+  assertWritable,
+  choiceFlag,
+  formatLocation,
+  formatZodIssues,
+  intFlag,
+  numberFlag,
+  readJsonl,
+  usageError,
+  writeFileAtomic,
+  type Command,
+  type CommandContext,
+} from '@rlvr/core';
 import { selectBackend, BACKEND_NAMES, type BackendName } from './backend.js';
 import { loadModel, readModelConfig } from './checkpoint.js';
 import { modelDims } from './config.js';
@@ -74,7 +86,14 @@ options:
   --temperature T   divide the logits by T (default 1)
 ${BACKEND_FLAG}
 ${EXIT_CODES}`,
-  options: { model: { type: 'string' }, in: { type: 'string' }, out: { type: 'string' }, 'batch-size': { type: 'string' }, temperature: { type: 'string' }, backend: { type: 'string' } },
+  options: {
+    model: { type: 'string' },
+    in: { type: 'string' },
+    out: { type: 'string' },
+    'batch-size': { type: 'string' },
+    temperature: { type: 'string' },
+    backend: { type: 'string' },
+  },
   async run(ctx) {
     const dir = required(ctx, 'model', 'a model directory');
     const file = required(ctx, 'in', 'a JSON-lines file of rows');
@@ -92,7 +111,12 @@ ${EXIT_CODES}`,
       // A row error names the row index; say which line of the input it came from.
       if (e instanceof PolicyError && e.location.row !== undefined) {
         const { row, ...rest } = e.location;
-        throw new PolicyError(e.code, e.message.slice(formatLocation(e.location).length), { ...rest, file, line: lines[row] }, { cause: e });
+        throw new PolicyError(
+          e.code,
+          e.message.slice(formatLocation(e.location).length),
+          { ...rest, file, line: lines[row] },
+          { cause: e },
+        );
       }
       throw e;
     } finally {

@@ -21,7 +21,14 @@ describe('parseModelConfig', () => {
   });
 
   it('defaults head_dim and KV heads like Hugging Face (Llama)', () => {
-    const c = parseModelConfig({ model_type: 'llama', vocab_size: 10, hidden_size: 64, intermediate_size: 8, num_hidden_layers: 1, num_attention_heads: 4 });
+    const c = parseModelConfig({
+      model_type: 'llama',
+      vocab_size: 10,
+      hidden_size: 64,
+      intermediate_size: 8,
+      num_hidden_layers: 1,
+      num_attention_heads: 4,
+    });
     expect(modelDims(c)).toMatchObject({ hd: 16, KV: 4, G: 1, qkNorm: false });
     expect(parameterShapes(c).has('model.layers.0.self_attn.q_norm.weight')).toBe(false);
   });

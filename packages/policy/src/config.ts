@@ -69,7 +69,11 @@ export function parseModelConfig(input: unknown, file?: string): ModelConfig {
   const c = result.data;
   const dims = modelDims(c);
   if (dims.H % dims.KV !== 0) {
-    throw new PolicyError('invalid_config', `num_attention_heads (${dims.H}) must be a multiple of num_key_value_heads (${dims.KV})`, file !== undefined ? { file } : {});
+    throw new PolicyError(
+      'invalid_config',
+      `num_attention_heads (${dims.H}) must be a multiple of num_key_value_heads (${dims.KV})`,
+      file !== undefined ? { file } : {},
+    );
   }
   if (dims.hd % 2 !== 0) throw new PolicyError('invalid_config', `head_dim (${dims.hd}) must be even for rotary embeddings`);
   return c;

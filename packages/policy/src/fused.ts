@@ -9,7 +9,10 @@ import { bmm, customGradTidy, swapLast } from './ops.js';
  * values and gradients through all of them.
  */
 
-type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[] };
+type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  value: tf.Tensor;
+  gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[];
+};
 
 /**
  * RMSNorm over the last axis: y = x * r * w, r = rsqrt(mean(x^2) + eps). x `[..., D]`, w `[D]`.
@@ -116,7 +119,9 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
     const qs = tf.unstack(tf.reshape(qq as tf.Tensor, [n, M, hd]));
     const ks = tf.unstack(tf.reshape(kk as tf.Tensor, [n, S, hd]));
     const vs = tf.unstack(tf.reshape(vv as tf.Tensor, [n, S, hd]));
-    const Ps = qs.map((qi, i) => tf.softmax(tf.add(tf.matMul(qi as tf.Tensor2D, tf.transpose(ks[i]) as tf.Tensor2D), bs[Math.floor(i / KV)]), -1));
+    const Ps = qs.map((qi, i) =>
+      tf.softmax(tf.add(tf.matMul(qi as tf.Tensor2D, tf.transpose(ks[i]) as tf.Tensor2D), bs[Math.floor(i / KV)]), -1),
+    );
     const ys = Ps.map((P, i) => tf.matMul(P as tf.Tensor2D, vs[i] as tf.Tensor2D));
     (save as tf.GradSaveFunc)([...qs, ...ks, ...vs, ...Ps]);
     return {

@@ -9,13 +9,31 @@ export { setTransposeCacheLimit, transposeCacheBytes, DEFAULT_TRANSPOSE_CACHE_BY
 export type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
 export { microBatchLogprobs, batchLogprobs } from './batch-logprobs.js';
 export type { BatchLogprobsOptions } from './batch-logprobs.js';
-export { SafetensorsFile, CheckpointReader, writeSafetensors, writeCheckpointWeights, floatToBf16, floatToHalf, halfToFloat, INDEX_FILE, SINGLE_FILE } from './safetensors.js';
+export {
+  SafetensorsFile,
+  CheckpointReader,
+  writeSafetensors,
+  writeCheckpointWeights,
+  floatToBf16,
+  floatToHalf,
+  halfToFloat,
+  INDEX_FILE,
+  SINGLE_FILE,
+} from './safetensors.js';
 export type { SafetensorsDtype, WritableDtype, TensorInfo, HostTensor, TensorToWrite } from './safetensors.js';
 export { loadModel, saveModel, readModelConfig, CONFIG_FILE } from './checkpoint.js';
 export type { LoadOptions, SaveOptions } from './checkpoint.js';
 export { selectBackend, BACKEND_NAMES, BACKEND_ENV, BackendOptionsSchema } from './backend.js';
 export type { BackendName, BackendOptions, Logger } from './backend.js';
-export { Tokenizer, byteSpanToTokens, utf8Offset, checkEncodable, BUILTIN_ENCODINGS, MAX_ENCODE_CHARS, MAX_RUN_CHARS } from './tokenizer/index.js';
+export {
+  Tokenizer,
+  byteSpanToTokens,
+  utf8Offset,
+  checkEncodable,
+  BUILTIN_ENCODINGS,
+  MAX_ENCODE_CHARS,
+  MAX_RUN_CHARS,
+} from './tokenizer/index.js';
 export type { BuiltinEncoding, EncodeOptions, TokenizerInfo } from './tokenizer/index.js';
 export { loadHfTokenizer, hfToTiktoken } from './tokenizer/index.js';
 export type { TiktokenParts } from './tokenizer/index.js';

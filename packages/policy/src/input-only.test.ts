@@ -57,9 +57,15 @@ describe.each(TEST_BACKENDS)('input-only backward (weightGrad: false) on %s', (b
   }, 300_000);
 
   it('the forward values are unchanged', () => {
-    const [a, b] = tf.tidy(() => [model.hidden({ ids, attentionMask: mask }).dataSync(), model.hidden({ ids, attentionMask: mask, weightGrad: false }).dataSync()]);
+    const [a, b] = tf.tidy(() => [
+      model.hidden({ ids, attentionMask: mask }).dataSync(),
+      model.hidden({ ids, attentionMask: mask, weightGrad: false }).dataSync(),
+    ]);
     expect(relError(b, a)).toBe(0);
-    const [la, lb] = tf.tidy(() => [model.logits({ ids, attentionMask: mask }).dataSync(), model.logits({ ids, attentionMask: mask, weightGrad: false }).dataSync()]);
+    const [la, lb] = tf.tidy(() => [
+      model.logits({ ids, attentionMask: mask }).dataSync(),
+      model.logits({ ids, attentionMask: mask, weightGrad: false }).dataSync(),
+    ]);
     expect(relError(lb, la)).toBe(0);
   });
 

@@ -36,7 +36,12 @@ export interface TokenLogprobs {
  * Differentiable w.r.t. `hidden` and (unless `weightGrad: false`) `weight`.
  * Gradients: d log p_y / dz = onehot(y) - p ; dH/dz_i = -p_i (log p_i + H).
  */
-export function tokenLogprobs(hidden: tf.Tensor3D, weight: tf.Tensor2D, targets: tf.Tensor2D, options: TokenLogprobsOptions = {}): TokenLogprobs {
+export function tokenLogprobs(
+  hidden: tf.Tensor3D,
+  weight: tf.Tensor2D,
+  targets: tf.Tensor2D,
+  options: TokenLogprobsOptions = {},
+): TokenLogprobs {
   const [B, T, D] = hidden.shape;
   const V = weight.shape[0];
   const tau = options.temperature ?? 1;
@@ -56,7 +61,10 @@ export function tokenLogprobs(hidden: tf.Tensor3D, weight: tf.Tensor2D, targets:
   });
 }
 
-type Grad = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor | tf.Tensor[] };
+type Grad = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  value: tf.Tensor;
+  gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor | tf.Tensor[];
+};
 
 /** One chunk: h `[N, D]`, W `[V, D]`, targets `[N]` -> `[N, 2]` (log-prob, entropy). */
 function chunk(h: tf.Tensor2D, W: tf.Tensor2D, targets: tf.Tensor1D, tau: number, weightGrad: boolean): tf.Tensor {

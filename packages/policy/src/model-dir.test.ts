@@ -76,7 +76,9 @@ describe('openPolicyDir', () => {
     const p = openPolicyDir(dir, { tokenizer: 'tiktoken:gpt2', requireEos: false });
     try {
       expect(p.chatTemplate.source).toBe('tokenizer_config.json');
-      expect(p.chatTemplate.apply!(messages, opts)).toBe('<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
+      expect(p.chatTemplate.apply!(messages, opts)).toBe(
+        '<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',
+      );
       expect(p.tokenizer.info).toEqual({ kind: 'tiktoken', name: 'gpt2' });
     } finally {
       p.dispose();
@@ -99,11 +101,18 @@ describe('openPolicyDir', () => {
     expect(() => openPolicyDir('/nonexistent/model')).toThrow(/\/nonexistent\/model: model directory not found/);
     const empty = mkdtempSync(join(tmpdir(), 'policy-empty-'));
     dirs.push(empty);
-    expect(() => openPolicyDir(empty)).toThrow(expect.objectContaining({ code: 'invalid_checkpoint', message: `${empty}: not a model directory (no config.json there)` }));
+    expect(() => openPolicyDir(empty)).toThrow(
+      expect.objectContaining({ code: 'invalid_checkpoint', message: `${empty}: not a model directory (no config.json there)` }),
+    );
 
     // no eos_token_id and no end token in the tokenizer
     const noEos = made(['<|pad|>'], null);
-    expect(() => openPolicyDir(noEos)).toThrow(expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/config\.json: eos_token_id: the model has no end-of-sequence token/) }));
+    expect(() => openPolicyDir(noEos)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_config',
+        message: expect.stringMatching(/config\.json: eos_token_id: the model has no end-of-sequence token/),
+      }),
+    );
     expect(tf.memory().numTensors).toBe(before);
     const served = openPolicyDir(noEos, { requireEos: false });
     expect(served.eosTokenIds).toEqual([]);
@@ -114,7 +123,9 @@ describe('openPolicyDir', () => {
     writeFileSync(join(noEos, 'tokenizer_config.json'), '{"chat_template": "{% if %}"}');
     expect(() => openPolicyDir(noEos, { requireEos: false })).toThrow(/chat template does not parse/);
     writeFileSync(join(noEos, 'tokenizer_config.json'), '{"eos_token": "<|pad|>"}');
-    expect(() => openPolicyDir(noEos, { requireEos: false })).toThrow(/tokenizer_config\.json: tokenizer_config\.json has no chat_template/);
+    expect(() => openPolicyDir(noEos, { requireEos: false })).toThrow(
+      /tokenizer_config\.json: tokenizer_config\.json has no chat_template/,
+    );
     expect(tf.memory().numTensors).toBe(before);
   });
 });
@@ -146,7 +157,11 @@ describe('built-in chat templates', () => {
     ];
     expect(plainChatTemplate(conv, opts)).toBe('System: Be brief.\n\nUser: Hi\n\nAssistant: Hello\n\nTool: 42\n\nAssistant:\n');
     expect(plainChatTemplate(conv.slice(1, 2), { ...opts, addGenerationPrompt: false })).toBe('User: Hi');
-    expect(chatmlTemplate(conv.slice(0, 2), opts)).toBe('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
-    expect(chatmlTemplate(conv.slice(1, 2), { ...opts, enableThinking: true })).toBe('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
+    expect(chatmlTemplate(conv.slice(0, 2), opts)).toBe(
+      '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',
+    );
+    expect(chatmlTemplate(conv.slice(1, 2), { ...opts, enableThinking: true })).toBe(
+      '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n',
+    );
   });
 });

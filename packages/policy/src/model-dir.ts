@@ -33,7 +33,8 @@ export interface ModelChatTemplate {
 export function modelChatTemplate(dir: string, tokenizer: Tokenizer): ModelChatTemplate {
   const file = join(dir, TOKENIZER_CONFIG_FILE);
   if (existsSync(file)) return { apply: ChatTemplate.fromTokenizerConfig(file).apply, source: 'tokenizer_config.json' };
-  if (tokenizer.specialId('<|im_start|>') !== undefined && tokenizer.specialId('<|im_end|>') !== undefined) return { apply: chatmlTemplate, source: 'chatml' };
+  if (tokenizer.specialId('<|im_start|>') !== undefined && tokenizer.specialId('<|im_end|>') !== undefined)
+    return { apply: chatmlTemplate, source: 'chatml' };
   return { apply: undefined, source: 'none' };
 }
 
@@ -87,8 +88,10 @@ export interface PolicyDir {
  * Nothing stays allocated after an error.
  */
 export function openPolicyDir(dir: string, options: OpenPolicyDirOptions = {}): PolicyDir {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new PolicyError('invalid_checkpoint', 'model directory not found (not a directory)', { file: dir });
-  if (!existsSync(join(dir, CONFIG_FILE))) throw new PolicyError('invalid_checkpoint', `not a model directory (no ${CONFIG_FILE} there)`, { file: dir });
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new PolicyError('invalid_checkpoint', 'model directory not found (not a directory)', { file: dir });
+  if (!existsSync(join(dir, CONFIG_FILE)))
+    throw new PolicyError('invalid_checkpoint', `not a model directory (no ${CONFIG_FILE} there)`, { file: dir });
   const model = loadModel(dir, { trainable: options.trainable });
   let tokenizer: Tokenizer | undefined;
   try {

@@ -31,7 +31,10 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     const seq = [5, 9, 17, 3, 44, 60];
     const [a, b] = tf.tidy(() => {
       const alone = model.logits({ ids: tf.tensor2d([seq], undefined, 'int32') });
-      const padded = model.logits({ ids: tf.tensor2d([[0, 0, ...seq]], undefined, 'int32'), attentionMask: tf.tensor2d([[0, 0, 1, 1, 1, 1, 1, 1]], undefined, 'int32') });
+      const padded = model.logits({
+        ids: tf.tensor2d([[0, 0, ...seq]], undefined, 'int32'),
+        attentionMask: tf.tensor2d([[0, 0, 1, 1, 1, 1, 1, 1]], undefined, 'int32'),
+      });
       return [alone.dataSync(), tf.slice(padded, [0, 2, 0], [1, 6, 97]).dataSync()];
     });
     expect(relError(b, a)).toBeLessThan(1e-5);
@@ -47,7 +50,11 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     tf.tidy(() => model.hidden({ ids: tf.tensor2d([seqs[0]], undefined, 'int32') })); // warm the weights' cached transposes
     const before = tf.memory().numTensors;
     for (const weightGrad of [true, false]) {
-      const padded = tf.tidy(() => model.hidden({ ids: tf.tensor2d(ids, undefined, 'int32'), attentionMask: tf.tensor2d(mask, undefined, 'int32'), weightGrad }).dataSync());
+      const padded = tf.tidy(() =>
+        model
+          .hidden({ ids: tf.tensor2d(ids, undefined, 'int32'), attentionMask: tf.tensor2d(mask, undefined, 'int32'), weightGrad })
+          .dataSync(),
+      );
       seqs.forEach((s, r) => {
         const alone = tf.tidy(() => model.hidden({ ids: tf.tensor2d([s], undefined, 'int32') }).dataSync());
         const D = config.hidden_size;
@@ -60,10 +67,32 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
 
   it('KV-cache decoding gives the logits of the full forward pass, with left padding and a masked step', () => {
     // Row 0: prompt [7, 8, 9]; row 1: left-padded prompt [11]. Then 3 decode steps, row 1's second one masked out.
-    const prompt = tf.tensor2d([[7, 8, 9], [0, 0, 11]], undefined, 'int32');
-    const pmask = tf.tensor2d([[1, 1, 1], [0, 0, 1]], undefined, 'int32');
-    const steps = [[20, 21], [22, 23], [24, 25]];
-    const stepMasks = [[1, 1], [1, 0], [1, 1]];
+    const prompt = tf.tensor2d(
+      [
+        [7, 8, 9],
+        [0, 0, 11],
+      ],
+      undefined,
+      'int32',
+    );
+    const pmask = tf.tensor2d(
+      [
+        [1, 1, 1],
+        [0, 0, 1],
+      ],
+      undefined,
+      'int32',
+    );
+    const steps = [
+      [20, 21],
+      [22, 23],
+      [24, 25],
+    ];
+    const stepMasks = [
+      [1, 1],
+      [1, 0],
+      [1, 1],
+    ];
     const before = tf.memory().numTensors;
     const { logits: first, cache } = model.prefill(prompt, pmask);
     const got: Float32Array[] = [first.dataSync() as Float32Array];
@@ -77,9 +106,17 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     cache.dispose();
     expect(tf.memory().numTensors).toBe(before);
     // Reference: one full forward over prompt + steps with the combined mask.
-    const allIds = [[7, 8, 9, 20, 22, 24], [0, 0, 11, 21, 23, 25]];
-    const allMask = [[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 0, 1]];
-    const full = tf.tidy(() => model.logits({ ids: tf.tensor2d(allIds, undefined, 'int32'), attentionMask: tf.tensor2d(allMask, undefined, 'int32') }).arraySync());
+    const allIds = [
+      [7, 8, 9, 20, 22, 24],
+      [0, 0, 11, 21, 23, 25],
+    ];
+    const allMask = [
+      [1, 1, 1, 1, 1, 1],
+      [0, 0, 1, 1, 0, 1],
+    ];
+    const full = tf.tidy(() =>
+      model.logits({ ids: tf.tensor2d(allIds, undefined, 'int32'), attentionMask: tf.tensor2d(allMask, undefined, 'int32') }).arraySync(),
+    );
     for (let s = 0; s < got.length; s++) {
       for (let b = 0; b < 2; b++) {
         if (allMask[b][2 + s] === 0) continue; // a masked step's own logits are not meaningful
@@ -92,13 +129,21 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
   it('chunked log-probs (custom gradient) equal the full log-softmax, values and gradients, with temperature', () => {
     const h = tf.randomNormal([2, 5, 32], 0, 1, 'float32', 1) as tf.Tensor3D;
     const W = tf.randomNormal([97, 32], 0, 0.5, 'float32', 2) as tf.Tensor2D;
-    const tg = tf.tensor2d([[1, 2, 3, 4, 96], [0, 50, 50, 7, 8]], undefined, 'int32');
+    const tg = tf.tensor2d(
+      [
+        [1, 2, 3, 4, 96],
+        [0, 50, 50, 7, 8],
+      ],
+      undefined,
+      'int32',
+    );
     const c = tf.randomUniform([2, 5], 0.5, 1.5, 'float32', 3);
     const loss = (f: typeof tokenLogprobs) => (hh: tf.Tensor, ww: tf.Tensor) => {
       const r = f(hh as tf.Tensor3D, ww as tf.Tensor2D, tg, { temperature: 0.7, maxChunkElements: 2 * 97 * 2 });
       return tf.add(tf.sum(tf.mul(r.logprobs, c)), tf.sum(tf.mul(r.entropy, tf.sub(2, c)))) as tf.Scalar;
     };
-    const ref = (hh: tf.Tensor3D, ww: tf.Tensor2D, t: tf.Tensor2D, o?: { temperature?: number }) => tokenLogprobsReference(hh, ww, t, o?.temperature ?? 1);
+    const ref = (hh: tf.Tensor3D, ww: tf.Tensor2D, t: tf.Tensor2D, o?: { temperature?: number }) =>
+      tokenLogprobsReference(hh, ww, t, o?.temperature ?? 1);
     const fast = tf.grads(loss(tokenLogprobs))([h, W]);
     const slow = tf.grads(loss(ref as typeof tokenLogprobs))([h, W]);
     expect(relError(fast[0].dataSync(), slow[0].dataSync())).toBeLessThan(1e-5);
@@ -127,7 +172,11 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     const g = grads[E.name].arraySync() as number[][];
     const orig = E.arraySync() as number[][];
     const eps = 1e-2;
-    for (const [r, c] of [[3, 0], [4, 7], [5, 31]]) {
+    for (const [r, c] of [
+      [3, 0],
+      [4, 7],
+      [5, 31],
+    ]) {
       const at = (d: number) => {
         const w = orig.map((row) => row.slice());
         w[r][c] += d;
@@ -142,9 +191,30 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
   });
 
   it('no tensor leak: 100 forward/backward steps leave as many tensors as 1', () => {
-    const ids = tf.tensor2d([[1, 2, 3, 4, 5, 6], [0, 0, 7, 8, 9, 10]], undefined, 'int32');
-    const mask = tf.tensor2d([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]], undefined, 'int32');
-    const tg = tf.tensor2d([[2, 3, 4, 5, 6, 0], [0, 7, 8, 9, 10, 0]], undefined, 'int32');
+    const ids = tf.tensor2d(
+      [
+        [1, 2, 3, 4, 5, 6],
+        [0, 0, 7, 8, 9, 10],
+      ],
+      undefined,
+      'int32',
+    );
+    const mask = tf.tensor2d(
+      [
+        [1, 1, 1, 1, 1, 1],
+        [0, 0, 1, 1, 1, 1],
+      ],
+      undefined,
+      'int32',
+    );
+    const tg = tf.tensor2d(
+      [
+        [2, 3, 4, 5, 6, 0],
+        [0, 7, 8, 9, 10, 0],
+      ],
+      undefined,
+      'int32',
+    );
     const step = () => {
       const { value, grads } = tf.variableGrads(() => {
         const h = model.hidden({ ids, attentionMask: mask });
@@ -165,7 +235,9 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     const e = tf.zeros([1, 2, 31]) as tf.Tensor3D;
     expect(() => model.hidden({ embeds: e })).toThrow(/embeds must be \[B, T, 32\], got \[1,2,31\]/);
     const ids = tf.zeros([2, 3], 'int32') as tf.Tensor2D;
-    expect(() => model.hidden({ ids, attentionMask: tf.ones([2, 4]) as tf.Tensor2D })).toThrow(/attentionMask must be \[2, 3\] like the input, got \[2,4\]/);
+    expect(() => model.hidden({ ids, attentionMask: tf.ones([2, 4]) as tf.Tensor2D })).toThrow(
+      /attentionMask must be \[2, 3\] like the input, got \[2,4\]/,
+    );
     const long = tf.zeros([1, 4097], 'int32') as tf.Tensor2D;
     expect(() => model.hidden({ ids: long })).toThrow(/4097 tokens exceeds max_position_embeddings 4096/);
     tf.dispose([ids, long]);
@@ -191,9 +263,30 @@ describe.each(TEST_BACKENDS)('activation checkpointing on %s', (backend) => {
   it('gives the same loss and gradients (input embeddings and every parameter), without leaks', async () => {
     await useBackend(backend);
     const model = Qwen3Model.random(config, 5, 0.2);
-    const ids = tf.tensor2d([[1, 2, 3, 4, 5, 6], [0, 0, 7, 8, 9, 10]], undefined, 'int32');
-    const mask = tf.tensor2d([[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]], undefined, 'int32');
-    const tg = tf.tensor2d([[2, 3, 4, 5, 6, 0], [0, 7, 8, 9, 10, 0]], undefined, 'int32');
+    const ids = tf.tensor2d(
+      [
+        [1, 2, 3, 4, 5, 6],
+        [0, 0, 7, 8, 9, 10],
+      ],
+      undefined,
+      'int32',
+    );
+    const mask = tf.tensor2d(
+      [
+        [1, 1, 1, 1, 1, 1],
+        [0, 0, 1, 1, 1, 1],
+      ],
+      undefined,
+      'int32',
+    );
+    const tg = tf.tensor2d(
+      [
+        [2, 3, 4, 5, 6, 0],
+        [0, 7, 8, 9, 10, 0],
+      ],
+      undefined,
+      'int32',
+    );
     const run = (checkpoint: boolean) => {
       const embeds = model.embed(ids);
       const vars = model.variables();
@@ -201,7 +294,12 @@ describe.each(TEST_BACKENDS)('activation checkpointing on %s', (backend) => {
         const h = model.hidden({ embeds: model.embed(ids), attentionMask: mask, checkpoint });
         return tf.neg(tf.mean(model.tokenLogprobs(h, tg).logprobs)) as tf.Scalar;
       }, vars);
-      const gE = tf.grad((e: tf.Tensor) => tf.sum(model.tokenLogprobs(model.hidden({ embeds: e as tf.Tensor3D, attentionMask: mask, checkpoint }), tg).logprobs) as tf.Scalar)(embeds);
+      const gE = tf.grad(
+        (e: tf.Tensor) =>
+          tf.sum(
+            model.tokenLogprobs(model.hidden({ embeds: e as tf.Tensor3D, attentionMask: mask, checkpoint }), tg).logprobs,
+          ) as tf.Scalar,
+      )(embeds);
       const out = { loss: value.dataSync()[0], grads: vars.map((v) => grads[v.name].dataSync()), gE: gE.dataSync() };
       tf.dispose([embeds, value, gE, ...Object.values(grads)]);
       return out;
@@ -249,12 +347,19 @@ describe.each(TEST_BACKENDS)('hidden({ past }) after prefix() on %s', (backend) 
         const maskT = tf.tensor2d(mask, [2, S]);
         const e = model.embed(idsT);
         // a loss of the later columns only: its gradient at the prefix columns is not needed
-        const lossFull = (x: tf.Tensor) => tf.sum(tf.mul(tf.slice(model.hidden({ embeds: x as tf.Tensor3D, attentionMask: maskT, weightGrad: false }), [0, Q, 0], [2, S - Q, D]), weights));
+        const lossFull = (x: tf.Tensor) =>
+          tf.sum(
+            tf.mul(
+              tf.slice(model.hidden({ embeds: x as tf.Tensor3D, attentionMask: maskT, weightGrad: false }), [0, Q, 0], [2, S - Q, D]),
+              weights,
+            ),
+          );
         const gF = tf.grad(lossFull)(e);
         const past = model.prefix(tf.slice(idsT, [0, 0], [2, Q]) as tf.Tensor2D, tf.slice(maskT, [0, 0], [2, Q]) as tf.Tensor2D);
         const suffixMask = tf.slice(maskT, [0, Q], [2, S - Q]) as tf.Tensor2D;
         const es = tf.slice(e, [0, Q, 0], [2, S - Q, D]);
-        const lossSplit = (x: tf.Tensor) => tf.sum(tf.mul(model.hidden({ embeds: x as tf.Tensor3D, attentionMask: suffixMask, past, weightGrad: false }), weights));
+        const lossSplit = (x: tf.Tensor) =>
+          tf.sum(tf.mul(model.hidden({ embeds: x as tf.Tensor3D, attentionMask: suffixMask, past, weightGrad: false }), weights));
         const gS = tf.grad(lossSplit)(es);
         const out = {
           full: tf.slice(model.hidden({ ids: idsT, attentionMask: maskT }), [0, Q, 0], [2, S - Q, D]).dataSync(),
@@ -280,7 +385,9 @@ describe.each(TEST_BACKENDS)('hidden({ past }) after prefix() on %s', (backend) 
   it('refuses a past of another batch size, and counts the prefix against max_position_embeddings', () => {
     tf.tidy(() => {
       const past = model.prefix(tf.tensor2d([[1, 2]], [1, 2], 'int32'));
-      expect(() => model.hidden({ ids: tf.tensor2d([[3], [4]], [2, 1], 'int32'), past })).toThrow(new PolicyError('invalid_input', 'past holds 1 rows, the input 2'));
+      expect(() => model.hidden({ ids: tf.tensor2d([[3], [4]], [2, 1], 'int32'), past })).toThrow(
+        new PolicyError('invalid_input', 'past holds 1 rows, the input 2'),
+      );
       const long = tf.tensor2d([Array.from({ length: config.max_position_embeddings }, () => 3)], undefined, 'int32');
       expect(() => model.hidden({ ids: long, past })).toThrow(/sequence of \d+ tokens exceeds max_position_embeddings/);
       past.dispose();

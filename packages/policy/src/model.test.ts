@@ -77,8 +77,17 @@ describe.each(cases)('Qwen3Model vs PyTorch on %s, weight transposes %s', (backe
     expect(relError(value.dataSync(), ref.get('loss')!.data)).toBeLessThan(1e-4);
     expect(relError(grad.dataSync(), ref.get('grad.embeds')!.data, real(D))).toBeLessThan(1e-3);
     // Parameters (training): the loss from ids, embedding gather included.
-    const names = ['model.embed_tokens.weight', 'model.layers.0.self_attn.q_proj.weight', 'model.layers.1.self_attn.k_norm.weight', 'model.layers.1.mlp.down_proj.weight', 'model.norm.weight'];
-    const { grads } = tf.variableGrads(() => lossOf(model.embed(ids)), names.map((n) => model.param(n)));
+    const names = [
+      'model.embed_tokens.weight',
+      'model.layers.0.self_attn.q_proj.weight',
+      'model.layers.1.self_attn.k_norm.weight',
+      'model.layers.1.mlp.down_proj.weight',
+      'model.norm.weight',
+    ];
+    const { grads } = tf.variableGrads(
+      () => lossOf(model.embed(ids)),
+      names.map((n) => model.param(n)),
+    );
     for (const n of names) {
       const g = grads[model.param(n).name];
       expect(relError(g.dataSync(), ref.get('grad.' + n)!.data), n).toBeLessThan(1e-3);

@@ -129,7 +129,11 @@ export class Qwen3Model {
    * Build from host weights (Hugging Face names). Every expected tensor must be present with its
    * exact shape; the error names the tensor, the expected and the found shape.
    */
-  static fromWeights(config: ModelConfig, get: (name: string) => HostTensor | undefined, options: { trainable?: boolean } = {}): Qwen3Model {
+  static fromWeights(
+    config: ModelConfig,
+    get: (name: string) => HostTensor | undefined,
+    options: { trainable?: boolean } = {},
+  ): Qwen3Model {
     const id = nextModelId++;
     const params = new Map<string, tf.Variable>();
     try {
@@ -197,7 +201,9 @@ export class Qwen3Model {
 
   /** `[V, D]`: `lm_head.weight`, or the token embedding when `tie_word_embeddings`. */
   lmHeadWeight(): tf.Tensor2D {
-    return (this.config.tie_word_embeddings ? this.param('model.embed_tokens.weight') : this.param('lm_head.weight')) as tf.Variable<tf.Rank.R2>;
+    return (
+      this.config.tie_word_embeddings ? this.param('model.embed_tokens.weight') : this.param('lm_head.weight')
+    ) as tf.Variable<tf.Rank.R2>;
   }
 
   /**
@@ -236,7 +242,9 @@ export class Qwen3Model {
         if (past.batchSize !== B) throw new PolicyError('invalid_input', `past holds ${past.batchSize} rows, the input ${B}`);
         const keyMask = tf.concat([past.keyMask, mask], 1) as tf.Tensor2D;
         // cumsum over the whole row, as if the prefix stood in the input: the same positions
-        const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : tf.slice(positionsFromMask(keyMask), [0, past.length], [B, T]);
+        const pos = input.positionIds
+          ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D)
+          : tf.slice(positionsFromMask(keyMask), [0, past.length], [B, T]);
         return this.run(x, pos as tf.Tensor2D, keyMask, past.layers, false, input.weightGrad ?? true, past.length + T).h;
       }
       const pos = input.positionIds ? (tf.cast(input.positionIds, 'float32') as tf.Tensor2D) : positionsFromMask(mask);
@@ -257,7 +265,10 @@ export class Qwen3Model {
     tf.tidy(() => {
       const mask = (attentionMask ? tf.cast(attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
       const { kv } = this.run(this.embed(ids), positionsFromMask(mask), mask, null, false, true, options.width ?? T);
-      cache = new KVCache(kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })), tf.keep(mask));
+      cache = new KVCache(
+        kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })),
+        tf.keep(mask),
+      );
     });
     return cache!;
   }
@@ -273,7 +284,14 @@ export class Qwen3Model {
    */
   project(hidden: tf.Tensor3D, options: { weightGrad?: boolean } = {}): tf.Tensor3D {
     const [B, T, D] = hidden.shape;
-    return tf.tidy(() => tf.reshape(linear2d(tf.reshape(hidden, [B * T, D]) as tf.Tensor2D, this.lmHeadWeight(), options.weightGrad ?? true), [B, T, this.dims.V]) as tf.Tensor3D);
+    return tf.tidy(
+      () =>
+        tf.reshape(linear2d(tf.reshape(hidden, [B * T, D]) as tf.Tensor2D, this.lmHeadWeight(), options.weightGrad ?? true), [
+          B,
+          T,
+          this.dims.V,
+        ]) as tf.Tensor3D,
+    );
   }
 
   /**
@@ -296,7 +314,10 @@ export class Qwen3Model {
       const mask = (attentionMask ? tf.cast(attentionMask, 'float32') : tf.ones([B, T])) as tf.Tensor2D;
       const { h, kv } = this.run(this.embed(ids), positionsFromMask(mask), mask, null);
       const last = tf.slice(h, [0, T - 1, 0], [B, 1, this.dims.D]);
-      cache = new KVCache(kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })), tf.keep(mask));
+      cache = new KVCache(
+        kv.map((l) => ({ k: tf.keep(l.k), v: tf.keep(l.v) })),
+        tf.keep(mask),
+      );
       return tf.reshape(this.project(last), [B, this.dims.V]) as tf.Tensor2D;
     });
     return { logits, cache: cache! };
@@ -349,14 +370,20 @@ export class Qwen3Model {
       throw new PolicyError('invalid_input', `ids must be [B, T], got [${input.ids!.shape}]`);
     }
     const [B, T] = input.embeds ? input.embeds.shape : input.ids!.shape;
-    for (const [name, t] of [['attentionMask', input.attentionMask], ['positionIds', input.positionIds]] as const) {
+    for (const [name, t] of [
+      ['attentionMask', input.attentionMask],
+      ['positionIds', input.positionIds],
+    ] as const) {
       if (t && (t.rank !== 2 || t.shape[0] !== B || t.shape[1] !== T)) {
         throw new PolicyError('invalid_input', `${name} must be [${B}, ${T}] like the input, got [${t.shape}]`);
       }
     }
     const total = T + (input.past?.length ?? 0);
     if (total > this.config.max_position_embeddings) {
-      throw new PolicyError('invalid_input', `sequence of ${total} tokens exceeds max_position_embeddings ${this.config.max_position_embeddings}`);
+      throw new PolicyError(
+        'invalid_input',
+        `sequence of ${total} tokens exceeds max_position_embeddings ${this.config.max_position_embeddings}`,
+      );
     }
     return input.embeds ?? this.embed(input.ids!);
   }
@@ -365,7 +392,15 @@ export class Qwen3Model {
    * x `[B, T, D]`, positions `[B, T]` float, keyMask `[B, S]` (S = past + T) -> final-normed
    * hidden `[B, T, D]` and every layer's keys/values `[B, KV, S, hd]`.
    */
-  private run(x: tf.Tensor3D, positions: tf.Tensor2D, keyMask: tf.Tensor2D, past: LayerKV[] | null, checkpoint = false, weightGrad = true, width = x.shape[1]): { h: tf.Tensor3D; kv: LayerKV[] } {
+  private run(
+    x: tf.Tensor3D,
+    positions: tf.Tensor2D,
+    keyMask: tf.Tensor2D,
+    past: LayerKV[] | null,
+    checkpoint = false,
+    weightGrad = true,
+    width = x.shape[1],
+  ): { h: tf.Tensor3D; kv: LayerKV[] } {
     const [B, T] = x.shape;
     const { L, G, hd } = this.dims;
     const S = keyMask.shape[1];
@@ -394,7 +429,15 @@ export class Qwen3Model {
   }
 
   /** One decoder layer; `width`: the columns of the whole pass this input is part of (see `attention`). */
-  private block(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, past: LayerKV | null, weightGrad = true, width = x.shape[1]): { x: tf.Tensor3D; kv: LayerKV } {
+  private block(
+    i: number,
+    x: tf.Tensor3D,
+    rope: { cos: tf.Tensor; sin: tf.Tensor },
+    bias: tf.Tensor,
+    past: LayerKV | null,
+    weightGrad = true,
+    width = x.shape[1],
+  ): { x: tf.Tensor3D; kv: LayerKV } {
     const p = `model.layers.${i}.`;
     const [B, T] = x.shape;
     const { H, KV, G, hd } = this.dims;
@@ -434,7 +477,13 @@ export class Qwen3Model {
    * recomputes the block under a nested tape and differentiates it w.r.t. the input and the
    * block's parameters. Rotary tables and the bias are saved (kept alive), not recomputed.
    */
-  private checkpointedBlock(i: number, x: tf.Tensor3D, rope: { cos: tf.Tensor; sin: tf.Tensor }, bias: tf.Tensor, weightGrad = true): tf.Tensor3D {
+  private checkpointedBlock(
+    i: number,
+    x: tf.Tensor3D,
+    rope: { cos: tf.Tensor; sin: tf.Tensor },
+    bias: tf.Tensor,
+    weightGrad = true,
+  ): tf.Tensor3D {
     const prefix = `model.layers.${i}.`;
     // Input-only: the block's weights are constants (not inputs of the custom gradient).
     const vars = weightGrad ? [...this.params].filter(([n]) => n.startsWith(prefix)).map(([, v]) => v) : [];

@@ -12,7 +12,10 @@ import '../vendor/tf-gradients.js';
  * cheap copy) and give these products custom gradients made of plain products.
  */
 
-type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => { value: tf.Tensor; gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[] };
+type GradFn = (...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
+  value: tf.Tensor;
+  gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[];
+};
 
 /**
  * `tf.customGrad` whose gradient function frees its temporaries when it returns. tfjs runs every
@@ -129,7 +132,10 @@ export function linear2d(x: tf.Tensor2D, W: tf.Tensor2D, weightGrad = true): tf.
     (save as tf.GradSaveFunc)([xx as tf.Tensor, ww as tf.Tensor]);
     return {
       value: matMulWT(xx as tf.Tensor2D, ww as tf.Tensor2D),
-      gradFunc: (dy, [sx, sw]) => [tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D), tf.matMul(swapLast(dy) as tf.Tensor2D, sx as tf.Tensor2D)],
+      gradFunc: (dy, [sx, sw]) => [
+        tf.matMul(dy as tf.Tensor2D, sw as tf.Tensor2D),
+        tf.matMul(swapLast(dy) as tf.Tensor2D, sx as tf.Tensor2D),
+      ],
     };
   };
   return customGradTidy(f)(x, W) as tf.Tensor2D;

@@ -36,6 +36,6 @@ describe.skipIf(!built)('README example through the built package in plain Node'
     const [loss, n] = lines[1].split(' ').map(Number);
     expect(Math.abs(loss - Math.log(257))).toBeLessThan(0.5); // a random model is near uniform over its ~260 tokens
     expect(n).toBe(2 + 2 * 11 + 1); // embed + final norm + lm_head + 2 layers x 11
-    expect(lines[2]).toBe("[ 1, 7, 64 ]"); // "1 + 1 = 2" is 7 cl100k tokens
+    expect(lines[2]).toBe('[ 1, 7, 64 ]'); // "1 + 1 = 2" is 7 cl100k tokens
   });
 });

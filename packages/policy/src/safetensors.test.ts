@@ -4,14 +4,25 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PolicyError } from './errors.js';
 import type { TensorToWrite } from './safetensors.js';
-import { CheckpointReader, SafetensorsFile, floatToBf16, floatToHalf, halfToFloat, writeCheckpointWeights, writeSafetensors } from './safetensors.js';
+import {
+  CheckpointReader,
+  SafetensorsFile,
+  floatToBf16,
+  floatToHalf,
+  halfToFloat,
+  writeCheckpointWeights,
+  writeSafetensors,
+} from './safetensors.js';
 import { FIXTURES } from './test-utils/fixtures.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'policy-st-'));
 
 describe('safetensors', () => {
   it('reads F32, F16, BF16, I32 and I64 written by the Python writer', () => {
-    const expected = JSON.parse(readFileSync(join(FIXTURES, 'dtypes.json'), 'utf8')) as Record<string, { dtype: string; shape: number[]; values: number[] }>;
+    const expected = JSON.parse(readFileSync(join(FIXTURES, 'dtypes.json'), 'utf8')) as Record<
+      string,
+      { dtype: string; shape: number[]; values: number[] }
+    >;
     const f = SafetensorsFile.open(join(FIXTURES, 'dtypes.safetensors'));
     for (const [name, e] of Object.entries(expected)) {
       const t = f.read(name);
@@ -36,7 +47,13 @@ describe('safetensors', () => {
     const data = Float32Array.from([0.1, -2, 3.5, 1e-3, 7, 8]);
     for (const dtype of ['F32', 'F16', 'BF16'] as const) {
       const p = join(dir, `${dtype}.safetensors`);
-      writeSafetensors(p, new Map([['w', { shape: [2, 3], data, dtype }], ['i', { shape: [2], data: Int32Array.from([4, -5]) }]]));
+      writeSafetensors(
+        p,
+        new Map([
+          ['w', { shape: [2, 3], data, dtype }],
+          ['i', { shape: [2], data: Int32Array.from([4, -5]) }],
+        ]),
+      );
       const f = SafetensorsFile.open(p);
       const back = f.read('w').data;
       const tol = dtype === 'F32' ? 0 : dtype === 'F16' ? 1e-3 : 8e-3;
@@ -49,7 +66,9 @@ describe('safetensors', () => {
 
   it('writes and reads sharded checkpoints with a Hugging Face index', () => {
     const dir = tmp();
-    const tensors = new Map<string, TensorToWrite>([...'abcde'].map((k, i) => [`t.${k}`, { shape: [100], data: new Float32Array(100).fill(i) }]));
+    const tensors = new Map<string, TensorToWrite>(
+      [...'abcde'].map((k, i) => [`t.${k}`, { shape: [100], data: new Float32Array(100).fill(i) }]),
+    );
     const files = writeCheckpointWeights(dir, tensors, { maxShardBytes: 900 });
     expect(files).toEqual(['model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors', 'model-00003-of-00003.safetensors']);
     const index = JSON.parse(readFileSync(join(dir, 'model.safetensors.index.json'), 'utf8'));

@@ -77,16 +77,26 @@ export class SafetensorsFile {
         }
         const info = v as { dtype?: string; shape?: number[]; data_offsets?: [number, number] };
         if (!info || typeof info.dtype !== 'string' || !Array.isArray(info.shape) || !Array.isArray(info.data_offsets)) {
-          throw new PolicyError('invalid_checkpoint', 'malformed header entry (needs dtype, shape, data_offsets)', { file: path, tensor: name });
+          throw new PolicyError('invalid_checkpoint', 'malformed header entry (needs dtype, shape, data_offsets)', {
+            file: path,
+            tensor: name,
+          });
         }
         if (!(info.dtype in BYTES)) {
-          throw new PolicyError('invalid_checkpoint', `unsupported dtype ${info.dtype} (supported: ${Object.keys(BYTES).join(', ')})`, { file: path, tensor: name });
+          throw new PolicyError('invalid_checkpoint', `unsupported dtype ${info.dtype} (supported: ${Object.keys(BYTES).join(', ')})`, {
+            file: path,
+            tensor: name,
+          });
         }
         const dtype = info.dtype as SafetensorsDtype;
         const [s, e] = info.data_offsets;
         const numel = info.shape.reduce((a, b) => a * b, 1);
         if (e - s !== numel * BYTES[dtype] || s < 0 || e > dataSize) {
-          throw new PolicyError('invalid_checkpoint', `data_offsets [${s}, ${e}] do not fit shape [${info.shape}] of ${dtype} in a data section of ${dataSize} bytes`, { file: path, tensor: name });
+          throw new PolicyError(
+            'invalid_checkpoint',
+            `data_offsets [${s}, ${e}] do not fit shape [${info.shape}] of ${dtype} in a data section of ${dataSize} bytes`,
+            { file: path, tensor: name },
+          );
         }
         tensors.set(name, { dtype, shape: info.shape, offsets: [s, e] });
       }
@@ -99,7 +109,11 @@ export class SafetensorsFile {
   /** Read one tensor: floats as Float32Array, integers as Int32Array. */
   read(name: string): HostTensor {
     const info = this.tensors.get(name);
-    if (!info) throw new PolicyError('missing_tensor', `tensor not found (file has ${this.tensors.size} tensors)`, { file: this.path, tensor: name });
+    if (!info)
+      throw new PolicyError('missing_tensor', `tensor not found (file has ${this.tensors.size} tensors)`, {
+        file: this.path,
+        tensor: name,
+      });
     const [s, e] = info.offsets;
     const buf = Buffer.alloc(e - s);
     const fd = openSync(this.path, 'r');
@@ -146,7 +160,8 @@ function decode(buf: Buffer, dtype: SafetensorsDtype, file: string, tensor: stri
       const out = new Int32Array(n);
       for (let i = 0; i < n; i++) {
         const v = src[i];
-        if (v > 2147483647n || v < -2147483648n) throw new PolicyError('invalid_checkpoint', `I64 value ${v} at index ${i} does not fit int32`, { file, tensor });
+        if (v > 2147483647n || v < -2147483648n)
+          throw new PolicyError('invalid_checkpoint', `I64 value ${v} at index ${i} does not fit int32`, { file, tensor });
         out[i] = Number(v);
       }
       return out;
@@ -218,7 +233,11 @@ function encode(t: TensorToWrite, dtype: WritableDtype): Buffer {
 }
 
 /** Serialise tensors (sorted by name, as Hugging Face does) into header + data buffers. */
-function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record<string, string> = {}, defaultDtype: WritableDtype = 'F32'): Buffer[] {
+function encodeSafetensors(
+  tensors: Map<string, TensorToWrite>,
+  metadata: Record<string, string> = {},
+  defaultDtype: WritableDtype = 'F32',
+): Buffer[] {
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
   const blobs: Buffer[] = [];
@@ -226,7 +245,8 @@ function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record
   for (const name of [...tensors.keys()].sort()) {
     const t = tensors.get(name)!;
     const numel = t.shape.reduce((a, b) => a * b, 1);
-    if (numel !== t.data.length) throw new PolicyError('shape_mismatch', `shape [${t.shape}] has ${numel} elements but data has ${t.data.length}`, { tensor: name });
+    if (numel !== t.data.length)
+      throw new PolicyError('shape_mismatch', `shape [${t.shape}] has ${numel} elements but data has ${t.data.length}`, { tensor: name });
     const dtype = t.dtype ?? (t.data instanceof Int32Array ? 'I32' : defaultDtype);
     const b = encode(t, dtype);
     header[name] = { dtype, shape: t.shape, data_offsets: [off, off + b.length] };
@@ -241,7 +261,11 @@ function encodeSafetensors(tensors: Map<string, TensorToWrite>, metadata: Record
 }
 
 /** Write one safetensors file atomically. */
-export function writeSafetensors(path: string, tensors: Map<string, TensorToWrite>, options: { metadata?: Record<string, string>; dtype?: WritableDtype } = {}): void {
+export function writeSafetensors(
+  path: string,
+  tensors: Map<string, TensorToWrite>,
+  options: { metadata?: Record<string, string>; dtype?: WritableDtype } = {},
+): void {
   writeFileAtomicSync(path, encodeSafetensors(tensors, options.metadata ?? { format: 'pt' }, options.dtype ?? 'F32'));
 }
 
@@ -254,7 +278,11 @@ export const SINGLE_FILE = 'model.safetensors';
  * `model.safetensors.index.json` (Hugging Face's layout). Each file is written atomically;
  * the index is written last, so a reader never sees an index naming missing shards.
  */
-export function writeCheckpointWeights(dir: string, tensors: Map<string, TensorToWrite>, options: { dtype?: WritableDtype; maxShardBytes?: number } = {}): string[] {
+export function writeCheckpointWeights(
+  dir: string,
+  tensors: Map<string, TensorToWrite>,
+  options: { dtype?: WritableDtype; maxShardBytes?: number } = {},
+): string[] {
   const dtype = options.dtype ?? 'F32';
   const max = options.maxShardBytes ?? 5 * 1024 ** 3;
   const shards: string[][] = [[]];
@@ -309,19 +337,22 @@ export class CheckpointReader {
       } catch (cause) {
         throw new PolicyError('invalid_checkpoint', 'index is not valid JSON', { file: indexPath }, { cause });
       }
-      if (!index.weight_map || typeof index.weight_map !== 'object') throw new PolicyError('invalid_checkpoint', 'index has no weight_map', { file: indexPath });
+      if (!index.weight_map || typeof index.weight_map !== 'object')
+        throw new PolicyError('invalid_checkpoint', 'index has no weight_map', { file: indexPath });
       for (const [name, file] of Object.entries(index.weight_map)) {
         let f = this.files.get(file);
         if (!f) {
           f = SafetensorsFile.open(join(dir, file));
           this.files.set(file, f);
         }
-        if (!f.tensors.has(name)) throw new PolicyError('missing_tensor', `index names ${file} but the shard does not hold it`, { file: indexPath, tensor: name });
+        if (!f.tensors.has(name))
+          throw new PolicyError('missing_tensor', `index names ${file} but the shard does not hold it`, { file: indexPath, tensor: name });
         this.where.set(name, f);
       }
     } else {
       const single = join(dir, SINGLE_FILE);
-      if (!existsSync(single)) throw new PolicyError('invalid_checkpoint', `no ${SINGLE_FILE} or ${INDEX_FILE} in the model directory`, { file: dir });
+      if (!existsSync(single))
+        throw new PolicyError('invalid_checkpoint', `no ${SINGLE_FILE} or ${INDEX_FILE} in the model directory`, { file: dir });
       const f = SafetensorsFile.open(single);
       this.files.set(SINGLE_FILE, f);
       for (const name of f.tensors.keys()) this.where.set(name, f);

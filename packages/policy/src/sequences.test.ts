@@ -39,9 +39,19 @@ describe('completionLogprobs', () => {
 
   it('names the row and the problem for bad ids, empty prompts and long sequences', () => {
     const lim = { vocabSize: 10, maxLength: 5 };
-    expect(() => packSequences([{ prompt: [1], completion: [2] }, { prompt: [1], completion: [10] }], lim)).toThrow(/^row 1: completion\[0\] = 10 is not a token id in \[0, 10\)/);
+    expect(() =>
+      packSequences(
+        [
+          { prompt: [1], completion: [2] },
+          { prompt: [1], completion: [10] },
+        ],
+        lim,
+      ),
+    ).toThrow(/^row 1: completion\[0\] = 10 is not a token id in \[0, 10\)/);
     expect(() => packSequences([{ prompt: [-1], completion: [] }], lim, 4)).toThrow(/^row 4: prompt\[0\] = -1/);
     expect(() => packSequences([{ prompt: [], completion: [1] }], lim)).toThrow(/prompt is empty/);
-    expect(() => packSequences([{ prompt: [1, 2, 3], completion: [1, 2, 3] }], lim)).toThrow(/6 tokens \(prompt 3 \+ completion 3\), more than the model's maximum 5/);
+    expect(() => packSequences([{ prompt: [1, 2, 3], completion: [1, 2, 3] }], lim)).toThrow(
+      /6 tokens \(prompt 3 \+ completion 3\), more than the model's maximum 5/,
+    );
   });
 });

@@ -33,9 +33,18 @@ export function packSequences(rows: SequenceRow[], limits: { vocabSize: number; 
   rows.forEach((r, i) => {
     const row = rowOffset + i;
     const n = r.prompt.length + r.completion.length;
-    if (r.prompt.length === 0) throw new PolicyError('invalid_input', 'prompt is empty: the first completion token needs at least one token of context', { row });
-    if (n > limits.maxLength) throw new PolicyError('invalid_input', `sequence has ${n} tokens (prompt ${r.prompt.length} + completion ${r.completion.length}), more than the model's maximum ${limits.maxLength} (max_position_embeddings)`, { row });
-    for (const [field, arr] of [['prompt', r.prompt], ['completion', r.completion]] as const) {
+    if (r.prompt.length === 0)
+      throw new PolicyError('invalid_input', 'prompt is empty: the first completion token needs at least one token of context', { row });
+    if (n > limits.maxLength)
+      throw new PolicyError(
+        'invalid_input',
+        `sequence has ${n} tokens (prompt ${r.prompt.length} + completion ${r.completion.length}), more than the model's maximum ${limits.maxLength} (max_position_embeddings)`,
+        { row },
+      );
+    for (const [field, arr] of [
+      ['prompt', r.prompt],
+      ['completion', r.completion],
+    ] as const) {
       for (let j = 0; j < arr.length; j++) {
         const id = arr[j];
         if (!Number.isInteger(id) || id < 0 || id >= limits.vocabSize) {
@@ -67,16 +76,26 @@ export function packSequences(rows: SequenceRow[], limits: { vocabSize: number; 
  * log p(completion token | everything before it) for each row, in batches of `batchSize` rows.
  * No gradients; inference only. Returns one Float32Array per row (its completion length).
  */
-export function completionLogprobs(model: Qwen3Model, rows: SequenceRow[], options: { batchSize?: number; temperature?: number } = {}): Float32Array[] {
+export function completionLogprobs(
+  model: Qwen3Model,
+  rows: SequenceRow[],
+  options: { batchSize?: number; temperature?: number } = {},
+): Float32Array[] {
   const bs = options.batchSize ?? 8;
   const out: Float32Array[] = [];
   for (let start = 0; start < rows.length; start += bs) {
-    const p = packSequences(rows.slice(start, start + bs), { vocabSize: model.dims.V, maxLength: model.config.max_position_embeddings }, start);
+    const p = packSequences(
+      rows.slice(start, start + bs),
+      { vocabSize: model.dims.V, maxLength: model.config.max_position_embeddings },
+      start,
+    );
     const lp = tf.tidy(() => {
       const ids = tf.tensor2d(p.ids, [p.B, p.T], 'int32');
       const mask = tf.tensor2d(p.attentionMask, [p.B, p.T], 'int32');
       const h = model.hidden({ ids, attentionMask: mask });
-      return model.tokenLogprobs(h, tf.tensor2d(p.targets, [p.B, p.T], 'int32'), { temperature: options.temperature }).logprobs.dataSync() as Float32Array;
+      return model
+        .tokenLogprobs(h, tf.tensor2d(p.targets, [p.B, p.T], 'int32'), { temperature: options.temperature })
+        .logprobs.dataSync() as Float32Array;
     });
     for (let b = 0; b < p.B; b++) {
       const s = b * p.T + p.promptLengths[b] - 1;

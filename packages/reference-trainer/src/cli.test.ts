@@ -12,7 +12,10 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'rlvr-cli-'));
   runDir = join(root, 'run');
   await mkdir(runDir);
-  await writeFile(join(runDir, 'metrics.jsonl'), '{"step":0,"reward/mean":0.25,"accuracy":0.3}\n{"step":1,"reward/mean":0.5,"accuracy":0.4}\n');
+  await writeFile(
+    join(runDir, 'metrics.jsonl'),
+    '{"step":0,"reward/mean":0.25,"accuracy":0.3}\n{"step":1,"reward/mean":0.5,"accuracy":0.4}\n',
+  );
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
@@ -26,7 +29,11 @@ describe('rlvr report (the @rlvr/report command; its own tests are there)', () =
     expect(r.stdout).toMatch(new RegExp(`^wrote ${join(runDir, 'report.html')} \\(\\d+\\.\\d kB, \\d+ charts\\)\\n$`));
     expect(await readFile(join(runDir, 'report.html'), 'utf8')).toContain('<h1>rlvr report: run</h1>');
     const missing = await rlvr('report', '/nonexistent/run');
-    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'rlvr report: /nonexistent/run: run directory /nonexistent/run does not exist\n' });
+    expect(missing).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'rlvr report: /nonexistent/run: run directory /nonexistent/run does not exist\n',
+    });
   });
 
   test('--help, and the command list', async () => {

@@ -10,7 +10,8 @@ import { readFile } from 'node:fs/promises';
 /** The `--config` file's JSON object (`{}` without one); a file holding anything else is an error naming it. */
 export async function readConfigObject(file: string | undefined): Promise<Record<string, unknown>> {
   const raw = file === undefined ? {} : await readConfigFile(file);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file });
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ReferenceTrainerError('invalid_config', 'config must be a JSON object', { file });
   return { ...(raw as Record<string, unknown>) };
 }
 
@@ -42,7 +43,12 @@ export async function readConfigFile(file: string): Promise<unknown> {
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ReferenceTrainerError(code === 'ENOENT' ? 'missing_file' : 'read_failed', `cannot read config: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`, { file }, { cause: err });
+    throw new ReferenceTrainerError(
+      code === 'ENOENT' ? 'missing_file' : 'read_failed',
+      `cannot read config: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      { file },
+      { cause: err },
+    );
   }
   try {
     return JSON.parse(text) as unknown;
@@ -55,6 +61,7 @@ export async function readConfigFile(file: string): Promise<unknown> {
 export function workersFlag(value: string): number | 'auto' {
   if (value === 'auto') return value;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 256) throw usageError(`must be auto or an integer from 1 to 256, got ${JSON.stringify(value)}`, '--workers');
+  if (!/^\d+$/.test(value) || n < 1 || n > 256)
+    throw usageError(`must be auto or an integer from 1 to 256, got ${JSON.stringify(value)}`, '--workers');
   return n;
 }

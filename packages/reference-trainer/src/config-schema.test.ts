@@ -25,7 +25,8 @@ const validators = Object.fromEntries(Object.entries(CONFIG_SCHEMA_FILES).map(([
 describe('the JSON Schemas of the config files', () => {
   test('the committed schema/*.json are what the zod schemas emit (npm run schema -w @rlvr/reference-trainer rewrites them)', () => {
     const emitted = configJsonSchemas();
-    for (const [name, file] of Object.entries(CONFIG_SCHEMA_FILES)) expect(readJson(file), file).toEqual(JSON.parse(JSON.stringify(emitted[name as keyof typeof emitted])));
+    for (const [name, file] of Object.entries(CONFIG_SCHEMA_FILES))
+      expect(readJson(file), file).toEqual(JSON.parse(JSON.stringify(emitted[name as keyof typeof emitted])));
   });
 
   test('every shipped example validates against the schema its $schema names, and parses with the zod schema', () => {
@@ -47,7 +48,10 @@ describe('the JSON Schemas of the config files', () => {
 
   test("a train run directory's config.json (resolved options, command) validates and parses again", () => {
     const config = parseTrainConfig({ estimator: 'grail', steps: 3 });
-    const record = JSON.parse(JSON.stringify(runConfigOf(config, prepareEstimator('grail', config.estimatorConfig).config))) as Record<string, unknown>;
+    const record = JSON.parse(JSON.stringify(runConfigOf(config, prepareEstimator('grail', config.estimatorConfig).config))) as Record<
+      string,
+      unknown
+    >;
     expect(record.estimatorConfig).toMatchObject({ wMin: 0.5, wMax: 5, symmetry: 'wrong' });
     expect(validators.train!(record), JSON.stringify(validators.train!.errors)).toBe(true);
     expect(parseTrainConfig(record)).toEqual({ ...config, estimatorConfig: record.estimatorConfig });
@@ -55,7 +59,14 @@ describe('the JSON Schemas of the config files', () => {
 
   test('what the zod schema refuses, the JSON Schema refuses too: an unknown key, a wrong type, a bad enum value', () => {
     const train = validators.train!;
-    for (const bad of [{ stepz: 3 }, { steps: 'ten' }, { rollout: { prompts: 0 } }, { backend: 'gpu' }, { trainer: { schedule: { lr: '1e-5' } } }, { data: { train: 'x.jsonl', format: 'gsm9k' } }]) {
+    for (const bad of [
+      { stepz: 3 },
+      { steps: 'ten' },
+      { rollout: { prompts: 0 } },
+      { backend: 'gpu' },
+      { trainer: { schedule: { lr: '1e-5' } } },
+      { data: { train: 'x.jsonl', format: 'gsm9k' } },
+    ]) {
       expect(train(bad), JSON.stringify(bad)).toBe(false);
       expect(() => parseTrainConfig(bad)).toThrow(/invalid train config/);
     }

@@ -12,7 +12,11 @@ import { TrainConfigSchema } from './train/config.js';
 type JsonSchema = Record<string, unknown>;
 
 /** Where the committed schemas are published, relative to the package. */
-export const CONFIG_SCHEMA_FILES = { train: 'schema/train.schema.json', compare: 'schema/compare.schema.json', pretrain: 'schema/pretrain.schema.json' } as const;
+export const CONFIG_SCHEMA_FILES = {
+  train: 'schema/train.schema.json',
+  compare: 'schema/compare.schema.json',
+  pretrain: 'schema/pretrain.schema.json',
+} as const;
 
 /** The options of every estimator compared, by name (`rlvr compare` only). */
 const EstimatorConfigsSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
@@ -23,8 +27,21 @@ const EstimatorConfigsSchema = z.record(z.string(), z.record(z.string(), z.unkno
  */
 export function configJsonSchemas(): Record<keyof typeof CONFIG_SCHEMA_FILES, JsonSchema> {
   return {
-    train: finish(TrainConfigSchema, 'rlvr train config', 'A config file of `rlvr train --config` (and a train run directory\'s config.json). Every key is optional; defaults are the embedded default.', { command: { const: 'train', description: 'written into a run directory\'s config.json by rlvr train' } }),
-    compare: finish(TrainConfigSchema.extend({ estimatorConfigs: EstimatorConfigsSchema.optional(), variants: z.record(z.string(), VariantSchema).optional() }), 'rlvr compare config', 'A config file of `rlvr compare --config`: a train config (estimator and seed are set per run) plus `estimatorConfigs`, the options of each compared estimator by name, and `variants`, named rows with their own estimator, estimator options, saliency and trainer options.', {}),
+    train: finish(
+      TrainConfigSchema,
+      'rlvr train config',
+      "A config file of `rlvr train --config` (and a train run directory's config.json). Every key is optional; defaults are the embedded default.",
+      { command: { const: 'train', description: "written into a run directory's config.json by rlvr train" } },
+    ),
+    compare: finish(
+      TrainConfigSchema.extend({
+        estimatorConfigs: EstimatorConfigsSchema.optional(),
+        variants: z.record(z.string(), VariantSchema).optional(),
+      }),
+      'rlvr compare config',
+      'A config file of `rlvr compare --config`: a train config (estimator and seed are set per run) plus `estimatorConfigs`, the options of each compared estimator by name, and `variants`, named rows with their own estimator, estimator options, saliency and trainer options.',
+      {},
+    ),
     pretrain: finish(PretrainConfigSchema, 'rlvr pretrain config', 'A config file of `rlvr pretrain --config`. Every key is optional.', {}),
   };
 }

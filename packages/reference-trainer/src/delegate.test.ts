@@ -21,7 +21,12 @@ describe('rlvr verify / rlvr advantages', () => {
     const direct = await run(delegatePath('verify'), [file]);
     expect(viaRlvr).toEqual(direct);
     expect(viaRlvr.code).toBe(0);
-    expect(viaRlvr.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { equal: boolean }).equal)).toEqual([true, false]);
+    expect(
+      viaRlvr.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { equal: boolean }).equal),
+    ).toEqual([true, false]);
   });
 
   test('rlvr advantages is rlvr-advantages, errors and exit codes included', async () => {

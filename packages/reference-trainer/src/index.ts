@@ -8,7 +8,16 @@ export { PretrainConfigSchema, PretrainModelSchema, PretrainEvalSchema, parsePre
 export type { PretrainConfig, PretrainConfigInput } from './pretrain/config.js';
 export { runPretrain, CHECKPOINT_DIR } from './pretrain/run.js';
 export type { PretrainLogger, PretrainSummary } from './pretrain/run.js';
-export { TrainConfigSchema, TrainRunConfigSchema, TrainRolloutSchema, TrainEvalSchema, TrainDataSchema, parseTrainConfig, EMBEDDED_CHECKPOINT, HELD_OUT_SEED } from './train/config.js';
+export {
+  TrainConfigSchema,
+  TrainRunConfigSchema,
+  TrainRolloutSchema,
+  TrainEvalSchema,
+  TrainDataSchema,
+  parseTrainConfig,
+  EMBEDDED_CHECKPOINT,
+  HELD_OUT_SEED,
+} from './train/config.js';
 export type { TrainConfig, TrainConfigInput, TrainRunConfig } from './train/config.js';
 export { runTrain } from './train/run.js';
 export { TRAIN_DIRS, TRAIN_FILES } from './train/open.js';

@@ -81,7 +81,11 @@ type JsonSchema = {
 };
 
 /** `config` (a parsed config file, not changed) with every override set at its path. */
-export function applyOverrides(config: Record<string, unknown>, overrides: readonly DottedOverride[], schema: JsonSchema): Record<string, unknown> {
+export function applyOverrides(
+  config: Record<string, unknown>,
+  overrides: readonly DottedOverride[],
+  schema: JsonSchema,
+): Record<string, unknown> {
   const out = structuredClone(config);
   for (const o of overrides) {
     const leaf = schemaAt(schema, o);
@@ -103,10 +107,16 @@ function schemaAt(root: JsonSchema, o: DottedOverride): JsonSchema[] {
     const objects = nodes.flatMap(alternatives).filter((n) => n.properties !== undefined || typeof n.additionalProperties === 'object');
     const where = i === 0 ? 'the config' : o.path.slice(0, i).join('.');
     if (objects.length === 0) {
-      const hint = o.path[0] === 'estimator' ? ' (the estimator\'s options are --estimatorConfig.KEY)' : '';
+      const hint = o.path[0] === 'estimator' ? " (the estimator's options are --estimatorConfig.KEY)" : '';
       throw usageError(`unknown option: ${where} takes a value, not options${hint}`, o.flag);
     }
-    const next = objects.flatMap((n) => (n.properties !== undefined && Object.hasOwn(n.properties, key) ? [n.properties[key]!] : typeof n.additionalProperties === 'object' ? [n.additionalProperties] : []));
+    const next = objects.flatMap((n) =>
+      n.properties !== undefined && Object.hasOwn(n.properties, key)
+        ? [n.properties[key]!]
+        : typeof n.additionalProperties === 'object'
+          ? [n.additionalProperties]
+          : [],
+    );
     if (next.length === 0) {
       const keys = [...new Set(objects.flatMap((n) => Object.keys(n.properties ?? {})))].filter((k) => k !== '$schema');
       throw usageError(`unknown option: ${where} has no key ${JSON.stringify(key)} (keys: ${keys.join(', ')})`, o.flag);
@@ -122,7 +132,11 @@ function alternatives(n: JsonSchema): JsonSchema[] {
 
 /** The flag's string read as the option's type; left a string where the option takes one (the schema check then speaks). */
 function readValue(o: DottedOverride, leaf: readonly JsonSchema[]): unknown {
-  const types = new Set(leaf.flatMap((n) => (n.type === undefined ? (n.enum ?? (n.const !== undefined ? [n.const] : [])).map((v) => typeof v) : [n.type].flat())));
+  const types = new Set(
+    leaf.flatMap((n) =>
+      n.type === undefined ? (n.enum ?? (n.const !== undefined ? [n.const] : [])).map((v) => typeof v) : [n.type].flat(),
+    ),
+  );
   const v = o.value;
   if (v === 'null' && types.has('null')) return null;
   if ((v === 'true' || v === 'false') && types.has('boolean')) return v === 'true';
@@ -133,7 +147,10 @@ function readValue(o: DottedOverride, leaf: readonly JsonSchema[]): unknown {
       return JSON.parse(v) as unknown;
     } catch {
       if (types.size === 0) return v;
-      throw usageError(`takes JSON here (e.g. ${o.flag} '${types.has('array') ? '["a","b"]' : '{"key":1}'}'), got ${JSON.stringify(v)}`, o.flag);
+      throw usageError(
+        `takes JSON here (e.g. ${o.flag} '${types.has('array') ? '["a","b"]' : '{"key":1}'}'), got ${JSON.stringify(v)}`,
+        o.flag,
+      );
     }
   }
   return v;
@@ -143,12 +160,20 @@ function readValue(o: DottedOverride, leaf: readonly JsonSchema[]): unknown {
  * `parse(config)` with the overrides applied; a schema error at an overridden path is a usage
  * error naming that flag (exit 2), any other stays the config error it is.
  */
-export function parseWithOverrides<T>(parse: (input: Record<string, unknown>) => T, config: Record<string, unknown>, overrides: readonly DottedOverride[], schema: JsonSchema): T {
+export function parseWithOverrides<T>(
+  parse: (input: Record<string, unknown>) => T,
+  config: Record<string, unknown>,
+  overrides: readonly DottedOverride[],
+  schema: JsonSchema,
+): T {
   const input = applyOverrides(config, overrides, schema);
   try {
     return parse(input);
   } catch (err) {
-    const issues = ((err as { cause?: { issues?: { path: PropertyKey[]; message: string }[] } }).cause?.issues ?? []).map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+    const issues = ((err as { cause?: { issues?: { path: PropertyKey[]; message: string }[] } }).cause?.issues ?? []).map((i) => ({
+      path: i.path.map(String).join('.'),
+      message: i.message,
+    }));
     for (const o of [...overrides].reverse()) {
       const path = o.path.join('.');
       const hit = issues.find((i) => i.path === path || i.path.startsWith(`${path}.`));

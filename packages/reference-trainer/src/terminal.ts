@@ -9,7 +9,11 @@ export { StatusLine, timestamp } from '@rlvr/core';
  * Run `work` (a graceful command's run), saying on `out` that Ctrl-C stops it after the current
  * step; the status line is closed however `work` ends.
  */
-export async function stoppable<T>(signal: AbortSignal, out: { info(message: string): void; done(): void }, work: () => Promise<T>): Promise<T> {
+export async function stoppable<T>(
+  signal: AbortSignal,
+  out: { info(message: string): void; done(): void },
+  work: () => Promise<T>,
+): Promise<T> {
   const onAbort = (): void => out.info('stopping after this step (Ctrl-C again to exit now)');
   signal.addEventListener('abort', onAbort, { once: true });
   try {

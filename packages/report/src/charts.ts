@@ -60,7 +60,14 @@ export async function renderSvg(spec: TopLevelSpec, warn: (message: string) => v
  * Points are drawn when a series is short (eval-only metrics such as accuracy).
  * The legend (several series only) wraps into rows of at most `legendColumns(size)` entries.
  */
-export function lineSpec(points: readonly SeriesPoint[], series: readonly string[], size: ChartSize, yTitle: string, colors: readonly string[] = SERIES_COLORS, yPercent = false): TopLevelSpec {
+export function lineSpec(
+  points: readonly SeriesPoint[],
+  series: readonly string[],
+  size: ChartSize,
+  yTitle: string,
+  colors: readonly string[] = SERIES_COLORS,
+  yPercent = false,
+): TopLevelSpec {
   const maxLen = Math.max(0, ...series.map((s) => points.filter((p) => p.series === s).length));
   const xPad = padDomain(points.map((p) => p.step));
   const yPad = padDomain(points.map((p) => p.value));
@@ -70,8 +77,20 @@ export function lineSpec(points: readonly SeriesPoint[], series: readonly string
     data: { values: points as SeriesPoint[] },
     mark: { type: 'line', strokeWidth: 1.6, point: maxLen <= 60 ? { size: 22, filled: true } : false },
     encoding: {
-      x: { field: 'step', type: 'quantitative', title: 'step', axis: { tickMinStep: 1, format: '~s' }, ...(xPad ? { scale: { domain: xPad } } : {}) },
-      y: { field: 'value', type: 'quantitative', title: yTitle, scale: yPad ? { domain: yPad } : { zero: false }, axis: yPercent ? { format: '~%' } : valueAxis(points.map((p) => p.value)) },
+      x: {
+        field: 'step',
+        type: 'quantitative',
+        title: 'step',
+        axis: { tickMinStep: 1, format: '~s' },
+        ...(xPad ? { scale: { domain: xPad } } : {}),
+      },
+      y: {
+        field: 'value',
+        type: 'quantitative',
+        title: yTitle,
+        scale: yPad ? { domain: yPad } : { zero: false },
+        axis: yPercent ? { format: '~%' } : valueAxis(points.map((p) => p.value)),
+      },
       color: {
         field: 'series',
         type: 'nominal',
@@ -126,7 +145,13 @@ export interface RewardSeries {
 export function rewardSpec(reward: RewardSeries, size: ChartSize): TopLevelSpec {
   const xPad = padDomain(reward.line.map((p) => p.step));
   const yPad = padDomain([...reward.line.map((p) => p.mean), ...reward.band.flatMap((p) => [p.lo, p.hi])]);
-  const x = { field: 'step', type: 'quantitative' as const, title: 'step', axis: { tickMinStep: 1, format: '~s' }, ...(xPad ? { scale: { domain: xPad } } : {}) };
+  const x = {
+    field: 'step',
+    type: 'quantitative' as const,
+    title: 'step',
+    axis: { tickMinStep: 1, format: '~s' },
+    ...(xPad ? { scale: { domain: xPad } } : {}),
+  };
   const layers: unknown[] = [];
   if (reward.band.length > 0) {
     layers.push({
@@ -138,8 +163,17 @@ export function rewardSpec(reward: RewardSeries, size: ChartSize): TopLevelSpec 
   const smoothed = reward.smooth.length > 0;
   layers.push({
     data: { values: reward.line },
-    mark: { type: 'line', strokeWidth: smoothed ? 1 : 1.8, opacity: smoothed ? 0.6 : 1, color: SERIES_COLORS[0], point: reward.line.length <= 60 ? { size: 22, filled: true } : false },
-    encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'reward (mean ± std)', scale: yPad ? { domain: yPad } : { zero: false } } },
+    mark: {
+      type: 'line',
+      strokeWidth: smoothed ? 1 : 1.8,
+      opacity: smoothed ? 0.6 : 1,
+      color: SERIES_COLORS[0],
+      point: reward.line.length <= 60 ? { size: 22, filled: true } : false,
+    },
+    encoding: {
+      x,
+      y: { field: 'mean', type: 'quantitative', title: 'reward (mean ± std)', scale: yPad ? { domain: yPad } : { zero: false } },
+    },
   });
   if (smoothed) {
     layers.push({
@@ -194,14 +228,26 @@ export function positionSpec(bins: readonly PositionBin[], size: ChartSize): Top
     }
   }
   const x = { field: 'x', type: 'quantitative' as const, title: 'relative position in completion (t / len)', scale: { domain: [0, 1] } };
-  const color = { field: 'outcome', type: 'nominal' as const, scale: { domain: [...outcomes], range: outcomes.map((o) => OUTCOME_COLORS[o]) } };
+  const color = {
+    field: 'outcome',
+    type: 'nominal' as const,
+    scale: { domain: [...outcomes], range: outcomes.map((o) => OUTCOME_COLORS[o]) },
+  };
   return {
     width: size.width,
     height: size.height,
     data: { values: rows },
     layer: [
       // the legend is drawn from the band's layer (vega-lite merges it with the lines'): full-strength symbols
-      { mark: { type: 'area', opacity: 0.16 }, encoding: { x, y: { field: 'lo', type: 'quantitative', title: 'mean token weight' }, y2: { field: 'hi' }, color: { ...color, legend: { symbolOpacity: 1, symbolType: 'circle' } } } },
+      {
+        mark: { type: 'area', opacity: 0.16 },
+        encoding: {
+          x,
+          y: { field: 'lo', type: 'quantitative', title: 'mean token weight' },
+          y2: { field: 'hi' },
+          color: { ...color, legend: { symbolOpacity: 1, symbolType: 'circle' } },
+        },
+      },
       {
         mark: { type: 'line', strokeWidth: 2, point: { size: 26, filled: true } },
         encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean token weight', scale: { zero: false } }, color },
@@ -212,7 +258,9 @@ export function positionSpec(bins: readonly PositionBin[], size: ChartSize): Top
 
 /** The reasoning-token U-shape of each checkpoint: one line per checkpoint step, mean weight against t / (R - 1). */
 export function checkpointProfileSpec(profiles: readonly CheckpointProfile[], size: ChartSize): TopLevelSpec {
-  const rows = profiles.flatMap((p) => p.bins.flatMap((b) => (b.mean === null ? [] : [{ x: (b.lo + b.hi) / 2, step: `step ${p.step}`, order: p.step, mean: b.mean }])));
+  const rows = profiles.flatMap((p) =>
+    p.bins.flatMap((b) => (b.mean === null ? [] : [{ x: (b.lo + b.hi) / 2, step: `step ${p.step}`, order: p.step, mean: b.mean }])),
+  );
   const steps = profiles.map((p) => `step ${p.step}`);
   return {
     width: size.width,
@@ -223,7 +271,13 @@ export function checkpointProfileSpec(profiles: readonly CheckpointProfile[], si
       x: { field: 'x', type: 'quantitative', title: 'relative position in the reasoning, t / (R − 1)', scale: { domain: [0, 1] } },
       y: { field: 'mean', type: 'quantitative', title: 'mean token weight', scale: { zero: false } },
       // later checkpoints darker: a sequential scheme over the steps in order
-      color: { field: 'step', type: 'ordinal', sort: steps, scale: { scheme: 'viridis', reverse: true }, legend: { title: 'checkpoint', columns: legendColumns(size, steps) } },
+      color: {
+        field: 'step',
+        type: 'ordinal',
+        sort: steps,
+        scale: { scheme: 'viridis', reverse: true },
+        legend: { title: 'checkpoint', columns: legendColumns(size, steps) },
+      },
     },
   } as TopLevelSpec;
 }

@@ -5,7 +5,15 @@ import type { CheckpointWeightRecord } from './run-dir.js';
 /** A rollout whose R reasoning tokens weigh `reasoning`, then a box (content 5) and post-answer tokens (9: never pooled). */
 function rollout(step: number, id: number, reasoning: number[]): CheckpointWeightRecord {
   const R = reasoning.length;
-  return { step, rollout: id, correct: true, tokens: [...reasoning.map(() => 'x'), '\\boxed{', '7', '}', '.', 'EOS'], weights: [...reasoning, 1, 5, 1, 9, 9], spans: { open: [R, R + 1], content: [R + 1, R + 2], close: [R + 2, R + 3] }, reasoning: R };
+  return {
+    step,
+    rollout: id,
+    correct: true,
+    tokens: [...reasoning.map(() => 'x'), '\\boxed{', '7', '}', '.', 'EOS'],
+    weights: [...reasoning, 1, 5, 1, 9, 9],
+    spans: { open: [R, R + 1], content: [R + 1, R + 2], close: [R + 2, R + 3] },
+    reasoning: R,
+  };
 }
 
 describe('reasoningProfiles: the GRAIL reference U-shape over checkpoints', () => {
@@ -24,7 +32,15 @@ describe('reasoningProfiles: the GRAIL reference U-shape over checkpoints', () =
   });
 
   test('one profile per checkpoint step, in order; rollouts without a box or with R < 2 are left out and counted', () => {
-    const none: CheckpointWeightRecord = { step: 5, rollout: 2, correct: false, tokens: ['a', 'b'], weights: [3, 3], spans: null, reasoning: null };
+    const none: CheckpointWeightRecord = {
+      step: 5,
+      rollout: 2,
+      correct: false,
+      tokens: ['a', 'b'],
+      weights: [3, 3],
+      spans: null,
+      reasoning: null,
+    };
     const short = rollout(5, 3, [7]);
     const profiles = reasoningProfiles([rollout(20, 0, [1, 2]), none, short, rollout(5, 0, [4, 4])], 2);
     expect(profiles.map((p) => [p.step, p.rollouts, p.skipped])).toEqual([

@@ -56,7 +56,12 @@ export function reasoningProfiles(records: readonly CheckpointWeightRecord[], bi
       step,
       rollouts,
       skipped,
-      bins: Array.from({ length: bins }, (_, b) => ({ lo: b / bins, hi: (b + 1) / bins, mean: count[b]! > 0 ? sum[b]! / count[b]! : null, tokens: count[b]! })),
+      bins: Array.from({ length: bins }, (_, b) => ({
+        lo: b / bins,
+        hi: (b + 1) / bins,
+        mean: count[b]! > 0 ? sum[b]! / count[b]! : null,
+        tokens: count[b]!,
+      })),
     };
   });
 }

@@ -68,7 +68,12 @@ describe('rlvr-report', () => {
     ['no run directory', [], 2, 'rlvr-report: expected one RUN_DIR, got none'],
     ['an unknown flag', ['.', '--colour'], 2, "rlvr-report: Unknown option '--colour'"],
     ['a bad integer', ['.', '--bins', 'ten'], 2, 'rlvr-report: --bins: must be an integer (got "ten")'],
-    ['an out-of-range option', ['.', '--bins', '1', '--samples=-3'], 2, 'rlvr-report: --bins: Too small: expected number to be >=2 (got 1); --samples: Too small: expected number to be >=0 (got -3)'],
+    [
+      'an out-of-range option',
+      ['.', '--bins', '1', '--samples=-3'],
+      2,
+      'rlvr-report: --bins: Too small: expected number to be >=2 (got 1); --samples: Too small: expected number to be >=0 (got -3)',
+    ],
   ])('%s: exit code, the message naming the flag, then the usage for a usage error', async (_what, args, code, line) => {
     const r = await report(...args);
     expect(r.code).toBe(code);
@@ -84,7 +89,11 @@ describe('rlvr-report', () => {
     await mkdir(dir);
     await writeFile(join(dir, 'metrics.jsonl'), '');
     const r = await report(dir);
-    expect(r).toEqual({ code: 1, stdout: '', stderr: `rlvr-report: ${join(dir, 'metrics.jsonl')}: no records: the run has logged nothing to report yet\n` });
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `rlvr-report: ${join(dir, 'metrics.jsonl')}: no records: the run has logged nothing to report yet\n`,
+    });
     expect(await readdir(dir)).toEqual(['metrics.jsonl']);
   });
 

@@ -27,7 +27,17 @@ options:
   -h, --help          this help`;
 
 /** Option field -> flag, for messages. */
-const FLAGS = { out: '--out', positionBins: '--bins', histogramBins: '--hist-bins', maxSamples: '--samples', sampleStep: '--sample-step', weightsFromStep: '--weights-from', weightsToStep: '--weights-to', maxPoints: '--max-points', title: '--title' } as const;
+const FLAGS = {
+  out: '--out',
+  positionBins: '--bins',
+  histogramBins: '--hist-bins',
+  maxSamples: '--samples',
+  sampleStep: '--sample-step',
+  weightsFromStep: '--weights-from',
+  weightsToStep: '--weights-to',
+  maxPoints: '--max-points',
+  title: '--title',
+} as const;
 
 export const reportCommand: Command = {
   summary: 'write a self-contained HTML report of a run directory',
@@ -46,7 +56,10 @@ export const reportCommand: Command = {
     quiet: { type: 'boolean', short: 'q' },
   },
   async run({ values, positionals, io, prog }) {
-    if (positionals.length !== 1) throw usageError(`expected one RUN_DIR, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`);
+    if (positionals.length !== 1)
+      throw usageError(
+        `expected one RUN_DIR, got ${positionals.length === 0 ? 'none' : positionals.map((p) => JSON.stringify(p)).join(' ')}`,
+      );
     const input: Record<string, unknown> = { out: values.out, title: values.title };
     for (const [field, flag] of Object.entries(FLAGS)) {
       if (field !== 'out' && field !== 'title') input[field] = intFlag(values, flag.slice(2));

@@ -49,7 +49,9 @@ describe('statistics', () => {
     expect(stepsToThreshold(evals([0.1, 0.15, 0.15], 1), 0.1 + 0.05)).toBe(10);
     // a gain is over the run's own start; 100% cannot gain 5 points
     expect(thresholdFor({ kind: 'gain', value: 0.05 }, evals([0.6, 0.62, 0.66], 1))).toBeCloseTo(0.65, 12);
-    expect(stepsToThreshold(evals([0.6, 0.62, 0.66], 1), thresholdFor({ kind: 'gain', value: 0.05 }, evals([0.6, 0.62, 0.66], 1)))).toBe(20);
+    expect(stepsToThreshold(evals([0.6, 0.62, 0.66], 1), thresholdFor({ kind: 'gain', value: 0.05 }, evals([0.6, 0.62, 0.66], 1)))).toBe(
+      20,
+    );
     expect(stepsToThreshold(evals([1, 1, 1], 1), thresholdFor({ kind: 'gain', value: 0.05 }, evals([1, 1, 1], 1)))).toBeNull();
     expect(thresholdFor({ kind: 'accuracy', value: 0.3 }, evals([0.6, 0.62, 0.66], 1))).toBe(0.3);
   });
@@ -76,7 +78,14 @@ describe('statistics', () => {
 
   test('the table: per estimator over seeds, against grpo', () => {
     const t = summarize(RUNS, ['grpo', 'grail', 'oar-g']);
-    expect(t).toMatchObject({ baseline: 'grpo', baselineReason: 'grpo', threshold: { kind: 'gain', value: 0.05 }, n: 4, problems: 8, finalStep: 20 });
+    expect(t).toMatchObject({
+      baseline: 'grpo',
+      baselineReason: 'grpo',
+      threshold: { kind: 'gain', value: 0.05 },
+      n: 4,
+      problems: 8,
+      finalStep: 20,
+    });
     const [grpo, grail, oarg] = t.rows;
     expect(grpo!.seeds).toEqual([0, 1, 2]);
     expect(grpo!.accuracy.mean).toBeCloseTo(0.6, 12);
@@ -106,24 +115,40 @@ describe('statistics', () => {
     expect(t.rows[1]!.stepTimeRatio).toBeCloseTo(0.75, 12);
     expect(t.rows[1]!.verdict!.diff).toBeCloseTo(0.1, 12);
     expect(t.rows.map((r) => r.reached)).toEqual([1, 1]);
-    expect(summarize(RUNS, ['grpo', 'grail'].concat('oar-g'), { baseline: 'grail' })).toMatchObject({ baseline: 'grail', baselineReason: 'given' });
+    expect(summarize(RUNS, ['grpo', 'grail'].concat('oar-g'), { baseline: 'grail' })).toMatchObject({
+      baseline: 'grail',
+      baselineReason: 'given',
+    });
     expect(() => summarize(RUNS, ['grpo', 'grail', 'oar-g'], { baseline: 'rloo' })).toThrow(/baseline rloo is not among/);
     expect(() => summarize(RUNS, ['grpo', 'grail'])).toThrow(/run of oar-g, which is not among/);
     expect(() => summarize(RUNS.slice(0, 3), ['grpo', 'grail'])).toThrow(/no runs of grail/);
   });
 
   test('one seed: no std, "n/a: one seed" verdicts', () => {
-    const t = summarize(RUNS.filter((r) => r.seed === 1 && r.estimator !== 'oar-g'), ['grpo', 'grail']);
+    const t = summarize(
+      RUNS.filter((r) => r.seed === 1 && r.estimator !== 'oar-g'),
+      ['grpo', 'grail'],
+    );
     expect(Number.isNaN(t.rows[0]!.accuracy.std)).toBe(true);
     expect(t.rows[1]!.verdict!.within).toBeNull();
-    expect(formatVerdict('grail', 'grpo', t.rows[1]!.verdict!, 1)).toBe('grail vs grpo: final accuracy +20.0 points; noise n/a: one seed (run more --seeds to tell a difference from seed noise)');
+    expect(formatVerdict('grail', 'grpo', t.rows[1]!.verdict!, 1)).toBe(
+      'grail vs grpo: final accuracy +20.0 points; noise n/a: one seed (run more --seeds to tell a difference from seed noise)',
+    );
     expect(formatMeanStd(t.rows[0]!.accuracy)).toBe('60.0%');
   });
 });
 
 describe('text', () => {
   test('fixed-width table: first column left, numbers right', () => {
-    expect(textTable(['name', 'x'], [['a', '1.00'], ['longer', '2']])).toBe(['name       x', '------  ----', 'a       1.00', 'longer     2'].join('\n'));
+    expect(
+      textTable(
+        ['name', 'x'],
+        [
+          ['a', '1.00'],
+          ['longer', '2'],
+        ],
+      ),
+    ).toBe(['name       x', '------  ----', 'a       1.00', 'longer     2'].join('\n'));
   });
 
   test('the full report', () => {
@@ -148,7 +173,11 @@ describe('text', () => {
 
   test("the default baseline is dr-grpo, the GRAIL paper's, with grpo beside it", () => {
     // dr-grpo final accuracy 0.6, 0.7, 0.8 (mean 0.7, sample std 0.1)
-    const dr = [run('dr-grpo', 0, [0.5, 0.5, 0.6], 1, 1), run('dr-grpo', 1, [0.5, 0.5, 0.7], 1, 1), run('dr-grpo', 2, [0.5, 0.5, 0.8], 1, 1)];
+    const dr = [
+      run('dr-grpo', 0, [0.5, 0.5, 0.6], 1, 1),
+      run('dr-grpo', 1, [0.5, 0.5, 0.7], 1, 1),
+      run('dr-grpo', 2, [0.5, 0.5, 0.8], 1, 1),
+    ];
     const t = summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail']);
     expect(t).toMatchObject({ baseline: 'dr-grpo', baselineReason: 'dr-grpo', alsoVs: 'grpo' });
     expect(t.rows.map((r) => [r.estimator, r.verdict?.diff ?? null, r.alsoVerdict?.diff ?? null])).toEqual([
@@ -165,13 +194,25 @@ describe('text', () => {
       'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
     ]);
     // --baseline given: no second comparison
-    expect(summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail'], { baseline: 'grpo' })).toMatchObject({ baseline: 'grpo', baselineReason: 'given', alsoVs: null });
+    expect(summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail'], { baseline: 'grpo' })).toMatchObject({
+      baseline: 'grpo',
+      baselineReason: 'given',
+      alsoVs: null,
+    });
   });
 
   test('a greedy column when every run decoded greedily at its last evaluation', () => {
-    const withGreedy = (r: CompareRun, g: number): CompareRun => ({ ...r, evals: r.evals.map((e, i) => (i === r.evals.length - 1 ? { ...e, greedyAccuracy: g } : e)) });
+    const withGreedy = (r: CompareRun, g: number): CompareRun => ({
+      ...r,
+      evals: r.evals.map((e, i) => (i === r.evals.length - 1 ? { ...e, greedyAccuracy: g } : e)),
+    });
     // grpo greedy 0.6, 0.7, 0.8 -> 70.0% ± 10.0; grail 0.75 each -> 75.0% ± 0.0
-    const runs = [withGreedy(RUNS[0]!, 0.6), withGreedy(RUNS[1]!, 0.7), withGreedy(RUNS[2]!, 0.8), ...RUNS.slice(3, 6).map((r) => withGreedy(r, 0.75))];
+    const runs = [
+      withGreedy(RUNS[0]!, 0.6),
+      withGreedy(RUNS[1]!, 0.7),
+      withGreedy(RUNS[2]!, 0.8),
+      ...RUNS.slice(3, 6).map((r) => withGreedy(r, 0.75)),
+    ];
     const t = summarize(runs, ['grpo', 'grail']);
     expect(t.rows.map((r) => r.greedy)).toEqual([
       { mean: expect.closeTo(0.7, 12), std: expect.closeTo(0.1, 12), n: 3 },

@@ -151,7 +151,11 @@ export function thresholdFor(t: Threshold, evals: readonly CompareEval[]): numbe
  * r - mean, no std division), with `grpo` beside it when present too, else `grpo`, else the first
  * estimator.
  */
-export function summarize(runs: readonly CompareRun[], estimators: readonly string[], options: { baseline?: string; threshold?: Threshold } = {}): CompareTable {
+export function summarize(
+  runs: readonly CompareRun[],
+  estimators: readonly string[],
+  options: { baseline?: string; threshold?: Threshold } = {},
+): CompareTable {
   if (estimators.length === 0) throw new Error('summarize: no estimators');
   const byEstimator = new Map<string, CompareRun[]>(estimators.map((e) => [e, []]));
   for (const r of runs) {

@@ -22,7 +22,9 @@ const ev = (step: number, correct: number[], greedyCorrect?: number[]): EvalReco
   n: 4,
   problems: correct.length,
   correct,
-  ...(greedyCorrect === undefined ? {} : { greedyCorrect, greedyAccuracy: greedyCorrect.reduce((a, c) => a + c, 0) / greedyCorrect.length }),
+  ...(greedyCorrect === undefined
+    ? {}
+    : { greedyCorrect, greedyAccuracy: greedyCorrect.reduce((a, c) => a + c, 0) / greedyCorrect.length }),
 });
 
 describe('headline', () => {
@@ -43,7 +45,9 @@ describe('headline', () => {
       { label: 'pass@4', value: '50.0%' },
       { label: 'greedy accuracy', value: '50.0%' },
     ]);
-    expect(headlineLines([ev(0, [4, 0]), ev(3, [4, 4, 0])])[0]).toBe('held-out accuracy (2 problems, mean of 4 samples): 50.0% at step 0 -> 66.7% at step 3');
+    expect(headlineLines([ev(0, [4, 0]), ev(3, [4, 4, 0])])[0]).toBe(
+      'held-out accuracy (2 problems, mean of 4 samples): 50.0% at step 0 -> 66.7% at step 3',
+    );
     expect(headlineRows([])).toEqual([]);
   });
 });

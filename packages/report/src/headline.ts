@@ -21,7 +21,8 @@ export interface PairedDifference {
  * either accuracy alone. With one problem the standard error is NaN.
  */
 export function pairedDifference(before: readonly number[], after: readonly number[], n: number): PairedDifference {
-  if (before.length !== after.length) throw new RangeError(`pairedDifference: ${before.length} problems before, ${after.length} after; they must be the same problems`);
+  if (before.length !== after.length)
+    throw new RangeError(`pairedDifference: ${before.length} problems before, ${after.length} after; they must be the same problems`);
   const P = before.length;
   const d = before.map((b, i) => (after[i]! - b) / n);
   const mean = d.reduce((a, x) => a + x, 0) / P;
@@ -47,7 +48,10 @@ export function headlineRows(evals: readonly EvalRecord[]): HeadlineRow[] {
   if (first === undefined || last === undefined) return [];
   const label = `held-out accuracy (${first.problems} problems, mean of ${first.n} samples)`;
   if (last === first) {
-    const rows = [{ label, value: `${percent(first.accuracy)} at step ${first.step}` }, { label: `pass@${first.n}`, value: percent(first.passAtN) }];
+    const rows = [
+      { label, value: `${percent(first.accuracy)} at step ${first.step}` },
+      { label: `pass@${first.n}`, value: percent(first.passAtN) },
+    ];
     if (first.greedyAccuracy !== undefined) rows.push({ label: 'greedy accuracy', value: percent(first.greedyAccuracy) });
     return rows;
   }
@@ -58,11 +62,17 @@ export function headlineRows(evals: readonly EvalRecord[]): HeadlineRow[] {
     return ` (${d.mean >= 0 ? '+' : ''}${(100 * d.mean).toFixed(1)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})`;
   };
   const rows: HeadlineRow[] = [
-    { label, value: `${percent(first.accuracy)} at step ${first.step} -> ${percent(last.accuracy)} at step ${last.step}${change(first.correct, last.correct, first.n)}` },
+    {
+      label,
+      value: `${percent(first.accuracy)} at step ${first.step} -> ${percent(last.accuracy)} at step ${last.step}${change(first.correct, last.correct, first.n)}`,
+    },
     { label: `pass@${first.n}`, value: `${percent(first.passAtN)} -> ${percent(last.passAtN)}` },
   ];
   if (first.greedyAccuracy !== undefined && last.greedyAccuracy !== undefined) {
-    rows.push({ label: 'greedy accuracy', value: `${percent(first.greedyAccuracy)} -> ${percent(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}` });
+    rows.push({
+      label: 'greedy accuracy',
+      value: `${percent(first.greedyAccuracy)} -> ${percent(last.greedyAccuracy)}${change(first.greedyCorrect, last.greedyCorrect, 1)}`,
+    });
   }
   return rows;
 }

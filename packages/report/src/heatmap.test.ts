@@ -20,8 +20,13 @@ describe('weight colours', () => {
     const scale = { lo: 0.5, hi: 2 };
     expect(weightColor(1, scale)).toEqual({ background: 'rgb(255,255,255)', lightText: false });
     // 85% of the way from white to (43,108,176) and (200,40,30)
-    expect(weightColor(0.5, scale)).toEqual({ background: `rgb(${Math.round(255 - 212 * 0.85)},${Math.round(255 - 147 * 0.85)},${Math.round(255 - 79 * 0.85)})`, lightText: true });
-    expect(weightColor(2, scale).background).toBe(`rgb(${Math.round(255 - 55 * 0.85)},${Math.round(255 - 215 * 0.85)},${Math.round(255 - 225 * 0.85)})`);
+    expect(weightColor(0.5, scale)).toEqual({
+      background: `rgb(${Math.round(255 - 212 * 0.85)},${Math.round(255 - 147 * 0.85)},${Math.round(255 - 79 * 0.85)})`,
+      lightText: true,
+    });
+    expect(weightColor(2, scale).background).toBe(
+      `rgb(${Math.round(255 - 55 * 0.85)},${Math.round(255 - 215 * 0.85)},${Math.round(255 - 225 * 0.85)})`,
+    );
     expect(weightColor(1.5, scale).lightText).toBe(false);
   });
 
@@ -34,27 +39,38 @@ describe('weight colours', () => {
 describe('renderHeatmap', () => {
   test('escapes token text, marks the answer span and delimiters, titles carry the weight', () => {
     const html = renderHeatmap(
-      rec({ tokens: ['<script>alert("x")</script>', '\\boxed{', '4', '2', '}', '\n'], weights: [1, 1, 2, 2, 1, 1], spans: { open: [1, 2], content: [2, 4], close: [4, 5] } }),
+      rec({
+        tokens: ['<script>alert("x")</script>', '\\boxed{', '4', '2', '}', '\n'],
+        weights: [1, 1, 2, 2, 1, 1],
+        spans: { open: [1, 2], content: [2, 4], close: [4, 5] },
+      }),
       { lo: 1, hi: 2 },
     );
     expect(html).not.toContain('<script>');
     expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
     const answer = html.indexOf('<span class="answer"');
     expect(answer).toBeGreaterThan(html.indexOf('\\boxed{'));
-    expect(html.slice(answer)).toMatch(/^<span class="answer" title="answer content"><span [^>]*title="token 2: weight 2">4<\/span><span [^>]*>2<\/span><\/span><span class="delim"/);
+    expect(html.slice(answer)).toMatch(
+      /^<span class="answer" title="answer content"><span [^>]*title="token 2: weight 2">4<\/span><span [^>]*>2<\/span><\/span><span class="delim"/,
+    );
     expect(html).toContain('↵\n');
     // balanced spans
     expect(html.match(/<span/g)!.length).toBe(html.match(/<\/span>/g)!.length);
   });
 
   test('a span that ends at the last token is closed', () => {
-    const html = renderHeatmap(rec({ tokens: ['a', '1'], weights: [1, 1], spans: { open: [1, 1], content: [1, 2], close: [2, 2] } }), { lo: 1, hi: 1 });
+    const html = renderHeatmap(rec({ tokens: ['a', '1'], weights: [1, 1], spans: { open: [1, 1], content: [1, 2], close: [2, 2] } }), {
+      lo: 1,
+      hi: 1,
+    });
     expect(html.match(/<span/g)!.length).toBe(html.match(/<\/span>/g)!.length);
     expect(html).toMatch(/<span class="answer"[^>]*><span[^>]*>1<\/span><\/span><\/div>$/);
   });
 
   test('the card escapes the prompt', () => {
-    expect(renderSampleCard(rec({ prompt: '<img src=x onerror=alert(1)>' }), { lo: 1, hi: 1 })).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(renderSampleCard(rec({ prompt: '<img src=x onerror=alert(1)>' }), { lo: 1, hi: 1 })).toContain(
+      '&lt;img src=x onerror=alert(1)&gt;',
+    );
   });
 });
 

@@ -80,7 +80,11 @@ export function renderHeatmap(sample: Pick<SampleRecord, 'tokens' | 'weights' | 
   const opens = new Map<number, string>();
   const closes = new Map<number, number>();
   if (spans !== null) {
-    for (const [kind, [s, e]] of [['delim', spans.open], ['answer', spans.content], ['delim', spans.close]] as const) {
+    for (const [kind, [s, e]] of [
+      ['delim', spans.open],
+      ['answer', spans.content],
+      ['delim', spans.close],
+    ] as const) {
       if (e <= s) continue;
       opens.set(s, kind);
       closes.set(e, (closes.get(e) ?? 0) + 1);
@@ -93,7 +97,9 @@ export function renderHeatmap(sample: Pick<SampleRecord, 'tokens' | 'weights' | 
     const w = sample.weights[t]!;
     const { background, lightText } = weightColor(w, scale);
     const cls = lightText ? 'tok light' : 'tok';
-    parts.push(`<span class="${cls}" style="background:${background}" title="token ${t}: weight ${formatNumber(w, 4)}">${tokenText(sample.tokens[t]!)}</span>`);
+    parts.push(
+      `<span class="${cls}" style="background:${background}" title="token ${t}: weight ${formatNumber(w, 4)}">${tokenText(sample.tokens[t]!)}</span>`,
+    );
   }
   for (let k = closes.get(sample.tokens.length) ?? 0; k > 0; k--) parts.push('</span>');
   return `<div class="completion">${parts.join('')}</div>`;
@@ -143,7 +149,10 @@ export function renderLegend(scale: WeightScale): string {
  * The same evaluation rollouts over checkpoints: per rollout (up to `max`, correct and wrong
  * alternating), one heatmap line per checkpoint step, on one colour scale.
  */
-export function renderCheckpointHeatmaps(records: readonly CheckpointWeightRecord[], max: number): { html: string; scale: WeightScale; shown: number } {
+export function renderCheckpointHeatmaps(
+  records: readonly CheckpointWeightRecord[],
+  max: number,
+): { html: string; scale: WeightScale; shown: number } {
   const scale = weightScale(records);
   const ids = [...new Set(records.map((r) => r.rollout))].sort((a, b) => a - b);
   const first = new Map(ids.map((id) => [id, records.find((r) => r.rollout === id)!]));
@@ -154,13 +163,22 @@ export function renderCheckpointHeatmaps(records: readonly CheckpointWeightRecor
     if (k < correct.length) picked.push(correct[k]!);
     if (k < wrong.length && picked.length < max) picked.push(wrong[k]!);
   }
-  const cards = picked.sort((a, b) => a - b).map((id) => {
-    const rows = records.filter((r) => r.rollout === id).sort((a, b) => a.step - b.step);
-    const r0 = rows[0]!;
-    const outcome = r0.correct ? '<span class="badge ok">correct</span>' : '<span class="badge bad">wrong</span>';
-    const meta = `rollout ${id} · ${r0.tokens.length} tokens · ${r0.reasoning === null ? 'no box' : `${r0.reasoning} reasoning tokens before the first box`}`;
-    const lines = rows.map((r) => `<div class="ckpt-row" data-step="${r.step}"><span class="meta">step ${r.step}</span>${renderHeatmap(r, scale)}</div>`);
-    return [`<article class="sample" data-rollout="${id}">`, `<div class="sample-head">${outcome} <span class="meta">${escapeHtml(meta)}</span></div>`, ...lines, '</article>'].join('\n');
-  });
+  const cards = picked
+    .sort((a, b) => a - b)
+    .map((id) => {
+      const rows = records.filter((r) => r.rollout === id).sort((a, b) => a.step - b.step);
+      const r0 = rows[0]!;
+      const outcome = r0.correct ? '<span class="badge ok">correct</span>' : '<span class="badge bad">wrong</span>';
+      const meta = `rollout ${id} · ${r0.tokens.length} tokens · ${r0.reasoning === null ? 'no box' : `${r0.reasoning} reasoning tokens before the first box`}`;
+      const lines = rows.map(
+        (r) => `<div class="ckpt-row" data-step="${r.step}"><span class="meta">step ${r.step}</span>${renderHeatmap(r, scale)}</div>`,
+      );
+      return [
+        `<article class="sample" data-rollout="${id}">`,
+        `<div class="sample-head">${outcome} <span class="meta">${escapeHtml(meta)}</span></div>`,
+        ...lines,
+        '</article>',
+      ].join('\n');
+    });
   return { html: cards.join('\n'), scale, shown: picked.length };
 }

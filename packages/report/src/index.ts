@@ -1,6 +1,16 @@
 export { ReportError } from './errors.js';
 export type { ReportErrorCode } from './errors.js';
-export { RUN_FILES, RunConfigSchema, MetricsRecordSchema, SampleRecordSchema, EvalRecordSchema, CheckpointWeightRecordSchema, readRunDir, readRecords, parseRecord } from './run-dir.js';
+export {
+  RUN_FILES,
+  RunConfigSchema,
+  MetricsRecordSchema,
+  SampleRecordSchema,
+  EvalRecordSchema,
+  CheckpointWeightRecordSchema,
+  readRunDir,
+  readRecords,
+  parseRecord,
+} from './run-dir.js';
 export type { RunConfig, MetricsRecord, SampleRecord, EvalRecord, CheckpointWeightRecord, RunData } from './run-dir.js';
 export { reasoningProfiles } from './checkpoint-stats.js';
 export type { CheckpointProfile, ReasoningBin } from './checkpoint-stats.js';

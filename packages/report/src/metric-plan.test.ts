@@ -4,7 +4,21 @@ import { outcomeOf, planMetricCharts } from './metric-plan.js';
 
 describe('planMetricCharts', () => {
   test('known families share charts in section order; unknown metrics get their own', () => {
-    const names = ['lr', 'zzz', 'clip/high_frac', 'reward/mean', 'weights/correct/mean', 'accuracy', 'loss/policy', 'reward/std', 'clip/low_frac', 'weights/wrong/mean', 'weights/fallback_rate', 'kl/approx', 'loss/kl'];
+    const names = [
+      'lr',
+      'zzz',
+      'clip/high_frac',
+      'reward/mean',
+      'weights/correct/mean',
+      'accuracy',
+      'loss/policy',
+      'reward/std',
+      'clip/low_frac',
+      'weights/wrong/mean',
+      'weights/fallback_rate',
+      'kl/approx',
+      'loss/kl',
+    ];
     const plan = planMetricCharts(names);
     expect(plan.map((c) => [c.id, c.section, c.metrics])).toEqual([
       ['reward', 'reward', ['reward/mean']],
@@ -66,4 +80,3 @@ describe('planMetricCharts', () => {
     expect(outcomeOf('accuracy')).toBeUndefined();
   });
 });
-

@@ -46,17 +46,57 @@ const under =
 
 const FAMILIES: readonly Family[] = [
   { id: 'reward', section: 'reward', title: 'Reward (mean ± std over rollouts)', yTitle: 'reward', match: is(METRIC.rewardMean) },
-  { id: 'accuracy', section: 'reward', title: 'Held-out accuracy', yTitle: 'held-out accuracy', percent: true, match: (n) => inMetricFamily(n, 'accuracy') || passAtMetricN(n) !== undefined },
-  { id: 'reward-other', section: 'reward', title: 'Other reward statistics', yTitle: 'reward', match: (n) => inMetricFamily(n, 'reward') && n !== METRIC.rewardStd },
+  {
+    id: 'accuracy',
+    section: 'reward',
+    title: 'Held-out accuracy',
+    yTitle: 'held-out accuracy',
+    percent: true,
+    match: (n) => inMetricFamily(n, 'accuracy') || passAtMetricN(n) !== undefined,
+  },
+  {
+    id: 'reward-other',
+    section: 'reward',
+    title: 'Other reward statistics',
+    yTitle: 'reward',
+    match: (n) => inMetricFamily(n, 'reward') && n !== METRIC.rewardStd,
+  },
   { id: 'loss', section: 'optimisation', title: 'Loss', yTitle: 'loss', match: (n) => inMetricFamily(n, 'loss') },
   { id: 'kl', section: 'optimisation', title: 'KL divergence', yTitle: 'KL (nats)', match: (n) => inMetricFamily(n, 'kl') },
   { id: 'entropy', section: 'optimisation', title: 'Entropy', yTitle: 'entropy (nats)', match: under(METRIC.entropy) },
-  { id: 'clip', section: 'optimisation', title: 'Clipped token fractions', yTitle: 'fraction of tokens', percent: true, match: (n) => inMetricFamily(n, 'clip') },
+  {
+    id: 'clip',
+    section: 'optimisation',
+    title: 'Clipped token fractions',
+    yTitle: 'fraction of tokens',
+    percent: true,
+    match: (n) => inMetricFamily(n, 'clip'),
+  },
   { id: 'grad_norm', section: 'optimisation', title: 'Gradient norm', yTitle: 'gradient norm', match: under(METRIC.gradNorm) },
   { id: 'lr', section: 'optimisation', title: 'Learning rate', yTitle: 'learning rate', match: under(METRIC.lr) },
-  { id: 'frac_reward_zero_std', section: 'rollouts', title: 'Fraction of groups with zero reward std', yTitle: 'fraction of groups', percent: true, match: is(METRIC.fracRewardZeroStd) },
-  { id: 'completions', section: 'rollouts', title: 'Completion length', yTitle: 'tokens', match: (n) => inMetricFamily(n, 'completions') && n !== METRIC.completionsClippedRatio },
-  { id: 'completions-clipped', section: 'rollouts', title: 'Completions cut by the token limit', yTitle: 'fraction of completions', percent: true, match: is(METRIC.completionsClippedRatio) },
+  {
+    id: 'frac_reward_zero_std',
+    section: 'rollouts',
+    title: 'Fraction of groups with zero reward std',
+    yTitle: 'fraction of groups',
+    percent: true,
+    match: is(METRIC.fracRewardZeroStd),
+  },
+  {
+    id: 'completions',
+    section: 'rollouts',
+    title: 'Completion length',
+    yTitle: 'tokens',
+    match: (n) => inMetricFamily(n, 'completions') && n !== METRIC.completionsClippedRatio,
+  },
+  {
+    id: 'completions-clipped',
+    section: 'rollouts',
+    title: 'Completions cut by the token limit',
+    yTitle: 'fraction of completions',
+    percent: true,
+    match: is(METRIC.completionsClippedRatio),
+  },
   { id: 'tokens_per_s', section: 'rollouts', title: 'Throughput (tokens / s)', yTitle: 'tokens / s', match: is(METRIC.tokensPerS) },
   { id: 'time', section: 'rollouts', title: 'Wall time per step', yTitle: 'seconds', match: (n) => inMetricFamily(n, 'time') },
 ];
@@ -71,7 +111,14 @@ export function planMetricCharts(names: readonly string[]): MetricChart[] {
     if (metrics.length === 0) continue;
     if (f.id === 'accuracy') metrics.sort((a, b) => heldOutRank(a) - heldOutRank(b));
     for (const m of metrics) placed.add(m);
-    const chart: MetricChart = { id: f.id, section: f.section, title: f.title, yTitle: f.yTitle, metrics, ...(f.percent ? { percent: true } : {}) };
+    const chart: MetricChart = {
+      id: f.id,
+      section: f.section,
+      title: f.title,
+      yTitle: f.yTitle,
+      metrics,
+      ...(f.percent ? { percent: true } : {}),
+    };
     if (f.id === 'reward' && has.has(METRIC.rewardStd)) {
       chart.band = METRIC.rewardStd;
       placed.add(METRIC.rewardStd);
@@ -88,7 +135,13 @@ export function planMetricCharts(names: readonly string[]): MetricChart[] {
     const metrics = WEIGHT_OUTCOMES.map((o) => weightMetric(o, stat)).filter((m) => has.has(m) && !placed.has(m));
     if (metrics.length === 0) continue;
     for (const m of metrics) placed.add(m);
-    charts.push({ id: `weights-${stat}`, section: 'weights', title: `Token weight ${stat} by outcome`, yTitle: `token weight ${stat}`, metrics });
+    charts.push({
+      id: `weights-${stat}`,
+      section: 'weights',
+      title: `Token weight ${stat} by outcome`,
+      yTitle: `token weight ${stat}`,
+      metrics,
+    });
   }
   let other = 0;
   for (const n of names) {

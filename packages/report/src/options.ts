@@ -32,5 +32,10 @@ export type ReportOptionsResolved = z.output<typeof ReportOptionsSchema>;
 export function parseReportOptions(options: ReportOptions = {}): ReportOptionsResolved {
   const result = ReportOptionsSchema.safeParse(options);
   if (result.success) return result.data;
-  throw new ReportError('invalid_options', `invalid report options: ${formatZodIssues(result.error.issues, options)}`, {}, { cause: result.error });
+  throw new ReportError(
+    'invalid_options',
+    `invalid report options: ${formatZodIssues(result.error.issues, options)}`,
+    {},
+    { cause: result.error },
+  );
 }

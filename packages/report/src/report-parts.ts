@@ -46,7 +46,12 @@ export function summary(run: RunData): string {
       const last = lastValue(m, name);
       if (first === null || last === null) continue;
       const label = name === METRIC.accuracy ? 'held-out accuracy' : name === METRIC.accuracyGreedy ? 'greedy accuracy' : name;
-      rows.push([label, first === last || first.step === last.step ? `${percent(first.value)} at step ${first.step}` : `${percent(first.value)} at step ${first.step} -> ${percent(last.value)} at step ${last.step}`]);
+      rows.push([
+        label,
+        first === last || first.step === last.step
+          ? `${percent(first.value)} at step ${first.step}`
+          : `${percent(first.value)} at step ${first.step} -> ${percent(last.value)} at step ${last.step}`,
+      ]);
     }
   }
   const first = firstValue(m, METRIC.rewardMean);
@@ -57,7 +62,10 @@ export function summary(run: RunData): string {
       const v = r[METRIC.rewardMean];
       if (typeof v === 'number' && v > best.value) best = { step: r.step, value: v };
     }
-    rows.push([METRIC.rewardMean, `${formatNumber(first.value)} at step ${first.step} -> ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`]);
+    rows.push([
+      METRIC.rewardMean,
+      `${formatNumber(first.value)} at step ${first.step} -> ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`,
+    ]);
   }
   if (run.samples !== null) {
     const correct = run.samples.filter((s) => s.correct).length;
@@ -127,7 +135,8 @@ export function histogramTable(h: WeightHistogram): string {
 
 /** The U-shape's numbers per bin, folded under its chart. */
 export function positionTable(bins: readonly PositionBin[]): string {
-  const head = '<tr><th>bin</th><th>t/len from</th><th>to</th><th>correct mean</th><th>± s.e.</th><th>rollouts</th><th>wrong mean</th><th>± s.e.</th><th>rollouts</th></tr>';
+  const head =
+    '<tr><th>bin</th><th>t/len from</th><th>to</th><th>correct mean</th><th>± s.e.</th><th>rollouts</th><th>wrong mean</th><th>± s.e.</th><th>rollouts</th></tr>';
   const rows = bins.map((b) => {
     const cells = [cell(b.bin), cell(b.lo), cell(b.hi)];
     for (const o of OUTCOMES) cells.push(cell(b.stats[o].mean), cell(b.stats[o].sem), cell(b.stats[o].rollouts));
@@ -136,7 +145,6 @@ export function positionTable(bins: readonly PositionBin[]): string {
   return `<details class="data"><summary>data</summary><table data-table="position-profile">${head}${rows.join('')}</table></details>`;
 }
 
-
 /**
  * Charts with nothing to draw but one value per curve (KL 0 without a penalty, a constant learning
  * rate), as one line each under their section's charts: `KL divergence: kl/approx = 0 at all 200
@@ -144,7 +152,9 @@ export function positionTable(bins: readonly PositionBin[]): string {
  */
 export const flatList = {
   item(id: string, title: string, curves: readonly FlatCurve[]): string {
-    const parts = curves.map((c) => `${c.name} = ${formatNumber(c.value)} ${c.points === 1 ? 'at its one logged step' : `at all ${c.points} logged steps`}`);
+    const parts = curves.map(
+      (c) => `${c.name} = ${formatNumber(c.value)} ${c.points === 1 ? 'at its one logged step' : `at all ${c.points} logged steps`}`,
+    );
     const named = curves.length === 1 && curves[0]!.name === title;
     return `<li data-flat="${escapeHtml(id)}">${named ? '' : `<span class="flat-title">${escapeHtml(title)}</span>: `}${escapeHtml(parts.join('; '))}</li>`;
   },

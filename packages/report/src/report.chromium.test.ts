@@ -57,7 +57,10 @@ afterAll(async () => {
 
 describe.skipIf(!hasChromium)('report in headless Chromium', () => {
   test('loads without console errors or requests, every chart draws, screenshot written', { timeout: 300_000 }, async () => {
-    const run = await writeSyntheticRun(join(root, 'run'), { injectTokens: ['<script>alert("x")</script>'], extraMetric: '<img src=x onerror=alert(1)>' });
+    const run = await writeSyntheticRun(join(root, 'run'), {
+      injectTokens: ['<script>alert("x")</script>'],
+      extraMetric: '<img src=x onerror=alert(1)>',
+    });
     const { path, charts } = await writeReport(run.dir);
     const png = join(root, 'report.png');
     const r = await check(path, png);
@@ -85,7 +88,10 @@ describe.skipIf(!hasChromium)('report in headless Chromium', () => {
 
   test('the checker itself sees console errors, exceptions and network requests', { timeout: 300_000 }, async () => {
     const page = join(root, 'broken.html');
-    await writeFile(page, '<!doctype html><title>broken</title><img src="http://127.0.0.1:9/x.png"><script>console.error("boom"); throw new Error("kaput")</script>');
+    await writeFile(
+      page,
+      '<!doctype html><title>broken</title><img src="http://127.0.0.1:9/x.png"><script>console.error("boom"); throw new Error("kaput")</script>',
+    );
     const r = await check(page, join(root, 'broken.png'));
     expect(r.ok).toBe(true);
     expect(r.consoleErrors.some((e) => e.includes('boom'))).toBe(true);

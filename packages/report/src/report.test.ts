@@ -58,7 +58,23 @@ describe('report of a full run', () => {
     expect(result.path).toBe(join(run.dir, 'report.html'));
     expect(result.bytes).toBe(Buffer.byteLength(html));
     expect(html.startsWith('<!doctype html>')).toBe(true);
-    const expected = ['reward', 'accuracy', 'loss', 'kl', 'entropy', 'clip', 'grad_norm', 'lr', 'frac_reward_zero_std', 'completions', 'tokens_per_s', 'weight-histogram', 'position-profile', 'weights-mean', 'weights-std'];
+    const expected = [
+      'reward',
+      'accuracy',
+      'loss',
+      'kl',
+      'entropy',
+      'clip',
+      'grad_norm',
+      'lr',
+      'frac_reward_zero_std',
+      'completions',
+      'tokens_per_s',
+      'weight-histogram',
+      'position-profile',
+      'weights-mean',
+      'weights-std',
+    ];
     // a constant curve beside a varying one stays on its chart (kl/ref = 0 beside kl/approx)
     expect(figure(html, 'kl')).toContain('kl/ref');
     for (const id of expected) {
@@ -76,16 +92,25 @@ describe('report of a full run', () => {
   });
 
   test('correct and wrong keep one colour each in every chart; no other series uses either', () => {
-    const colours = (id: string): Set<string> => new Set([...figure(html, id).matchAll(/(?:fill|stroke)="(#[0-9a-f]{6})"/gi)].map((m) => m[1]!.toLowerCase()));
+    const colours = (id: string): Set<string> =>
+      new Set([...figure(html, id).matchAll(/(?:fill|stroke)="(#[0-9a-f]{6})"/gi)].map((m) => m[1]!.toLowerCase()));
     const outcome = Object.values(OUTCOME_COLORS);
     for (const id of ['weights-mean', 'weights-std', 'weight-histogram', 'position-profile']) {
       for (const c of outcome) expect(colours(id), id).toContain(c);
     }
     // each series' legend symbol: correct and wrong series in their outcome's colour, in every weights chart
     for (const id of ['weights-mean', 'weights-std']) {
-      const legend = [...figure(html, id).matchAll(/role-legend-symbol[^>]*><path[^>]*fill="(#[0-9a-f]{6})"[^>]*\/><\/g><g class="mark-text role-legend-label"[^>]*><text[^>]*>([^<]*)<\/text>/g)].map((m) => [m[2]!, m[1]!]);
-      expect(legend.map(([label]) => label.split('/')[1]), id).toEqual(['correct', 'wrong']);
-      for (const [label, colour] of legend) expect(colour, label).toBe(label.includes('/correct/') ? OUTCOME_COLORS.correct : OUTCOME_COLORS.wrong);
+      const legend = [
+        ...figure(html, id).matchAll(
+          /role-legend-symbol[^>]*><path[^>]*fill="(#[0-9a-f]{6})"[^>]*\/><\/g><g class="mark-text role-legend-label"[^>]*><text[^>]*>([^<]*)<\/text>/g,
+        ),
+      ].map((m) => [m[2]!, m[1]!]);
+      expect(
+        legend.map(([label]) => label.split('/')[1]),
+        id,
+      ).toEqual(['correct', 'wrong']);
+      for (const [label, colour] of legend)
+        expect(colour, label).toBe(label.includes('/correct/') ? OUTCOME_COLORS.correct : OUTCOME_COLORS.wrong);
     }
     const ids = [...html.matchAll(/data-chart="([^"]+)"/g)].map((m) => m[1]!);
     for (const id of ids.filter((i) => !/^weights-|^weight-histogram$|^position-profile$/.test(i))) {
@@ -96,8 +121,12 @@ describe('report of a full run', () => {
   });
 
   test('flat charts are one line each under their section', () => {
-    const section = (id: string) => html.slice(html.indexOf(`<section id="${id}">`), html.indexOf('</section>', html.indexOf(`<section id="${id}">`)));
-    expectIn(section('rollouts'), '<li data-flat="completions-clipped"><span class="flat-title">Completions cut by the token limit</span>: completions/clipped_ratio = 0 at all 60 logged steps</li>');
+    const section = (id: string) =>
+      html.slice(html.indexOf(`<section id="${id}">`), html.indexOf('</section>', html.indexOf(`<section id="${id}">`)));
+    expectIn(
+      section('rollouts'),
+      '<li data-flat="completions-clipped"><span class="flat-title">Completions cut by the token limit</span>: completions/clipped_ratio = 0 at all 60 logged steps</li>',
+    );
     expect(html).not.toContain('data-chart="completions-clipped"');
   });
 
@@ -108,22 +137,35 @@ describe('report of a full run', () => {
     const g = pairedDifference(first.greedyCorrect!, last.greedyCorrect!, 1);
     const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
     const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-    expectIn(summaryHtml, `<tr><th>held-out accuracy (20 problems, mean of 4 samples)</th><td>${pct(first.accuracy)} at step 0 -&gt; ${pct(last.accuracy)} at step 59 (${pts(d.mean)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})</td></tr>`);
+    expectIn(
+      summaryHtml,
+      `<tr><th>held-out accuracy (20 problems, mean of 4 samples)</th><td>${pct(first.accuracy)} at step 0 -&gt; ${pct(last.accuracy)} at step 59 (${pts(d.mean)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})</td></tr>`,
+    );
     expectIn(summaryHtml, `<tr><th>pass@4</th><td>${pct(first.passAtN)} -&gt; ${pct(last.passAtN)}</td></tr>`);
-    expectIn(summaryHtml, `<tr><th>greedy accuracy</th><td>${pct(first.greedyAccuracy!)} -&gt; ${pct(last.greedyAccuracy!)} (${pts(g.mean)} points, paired s.e. ${(100 * g.standardError).toFixed(1)})</td></tr>`);
+    expectIn(
+      summaryHtml,
+      `<tr><th>greedy accuracy</th><td>${pct(first.greedyAccuracy!)} -&gt; ${pct(last.greedyAccuracy!)} (${pts(g.mean)} points, paired s.e. ${(100 * g.standardError).toFixed(1)})</td></tr>`,
+    );
     // rates as percentages, not fractions
-    for (const row of summaryHtml.match(/<tr><th>[^<]*(accuracy|pass@)[^<]*<\/th><td>[^<]*<\/td><\/tr>/g)!) expect(row).not.toMatch(/\b0\.\d+ at step/);
+    for (const row of summaryHtml.match(/<tr><th>[^<]*(accuracy|pass@)[^<]*<\/th><td>[^<]*<\/td><\/tr>/g)!)
+      expect(row).not.toMatch(/\b0\.\d+ at step/);
   });
 
   test('y-axis titles are short names with units, never the chart title', () => {
-    const yTitle = (id: string) => /aria-label="Y-axis titled '([^']*)'/.exec(figure(html, id))?.[1] ?? /<g class="mark-group role-axis" aria-label="Y-axis[^"]*"[\s\S]*?role-title[\s\S]*?<text[^>]*>([^<]*)<\/text>/.exec(figure(html, id))?.[1];
+    const yTitle = (id: string) =>
+      /aria-label="Y-axis titled '([^']*)'/.exec(figure(html, id))?.[1] ??
+      /<g class="mark-group role-axis" aria-label="Y-axis[^"]*"[\s\S]*?role-title[\s\S]*?<text[^>]*>([^<]*)<\/text>/.exec(
+        figure(html, id),
+      )?.[1];
     expect(yTitle('completions')).toBe('tokens');
     expect(yTitle('clip')).toBe('fraction of tokens');
     expect(yTitle('weights-mean')).toBe('token weight mean');
   });
 
   test('the whole-completion profile says what it measures; the reference U-shape over checkpoints pools the reasoning tokens only', () => {
-    expect(figure(html, 'position-profile')).toContain('<figcaption>Whole completion: mean token weight against t/len (answer content forced to w_max, post-answer tokens included)</figcaption>');
+    expect(figure(html, 'position-profile')).toContain(
+      '<figcaption>Whole completion: mean token weight against t/len (answer content forced to w_max, post-answer tokens included)</figcaption>',
+    );
     const f = figure(html, 'checkpoint-profile');
     expect(f).toContain('<figcaption>Reasoning tokens: mean GRAIL weight against t/(R−1), per checkpoint</figcaption>');
     expect(/<svg[\s\S]*<path/.test(f)).toBe(true);
@@ -150,8 +192,14 @@ describe('report of a full run', () => {
     const rows = tableValues(html, 'position-profile');
     const bins = 20;
     expect(rows).toHaveLength(bins);
-    for (const [outcome, col] of [[true, 3], [false, 6]] as const) {
-      const mine = uShapeByHand(run.samples.filter((s) => s.correct === outcome), bins);
+    for (const [outcome, col] of [
+      [true, 3],
+      [false, 6],
+    ] as const) {
+      const mine = uShapeByHand(
+        run.samples.filter((s) => s.correct === outcome),
+        bins,
+      );
       for (let b = 0; b < bins; b++) {
         expect(rows[b]![0]).toBe(b);
         expect(rows[b]![1]).toBeCloseTo(b / bins, 12);
@@ -173,7 +221,10 @@ describe('report of a full run', () => {
     const hi = Math.max(...all);
     expect(rows[0]![0]).toBe(lo);
     expect(rows[39]![1]).toBe(hi);
-    for (const [outcome, col] of [[true, 2], [false, 4]] as const) {
+    for (const [outcome, col] of [
+      [true, 2],
+      [false, 4],
+    ] as const) {
       const ws = run.samples.filter((s) => s.correct === outcome).flatMap((s) => s.weights);
       rows.forEach((r, i) => {
         const inBin = ws.filter((w) => w >= r[0]! && (i === 39 ? w <= r[1]! : w < r[1]!)).length;
@@ -301,7 +352,10 @@ describe('reports of partial runs', () => {
     const page = await readFile(r.path, 'utf8');
     expect(r.charts).toBe(0);
     expectNoMatch(page, /NaN/);
-    expectIn(page, '<li data-flat="accuracy"><span class="flat-title">Held-out accuracy</span>: accuracy = 0.3 at its one logged step</li>');
+    expectIn(
+      page,
+      '<li data-flat="accuracy"><span class="flat-title">Held-out accuracy</span>: accuracy = 0.3 at its one logged step</li>',
+    );
     expectIn(page, '<tr><th>held-out accuracy</th><td>30.0% at step 0</td></tr>');
   });
 
@@ -376,7 +430,10 @@ describe('errors', () => {
     const dir = join(root, 'bad');
     await mkdir(dir);
     await writeFile(join(dir, 'metrics.jsonl'), '{"step":0}\n');
-    await writeFile(join(dir, 'samples.jsonl'), '{"step":0,"group":0,"reward":1,"correct":true,"advantage":0,"prompt":"","tokens":["a"],"weights":["1"],"spans":null}\n');
+    await writeFile(
+      join(dir, 'samples.jsonl'),
+      '{"step":0,"group":0,"reward":1,"correct":true,"advantage":0,"prompt":"","tokens":["a"],"weights":["1"],"spans":null}\n',
+    );
     await expect(writeReport(dir)).rejects.toThrow(`${join(dir, 'samples.jsonl')}:1, field weights.0: `);
     expect(await readdir(dir)).toEqual(['metrics.jsonl', 'samples.jsonl']);
   });

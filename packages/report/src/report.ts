@@ -60,7 +60,6 @@ const EXPECTED: readonly { id: string; section: SectionId; title: string; what: 
   { id: 'clip', section: 'optimisation', title: 'Clipped token fractions', what: `${METRIC_FAMILY.clip}*` },
 ];
 
-
 /**
  * Read `runDir`, render its report and write it atomically. Returns where, how big, and any
  * warnings. A `metrics.jsonl` without a record is `ReportError('no_metrics')`: a page of "no data"
@@ -70,7 +69,8 @@ export async function writeReport(runDir: string, options: ReportOptions = {}): 
   const opts = parseReportOptions(options);
   const path = opts.out ?? join(runDir, 'report.html');
   const run = await readRunDir(runDir);
-  if (run.metrics.length === 0) throw new ReportError('no_metrics', 'no records: the run has logged nothing to report yet', { file: join(runDir, RUN_FILES.metrics) });
+  if (run.metrics.length === 0)
+    throw new ReportError('no_metrics', 'no records: the run has logged nothing to report yet', { file: join(runDir, RUN_FILES.metrics) });
   await assertWritable(path);
   const { html, charts, warnings } = await renderReport(run, opts);
   await writeFileAtomic(path, html);
@@ -83,7 +83,9 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
   const warnings: string[] = [];
   const merged = mergeSteps(raw.metrics);
   if (merged.repeated > 0) {
-    warnings.push(`${RUN_FILES.metrics}: ${merged.repeated} step(s) logged on more than one line (separate eval lines, or a resumed run); merged, later values winning`);
+    warnings.push(
+      `${RUN_FILES.metrics}: ${merged.repeated} step(s) logged on more than one line (separate eval lines, or a resumed run); merged, later values winning`,
+    );
   }
   const run: RunData = { ...raw, metrics: merged.records };
   let charts = 0;
@@ -114,7 +116,10 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
   }
 
   // Token weights from samples.jsonl first in their section, then the weights/* metric charts.
-  const weightFigures = [...(await tokenWeightFigures(run, opts, { chart, size: SIZE, warnings })), ...(await checkpointFigures(run, opts, { chart, size: SIZE, warnings }))];
+  const weightFigures = [
+    ...(await tokenWeightFigures(run, opts, { chart, size: SIZE, warnings })),
+    ...(await checkpointFigures(run, opts, { chart, size: SIZE, warnings })),
+  ];
   bySection.set('weights', [...weightFigures, ...(bySection.get('weights') ?? [])]);
 
   const body: string[] = [];
@@ -127,7 +132,12 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
       const figs = bySection.get(s.id);
       const flats = flat.get(s.id);
       if (figs === undefined && flats === undefined) continue;
-      content = [figs === undefined ? '' : `<div class="grid">\n${figs.join('\n')}\n</div>`, flats === undefined ? '' : flatList.list(flats)].filter((x) => x !== '').join('\n');
+      content = [
+        figs === undefined ? '' : `<div class="grid">\n${figs.join('\n')}\n</div>`,
+        flats === undefined ? '' : flatList.list(flats),
+      ]
+        .filter((x) => x !== '')
+        .join('\n');
     }
     body.push(`<section id="${s.id}">\n<h2>${s.title}</h2>\n${content}\n</section>`);
   }
@@ -175,7 +185,12 @@ function orderCharts(plan: MetricChart[]): (MetricChart | Expected)[] {
     .map(({ c }) => c);
 }
 
-async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[], opts: Resolved, chart: (spec: TopLevelSpec) => Promise<string>): Promise<string> {
+async function metricFigureBody(
+  c: MetricChart,
+  records: readonly MetricsRecord[],
+  opts: Resolved,
+  chart: (spec: TopLevelSpec) => Promise<string>,
+): Promise<string> {
   if (c.id === 'reward') {
     const series = rewardSeries(records, c.band, opts.maxPoints);
     const svg = await chart(rewardSpec(series, SIZE));
@@ -191,7 +206,8 @@ async function metricFigureBody(c: MetricChart, records: readonly MetricsRecord[
   if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
   if (c.id === 'accuracy') {
     const last = lastValue(records, METRIC.accuracy);
-    if (last !== null) svg += note(`Latest: ${percent(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
+    if (last !== null)
+      svg += note(`Latest: ${percent(last.value)} at step ${last.step} (${counts[0]} evaluation${counts[0] === 1 ? '' : 's'}).`);
   }
   return svg;
 }
@@ -229,7 +245,13 @@ function rewardSeries(records: readonly MetricsRecord[], band: string | undefine
   const hi = downsample(bs, bhi, maxPoints);
   const line = downsample(ls, lm, maxPoints).map(([step, mean]) => ({ step, mean }));
   const w = smoothingWindow(line.length);
-  const avg = w === 0 ? [] : movingAverage(line.map((p) => p.mean), w);
+  const avg =
+    w === 0
+      ? []
+      : movingAverage(
+          line.map((p) => p.mean),
+          w,
+        );
   return {
     line,
     band: lo.map(([step, l], i) => ({ step, lo: l, hi: hi[i]![1] })),

@@ -100,7 +100,12 @@ describe('readRunDir', () => {
 
   test.each([
     ['weights of another length', { weights: [1, 1] }, 'weights', 'has 2 entries but tokens has 5'],
-    ['a span past the end', { spans: { open: [2, 3], content: [3, 4], close: [4, 9] } }, 'spans.close', 'ends at token 9 but the completion has 5 tokens'],
+    [
+      'a span past the end',
+      { spans: { open: [2, 3], content: [3, 4], close: [4, 9] } },
+      'spans.close',
+      'ends at token 9 but the completion has 5 tokens',
+    ],
     ['unordered spans', { spans: { open: [3, 4], content: [2, 3], close: [4, 5] } }, 'spans', 'spans must be ordered'],
     ['a non-boolean correct', { correct: 1 }, 'correct', 'expected boolean'],
     ['a token that is not text', { tokens: ['a', 'b', 7, '4', '}'] }, 'tokens.2', 'expected string'],
@@ -130,11 +135,25 @@ describe('readRunDir', () => {
     expect(err.message).toMatch(/metrics\.jsonl(:\d+)?: cannot read/);
   });
 
-  const evalLine = (over: Record<string, unknown> = {}): string => JSON.stringify({ step: 0, accuracy: 0.5, passAtN: 0.75, n: 2, problems: 4, correct: [2, 1, 1, 0], greedyAccuracy: 0.5, greedyCorrect: [1, 0, 1, 0], ...over });
+  const evalLine = (over: Record<string, unknown> = {}): string =>
+    JSON.stringify({
+      step: 0,
+      accuracy: 0.5,
+      passAtN: 0.75,
+      n: 2,
+      problems: 4,
+      correct: [2, 1, 1, 0],
+      greedyAccuracy: 0.5,
+      greedyCorrect: [1, 0, 1, 0],
+      ...over,
+    });
 
   test('evals.jsonl: held-out evaluations with per-problem counts; other keys ignored', async () => {
     await writeFile(join(dir, 'metrics.jsonl'), '{"step":0}\n');
-    await writeFile(join(dir, 'evals.jsonl'), evalLine() + '\n' + evalLine({ step: 5, greedyAccuracy: undefined, greedyCorrect: undefined, note: 'x' }) + '\n');
+    await writeFile(
+      join(dir, 'evals.jsonl'),
+      evalLine() + '\n' + evalLine({ step: 5, greedyAccuracy: undefined, greedyCorrect: undefined, note: 'x' }) + '\n',
+    );
     const run = await readRunDir(dir);
     expect(run.evals).toEqual([
       { step: 0, accuracy: 0.5, passAtN: 0.75, n: 2, problems: 4, correct: [2, 1, 1, 0], greedyAccuracy: 0.5, greedyCorrect: [1, 0, 1, 0] },

@@ -62,10 +62,18 @@ export const SampleRecordSchema = z
   })
   .superRefine((s, ctx) => {
     if (s.weights.length !== s.tokens.length) {
-      ctx.addIssue({ code: 'custom', path: ['weights'], message: `has ${s.weights.length} entries but tokens has ${s.tokens.length}; they must be the same length` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['weights'],
+        message: `has ${s.weights.length} entries but tokens has ${s.tokens.length}; they must be the same length`,
+      });
     }
     if (s.spans !== null && s.spans.close[1] > s.tokens.length) {
-      ctx.addIssue({ code: 'custom', path: ['spans', 'close'], message: `ends at token ${s.spans.close[1]} but the completion has ${s.tokens.length} tokens` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['spans', 'close'],
+        message: `ends at token ${s.spans.close[1]} but the completion has ${s.tokens.length} tokens`,
+      });
     }
   });
 export type SampleRecord = z.infer<typeof SampleRecordSchema>;
@@ -88,8 +96,10 @@ export const CheckpointWeightRecordSchema = z
     reasoning: z.int().nonnegative().nullable(),
   })
   .superRefine((s, ctx) => {
-    if (s.weights.length !== s.tokens.length) ctx.addIssue({ code: 'custom', path: ['weights'], message: `has ${s.weights.length} entries but tokens has ${s.tokens.length}` });
-    if (s.reasoning !== null && s.reasoning > s.tokens.length) ctx.addIssue({ code: 'custom', path: ['reasoning'], message: `is ${s.reasoning} but the completion has ${s.tokens.length} tokens` });
+    if (s.weights.length !== s.tokens.length)
+      ctx.addIssue({ code: 'custom', path: ['weights'], message: `has ${s.weights.length} entries but tokens has ${s.tokens.length}` });
+    if (s.reasoning !== null && s.reasoning > s.tokens.length)
+      ctx.addIssue({ code: 'custom', path: ['reasoning'], message: `is ${s.reasoning} but the completion has ${s.tokens.length} tokens` });
   });
 export type CheckpointWeightRecord = z.infer<typeof CheckpointWeightRecordSchema>;
 
@@ -115,10 +125,16 @@ export const EvalRecordSchema = z
     greedyCorrect: z.array(z.int().min(0).max(1)).optional(),
   })
   .superRefine((e, ctx) => {
-    if (e.correct.length !== e.problems) ctx.addIssue({ code: 'custom', path: ['correct'], message: `has ${e.correct.length} counts for ${e.problems} problems` });
+    if (e.correct.length !== e.problems)
+      ctx.addIssue({ code: 'custom', path: ['correct'], message: `has ${e.correct.length} counts for ${e.problems} problems` });
     const over = e.correct.findIndex((c) => c > e.n);
     if (over >= 0) ctx.addIssue({ code: 'custom', path: ['correct', over], message: `${e.correct[over]} correct of n = ${e.n} samples` });
-    if (e.greedyCorrect !== undefined && e.greedyCorrect.length !== e.problems) ctx.addIssue({ code: 'custom', path: ['greedyCorrect'], message: `has ${e.greedyCorrect.length} entries for ${e.problems} problems` });
+    if (e.greedyCorrect !== undefined && e.greedyCorrect.length !== e.problems)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['greedyCorrect'],
+        message: `has ${e.greedyCorrect.length} entries for ${e.problems} problems`,
+      });
   });
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
 
@@ -143,7 +159,8 @@ export async function readRunDir(dir: string): Promise<RunData> {
   const configFile = join(dir, RUN_FILES.config);
   const config = (await exists(configFile)) ? await readConfig(configFile) : null;
   const metricsFile = join(dir, RUN_FILES.metrics);
-  if (!(await exists(metricsFile))) throw new ReportError('missing_file', `run directory ${dir} has no ${RUN_FILES.metrics}`, { file: metricsFile });
+  if (!(await exists(metricsFile)))
+    throw new ReportError('missing_file', `run directory ${dir} has no ${RUN_FILES.metrics}`, { file: metricsFile });
   const metrics = await readRecords(metricsFile, MetricsRecordSchema);
   const samplesFile = join(dir, RUN_FILES.samples);
   const samples = (await exists(samplesFile)) ? await readRecords(samplesFile, SampleRecordSchema) : null;
@@ -171,7 +188,12 @@ export function parseRecord<S extends z.ZodType>(value: unknown, schema: S, file
   const issue = result.error.issues[0]!;
   const field = issue.path.length > 0 ? issue.path.map(String).join('.') : undefined;
   const more = result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more issue(s))` : '';
-  throw new ReportError('invalid_record', `${field === undefined ? 'record: ' : ''}${issue.message}${more}`, { file, line, ...(field === undefined ? {} : { field }) }, { cause: result.error });
+  throw new ReportError(
+    'invalid_record',
+    `${field === undefined ? 'record: ' : ''}${issue.message}${more}`,
+    { file, line, ...(field === undefined ? {} : { field }) },
+    { cause: result.error },
+  );
 }
 
 async function readConfig(file: string): Promise<RunConfig> {
@@ -179,7 +201,12 @@ async function readConfig(file: string): Promise<RunConfig> {
   try {
     text = await readFile(file, 'utf8');
   } catch (cause) {
-    throw new CoreError('read_failed', `cannot read: ${(cause as NodeJS.ErrnoException).code === 'EISDIR' ? 'is a directory' : (cause as Error).message}`, { file }, { cause });
+    throw new CoreError(
+      'read_failed',
+      `cannot read: ${(cause as NodeJS.ErrnoException).code === 'EISDIR' ? 'is a directory' : (cause as Error).message}`,
+      { file },
+      { cause },
+    );
   }
   let value: unknown;
   try {

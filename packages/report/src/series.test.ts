@@ -4,11 +4,20 @@ import { curve, downsample, flatCurves, mergeSteps, metricNames, movingAverage, 
 
 describe('series', () => {
   test('metricNames in first-seen order, without step', () => {
-    expect(metricNames([{ step: 0, b: 1 }, { step: 1, a: 2, b: null }])).toEqual(['b', 'a']);
+    expect(
+      metricNames([
+        { step: 0, b: 1 },
+        { step: 1, a: 2, b: null },
+      ]),
+    ).toEqual(['b', 'a']);
   });
 
   test('seriesPoints skips absent and null values', () => {
-    const records: MetricsRecord[] = [{ step: 0, a: 1 }, { step: 1, a: null, b: 2 }, { step: 2, a: 3 }];
+    const records: MetricsRecord[] = [
+      { step: 0, a: 1 },
+      { step: 1, a: null, b: 2 },
+      { step: 2, a: 3 },
+    ];
     expect(seriesPoints(records, ['a', 'b'], 100)).toEqual([
       { step: 0, series: 'a', value: 1 },
       { step: 2, series: 'a', value: 3 },
@@ -93,7 +102,15 @@ describe('flatCurves', () => {
   });
 
   test('equality is exact: one ulp is a change', () => {
-    expect(flatCurves([{ step: 0, x: 0.1 }, { step: 1, x: 0.1 + 2 ** -56 }], ['x'])).toBeNull();
+    expect(
+      flatCurves(
+        [
+          { step: 0, x: 0.1 },
+          { step: 1, x: 0.1 + 2 ** -56 },
+        ],
+        ['x'],
+      ),
+    ).toBeNull();
     expect(curve(records, 'clip')).toEqual({ steps: [3], values: [0] });
   });
 });

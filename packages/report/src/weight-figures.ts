@@ -37,7 +37,13 @@ export async function tokenWeightFigures(run: RunData, opts: ReportOptionsResolv
   if (hist === null) {
     ctx.warnings.push(`no data for token weights: ${why}`);
     weightFigures.push(figure('weight-histogram', 'Token weights, correct vs wrong rollouts', noData(`token weights (${why})`)));
-    weightFigures.push(figure('position-profile', 'Whole completion: mean token weight against t/len (answer content forced to w_max, post-answer tokens included)', noData(`token weights by position (${why})`)));
+    weightFigures.push(
+      figure(
+        'position-profile',
+        'Whole completion: mean token weight against t/len (answer content forced to w_max, post-answer tokens included)',
+        noData(`token weights by position (${why})`),
+      ),
+    );
   } else {
     const profile = positionProfile(samples, opts.positionBins);
     weightFigures.push(
@@ -45,7 +51,9 @@ export async function tokenWeightFigures(run: RunData, opts: ReportOptionsResolv
         'weight-histogram',
         'Token weights, correct vs wrong rollouts',
         (await ctx.chart(histogramSpec(hist, ctx.size))) +
-          note(`Fraction of each outcome's tokens per weight bin, over ${samples.length} sampled rollouts (${tokenCount} tokens) from ${RUN_FILES.samples}${range || ', all steps'}.`) +
+          note(
+            `Fraction of each outcome's tokens per weight bin, over ${samples.length} sampled rollouts (${tokenCount} tokens) from ${RUN_FILES.samples}${range || ', all steps'}.`,
+          ) +
           histogramTable(hist),
       ),
     );
@@ -72,13 +80,24 @@ export async function checkpointFigures(run: RunData, opts: ReportOptionsResolve
   const records = run.checkpointWeights ?? [];
   const file = RUN_FILES.checkpointWeights;
   if (records.length === 0) {
-    const why = run.checkpointWeights == null ? `no ${file} in the run directory (rlvr train writes it at every held-out evaluation)` : `${file} is empty`;
+    const why =
+      run.checkpointWeights == null
+        ? `no ${file} in the run directory (rlvr train writes it at every held-out evaluation)`
+        : `${file} is empty`;
     ctx.warnings.push(`no data for the weights over checkpoints: ${why}`);
-    return [figure('checkpoint-profile', 'Reasoning tokens: mean GRAIL weight against t/(R−1), per checkpoint', noData(`weights over checkpoints (${why})`))];
+    return [
+      figure(
+        'checkpoint-profile',
+        'Reasoning tokens: mean GRAIL weight against t/(R−1), per checkpoint',
+        noData(`weights over checkpoints (${why})`),
+      ),
+    ];
   }
   const profiles = reasoningProfiles(records, opts.positionBins);
   const head = `<tr><th>step</th><th>rollouts</th><th>left out</th>${profiles[0]!.bins.map((b) => `<th>${b.lo.toFixed(2)}–${b.hi.toFixed(2)}</th>`).join('')}</tr>`;
-  const rows = profiles.map((p) => `<tr data-step="${p.step}">${cell(p.step)}${cell(p.rollouts)}${cell(p.skipped)}${p.bins.map((b) => cell(b.mean)).join('')}</tr>`);
+  const rows = profiles.map(
+    (p) => `<tr data-step="${p.step}">${cell(p.step)}${cell(p.rollouts)}${cell(p.skipped)}${p.bins.map((b) => cell(b.mean)).join('')}</tr>`,
+  );
   const heat = renderCheckpointHeatmaps(records, opts.maxSamples);
   return [
     figure(
@@ -93,7 +112,11 @@ export async function checkpointFigures(run: RunData, opts: ReportOptionsResolve
     figure(
       'checkpoint-heatmap',
       'The same evaluation rollouts at every checkpoint',
-      renderLegend(heat.scale) + note(`${heat.shown} of the rollouts of ${file}, one line per checkpoint: the GRAIL weight (symmetry both) of each token with that checkpoint's parameters.`) + heat.html,
+      renderLegend(heat.scale) +
+        note(
+          `${heat.shown} of the rollouts of ${file}, one line per checkpoint: the GRAIL weight (symmetry both) of each token with that checkpoint's parameters.`,
+        ) +
+        heat.html,
     ),
   ];
 }

@@ -36,17 +36,21 @@ describe('weightHistogram', () => {
 
   test('counts add up to the tokens of each outcome', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.boolean(), fc.array(fc.double({ min: -5, max: 5, noNaN: true }), { maxLength: 20 })), { maxLength: 10 }), fc.integer({ min: 1, max: 50 }), (rows, bins) => {
-        const samples = rows.map(([c, w]) => s(c, w));
-        const h = weightHistogram(samples, bins);
-        const n = (c: boolean): number => samples.filter((x) => x.correct === c).reduce((a, x) => a + x.weights.length, 0);
-        if (h === null) {
-          expect(n(true) + n(false)).toBe(0);
-          return;
-        }
-        expect(h.counts.correct.reduce((a, b) => a + b, 0)).toBe(n(true));
-        expect(h.counts.wrong.reduce((a, b) => a + b, 0)).toBe(n(false));
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.array(fc.double({ min: -5, max: 5, noNaN: true }), { maxLength: 20 })), { maxLength: 10 }),
+        fc.integer({ min: 1, max: 50 }),
+        (rows, bins) => {
+          const samples = rows.map(([c, w]) => s(c, w));
+          const h = weightHistogram(samples, bins);
+          const n = (c: boolean): number => samples.filter((x) => x.correct === c).reduce((a, x) => a + x.weights.length, 0);
+          if (h === null) {
+            expect(n(true) + n(false)).toBe(0);
+            return;
+          }
+          expect(h.counts.correct.reduce((a, b) => a + b, 0)).toBe(n(true));
+          expect(h.counts.wrong.reduce((a, b) => a + b, 0)).toBe(n(false));
+        },
+      ),
     );
   });
 });

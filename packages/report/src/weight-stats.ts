@@ -84,7 +84,10 @@ export interface PositionBin {
 export function positionProfile(samples: readonly SampleRecord[], bins: number): PositionBin[] {
   // Per outcome and bin: sum and sum of squares of per-rollout means, rollout and token counts.
   const acc = Object.fromEntries(
-    OUTCOMES.map((o) => [o, { sum: new Float64Array(bins), sq: new Float64Array(bins), n: new Int32Array(bins), tokens: new Int32Array(bins) }]),
+    OUTCOMES.map((o) => [
+      o,
+      { sum: new Float64Array(bins), sq: new Float64Array(bins), n: new Int32Array(bins), tokens: new Int32Array(bins) },
+    ]),
   ) as Record<Outcome, { sum: Float64Array; sq: Float64Array; n: Int32Array; tokens: Int32Array }>;
   const binSum = new Float64Array(bins);
   const binCount = new Int32Array(bins);

@@ -123,7 +123,9 @@ on('Runtime.consoleAPICalled', (p) => {
   if (p.type === 'error' || p.type === 'assert') consoleErrors.push(text);
   else if (p.type === 'warning') consoleWarnings.push(text);
 });
-on('Runtime.exceptionThrown', (p) => exceptions.push(p.exceptionDetails?.exception?.description ?? p.exceptionDetails?.text ?? 'exception'));
+on('Runtime.exceptionThrown', (p) =>
+  exceptions.push(p.exceptionDetails?.exception?.description ?? p.exceptionDetails?.text ?? 'exception'),
+);
 on('Log.entryAdded', (p) => {
   if (p.entry.level === 'error') consoleErrors.push(`${p.entry.source}: ${p.entry.text}${p.entry.url ? ` (${p.entry.url})` : ''}`);
 });
@@ -172,7 +174,11 @@ try {
   if (full) {
     const m = await send('Page.getLayoutMetrics');
     const { width, height } = m.cssContentSize;
-    shot = await send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip: { x: 0, y: 0, width, height, scale: 1 } });
+    shot = await send('Page.captureScreenshot', {
+      format: 'png',
+      captureBeyondViewport: true,
+      clip: { x: 0, y: 0, width, height, scale: 1 },
+    });
   } else {
     shot = await send('Page.captureScreenshot', { format: 'png' });
   }
@@ -180,7 +186,11 @@ try {
     const m = await send('Page.getLayoutMetrics');
     const { width, height } = m.cssContentSize;
     for (let i = 0, y = 0; y < height; i++, y += 1400) {
-      const t = await send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true, clip: { x: 0, y, width, height: Math.min(1400, height - y), scale: 1 } });
+      const t = await send('Page.captureScreenshot', {
+        format: 'png',
+        captureBeyondViewport: true,
+        clip: { x: 0, y, width, height: Math.min(1400, height - y), scale: 1 },
+      });
       await writeFile(png.replace(/\.png$/, '') + `-${i}.png`, Buffer.from(t.data, 'base64'));
     }
   }

@@ -14,7 +14,9 @@ import type { AdvantagesTask, AdvantagesTaskResult } from './advantages-worker.j
  * piscina must not require() an ES module). Built, it sits next to this module; under vitest this module runs from `src/*.ts`, and a
  * worker thread cannot load TypeScript, so the build's twin in `dist/` runs (the test target builds first).
  */
-const WORKER = import.meta.url.endsWith('.ts') ? new URL('../dist/advantages-worker-entry.cjs', import.meta.url) : new URL('./advantages-worker-entry.cjs', import.meta.url);
+const WORKER = import.meta.url.endsWith('.ts')
+  ? new URL('../dist/advantages-worker-entry.cjs', import.meta.url)
+  : new URL('./advantages-worker-entry.cjs', import.meta.url);
 
 export interface AdvantagesPoolOptions {
   /** worker threads (default: available parallelism, at most 4) */
@@ -56,8 +58,16 @@ export class AdvantagesPool {
     } catch (err) {
       if (signal.aborted) throw err;
       const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (its heap is workerMemoryMb, --worker-memory-mb)` : `died: ${(err as Error).message}`;
-      throw new RewardServerError('worker_failed', `the /advantages worker ${why}; lower the tokens per request (maxAdvantageTokens) or raise the limit; the server carries on`, {}, { cause: err });
+      const why =
+        code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `ran out of memory (its heap is workerMemoryMb, --worker-memory-mb)`
+          : `died: ${(err as Error).message}`;
+      throw new RewardServerError(
+        'worker_failed',
+        `the /advantages worker ${why}; lower the tokens per request (maxAdvantageTokens) or raise the limit; the server carries on`,
+        {},
+        { cause: err },
+      );
     }
   }
 

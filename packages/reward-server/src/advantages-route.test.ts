@@ -14,14 +14,21 @@ import { post } from './test-utils/http.js';
 const advantagesDir = dirname(createRequire(import.meta.url).resolve('@rlvr/advantages/package.json'));
 const ROWS_FILE = join(advantagesDir, 'examples', 'rollouts.jsonl');
 const JSONL = readFileSync(ROWS_FILE, 'utf8');
-const ROWS = JSONL.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+const ROWS = JSONL.split('\n')
+  .filter((l) => l.trim())
+  .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** The CLI's lines `{"advantages", "weights"}` for the example rows. */
 function cli(args: string[]): { advantages: number[]; weights: number[] }[] {
-  const r = spawnSync(process.execPath, [join(advantagesDir, 'dist', 'cli.js'), '--weights', '--in', ROWS_FILE, ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(advantagesDir, 'dist', 'cli.js'), '--weights', '--in', ROWS_FILE, ...args], {
+    encoding: 'utf8',
+  });
   expect(r.stderr).toBe('');
   expect(r.status).toBe(0);
-  return r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 let server: RewardServer;
@@ -58,7 +65,12 @@ describe('POST /advantages', () => {
       post(`${url}/advantages?${qs}`, ROWS),
       post(`${url}/advantages?${qs}`, JSONL, { headers: { 'content-type': 'application/x-ndjson' } }),
       post(`${url}/advantages?estimator=rloo+grail&sigmaW=1&symmetry=both&weights=true`, { rows: ROWS }), // unescaped '+'
-      post(`${url}/advantages?sigmaW=1`, { rows: ROWS, estimator: 'rloo+grail', options: { sigmaW: 0.2, symmetry: 'both' }, weights: true }),
+      post(`${url}/advantages?sigmaW=1`, {
+        rows: ROWS,
+        estimator: 'rloo+grail',
+        options: { sigmaW: 0.2, symmetry: 'both' },
+        weights: true,
+      }),
     ]);
     const want = cli(['--estimator', 'rloo+grail', '--sigma-w', '1', '--symmetry', 'both']);
     for (const r of forms) {
@@ -87,25 +99,45 @@ describe('POST /advantages', () => {
 
   it.each([
     ['a row missing its reward', [{ group: 1, length: 2, saliency: [1, 1] }], {}, 'invalid_request', /row 0: reward/],
-    ['saliency of the wrong length', [{ group: 1, reward: 1, length: 2, saliency: [1, 1] }, { group: 1, reward: 0, length: 3, saliency: [1] }], {}, 'invalid_request', /item 1.*has 1 entries but length is 3/],
+    [
+      'saliency of the wrong length',
+      [
+        { group: 1, reward: 1, length: 2, saliency: [1, 1] },
+        { group: 1, reward: 0, length: 3, saliency: [1] },
+      ],
+      {},
+      'invalid_request',
+      /item 1.*has 1 entries but length is 3/,
+    ],
     ['no saliency for grail', [{ group: 1, reward: 1, length: 2 }], {}, 'invalid_request', /saliency.*missing/],
     ['an unknown estimator', ROWS, { estimator: 'ppo' }, 'invalid_estimator', /ppo.*grail/s],
-    ['a bad option', ROWS, { estimator: 'grail', options: { symmetry: 'all' } }, 'invalid_estimator', /symmetry: must be one of "wrong", "correct", "both"/],
+    [
+      'a bad option',
+      ROWS,
+      { estimator: 'grail', options: { symmetry: 'all' } },
+      'invalid_estimator',
+      /symmetry: must be one of "wrong", "correct", "both"/,
+    ],
     ['an unknown option', ROWS, { estimator: 'grpo', options: { sigmaW: 1 } }, 'invalid_estimator', /sigmaW/],
     ['no rows', [], {}, 'invalid_request', /at least one/],
     ['a number', 5, {}, 'invalid_request', /JSON array of rows/],
-  ] as [string, unknown, Record<string, unknown>, string, RegExp][])('%s is a 400 that says so', async (_name, rows, extra, code, message) => {
-    const payload = Array.isArray(rows) && Object.keys(extra).length > 0 ? { rows, ...extra } : rows;
-    const r = await post(`${url}/advantages`, payload);
-    expect(r.status).toBe(400);
-    expect(r.json.error.code).toBe(code);
-    expect(r.json.error.message).toMatch(message);
-  });
+  ] as [string, unknown, Record<string, unknown>, string, RegExp][])(
+    '%s is a 400 that says so',
+    async (_name, rows, extra, code, message) => {
+      const payload = Array.isArray(rows) && Object.keys(extra).length > 0 ? { rows, ...extra } : rows;
+      const r = await post(`${url}/advantages`, payload);
+      expect(r.status).toBe(400);
+      expect(r.json.error.code).toBe(code);
+      expect(r.json.error.message).toMatch(message);
+    },
+  );
 
   it('names the JSONL line of a bad row and of broken JSON', async () => {
     const lines = JSONL.trim().split('\n');
     // a blank line first: lines count from the top of the body, rows do not
-    const badRow = ['', ...lines.slice(0, 3), '{"group": "q9", "reward": "high", "length": 1, "saliency": [1]}', ...lines.slice(3)].join('\n');
+    const badRow = ['', ...lines.slice(0, 3), '{"group": "q9", "reward": "high", "length": 1, "saliency": [1]}', ...lines.slice(3)].join(
+      '\n',
+    );
     const r = await post(`${url}/advantages`, badRow);
     expect([r.status, r.json.error.line, r.json.error.index]).toEqual([400, 5, 3]);
     expect(r.json.error.message).toMatch(/line 5, item 3.*row 3: reward/);

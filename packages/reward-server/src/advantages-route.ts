@@ -11,7 +11,16 @@
  * before anything is allocated; the server runs all of this in a worker thread (`advantages-worker.ts`).
  */
 import { formatLocation, formatZodIssues, isRlvrError, parseJsonl } from '@rlvr/core';
-import { InteropRowSchema, formatFloat32Array, interopBatch, interopRowProblem, optionsFromText, prepareEstimator, type InteropRow, type PreparedEstimator } from '@rlvr/advantages';
+import {
+  InteropRowSchema,
+  formatFloat32Array,
+  interopBatch,
+  interopRowProblem,
+  optionsFromText,
+  prepareEstimator,
+  type InteropRow,
+  type PreparedEstimator,
+} from '@rlvr/advantages';
 import { RewardServerError, preview } from './errors.js';
 
 /** How much work one request may ask for (the server options of the same names). */
@@ -42,7 +51,9 @@ const OWN_PARAMS = new Set(['estimator', 'weights']);
 function flag(text: string, name: string): boolean {
   if (text === '' || text === '1' || text === 'true') return true;
   if (text === '0' || text === 'false') return false;
-  throw new RewardServerError('invalid_request', `query parameter ${name} must be 1, 0, true or false (got ${preview(text)})`, { field: name });
+  throw new RewardServerError('invalid_request', `query parameter ${name} must be 1, 0, true or false (got ${preview(text)})`, {
+    field: name,
+  });
 }
 
 /** zod issues with the offending values when they can be shown (a deeply nested value cannot: then without them). */
@@ -62,9 +73,18 @@ function jsonlRows(text: string): { rows: unknown[]; lines: number[] } {
   } catch (err) {
     if (!isRlvrError(err)) throw err;
     const bare = err.message.slice(formatLocation(err.location).length);
-    throw new RewardServerError('invalid_json', `POST /advantages: the body is neither one JSON document nor JSONL: ${bare}`, { line: err.location.line! }, { cause: err });
+    throw new RewardServerError(
+      'invalid_json',
+      `POST /advantages: the body is neither one JSON document nor JSONL: ${bare}`,
+      { line: err.location.line! },
+      { cause: err },
+    );
   }
-  if (parsed.length === 0) throw new RewardServerError('invalid_json', 'POST /advantages: the body is empty; send a JSON array of rows, JSONL, or {"rows": [...]}');
+  if (parsed.length === 0)
+    throw new RewardServerError(
+      'invalid_json',
+      'POST /advantages: the body is empty; send a JSON array of rows, JSONL, or {"rows": [...]}',
+    );
   return { rows: parsed.map((l) => l.value), lines: parsed.map((l) => l.line) };
 }
 
@@ -72,7 +92,11 @@ function jsonlRows(text: string): { rows: unknown[]; lines: number[] } {
  * Reads the body and the query string into a request; nothing is estimated yet. Rows over `limits` are refused
  * here (413 `too_many_tokens`, naming the limit and the row), before any per-token array exists.
  */
-export function parseAdvantagesRequest(text: string, params: URLSearchParams, limits: AdvantageLimits = DEFAULT_ADVANTAGE_LIMITS): AdvantagesRequest {
+export function parseAdvantagesRequest(
+  text: string,
+  params: URLSearchParams,
+  limits: AdvantageLimits = DEFAULT_ADVANTAGE_LIMITS,
+): AdvantagesRequest {
   let doc: unknown;
   let lines: number[] | undefined;
   try {
@@ -88,30 +112,46 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams, li
   else if (doc !== null && typeof doc === 'object' && 'rows' in doc) {
     const o = doc as Record<string, unknown>;
     const extra = Object.keys(o).filter((k) => !['rows', 'estimator', 'options', 'weights'].includes(k));
-    if (extra.length > 0) throw new RewardServerError('invalid_request', `unknown key${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; the object form takes rows, estimator, options, weights`, { field: extra[0]! });
+    if (extra.length > 0)
+      throw new RewardServerError(
+        'invalid_request',
+        `unknown key${extra.length > 1 ? 's' : ''} ${extra.join(', ')}; the object form takes rows, estimator, options, weights`,
+        { field: extra[0]! },
+      );
     rawRows = o.rows;
     if (o.estimator !== undefined) {
-      if (typeof o.estimator !== 'string') throw new RewardServerError('invalid_request', `estimator must be a string (got ${preview(o.estimator)})`, { field: 'estimator' });
+      if (typeof o.estimator !== 'string')
+        throw new RewardServerError('invalid_request', `estimator must be a string (got ${preview(o.estimator)})`, { field: 'estimator' });
       estimator = o.estimator;
     }
     if (o.options !== undefined) {
       if (o.options === null || typeof o.options !== 'object' || Array.isArray(o.options)) {
-        throw new RewardServerError('invalid_request', `options must be a JSON object of estimator options (got ${preview(o.options)})`, { field: 'options' });
+        throw new RewardServerError('invalid_request', `options must be a JSON object of estimator options (got ${preview(o.options)})`, {
+          field: 'options',
+        });
       }
       options = { ...(o.options as Record<string, unknown>) };
     }
     if (o.weights !== undefined) {
-      if (typeof o.weights !== 'boolean') throw new RewardServerError('invalid_request', `weights must be true or false (got ${preview(o.weights)})`, { field: 'weights' });
+      if (typeof o.weights !== 'boolean')
+        throw new RewardServerError('invalid_request', `weights must be true or false (got ${preview(o.weights)})`, { field: 'weights' });
       weights = o.weights;
     }
-  } else if (doc !== null && typeof doc === 'object') rawRows = [doc]; // a one-line JSONL body
-  else throw new RewardServerError('invalid_request', `POST /advantages takes a JSON array of rows, JSONL, or {"rows": [...]}; got ${preview(doc)}`);
-  if (!Array.isArray(rawRows)) throw new RewardServerError('invalid_request', `rows must be an array of rows (got ${preview(rawRows)})`, { field: 'rows' });
+  } else if (doc !== null && typeof doc === 'object')
+    rawRows = [doc]; // a one-line JSONL body
+  else
+    throw new RewardServerError(
+      'invalid_request',
+      `POST /advantages takes a JSON array of rows, JSONL, or {"rows": [...]}; got ${preview(doc)}`,
+    );
+  if (!Array.isArray(rawRows))
+    throw new RewardServerError('invalid_request', `rows must be an array of rows (got ${preview(rawRows)})`, { field: 'rows' });
   if (rawRows.length === 0) throw new RewardServerError('invalid_request', 'rows is empty: send at least one rollout', { field: 'rows' });
 
   const optionParams: [string, string][] = [];
   for (const [name, value] of params) {
-    if (name === 'estimator') estimator = value.replace(/ /g, '+'); // an unescaped '+' arrives as a space
+    if (name === 'estimator')
+      estimator = value.replace(/ /g, '+'); // an unescaped '+' arrives as a space
     else if (name === 'weights') weights = flag(value, name);
     else if (!OWN_PARAMS.has(name)) optionParams.push([name, value]);
   }
@@ -121,7 +161,12 @@ export function parseAdvantagesRequest(text: string, params: URLSearchParams, li
     const where = lines ? { line: lines[i]!, index: i } : { index: i };
     if (!r.success) {
       const first = r.error.issues[0];
-      throw new RewardServerError('invalid_request', `row ${i}: ${issuesText(r.error.issues.slice(0, 5), raw)}`, { ...where, ...(first ? { field: first.path.map(String).join('.') } : {}) }, { cause: r.error });
+      throw new RewardServerError(
+        'invalid_request',
+        `row ${i}: ${issuesText(r.error.issues.slice(0, 5), raw)}`,
+        { ...where, ...(first ? { field: first.path.map(String).join('.') } : {}) },
+        { cause: r.error },
+      );
     }
     return r.data;
   });
@@ -159,11 +204,20 @@ function prepare(req: AdvantagesRequest): PreparedEstimator {
   } catch (err) {
     if (isRlvrError(err)) throw new RewardServerError('invalid_estimator', err.message, {}, { cause: err });
     // formatting a deeply nested option value for the message overflows the stack
-    if (err instanceof RangeError) throw new RewardServerError('invalid_estimator', `estimator ${req.estimator}: options are not valid (${err.message})`, { field: 'options' }, { cause: err });
+    if (err instanceof RangeError)
+      throw new RewardServerError(
+        'invalid_estimator',
+        `estimator ${req.estimator}: options are not valid (${err.message})`,
+        { field: 'options' },
+        { cause: err },
+      );
     throw err;
   }
   if (prepared.needs.length > 1) {
-    throw new RewardServerError('invalid_estimator', `estimator ${req.estimator} needs ${prepared.needs.length} signals (${prepared.needs.join(', ')}); rows carry one ("saliency")`);
+    throw new RewardServerError(
+      'invalid_estimator',
+      `estimator ${req.estimator} needs ${prepared.needs.length} signals (${prepared.needs.join(', ')}); rows carry one ("saliency")`,
+    );
   }
   return prepared;
 }
@@ -221,6 +275,10 @@ export function answerAdvantages(text: string, query: string, limits: AdvantageL
   } catch (err) {
     if (err instanceof RewardServerError) return { status: err.status, json: JSON.stringify(err.toJSON()) };
     const e = new RewardServerError('internal', err instanceof Error ? `${err.name}: ${err.message}` : String(err), {}, { cause: err });
-    return { status: e.status, json: JSON.stringify(e.toJSON()), internal: { message: e.message, ...(err instanceof Error && err.stack ? { stack: err.stack } : {}) } };
+    return {
+      status: e.status,
+      json: JSON.stringify(e.toJSON()),
+      internal: { message: e.message, ...(err instanceof Error && err.stack ? { stack: err.stack } : {}) },
+    };
   }
 }

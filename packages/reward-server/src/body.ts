@@ -15,7 +15,10 @@ export class ClientGone extends Error {
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = (got: string) =>
-      new RewardServerError('body_too_large', `request body is ${got}, more than the limit of ${limit} bytes (server option maxBodyBytes, CLI --max-body-bytes)`);
+      new RewardServerError(
+        'body_too_large',
+        `request body is ${got}, more than the limit of ${limit} bytes (server option maxBodyBytes, CLI --max-body-bytes)`,
+      );
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
       reject(tooLarge(`${declared} bytes`));

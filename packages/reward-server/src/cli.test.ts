@@ -65,7 +65,10 @@ describe('rlvr-reward-server CLI', () => {
   it('exits 1 when the port is taken', async () => {
     const { child, url, exit } = await startCli(['--port', '0', '--concurrency', '1']);
     try {
-      const r = spawnSync(process.execPath, [CLI, '--port', new URL(url).port, '--concurrency', '1'], { encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(process.execPath, [CLI, '--port', new URL(url).port, '--concurrency', '1'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       expect(r.status).toBe(1);
       expect(r.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE/);
     } finally {
@@ -88,7 +91,16 @@ describe('rlvr-reward-server CLI', () => {
   }, 300_000);
 
   it('a second signal while draining exits 130 at once', async () => {
-    const { child, url, exit } = await startCli(['--port', '0', '--concurrency', '1', '--timeout-ms', '60000', '--shutdown-timeout-ms', '60000']);
+    const { child, url, exit } = await startCli([
+      '--port',
+      '0',
+      '--concurrency',
+      '1',
+      '--timeout-ms',
+      '60000',
+      '--shutdown-timeout-ms',
+      '60000',
+    ]);
     try {
       const slow = [{ prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
       void post(`${url}/get_reward`, body(slow)).catch(() => undefined);
@@ -109,7 +121,13 @@ describe('rlvr-reward-server CLI', () => {
     let stdout = '';
     const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: () => true } };
     const stop = new AbortController();
-    const running = runCommands('rlvr', { 'reward-server': rewardServerCommand }, ['reward-server', '--port', '0', '--concurrency', '1'], io, stop.signal);
+    const running = runCommands(
+      'rlvr',
+      { 'reward-server': rewardServerCommand },
+      ['reward-server', '--port', '0', '--concurrency', '1'],
+      io,
+      stop.signal,
+    );
     await expect.poll(() => stdout).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
     const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
     expect((await post(`${url}/get_reward`, { query: ['\\boxed{2}'], labels: ['2'] })).json.rewards).toEqual([1]);

@@ -86,10 +86,13 @@ async function run(ctx: CommandContext): Promise<number> {
     server = await RewardServer.start(optionsOf(ctx.values), log);
   } catch (err) {
     // bad options are bad usage: the message names each field and the allowed values
-    if (err instanceof RewardServerError && err.code === 'invalid_options') throw usageError(err.message.replace(/^invalid reward server options: /, 'invalid options: '));
+    if (err instanceof RewardServerError && err.code === 'invalid_options')
+      throw usageError(err.message.replace(/^invalid reward server options: /, 'invalid options: '));
     throw err;
   }
-  io.stdout.write(`${prog}: listening on ${server.url} (${server.concurrency} verifier workers, ${server.advantageWorkers} advantage workers, timeout ${server.options.timeoutMs} ms)\n`);
+  io.stdout.write(
+    `${prog}: listening on ${server.url} (${server.concurrency} verifier workers, ${server.advantageWorkers} advantage workers, timeout ${server.options.timeoutMs} ms)\n`,
+  );
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();
     else ctx.signal.addEventListener('abort', () => resolve(), { once: true });

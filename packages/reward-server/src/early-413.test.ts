@@ -54,11 +54,20 @@ describe('413 before the body is read', () => {
   it('reaches a client that reads while it sends, before it has sent its body', async () => {
     const u = new URL(server.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: u.hostname, port: u.port, path: '/get_reward', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(8 * MiB) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-        req.destroy();
-      });
+      const req = request(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: '/get_reward',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(8 * MiB) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+          req.destroy();
+        },
+      );
       req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
       // one chunk, then nothing more until the answer: only a server that answers from Content-Length can reply
       req.write(Buffer.alloc(64 * 1024, 0x20));
@@ -96,7 +105,9 @@ except Exception as e:
         child.stderr.on('data', (c) => (text += c));
         child.on('close', () => resolve(text.trim()));
       });
-      expect(out).toMatch(/^413 \{"error":\{"code":"body_too_large","message":"request body is \d+ bytes, more than the limit of 1048576 bytes/);
+      expect(out).toMatch(
+        /^413 \{"error":\{"code":"body_too_large","message":"request body is \d+ bytes, more than the limit of 1048576 bytes/,
+      );
     }
   });
 });

@@ -87,7 +87,11 @@ export function preview(value: unknown, max = 80): string {
   try {
     text = JSON.stringify(value) ?? String(value);
   } catch {
-    text = Array.isArray(value) ? 'a deeply nested array' : typeof value === 'object' && value !== null ? 'a deeply nested object' : String(value);
+    text = Array.isArray(value)
+      ? 'a deeply nested array'
+      : typeof value === 'object' && value !== null
+        ? 'a deeply nested object'
+        : String(value);
   }
   return text.length > max ? `${text.slice(0, max)}...` : text;
 }

@@ -35,7 +35,13 @@ function disconnectMidBody(head: string, partial: string, to = url): Promise<voi
 }
 
 beforeAll(async () => {
-  server = await RewardServer.start({ port: 0, concurrency: 2, timeoutMs: 800, maxBodyBytes: 1024 * 1024, maxDiscardBytes: 16 * 1024 * 1024 });
+  server = await RewardServer.start({
+    port: 0,
+    concurrency: 2,
+    timeoutMs: 800,
+    maxBodyBytes: 1024 * 1024,
+    maxDiscardBytes: 16 * 1024 * 1024,
+  });
   url = server.url;
 });
 afterAll(() => server.close());
@@ -140,7 +146,9 @@ describe('faults', () => {
     await answersCorrectly();
     // a request target that is not a URL
     const bad = await new Promise<string>((resolve) => {
-      const s = connect(Number(u.port), u.hostname, () => s.write('GET http://[oops/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      const s = connect(Number(u.port), u.hostname, () =>
+        s.write('GET http://[oops/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      );
       let text = '';
       s.on('data', (c) => (text += c.toString()));
       s.on('close', () => resolve(text));

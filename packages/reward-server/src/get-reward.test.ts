@@ -16,7 +16,11 @@ describe('completionOf', () => {
 
 describe('parseGetRewardRequest', () => {
   it('keeps numeric labels, ignores extra keys', () => {
-    expect(parseGetRewardRequest({ query: ['a'], prompts: [''], labels: [3], extra: 1 })).toEqual({ query: ['a'], prompts: [''], labels: [3] });
+    expect(parseGetRewardRequest({ query: ['a'], prompts: [''], labels: [3], extra: 1 })).toEqual({
+      query: ['a'],
+      prompts: [''],
+      labels: [3],
+    });
   });
   it.each([
     [null, /takes a JSON object/],

@@ -35,19 +35,35 @@ export function completionOf(query: string, prompt: string): { completion: strin
 /** Validates a parsed body: field types by zod, then the three lengths against each other. */
 export function parseGetRewardRequest(body: unknown): GetRewardRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new RewardServerError('invalid_request', `POST /get_reward takes a JSON object {"query": string[], "prompts": string[], "labels": string[]}, got ${Array.isArray(body) ? 'an array' : preview(body)}`);
+    throw new RewardServerError(
+      'invalid_request',
+      `POST /get_reward takes a JSON object {"query": string[], "prompts": string[], "labels": string[]}, got ${Array.isArray(body) ? 'an array' : preview(body)}`,
+    );
   }
   const r = GetRewardRequestSchema.safeParse(body);
   if (!r.success) {
     const first = r.error.issues[0];
-    throw new RewardServerError('invalid_request', `POST /get_reward: ${formatZodIssues(r.error.issues.slice(0, 5))}`, first ? { field: first.path.map(String).join('.') } : {}, { cause: r.error });
+    throw new RewardServerError(
+      'invalid_request',
+      `POST /get_reward: ${formatZodIssues(r.error.issues.slice(0, 5))}`,
+      first ? { field: first.path.map(String).join('.') } : {},
+      { cause: r.error },
+    );
   }
   const { query, prompts, labels } = r.data;
   if (labels.length !== query.length) {
-    throw new RewardServerError('length_mismatch', `query has ${query.length} entries but labels has ${labels.length}; item i of each belongs together`, { field: 'labels' });
+    throw new RewardServerError(
+      'length_mismatch',
+      `query has ${query.length} entries but labels has ${labels.length}; item i of each belongs together`,
+      { field: 'labels' },
+    );
   }
   if (prompts !== undefined && prompts.length !== query.length) {
-    throw new RewardServerError('length_mismatch', `query has ${query.length} entries but prompts has ${prompts.length}; item i of each belongs together`, { field: 'prompts' });
+    throw new RewardServerError(
+      'length_mismatch',
+      `query has ${query.length} entries but prompts has ${prompts.length}; item i of each belongs together`,
+      { field: 'prompts' },
+    );
   }
   return r.data;
 }
@@ -74,7 +90,13 @@ export interface GetRewardResponse {
  * Grades a validated request on the pool; results come back in request order. `signal` (the client went away)
  * cancels the batch on the pool: its items leave the queue, so later requests do not wait for them.
  */
-export async function gradeRequest(req: GetRewardRequest, pool: VerifierPool, opts: RewardServerOptions, details: boolean, signal?: AbortSignal): Promise<GetRewardResponse> {
+export async function gradeRequest(
+  req: GetRewardRequest,
+  pool: VerifierPool,
+  opts: RewardServerOptions,
+  details: boolean,
+  signal?: AbortSignal,
+): Promise<GetRewardResponse> {
   const n = req.query.length;
   const completions: string[] = [];
   const golds: string[] = [];

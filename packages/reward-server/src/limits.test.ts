@@ -22,7 +22,8 @@ describe('POST /advantages work is bounded by the request', () => {
     expect(r.status).toBe(413);
     expect(r.json.error).toEqual({
       code: 'too_many_tokens',
-      message: 'item 0, field length: row 0 has length 200000000, more than the limit of 1048576 tokens per row (server option maxRowTokens, CLI --max-row-tokens)',
+      message:
+        'item 0, field length: row 0 has length 200000000, more than the limit of 1048576 tokens per row (server option maxRowTokens, CLI --max-row-tokens)',
       index: 0,
       field: 'length',
     });
@@ -43,7 +44,9 @@ describe('POST /advantages work is bounded by the request', () => {
     const r = await post(`${server.url}/advantages?estimator=grpo`, rows);
     expect(r.status).toBe(413);
     expect(r.json.error.field).toBe('rows');
-    expect(r.json.error.message).toMatch(/the rows hold 5000000 completion tokens, more than the limit of 4194304 per request \(server option maxAdvantageTokens, CLI --max-advantage-tokens\)/);
+    expect(r.json.error.message).toMatch(
+      /the rows hold 5000000 completion tokens, more than the limit of 4194304 per request \(server option maxAdvantageTokens, CLI --max-advantage-tokens\)/,
+    );
     const jsonl = `{"group":0,"reward":1,"length":3}\n\n{"group":0,"reward":0,"length":2000000}\n`;
     const l = await post(`${server.url}/advantages?estimator=grpo`, jsonl);
     expect([l.status, l.json.error.line, l.json.error.index, l.json.error.field]).toEqual([413, 3, 1, 'length']);
@@ -52,12 +55,21 @@ describe('POST /advantages work is bounded by the request', () => {
   it('the limits are options', async () => {
     const tight = await RewardServer.start({ port: 0, concurrency: 1, maxRowTokens: 4, maxAdvantageTokens: 6 });
     try {
-      const ok = await post(`${tight.url}/advantages?estimator=grpo`, [{ group: 0, reward: 1, length: 4 }, { group: 0, reward: 0, length: 2 }]);
+      const ok = await post(`${tight.url}/advantages?estimator=grpo`, [
+        { group: 0, reward: 1, length: 4 },
+        { group: 0, reward: 0, length: 2 },
+      ]);
       expect(ok.status).toBe(200);
       const row = await post(`${tight.url}/advantages?estimator=grpo`, [{ group: 0, reward: 1, length: 5 }]);
       expect([row.status, row.json.error.message]).toEqual([413, expect.stringMatching(/limit of 4 tokens per row/)]);
-      const total = await post(`${tight.url}/advantages?estimator=grpo`, [{ group: 0, reward: 1, length: 4 }, { group: 0, reward: 0, length: 3 }]);
-      expect([total.status, total.json.error.message]).toEqual([413, expect.stringMatching(/7 completion tokens, more than the limit of 6/)]);
+      const total = await post(`${tight.url}/advantages?estimator=grpo`, [
+        { group: 0, reward: 1, length: 4 },
+        { group: 0, reward: 0, length: 3 },
+      ]);
+      expect([total.status, total.json.error.message]).toEqual([
+        413,
+        expect.stringMatching(/7 completion tokens, more than the limit of 6/),
+      ]);
       expect((await send(`${tight.url}/health`, 'GET')).json).toMatchObject({ maxAdvantageTokens: 6, maxRowTokens: 4 });
     } finally {
       await tight.close();
@@ -69,7 +81,9 @@ describe('POST /advantages work is bounded by the request', () => {
     const big = post(`${server.url}/advantages?estimator=grpo&weights=1`, rows);
     // A /health answer that counts the batch as in flight was written while the batch was being worked on: with the
     // estimation on the event loop, /health could only be answered after it (then inFlight would be 1).
-    await expect.poll(async () => (await send(`${server.url}/health`, 'GET')).json.stats.inFlight, { timeout: 60_000, interval: 5 }).toBe(2);
+    await expect
+      .poll(async () => (await send(`${server.url}/health`, 'GET')).json.stats.inFlight, { timeout: 60_000, interval: 5 })
+      .toBe(2);
     const r = await big;
     expect(r.status).toBe(200);
     // rewards 0, 1, 0, 1: mean 0.5, Bessel std sqrt(1/3)
@@ -84,6 +98,8 @@ describe('POST /advantages work is bounded by the request', () => {
     await expect(RewardServer.start({ port: 0, workerMemoryMb: 32, maxAdvantageTokens: 1 << 24 })).rejects.toThrow(
       /workerMemoryMb: must be at least 1536 MiB for maxAdvantageTokens 16777216 \(96 bytes a token\)/,
     );
-    await expect(RewardServer.start({ port: 0, workerMemoryMb: 32, maxAdvantageTokens: 1 << 18, concurrency: 1 }).then((s) => s.close())).resolves.toBeUndefined();
+    await expect(
+      RewardServer.start({ port: 0, workerMemoryMb: 32, maxAdvantageTokens: 1 << 18, concurrency: 1 }).then((s) => s.close()),
+    ).resolves.toBeUndefined();
   });
 });

@@ -37,7 +37,12 @@ describe.skipIf(!hasDeps)('OpenRLHF remote reward model client (requests + torch
     const query = cases.map((c, i) => '<|endoftext|>'.repeat(i % 4) + c.prompt + c.completion + '<|im_end|>');
     const want = cases.map((c) => mathReward(c.completion + '<|im_end|>', c.gold).reward);
     const before = servers.map((s) => s.stats.answers);
-    const r = await runClient({ urls: servers.map((s) => `${s.url}/get_reward`), query, prompts: cases.map((c) => c.prompt), labels: cases.map((c) => c.gold) });
+    const r = await runClient({
+      urls: servers.map((s) => `${s.url}/get_reward`),
+      query,
+      prompts: cases.map((c) => c.prompt),
+      labels: cases.map((c) => c.gold),
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout);

@@ -18,21 +18,39 @@ export const RewardServerOptionsSchema = z
     /** Wall-clock budget per completion, in ms; a completion past it gets reward 0 and `extra_logs.timeout = 1`. */
     timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
     /** Largest request body, in bytes; larger ones are answered 413 without being buffered. */
-    maxBodyBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(64 * 1024 * 1024),
     /**
      * After a 413 (sent at once), the body is read on and discarded (never stored) while it is at most
      * `maxBodyBytes + maxDiscardBytes` long, so that clients which send the whole body before reading the answer
      * (Python's `urllib`) still read the 413; past that the connection is cut.
      */
-    maxDiscardBytes: z.number().int().min(0).default(64 * 1024 * 1024),
+    maxDiscardBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024 * 1024),
     /**
      * `/advantages`: most completion tokens (the sum of the rows' `length`) one request may ask for; more is a 413
      * `too_many_tokens`, refused before anything is allocated. Bounds a request's memory and time whatever its
      * body size (a row without saliency is a few bytes for any `length`).
      */
-    maxAdvantageTokens: z.number().int().min(1).max(2 ** 31 - 1).default(4 * 1024 * 1024),
+    maxAdvantageTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31 - 1)
+      .default(4 * 1024 * 1024),
     /** `/advantages`: most completion tokens of one row; more is a 413 `too_many_tokens` naming the row. */
-    maxRowTokens: z.number().int().min(1).max(2 ** 31 - 1).default(1024 * 1024),
+    maxRowTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31 - 1)
+      .default(1024 * 1024),
     /**
      * Worker threads that run `/advantages` (parsing, estimation, the answer's JSON), so the event loop, and with it
      * `/health` and every other request, never waits on one (default: available parallelism, at most 4).
@@ -62,7 +80,11 @@ export const RewardServerOptionsSchema = z
     // worker may run out of memory, and a large allocation that fails then takes the whole process with it.
     const needMb = Math.ceil((o.maxAdvantageTokens * BYTES_PER_TOKEN) / 2 ** 20);
     if (o.workerMemoryMb < needMb) {
-      ctx.addIssue({ code: 'custom', path: ['workerMemoryMb'], message: `must be at least ${needMb} MiB for maxAdvantageTokens ${o.maxAdvantageTokens} (${BYTES_PER_TOKEN} bytes a token); raise it or lower maxAdvantageTokens` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workerMemoryMb'],
+        message: `must be at least ${needMb} MiB for maxAdvantageTokens ${o.maxAdvantageTokens} (${BYTES_PER_TOKEN} bytes a token); raise it or lower maxAdvantageTokens`,
+      });
     }
   });
 
@@ -72,6 +94,12 @@ export type RewardServerOptionsInput = z.input<typeof RewardServerOptionsSchema>
 /** Validates options; throws `RewardServerError('invalid_options')` naming each bad field. */
 export function resolveServerOptions(input: RewardServerOptionsInput = {}): RewardServerOptions {
   const r = RewardServerOptionsSchema.safeParse(input);
-  if (!r.success) throw new RewardServerError('invalid_options', `invalid reward server options: ${formatZodIssues(r.error.issues, input)}`, {}, { cause: r.error });
+  if (!r.success)
+    throw new RewardServerError(
+      'invalid_options',
+      `invalid reward server options: ${formatZodIssues(r.error.issues, input)}`,
+      {},
+      { cause: r.error },
+    );
   return r.data;
 }

@@ -39,7 +39,11 @@ describe('POST /get_reward (OpenRLHF remote reward model)', () => {
 
   it('grades the completion only: a \\boxed answer inside the prompt is not read', async () => {
     const prompt = 'Example: 1+1 = \\boxed{2}. Now: what is 2+2?\n';
-    const r = await post(`${url}/get_reward`, { query: [prompt + 'it is 4', prompt + '\\boxed{4}'], prompts: [prompt, prompt], labels: ['2', '4'] });
+    const r = await post(`${url}/get_reward`, {
+      query: [prompt + 'it is 4', prompt + '\\boxed{4}'],
+      prompts: [prompt, prompt],
+      labels: ['2', '4'],
+    });
     expect(r.json.rewards).toEqual([0, 1]);
     expect(r.json.extra_logs.no_answer).toEqual([1, 0]);
   });
@@ -74,7 +78,13 @@ describe('errors are 4xx JSON that say what is wrong', () => {
     ['a JSON array', '[1, 2]', 400, 'invalid_request', /takes a JSON object.*an array/],
     ['labels missing', { query: ['a'], prompts: [''] }, 400, 'invalid_request', /labels/],
     ['a number in query', { query: [1], prompts: [''], labels: ['1'] }, 400, 'invalid_request', /query\.0/],
-    ['labels shorter', { query: ['a', 'b'], prompts: ['', ''], labels: ['1'] }, 400, 'length_mismatch', /query has 2 entries but labels has 1/],
+    [
+      'labels shorter',
+      { query: ['a', 'b'], prompts: ['', ''], labels: ['1'] },
+      400,
+      'length_mismatch',
+      /query has 2 entries but labels has 1/,
+    ],
     ['prompts longer', { query: ['a'], prompts: ['', ''], labels: ['1'] }, 400, 'length_mismatch', /query has 1 entries but prompts has 2/],
   ];
   it.each(cases)('%s', async (_name, payload, status, code, message) => {
@@ -94,7 +104,9 @@ describe('errors are 4xx JSON that say what is wrong', () => {
 
   it('rejects invalid server options naming the field', async () => {
     await expect(RewardServer.start({ port: 0, timeoutMs: 0 })).rejects.toThrow(/timeoutMs/);
-    await expect(RewardServer.start({ port: 0, verify: { percent: 'sometimes' } as never })).rejects.toMatchObject({ code: 'invalid_options' });
+    await expect(RewardServer.start({ port: 0, verify: { percent: 'sometimes' } as never })).rejects.toMatchObject({
+      code: 'invalid_options',
+    });
     await expect(RewardServer.start({ port: server.port })).rejects.toBeInstanceOf(RewardServerError);
   });
 });

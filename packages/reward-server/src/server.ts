@@ -48,7 +48,16 @@ export class RewardServer {
   private draining = false;
   private closing: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
-  private readonly counters: RewardServerStats = { requests: 0, inFlight: 0, answers: 0, timeouts: 0, clientErrors: 0, serverErrors: 0, clientsGone: 0, overloaded: 0 };
+  private readonly counters: RewardServerStats = {
+    requests: 0,
+    inFlight: 0,
+    answers: 0,
+    timeouts: 0,
+    clientErrors: 0,
+    serverErrors: 0,
+    clientsGone: 0,
+    overloaded: 0,
+  };
 
   private constructor(options: RewardServerOptions, log: Logger) {
     this.options = options;
@@ -70,7 +79,10 @@ export class RewardServer {
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > this.options.maxBodyBytes) {
         this.counters.requests++;
-        const err = new RewardServerError('body_too_large', `request body is ${declared} bytes, more than the limit of ${this.options.maxBodyBytes} bytes (server option maxBodyBytes, CLI --max-body-bytes)`);
+        const err = new RewardServerError(
+          'body_too_large',
+          `request body is ${declared} bytes, more than the limit of ${this.options.maxBodyBytes} bytes (server option maxBodyBytes, CLI --max-body-bytes)`,
+        );
         this.sendJson(res, err.status, JSON.stringify(err.toJSON()), true);
         this.counters.clientErrors++;
         return;
@@ -85,7 +97,9 @@ export class RewardServer {
         return;
       }
       const body = JSON.stringify(new RewardServerError('invalid_request', `malformed HTTP request: ${err.message}`).toJSON());
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     });
   }
 
@@ -105,7 +119,12 @@ export class RewardServer {
       });
     } catch (err) {
       await Promise.all([s.pool.close(), s.advantages.close()]);
-      throw new RewardServerError('listen_failed', `cannot listen on ${s.options.host}:${s.options.port}: ${(err as Error).message}`, {}, { cause: err });
+      throw new RewardServerError(
+        'listen_failed',
+        `cannot listen on ${s.options.host}:${s.options.port}: ${(err as Error).message}`,
+        {},
+        { cause: err },
+      );
     }
     return s;
   }
@@ -158,7 +177,9 @@ export class RewardServer {
     const timedOut = (await Promise.race([idle, deadline])) === 'timeout';
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     if (timedOut) {
-      this.log.warn(`shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`);
+      this.log.warn(
+        `shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`,
+      );
       this.server.closeAllConnections();
     }
     await closed;
@@ -173,7 +194,10 @@ export class RewardServer {
     res.on('error', () => {});
     if (this.counters.inFlight >= this.options.maxInFlight) {
       this.counters.overloaded++;
-      const err = new RewardServerError('overloaded', `${this.counters.inFlight} requests are in flight (the limit, maxInFlight / --max-in-flight); retry shortly or send it to another replica`);
+      const err = new RewardServerError(
+        'overloaded',
+        `${this.counters.inFlight} requests are in flight (the limit, maxInFlight / --max-in-flight); retry shortly or send it to another replica`,
+      );
       res.setHeader('Retry-After', '1');
       this.sendJson(res, err.status, JSON.stringify(err.toJSON()), true);
       return;
@@ -224,7 +248,8 @@ export class RewardServer {
       this.sendJson(res, this.draining ? 503 : 200, JSON.stringify(body));
       return;
     }
-    if (path !== '/get_reward' && path !== '/advantages') throw new RewardServerError('not_found', `no route ${req.method} ${path}; routes: ${ROUTES}`);
+    if (path !== '/get_reward' && path !== '/advantages')
+      throw new RewardServerError('not_found', `no route ${req.method} ${path}; routes: ${ROUTES}`);
     allow('POST');
     if (this.draining) throw new RewardServerError('shutting_down', 'the server is shutting down; send this request to another replica');
     const body = await readBody(req, this.options.maxBodyBytes);
@@ -238,7 +263,8 @@ export class RewardServer {
     } else {
       // parsed, estimated and written in a worker thread: this loop only moves the bytes
       const answer = await this.advantages.run(body, url.search.slice(1), signal);
-      if (answer.internal) this.log.warn(`${req.method} ${req.url}: ${answer.internal.message}${answer.internal.stack ? `\n${answer.internal.stack}` : ''}`);
+      if (answer.internal)
+        this.log.warn(`${req.method} ${req.url}: ${answer.internal.message}${answer.internal.stack ? `\n${answer.internal.stack}` : ''}`);
       this.count(answer.status);
       this.send(res, answer.status, answer.body);
     }

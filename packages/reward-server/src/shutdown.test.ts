@@ -46,7 +46,9 @@ describe('graceful shutdown', () => {
       await new Promise((r) => setTimeout(r, 100));
       const closed = server.close();
       // The keep-alive socket was idle, so close() ended it; a fresh one is refused. Either way nothing hangs.
-      const late = await send(`${url}/get_reward`, 'POST', JSON.stringify(body(makeCases(2))), { agent }).catch((e: NodeJS.ErrnoException) => e);
+      const late = await send(`${url}/get_reward`, 'POST', JSON.stringify(body(makeCases(2))), { agent }).catch(
+        (e: NodeJS.ErrnoException) => e,
+      );
       if (late instanceof Error) expect(['ECONNREFUSED', 'ECONNRESET']).toContain(late.code);
       else expect([late.status, late.json.error.code]).toEqual([503, 'shutting_down']);
       expect((await other).status).toBe(200);

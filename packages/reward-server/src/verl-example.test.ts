@@ -14,7 +14,11 @@ const PY = '/usr/bin/python3';
 const EXAMPLE = fileURLToPath(new URL('../../../docs/examples/verl_reward.py', import.meta.url));
 
 /** Runs the example asynchronously: the servers live in this process, so blocking on the child would starve them. */
-function runExample(urls: string[], rows: object[], args: string[] = []): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function runExample(
+  urls: string[],
+  rows: object[],
+  args: string[] = [],
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(PY, [EXAMPLE, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RLVR_REWARD_URLS: urls.join(','), RLVR_REWARD_RETRIES: '2' },
     timeout: 300_000,
@@ -40,7 +44,11 @@ afterAll(() => Promise.all([a.close(), b.close()]));
 
 describe.skipIf(!existsSync(PY))('verl custom reward function (docs/examples/verl_reward.py)', () => {
   const cases = makeCases(40);
-  const rows = cases.map((c, i) => ({ data_source: 'math', solution_str: c.completion, ground_truth: i % 4 === 0 && /^\d+$/.test(c.gold) ? Number(c.gold) : c.gold }));
+  const rows = cases.map((c, i) => ({
+    data_source: 'math',
+    solution_str: c.completion,
+    ground_truth: i % 4 === 0 && /^\d+$/.test(c.gold) ? Number(c.gold) : c.gold,
+  }));
   const want = cases.map((c) => mathReward(c.completion, c.gold).reward);
 
   it('compute_score: one request per response, scores equal to in-process mathReward', async () => {

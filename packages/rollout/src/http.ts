@@ -13,7 +13,14 @@ export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './dat
 export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder } from './data/prompt.js';
 export type { PromptOptions, PromptOptionsInput, PromptBuilder } from './data/prompt.js';
 export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './data/synthetic.js';
-export type { SyntheticOperation, SyntheticOptions, SyntheticOptionsInput, SyntheticStep, SyntheticTask, SyntheticGenerator } from './data/synthetic.js';
+export type {
+  SyntheticOperation,
+  SyntheticOptions,
+  SyntheticOptionsInput,
+  SyntheticStep,
+  SyntheticTask,
+  SyntheticGenerator,
+} from './data/synthetic.js';
 export type { Sampler, SamplePrompt, SamplingParams, SampleRequest, SampledCompletion, PromptSamples } from './samplers/sampler.js';
 export { SampleOptionsSchema, sampleGroups } from './samplers/sample-groups.js';
 export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } from './samplers/sample-groups.js';

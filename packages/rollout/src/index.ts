@@ -18,7 +18,14 @@ export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './dat
 export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder } from './data/prompt.js';
 export type { PromptOptions, PromptOptionsInput, PromptBuilder } from './data/prompt.js';
 export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './data/synthetic.js';
-export type { SyntheticOperation, SyntheticOptions, SyntheticOptionsInput, SyntheticStep, SyntheticTask, SyntheticGenerator } from './data/synthetic.js';
+export type {
+  SyntheticOperation,
+  SyntheticOptions,
+  SyntheticOptionsInput,
+  SyntheticStep,
+  SyntheticTask,
+  SyntheticGenerator,
+} from './data/synthetic.js';
 // defined in @rlvr/policy (one meaning); re-exported while callers move their imports there
 export { plainChatTemplate, chatmlTemplate, modelChatTemplate } from '@rlvr/policy';
 export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, ModelChatTemplate } from '@rlvr/policy';

@@ -16,7 +16,11 @@ function importWithout(entry: string, banned: string[]): { status: number | null
   }`;
   const register = `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));`;
   const main = `const m = await import(${JSON.stringify(entry)}); console.log(Object.keys(m).sort().join(','));`;
-  const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', main], { cwd: PACKAGE_DIR, encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', main],
+    { cwd: PACKAGE_DIR, encoding: 'utf8' },
+  );
   return { status: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
@@ -25,14 +29,25 @@ describe('subpath exports without TensorFlow.js (issue 14)', () => {
     const r = importWithout('@rlvr/rollout/http', ['@tensorflow/', '@rlvr/policy$']);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout.trim().split(',')).toEqual(expect.arrayContaining(['httpSampler', 'sampleGroups', 'spanLocator', 'promptBuilder', 'loadTasks', 'syntheticGenerator']));
+    expect(r.stdout.trim().split(',')).toEqual(
+      expect.arrayContaining(['httpSampler', 'sampleGroups', 'spanLocator', 'promptBuilder', 'loadTasks', 'syntheticGenerator']),
+    );
   });
 
   it('@rlvr/rollout/spans loads neither tfjs nor a tokenizer engine', () => {
     const r = importWithout('@rlvr/rollout/spans', ['@tensorflow/', '@rlvr/policy', 'tiktoken', '@huggingface/']);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout.trim().split(',')).toEqual(['RolloutError', 'SpanOptionsSchema', 'VocabFileSchema', 'fillBatchSpans', 'loadVocab', 'locateAnswerSpans', 'spanLocator', 'vocabFromJson']);
+    expect(r.stdout.trim().split(',')).toEqual([
+      'RolloutError',
+      'SpanOptionsSchema',
+      'VocabFileSchema',
+      'fillBatchSpans',
+      'loadVocab',
+      'locateAnswerSpans',
+      'spanLocator',
+      'vocabFromJson',
+    ]);
   });
 
   it('the hook does catch tfjs: the main entry loads it', () => {

@@ -19,7 +19,10 @@ export function answerLogProbs(model: Qwen3Model, hidden: tf.Tensor3D, answerMas
     // The policy's LM head: a plain product (no transposed operand, slow on wasm) whose gradient
     // reaches the hidden states only (no `[V, D]` weight gradient).
     const n = mean.shape[0];
-    let z: tf.Tensor = tf.reshape(model.project(tf.reshape(mean, [n, 1, model.dims.D]) as tf.Tensor3D, { weightGrad: false }), [n, model.dims.V]); // [n, V]
+    let z: tf.Tensor = tf.reshape(model.project(tf.reshape(mean, [n, 1, model.dims.D]) as tf.Tensor3D, { weightGrad: false }), [
+      n,
+      model.dims.V,
+    ]); // [n, V]
     if (temperature !== 1) z = tf.div(z, temperature);
     return tf.logSoftmax(z, 1) as tf.Tensor2D;
   });

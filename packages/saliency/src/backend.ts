@@ -60,7 +60,9 @@ export interface DataBackendSpec<S extends z.ZodType> {
  */
 export function defineBackend<S extends z.ZodType<{ temperature: number }>>(spec: FusedBackendSpec<S>): SaliencyBackend;
 export function defineBackend<S extends z.ZodType>(spec: ModelBackendSpec<S> | DataBackendSpec<S>): SaliencyBackend;
-export function defineBackend(spec: ModelBackendSpec<z.ZodType> | DataBackendSpec<z.ZodType> | FusedBackendSpec<z.ZodType<{ temperature: number }>>): SaliencyBackend {
+export function defineBackend(
+  spec: ModelBackendSpec<z.ZodType> | DataBackendSpec<z.ZodType> | FusedBackendSpec<z.ZodType<{ temperature: number }>>,
+): SaliencyBackend {
   const parse = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
   const base = { name: spec.name, signal: spec.signal, configSchema: spec.configSchema, parseConfig: parse };
   if ('needsModel' in spec) return { ...base, needsModel: false, compute: (_model, batch, config) => spec.run(batch, parse(config)) };
@@ -70,7 +72,12 @@ export function defineBackend(spec: ModelBackendSpec<z.ZodType> | DataBackendSpe
   };
   if ('fused' in spec) {
     const parseFused = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
-    return { ...base, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parseFused(config)), logprobsTemperature: (config) => parseFused(config).temperature };
+    return {
+      ...base,
+      needsModel: true,
+      compute: (model, batch, config) => spec.run(needModel(model), batch, parseFused(config)),
+      logprobsTemperature: (config) => parseFused(config).temperature,
+    };
   }
   return { ...base, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parse(config)) };
 }

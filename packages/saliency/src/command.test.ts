@@ -45,7 +45,10 @@ describe('rlvr-saliency CLI', () => {
     const r = await run([...base, '--method', 'perturbation', '--window', '2', '--replacement', '5', '--out', out]);
     expect(r.code).toBe(0);
     expect(r.out).toEqual([]);
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).scores as number[] | null);
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).scores as number[] | null);
     const model = tinyModel();
     const want = perturbation(model, fixtureBatch(), { window: 2, replacement: 5 });
     model.dispose();
@@ -92,10 +95,15 @@ describe('rlvr-saliency CLI', () => {
     r = await run(['--model', TINY_DIR, '--in', bad, '--backend', 'cpu', '--method', 'grad-x-emb', '--format', 'advantages']);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`${bad}:1, field group: --format advantages needs "group" and "reward"`);
-    writeFileSync(bad, `{"prompt": [1], "completion": [2, 3], "spans": null}\n{"prompt": [1, 2], "completion": [${Array(63).fill(5).join(',')}], "spans": null}\n`);
+    writeFileSync(
+      bad,
+      `{"prompt": [1], "completion": [2, 3], "spans": null}\n{"prompt": [1, 2], "completion": [${Array(63).fill(5).join(',')}], "spans": null}\n`,
+    );
     r = await run(['--model', TINY_DIR, '--in', bad, '--backend', 'cpu', '--method', 'grad-x-emb']);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`rlvr-saliency: ${bad}:2, field completion: prompt and completion are 65 tokens, more than the model's context of 64 (max_position_embeddings)\n`);
+    expect(r.err).toContain(
+      `rlvr-saliency: ${bad}:2, field completion: prompt and completion are 65 tokens, more than the model's context of 64 (max_position_embeddings)\n`,
+    );
     r = await run([...base, '--method', 'grad-x-emb', '--out', join(dir, 'nope', 'x.jsonl')]);
     expect(r.code).toBe(1);
     expect(r.err).toBe(`rlvr-saliency: ${join(dir, 'nope', 'x.jsonl')}: cannot write: directory ${join(dir, 'nope')} does not exist\n`);

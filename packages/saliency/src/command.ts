@@ -1,5 +1,19 @@
 import { z } from 'zod';
-import { AnswerSpansSchema, SPAN_STRIDE, assertWritable, choiceFlag, formatLocation, formatZodIssues, readJsonl, setSpans, usageError, writeFileAtomic, type Command, type CommandContext, type RolloutBatch } from '@rlvr/core';
+import {
+  AnswerSpansSchema,
+  SPAN_STRIDE,
+  assertWritable,
+  choiceFlag,
+  formatLocation,
+  formatZodIssues,
+  readJsonl,
+  setSpans,
+  usageError,
+  writeFileAtomic,
+  type Command,
+  type CommandContext,
+  type RolloutBatch,
+} from '@rlvr/core';
 import { BACKEND_NAMES, loadModel, selectBackend } from '@rlvr/policy';
 import type { SaliencyBackend } from './backend.js';
 import { SaliencyError } from './errors.js';
@@ -72,7 +86,11 @@ async function readInput(file: string): Promise<{ rows: InputRow[]; lines: numbe
     const r = InputRowSchema.safeParse(value);
     if (!r.success) throw new SaliencyError('invalid_input', formatZodIssues(r.error.issues, value), { file, line });
     if (r.data.spans && r.data.spans.close[1] > r.data.completion.length) {
-      throw new SaliencyError('invalid_input', `close span ends at ${r.data.spans.close[1]} but the completion has ${r.data.completion.length} tokens`, { file, line, field: 'spans' });
+      throw new SaliencyError(
+        'invalid_input',
+        `close span ends at ${r.data.spans.close[1]} but the completion has ${r.data.completion.length} tokens`,
+        { file, line, field: 'spans' },
+      );
     }
     rows.push(r.data);
     lines.push(line);
@@ -124,7 +142,8 @@ function optionsOf(ctx: CommandContext, method: string): Record<string, unknown>
     } catch (e) {
       throw usageError(`not valid JSON: ${(e as Error).message}`, 'options');
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw usageError('must be a JSON object of options', 'options');
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw usageError('must be a JSON object of options', 'options');
     config = { ...(parsed as Record<string, unknown>) };
   }
   const keys = optionKeys(backend);
@@ -179,7 +198,11 @@ export const saliencyCommand: Command = {
     if (format === 'advantages') {
       rows.forEach((r, i) => {
         if (r.group === undefined || r.reward === undefined) {
-          throw new SaliencyError('invalid_input', '--format advantages needs "group" and "reward" on every row', { file, line: lines[i], field: r.group === undefined ? 'group' : 'reward' });
+          throw new SaliencyError('invalid_input', '--format advantages needs "group" and "reward" on every row', {
+            file,
+            line: lines[i],
+            field: r.group === undefined ? 'group' : 'reward',
+          });
         }
       });
     }
@@ -192,7 +215,11 @@ export const saliencyCommand: Command = {
       rows.forEach((r, i) => {
         const total = r.prompt.length + r.completion.length;
         if (total > context) {
-          throw new SaliencyError('invalid_input', `prompt and completion are ${total} tokens, more than the model's context of ${context} (max_position_embeddings)`, { file, line: lines[i], field: 'completion' });
+          throw new SaliencyError(
+            'invalid_input',
+            `prompt and completion are ${total} tokens, more than the model's context of ${context} (max_position_embeddings)`,
+            { file, line: lines[i], field: 'completion' },
+          );
         }
       });
       result = computeSaliency(method, model, batchOf(rows), config).result;
@@ -200,7 +227,12 @@ export const saliencyCommand: Command = {
       // A rollout error names the rollout index; say which line of the input it came from.
       if (e instanceof SaliencyError && e.location.rollout !== undefined) {
         const { rollout, ...rest } = e.location;
-        throw new SaliencyError(e.code, e.message.slice(formatLocation(e.location).length), { ...rest, file, line: lines[rollout] }, { cause: e });
+        throw new SaliencyError(
+          e.code,
+          e.message.slice(formatLocation(e.location).length),
+          { ...rest, file, line: lines[rollout] },
+          { cause: e },
+        );
       }
       throw e;
     } finally {
@@ -215,7 +247,8 @@ export const saliencyCommand: Command = {
       if (format === 'scores') return `{"scores":${scores}}\n`;
       return `{"group":${JSON.stringify(r.group)},"reward":${JSON.stringify(r.reward)},"length":${len},"saliency":[${s.join(',')}],"spans":${JSON.stringify(r.spans)}}\n`;
     });
-    if (result.missing > 0) ctx.io.stderr.write(`${ctx.prog}: ${result.missing} of ${rows.length} rows have no answer span and no scores\n`);
+    if (result.missing > 0)
+      ctx.io.stderr.write(`${ctx.prog}: ${result.missing} of ${rows.length} rows have no answer span and no scores\n`);
     if (typeof values.out === 'string') await writeFileAtomic(values.out, out.join(''));
     else ctx.io.stdout.write(out.join(''));
   },

@@ -18,7 +18,11 @@ export const modelBackendOptions = {
   /** Token id written into padding columns (never attended to; any valid id works). */
   padId: z.number().int().nonnegative().default(0),
   /** Most logits held at once by the chunked log-softmax (elements). */
-  maxChunkElements: z.number().int().positive().default(2 ** 23),
+  maxChunkElements: z
+    .number()
+    .int()
+    .positive()
+    .default(2 ** 23),
 };
 
 /** Parse a backend's configuration; a bad one throws `SaliencyError('invalid_config')` naming each field and the allowed values. */

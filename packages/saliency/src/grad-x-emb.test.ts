@@ -95,7 +95,7 @@ describe('grad-x-emb vs central finite differences of L_ans (cpu)', () => {
   });
   afterAll(() => model.dispose());
 
-  it('directional derivatives along single coordinates and along a token\'s own embedding', () => {
+  it("directional derivatives along single coordinates and along a token's own embedding", () => {
     const packed = packRows(batch, [0, 1, 2, 3], 'boxed');
     const cfg = GradXEmbConfigSchema.parse({});
     const { gradient } = gradXEmbRows(model, packed, cfg, { keepGradient: true });
@@ -115,7 +115,9 @@ describe('grad-x-emb vs central finite differences of L_ans (cpu)', () => {
       });
     const g = gradient!;
     // The three largest gradient coordinates.
-    const order = Array.from(g.keys()).sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!)).slice(0, 3);
+    const order = Array.from(g.keys())
+      .sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!))
+      .slice(0, 3);
     for (const k of order) {
       const dir = new Float32Array(B * S * D);
       dir[k] = 1;
@@ -124,7 +126,11 @@ describe('grad-x-emb vs central finite differences of L_ans (cpu)', () => {
       expect(Math.abs(fd - g[k]!) / Math.abs(g[k]!)).toBeLessThan(2e-2);
     }
     // Along a token's own embedding: d/de L . e_t = sum_d g_d e_d (scale the token by 1 +- eps).
-    for (const [row, col] of [[0, P + 2], [1, P + 3], [3, P - 1]] as const) {
+    for (const [row, col] of [
+      [0, P + 2],
+      [1, P + 3],
+      [3, P - 1],
+    ] as const) {
       const dir = new Float32Array(B * S * D);
       let dot = 0;
       for (let d = 0; d < D; d++) {

@@ -39,7 +39,12 @@ export interface GradXEmbRows {
  * `[n, W, D]`; the hidden state at column P - 1 + j predicts completion token j; score `[n, C]` =
  * || g (x) e ||_2 over D at column `scoreOffset + j`.
  */
-export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEmbConfig, options: { keepGradient?: boolean } = {}): GradXEmbRows {
+export function gradXEmbRows(
+  model: Qwen3Model,
+  packed: PackedRows,
+  cfg: GradXEmbConfig,
+  options: { keepGradient?: boolean } = {},
+): GradXEmbRows {
   const { n, P, C, S } = packed;
   const D = model.dims.D;
   const Q = P - 1; // first differentiated column: it predicts completion token 0
@@ -53,7 +58,8 @@ export function gradXEmbRows(model: Qwen3Model, packed: PackedRows, cfg: GradXEm
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
       const mask = tf.tensor2d(packed.attentionMask, [n, S]);
       const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
-      if (Q > 0) past = model.prefix(tf.slice(ids, [0, 0], [n, Q]) as tf.Tensor2D, tf.slice(mask, [0, 0], [n, Q]) as tf.Tensor2D, { width: S });
+      if (Q > 0)
+        past = model.prefix(tf.slice(ids, [0, 0], [n, Q]) as tf.Tensor2D, tf.slice(mask, [0, 0], [n, Q]) as tf.Tensor2D, { width: S });
       const suffixMask = Q > 0 ? (tf.slice(mask, [0, Q], [n, W]) as tf.Tensor2D) : mask;
       // A fresh leaf: the gradient is taken w.r.t. this tensor, never the embedding table.
       const embeds = model.embed(Q > 0 ? (tf.slice(ids, [0, Q], [n, W]) as tf.Tensor2D) : ids);
@@ -189,4 +195,10 @@ function fusedPass(model: Qwen3Model, batch: RolloutBatch, cfg: GradXEmbConfig):
 }
 
 /** GRAIL's backend: the fused pass (scores, and the old log-probs and entropies of the same forward). */
-export const gradXEmbBackend = defineBackend({ name: 'grad-x-emb', signal: SIGNAL_NAMES.gradXEmb, configSchema: GradXEmbConfigSchema, fused: true, run: fusedPass });
+export const gradXEmbBackend = defineBackend({
+  name: 'grad-x-emb',
+  signal: SIGNAL_NAMES.gradXEmb,
+  configSchema: GradXEmbConfigSchema,
+  fused: true,
+  run: fusedPass,
+});

@@ -15,7 +15,16 @@ export type { PackedRows, AnswerSpan, Alignment } from './layout.js';
 export { defineBackend } from './backend.js';
 export type { SaliencyBackend, ModelBackendSpec, FusedBackendSpec, DataBackendSpec } from './backend.js';
 export { saliencyBackends, getBackend, computeSaliency } from './registry.js';
-export { POLICY_SIGNALS, SIGNAL_REFRESH, SIGNAL_BOX, backendFor, checkSignals, parseSignalConfig, computeSignals, refreshSignals } from './signals.js';
+export {
+  POLICY_SIGNALS,
+  SIGNAL_REFRESH,
+  SIGNAL_BOX,
+  backendFor,
+  checkSignals,
+  parseSignalConfig,
+  computeSignals,
+  refreshSignals,
+} from './signals.js';
 export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals, SignalRefresh } from './signals.js';
 export { computeSignalsOnWorkers } from './signals-workers.js';
 export { saliencyCommand, methods as saliencyMethods } from './command.js';

@@ -1,4 +1,14 @@
-import { CoreError, SPAN, SPAN_STRIDE, packRollouts, planMicroBatches as planCoreMicroBatches, scatterPacked, validateBatch, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
+import {
+  CoreError,
+  SPAN,
+  SPAN_STRIDE,
+  packRollouts,
+  planMicroBatches as planCoreMicroBatches,
+  scatterPacked,
+  validateBatch,
+  type PackedRollouts,
+  type RolloutBatch,
+} from '@rlvr/core';
 import { SaliencyError } from './errors.js';
 
 /**
@@ -19,7 +29,8 @@ export function answerRange(batch: RolloutBatch, i: number, span: AnswerSpan): [
   const o = i * SPAN_STRIDE;
   const s = batch.spans;
   if (s[o + SPAN.openStart]! < 0) return null;
-  const r: [number, number] = span === 'content' ? [s[o + SPAN.contentStart]!, s[o + SPAN.contentEnd]!] : [s[o + SPAN.openStart]!, s[o + SPAN.closeEnd]!];
+  const r: [number, number] =
+    span === 'content' ? [s[o + SPAN.contentStart]!, s[o + SPAN.contentEnd]!] : [s[o + SPAN.openStart]!, s[o + SPAN.closeEnd]!];
   return r[1] > r[0] ? r : null;
 }
 
@@ -33,7 +44,11 @@ export function planMicroBatches(batch: RolloutBatch, tokenBudget: number): numb
   for (let i = 0; i < batch.numRollouts; i++) {
     const clen = batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
     const plen = batch.promptOffsets[i + 1]! - batch.promptOffsets[i]!;
-    if (clen > 0 && plen === 0) throw new SaliencyError('invalid_input', 'prompt is empty: the first completion token needs at least one token of context', { rollout: i, field: 'prompt' });
+    if (clen > 0 && plen === 0)
+      throw new SaliencyError('invalid_input', 'prompt is empty: the first completion token needs at least one token of context', {
+        rollout: i,
+        field: 'prompt',
+      });
     include.push(clen > 0); // nothing to score or predict otherwise
   }
   return planCoreMicroBatches(batch, tokenBudget, include);
@@ -60,7 +75,11 @@ export function packRows(batch: RolloutBatch, rows: readonly number[], span: Ans
     const cl = batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
     const a = answerRange(batch, i, span);
     if (a !== null) {
-      if (a[1] > cl) throw new SaliencyError('invalid_input', `answer span ends at ${a[1]} but the completion has ${cl} tokens`, { rollout: i, field: 'spans' });
+      if (a[1] > cl)
+        throw new SaliencyError('invalid_input', `answer span ends at ${a[1]} but the completion has ${cl} tokens`, {
+          rollout: i,
+          field: 'spans',
+        });
       answerMask.fill(1, r * C + a[0], r * C + a[1]);
       hasAnswer[r] = 1;
     }
@@ -87,7 +106,12 @@ export function checkBatch(batch: RolloutBatch, vocabSize: number): void {
     validateBatch(batch);
   } catch (cause) {
     const loc = cause instanceof CoreError ? cause.location : {};
-    throw new SaliencyError('invalid_input', `invalid rollout batch: ${(cause as Error).message}`, { rollout: loc.rollout, field: loc.field }, { cause });
+    throw new SaliencyError(
+      'invalid_input',
+      `invalid rollout batch: ${(cause as Error).message}`,
+      { rollout: loc.rollout, field: loc.field },
+      { cause },
+    );
   }
   for (const [field, tokens, offsets] of [
     ['prompt', batch.promptTokens, batch.promptOffsets],
@@ -96,7 +120,11 @@ export function checkBatch(batch: RolloutBatch, vocabSize: number): void {
     for (let i = 0; i < batch.numRollouts; i++) {
       for (let t = offsets[i]!; t < offsets[i + 1]!; t++) {
         const id = tokens[t]!;
-        if (id < 0 || id >= vocabSize) throw new SaliencyError('invalid_input', `${field}[${t - offsets[i]!}] = ${id} is not a token id in [0, ${vocabSize})`, { rollout: i, field });
+        if (id < 0 || id >= vocabSize)
+          throw new SaliencyError('invalid_input', `${field}[${t - offsets[i]!}] = ${id} is not a token id in [0, ${vocabSize})`, {
+            rollout: i,
+            field,
+          });
       }
     }
   }

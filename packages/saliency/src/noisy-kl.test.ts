@@ -32,18 +32,21 @@ describe.each(TEST_BACKENDS)('noisy-kl (OAR-G) vs PyTorch autograd on %s', (back
   });
   afterAll(() => model.dispose());
 
-  it.each(['previous', 'own'] as const)('alignment %s: scores with a fixed noise tensor match float64 PyTorch (rel. error <= 1e-3)', (alignment) => {
-    for (const tokenBudget of [8192, 28]) {
-      const out = noisyKl(model, batch, { alignment, noise: fixtureNoise(), tokenBudget });
-      expect(out.signal).toBe(SIGNAL_NAMES.noisyKl);
-      expect(relError(out.scores, unpackRows(batch, ref.get(`oarg.${alignment}.scores`)!.data, C))).toBeLessThan(1e-3);
-      expect(Array.from(out.hasScores)).toEqual([1, 1, 0, 1]);
-      // At noise 1e-3 the KL (~5e-7) is a difference of nearly equal float32 numbers, so its
-      // value is rounding noise (PyTorch's own float32 KL is 20% off the float64 one); its
-      // gradient p_noisy - p0 is well conditioned. The KL is checked at 100x the noise below.
-      expect(out.loss!.every((v) => Number.isFinite(v))).toBe(true);
-    }
-  });
+  it.each(['previous', 'own'] as const)(
+    'alignment %s: scores with a fixed noise tensor match float64 PyTorch (rel. error <= 1e-3)',
+    (alignment) => {
+      for (const tokenBudget of [8192, 28]) {
+        const out = noisyKl(model, batch, { alignment, noise: fixtureNoise(), tokenBudget });
+        expect(out.signal).toBe(SIGNAL_NAMES.noisyKl);
+        expect(relError(out.scores, unpackRows(batch, ref.get(`oarg.${alignment}.scores`)!.data, C))).toBeLessThan(1e-3);
+        expect(Array.from(out.hasScores)).toEqual([1, 1, 0, 1]);
+        // At noise 1e-3 the KL (~5e-7) is a difference of nearly equal float32 numbers, so its
+        // value is rounding noise (PyTorch's own float32 KL is 20% off the float64 one); its
+        // gradient p_noisy - p0 is well conditioned. The KL is checked at 100x the noise below.
+        expect(out.loss!.every((v) => Number.isFinite(v))).toBe(true);
+      }
+    },
+  );
 
   it('at 100x the noise, where the KL is well conditioned, KL and scores match (rel. error <= 1e-3)', () => {
     const noise = fixtureNoise().map((v) => 100 * v);

@@ -71,7 +71,8 @@ function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, 
       const mask = tf.tensor2d(packed.attentionMask, [n, S]);
       const answerMask = tf.tensor2d(packed.answerMask, [n, C]);
       const has = tf.tensor1d(Float32Array.from(packed.hasAnswer));
-      if (Q > 0) past = model.prefix(tf.slice(ids, [0, 0], [n, Q]) as tf.Tensor2D, tf.slice(mask, [0, 0], [n, Q]) as tf.Tensor2D, { width: S });
+      if (Q > 0)
+        past = model.prefix(tf.slice(ids, [0, 0], [n, Q]) as tf.Tensor2D, tf.slice(mask, [0, 0], [n, Q]) as tf.Tensor2D, { width: S });
       const suffixMask = Q > 0 ? (tf.slice(mask, [0, Q], [n, W]) as tf.Tensor2D) : mask;
       const embeds = model.embed(Q > 0 ? (tf.slice(ids, [0, Q], [n, W]) as tf.Tensor2D) : ids); // columns Q .. S - 1
       const predicting = (e: tf.Tensor3D) => {
@@ -80,7 +81,10 @@ function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, 
       };
       // The clean pass: a constant (outside the differentiated function).
       const clean = predicting(embeds);
-      const lp = model.tokenLogprobs(clean, tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D, { temperature: cfg.temperature, maxChunkElements: cfg.maxChunkElements });
+      const lp = model.tokenLogprobs(clean, tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D, {
+        temperature: cfg.temperature,
+        maxChunkElements: cfg.maxChunkElements,
+      });
       const logprobs = lp.logprobs.dataSync() as Float32Array;
       const entropy = lp.entropy.dataSync() as Float32Array;
       if (!anyAnswer) {
@@ -150,9 +154,21 @@ function oarG(model: Qwen3Model, batch: RolloutBatch, cfg: NoisyKlConfig): Fused
   const B = batch.numRollouts;
   const D = model.dims.D;
   if (cfg.noise && cfg.noise.length !== T * D) {
-    throw new SaliencyError('invalid_config', `noise has ${cfg.noise.length} values, expected totalTokens x hidden size = ${T} x ${D} = ${T * D}`, { field: 'noise' });
+    throw new SaliencyError(
+      'invalid_config',
+      `noise has ${cfg.noise.length} values, expected totalTokens x hidden size = ${T} x ${D} = ${T * D}`,
+      { field: 'noise' },
+    );
   }
-  const out: FusedResult = { signal: SIGNAL_NAMES.noisyKl, scores: new Float32Array(T), hasScores: new Uint8Array(B), missing: B, loss: new Float32Array(B), logprobs: new Float32Array(T), entropy: new Float32Array(T) };
+  const out: FusedResult = {
+    signal: SIGNAL_NAMES.noisyKl,
+    scores: new Float32Array(T),
+    hasScores: new Uint8Array(B),
+    missing: B,
+    loss: new Float32Array(B),
+    logprobs: new Float32Array(T),
+    entropy: new Float32Array(T),
+  };
   for (const rows of planMicroBatches(batch, cfg.tokenBudget)) {
     const packed = packRows(batch, rows, cfg.answerSpan, cfg.padId);
     const r = noisyKlRows(model, packed, cfg, noiseRows(batch, packed, cfg, D));
@@ -172,4 +188,10 @@ function oarG(model: Qwen3Model, batch: RolloutBatch, cfg: NoisyKlConfig): Fused
 }
 
 /** OAR-G's backend; fused: its clean pass's log-probs serve as a trainer's old log-probs. */
-export const noisyKlBackend = defineBackend({ name: 'noisy-kl', signal: SIGNAL_NAMES.noisyKl, configSchema: NoisyKlConfigSchema, fused: true, run: oarG });
+export const noisyKlBackend = defineBackend({
+  name: 'noisy-kl',
+  signal: SIGNAL_NAMES.noisyKl,
+  configSchema: NoisyKlConfigSchema,
+  fused: true,
+  run: oarG,
+});

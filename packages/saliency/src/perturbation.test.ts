@@ -13,7 +13,12 @@ const batch = fixtureBatch();
  * whole unpadded sequence with that embedding replaced, full `[T, V]` logits, the mean over the
  * answer positions, KL(p0 || p) in float64.
  */
-function bruteForce(model: Qwen3Model, b: RolloutBatch, i: number, opts: { alignment: 'own' | 'previous'; replacement: 'zero' | number; span: 'boxed' | 'content' }): Float64Array {
+function bruteForce(
+  model: Qwen3Model,
+  b: RolloutBatch,
+  i: number,
+  opts: { alignment: 'own' | 'previous'; replacement: 'zero' | number; span: 'boxed' | 'content' },
+): Float64Array {
   const sp = getSpans(b, i)!;
   const [a0, a1] = opts.span === 'boxed' ? [sp.open[0], sp.close[1]] : sp.content;
   const prompt = Array.from(b.promptTokens.subarray(b.promptOffsets[i]!, b.promptOffsets[i + 1]!));
@@ -24,7 +29,11 @@ function bruteForce(model: Qwen3Model, b: RolloutBatch, i: number, opts: { align
   const answerDist = (replaceAt: number): Float64Array => {
     const t = tf.tidy(() => {
       const e = model.embed(tf.tensor2d(ids, [1, ids.length], 'int32')).arraySync()[0]!;
-      if (replaceAt >= 0) e[replaceAt] = opts.replacement === 'zero' ? new Array(D).fill(0) : model.embed(tf.tensor2d([[opts.replacement]], [1, 1], 'int32')).arraySync()[0]![0]!;
+      if (replaceAt >= 0)
+        e[replaceAt] =
+          opts.replacement === 'zero'
+            ? new Array(D).fill(0)
+            : model.embed(tf.tensor2d([[opts.replacement]], [1, 1], 'int32')).arraySync()[0]![0]!;
       return model.logits({ embeds: tf.tensor3d([e]) });
     });
     const logits = t.arraySync()[0]!;
@@ -60,21 +69,24 @@ describe.each(TEST_BACKENDS)('perturbation vs a brute-force loop of single forwa
   it.each([
     { alignment: 'own', replacement: 'zero', answerSpan: 'boxed', tokenBudget: 8192 },
     { alignment: 'previous', replacement: 7, answerSpan: 'content', tokenBudget: 30 },
-  ] as const)('$alignment, replacement $replacement, $answerSpan span, budget $tokenBudget', ({ alignment, replacement, answerSpan, tokenBudget }) => {
-    const out = perturbation(model, batch, { alignment, replacement, answerSpan, tokenBudget });
-    expect(out.signal).toBe(SIGNAL_NAMES.perturbation);
-    expect(Array.from(out.hasScores)).toEqual(answerSpan === 'boxed' ? [1, 1, 0, 1] : [1, 1, 0, 0]);
-    for (let i = 0; i < batch.numRollouts; i++) {
-      const got = out.scores.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);
-      if (!out.hasScores[i]) {
-        expect(got.every((s) => s === 0)).toBe(true);
-        continue;
+  ] as const)(
+    '$alignment, replacement $replacement, $answerSpan span, budget $tokenBudget',
+    ({ alignment, replacement, answerSpan, tokenBudget }) => {
+      const out = perturbation(model, batch, { alignment, replacement, answerSpan, tokenBudget });
+      expect(out.signal).toBe(SIGNAL_NAMES.perturbation);
+      expect(Array.from(out.hasScores)).toEqual(answerSpan === 'boxed' ? [1, 1, 0, 1] : [1, 1, 0, 0]);
+      for (let i = 0; i < batch.numRollouts; i++) {
+        const got = out.scores.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);
+        if (!out.hasScores[i]) {
+          expect(got.every((s) => s === 0)).toBe(true);
+          continue;
+        }
+        const want = bruteForce(model, batch, i, { alignment, replacement, span: answerSpan });
+        expect(Math.max(...want)).toBeGreaterThan(1e-3); // the replacement matters
+        expect(relError(got, want)).toBeLessThan(1e-3);
       }
-      const want = bruteForce(model, batch, i, { alignment, replacement, span: answerSpan });
-      expect(Math.max(...want)).toBeGreaterThan(1e-3); // the replacement matters
-      expect(relError(got, want)).toBeLessThan(1e-3);
-    }
-  });
+    },
+  );
 
   it('a window scores only the last tokens before the answer, with the same values; no leak', () => {
     perturbation(model, batch, { window: 2 });

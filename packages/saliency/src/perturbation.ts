@@ -34,7 +34,12 @@ export type PerturbationConfigInput = z.input<typeof PerturbationConfigSchema>;
  * `window` of them when a window is set.
  * @param pl prompt length; `answer` `[a0, a1)`; returns token indices j and their positions q.
  */
-export function perturbedTokens(pl: number, cl: number, answer: [number, number], cfg: Pick<PerturbationConfig, 'alignment' | 'window'>): { tokens: number[]; positions: number[]; length: number } {
+export function perturbedTokens(
+  pl: number,
+  cl: number,
+  answer: [number, number],
+  cfg: Pick<PerturbationConfig, 'alignment' | 'window'>,
+): { tokens: number[]; positions: number[]; length: number } {
   // The last answer token is predicted at position pl + a1 - 2: nothing after it matters.
   const length = pl + answer[1] - 1;
   const tokens: number[] = [];
@@ -67,7 +72,13 @@ interface Job {
  * the last answer position, left-padded to the longest in the pass, at most `tokenBudget` padded
  * tokens per pass.
  */
-function runJobs(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationConfig, answers: ([number, number] | null)[], out: Float32Array): void {
+function runJobs(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  cfg: PerturbationConfig,
+  answers: ([number, number] | null)[],
+  out: Float32Array,
+): void {
   const { D, V } = model.dims;
   const seqOf = (i: number) => {
     const p0 = batch.promptOffsets[i]!;
@@ -160,15 +171,25 @@ export function perturbation(model: Qwen3Model, batch: RolloutBatch, config: Per
 function leaveOneOut(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationConfig): SaliencyResult {
   checkBatch(batch, model.dims.V);
   if (cfg.replacement !== 'zero' && cfg.replacement >= model.dims.V) {
-    throw new SaliencyError('invalid_config', `replacement token ${cfg.replacement} is not in the vocabulary [0, ${model.dims.V})`, { field: 'replacement' });
+    throw new SaliencyError('invalid_config', `replacement token ${cfg.replacement} is not in the vocabulary [0, ${model.dims.V})`, {
+      field: 'replacement',
+    });
   }
   const B = batch.numRollouts;
-  const out: SaliencyResult = { signal: SIGNAL_NAMES.perturbation, scores: new Float32Array(totalTokens(batch)), hasScores: new Uint8Array(B), missing: B };
+  const out: SaliencyResult = {
+    signal: SIGNAL_NAMES.perturbation,
+    scores: new Float32Array(totalTokens(batch)),
+    hasScores: new Uint8Array(B),
+    missing: B,
+  };
   const answers: ([number, number] | null)[] = [];
   for (let i = 0; i < B; i++) {
     const a = batch.completionOffsets[i + 1]! > batch.completionOffsets[i]! ? answerRange(batch, i, cfg.answerSpan) : null;
     if (a !== null && batch.promptOffsets[i + 1] === batch.promptOffsets[i]) {
-      throw new SaliencyError('invalid_input', 'prompt is empty: the first completion token needs at least one token of context', { rollout: i, field: 'prompt' });
+      throw new SaliencyError('invalid_input', 'prompt is empty: the first completion token needs at least one token of context', {
+        rollout: i,
+        field: 'prompt',
+      });
     }
     answers.push(a);
     out.hasScores[i] = a === null ? 0 : 1;
@@ -178,4 +199,9 @@ function leaveOneOut(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationCo
 }
 
 /** The leave-one-out perturbation backend. */
-export const perturbationBackend = defineBackend({ name: 'perturbation', signal: SIGNAL_NAMES.perturbation, configSchema: PerturbationConfigSchema, run: leaveOneOut });
+export const perturbationBackend = defineBackend({
+  name: 'perturbation',
+  signal: SIGNAL_NAMES.perturbation,
+  configSchema: PerturbationConfigSchema,
+  run: leaveOneOut,
+});

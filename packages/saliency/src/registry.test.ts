@@ -55,7 +55,9 @@ describe('precomputed', () => {
   it('rejects scores of the wrong length, non-finite or negative, naming the rollout and token', () => {
     const ok = [new Array(10).fill(1), new Array(8).fill(1), null, new Array(6).fill(1)];
     expect(() => precomputed(batch, { scores: ok.slice(0, 3) })).toThrow('expected scores for 4 rollouts, found 3');
-    expect(() => precomputed(batch, { scores: [ok[0]!, new Array(7).fill(1), null, ok[3]!] })).toThrow('rollout 1, field scores: has 7 scores but the completion has 8 tokens');
+    expect(() => precomputed(batch, { scores: [ok[0]!, new Array(7).fill(1), null, ok[3]!] })).toThrow(
+      'rollout 1, field scores: has 7 scores but the completion has 8 tokens',
+    );
     const nan = ok.map((s) => (s ? [...s] : s));
     nan[3]![4] = NaN;
     expect(() => precomputed(batch, { scores: nan })).toThrow('rollout 3, field scores.4: scores must be finite and >= 0, found NaN');
@@ -107,7 +109,9 @@ describe('every model backend (contract, cpu)', () => {
   });
 
   it('an empty prompt is refused naming the rollout', () => {
-    const b = batchFromRows([{ group: 0, reward: 0, prompt: [], completion: [7, 8, 9], spans: { open: [0, 1], content: [1, 2], close: [2, 3] } }]);
+    const b = batchFromRows([
+      { group: 0, reward: 0, prompt: [], completion: [7, 8, 9], spans: { open: [0, 1], content: [1, 2], close: [2, 3] } },
+    ]);
     for (const name of MODEL_BACKENDS) {
       expect(() => computeSaliency(name, model, b)).toThrow('rollout 0, field prompt: prompt is empty');
     }

@@ -25,7 +25,13 @@ export function getBackend(name: string, field = 'backend'): SaliencyBackend {
  * Run the backend registered as `name` and store its scores as its signal in `signals` (created
  * for the batch when absent). Returns the result (with `hasScores` and `missing`) and the signals.
  */
-export function computeSaliency(name: string, model: Qwen3Model | null, batch: RolloutBatch, config: unknown = {}, signals?: Signals): { result: SaliencyResult; signals: Signals } {
+export function computeSaliency(
+  name: string,
+  model: Qwen3Model | null,
+  batch: RolloutBatch,
+  config: unknown = {},
+  signals?: Signals,
+): { result: SaliencyResult; signals: Signals } {
   const result = getBackend(name).compute(model, batch, config);
   const out = signals ?? new Signals(totalTokens(batch));
   out.set(result.signal, result.scores);

@@ -24,7 +24,13 @@ const ROW_LOCAL = [gradXEmbBackend, perturbationBackend];
  * registered by your own code: the workers know only this package's) and options holding a typed
  * array (data of the whole batch) run on the whole batch in this thread.
  */
-export async function computeSignalsOnWorkers(workers: PolicyWorkers, model: Qwen3Model, batch: RolloutBatch, plan: SignalPlan, pass: { padId: number; tokenBudget: number }): Promise<BatchSignals> {
+export async function computeSignalsOnWorkers(
+  workers: PolicyWorkers,
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  plan: SignalPlan,
+  pass: { padId: number; tokenBudget: number },
+): Promise<BatchSignals> {
   if (batch.numRollouts === 0) return computeSignals(model, batch, plan, pass);
   const remote = plan.sources.filter((s) => ROW_LOCAL.includes(s.backend) && !holdsTypedArray(s.config));
   const local = plan.sources.filter((s) => !remote.includes(s));
@@ -38,13 +44,22 @@ export async function computeSignalsOnWorkers(workers: PolicyWorkers, model: Qwe
     const all = Array.from({ length: batch.numRollouts }, (_, i) => i);
     const chunks = splitRollouts(batch, all, workers.size);
     const inputs = chunks.map((rows): SignalsTaskInput | null =>
-      rows.length === 0 ? null : { batch: takeRollouts(batch, rows), sources: remote.map((s) => ({ name: s.backend.name, config: s.config })), policy: policy ? { ...pass, temperature: plan.temperature } : null },
+      rows.length === 0
+        ? null
+        : {
+            batch: takeRollouts(batch, rows),
+            sources: remote.map((s) => ({ name: s.backend.name, config: s.config })),
+            policy: policy ? { ...pass, temperature: plan.temperature } : null,
+          },
     );
-    const parts = (await workers.run<SignalsTaskInput | null, SignalsTaskResult | null>(taskUrl, 'signalsShare', inputs)).filter((p) => p !== null);
+    const parts = (await workers.run<SignalsTaskInput | null, SignalsTaskResult | null>(taskUrl, 'signalsShare', inputs)).filter(
+      (p) => p !== null,
+    );
     remote.forEach((s, k) => {
       results[s.backend.name] = concatResults(parts.map((p) => p.results[k]!));
     });
-    if (policy) policyPass = { logprobs: concat(parts.map((p) => p.policy!.logprobs)), entropy: concat(parts.map((p) => p.policy!.entropy)) };
+    if (policy)
+      policyPass = { logprobs: concat(parts.map((p) => p.policy!.logprobs)), entropy: concat(parts.map((p) => p.policy!.entropy)) };
   }
   return assembleSignals(batch, plan, results, () => policyPass ?? batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
 }
@@ -52,7 +67,12 @@ export async function computeSignalsOnWorkers(workers: PolicyWorkers, model: Qwe
 /** The results of contiguous chunks of rollouts, in order: the result of the whole batch. */
 function concatResults(parts: SaliencyResult[]): SaliencyResult {
   const first = parts[0]!;
-  const out: SaliencyResult = { signal: first.signal, scores: concat(parts.map((p) => p.scores)), hasScores: concatBytes(parts.map((p) => p.hasScores)), missing: parts.reduce((a, p) => a + p.missing, 0) };
+  const out: SaliencyResult = {
+    signal: first.signal,
+    scores: concat(parts.map((p) => p.scores)),
+    hasScores: concatBytes(parts.map((p) => p.hasScores)),
+    missing: parts.reduce((a, p) => a + p.missing, 0),
+  };
   for (const key of ['loss', 'logprobs', 'entropy'] as const) if (first[key] !== undefined) out[key] = concat(parts.map((p) => p[key]!));
   return out;
 }

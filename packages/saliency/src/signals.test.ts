@@ -36,7 +36,10 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
   it('refresh and box: defaults batch and first (the GRAIL reference box), anything else is named', () => {
     const plan = parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb]);
     expect([plan.refresh, plan.box]).toEqual(['batch', 'first']);
-    expect(parseSignalConfig({ box: 'last', refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb])).toMatchObject({ box: 'last', refresh: 'minibatch' });
+    expect(parseSignalConfig({ box: 'last', refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb])).toMatchObject({
+      box: 'last',
+      refresh: 'minibatch',
+    });
     const e = configError(() => parseSignalConfig({ box: 'final' }, [SIGNAL_NAMES.gradXEmb], { field: 'variants.g.saliency' }));
     expect(e.message).toBe('field variants.g.saliency.box: must be one of "first", "last", got "final"');
   });
@@ -45,7 +48,9 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
     const plan = parseSignalConfig({ perturbation: { window: 4 } }, []);
     expect(plan.sources).toEqual([]);
     expect(plan.options.perturbation).toMatchObject({ window: 4, alignment: 'own' });
-    expect(configError(() => parseSignalConfig({ perturbation: { window: 0 } }, [])).message).toMatch(/^field saliency\.perturbation: .*window: /);
+    expect(configError(() => parseSignalConfig({ perturbation: { window: 0 } }, [])).message).toMatch(
+      /^field saliency\.perturbation: .*window: /,
+    );
   });
 
   it('an unknown backend or a misspelled option is an error naming it', () => {
@@ -54,7 +59,9 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
     expect(e.message).toContain('unknown saliency backend "grad-x-embb"; known: grad-x-emb, noisy-kl, perturbation, precomputed');
     e = configError(() => parseSignalConfig({ 'grad-x-emb': { temprature: 0.7 } }, [SIGNAL_NAMES.gradXEmb]));
     expect(e.message).toBe('field saliency.grad-x-emb: invalid saliency backend grad-x-emb configuration: unknown key: temprature');
-    e = configError(() => parseSignalConfig({ 'noisy-kl': { noiseStd: -1 } }, [SIGNAL_NAMES.noisyKl], { field: 'estimators.oar-g.saliency' }));
+    e = configError(() =>
+      parseSignalConfig({ 'noisy-kl': { noiseStd: -1 } }, [SIGNAL_NAMES.noisyKl], { field: 'estimators.oar-g.saliency' }),
+    );
     expect(e.location.field).toBe('estimators.oar-g.saliency.noisy-kl');
     expect(configError(() => parseSignalConfig([], [])).message).toMatch(/^field saliency: must be an object/);
   });
@@ -63,12 +70,16 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
     const inherit = parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb], { temperature: 0.7 });
     expect(inherit.temperature).toBe(0.7);
     expect(inherit.sources[0]!.config).toMatchObject({ temperature: 0.7 });
-    expect(parseSignalConfig({ 'grad-x-emb': { temperature: 0.7 } }, [SIGNAL_NAMES.gradXEmb], { temperature: 0.7 }).logprobsFrom).toBe('grad-x-emb');
+    expect(parseSignalConfig({ 'grad-x-emb': { temperature: 0.7 } }, [SIGNAL_NAMES.gradXEmb], { temperature: 0.7 }).logprobsFrom).toBe(
+      'grad-x-emb',
+    );
     const e = configError(() => parseSignalConfig({ 'grad-x-emb': { temperature: 0.7 } }, [SIGNAL_NAMES.gradXEmb]));
     expect(e.location.field).toBe('saliency.grad-x-emb.temperature');
     expect(e.message).toContain('is 0.7 but trainer.temperature is 1');
     // a backend whose log-probs are not used as old log-probs keeps its own temperature
-    expect(parseSignalConfig({ perturbation: { temperature: 2 } }, [SIGNAL_NAMES.perturbation]).sources[0]!.config).toMatchObject({ temperature: 2 });
+    expect(parseSignalConfig({ perturbation: { temperature: 2 } }, [SIGNAL_NAMES.perturbation]).sources[0]!.config).toMatchObject({
+      temperature: 2,
+    });
   });
 
   it('a signal nothing produces is refused, naming the estimator and what is available', () => {

@@ -24,8 +24,15 @@ export function backendFor(signal: SignalName): SaliencyBackend | undefined {
 export function checkSignals(needs: readonly SignalName[], estimator = 'the estimator'): void {
   for (const need of needs) {
     if (POLICY_SIGNALS.includes(need) || backendFor(need) !== undefined) continue;
-    const producible = [...POLICY_SIGNALS, ...saliencyBackends.names().flatMap((n) => (saliencyBackends.get(n).needsModel ? [saliencyBackends.get(n).signal] : []))];
-    throw new SaliencyError('invalid_config', `estimator ${estimator} needs signal ${need}, which no saliency backend produces (available: ${[...new Set(producible)].join(', ')})`, { field: 'estimator' });
+    const producible = [
+      ...POLICY_SIGNALS,
+      ...saliencyBackends.names().flatMap((n) => (saliencyBackends.get(n).needsModel ? [saliencyBackends.get(n).signal] : [])),
+    ];
+    throw new SaliencyError(
+      'invalid_config',
+      `estimator ${estimator} needs signal ${need}, which no saliency backend produces (available: ${[...new Set(producible)].join(', ')})`,
+      { field: 'estimator' },
+    );
   }
 }
 
@@ -101,12 +108,21 @@ export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[
   const field = options.field ?? 'saliency';
   const temperature = options.temperature ?? 1;
   if (saliency !== undefined && (saliency === null || typeof saliency !== 'object' || Array.isArray(saliency))) {
-    throw new SaliencyError('invalid_config', 'must be an object of options by backend name, e.g. {"grad-x-emb": {"alignment": "own"}}', { field });
+    throw new SaliencyError('invalid_config', 'must be an object of options by backend name, e.g. {"grad-x-emb": {"alignment": "own"}}', {
+      field,
+    });
   }
   const { refresh = 'batch', box = 'first', ...raw } = (saliency ?? {}) as Record<string, unknown>;
-  for (const [key, value, allowed] of [['refresh', refresh, SIGNAL_REFRESH], ['box', box, SIGNAL_BOX]] as const) {
+  for (const [key, value, allowed] of [
+    ['refresh', refresh, SIGNAL_REFRESH],
+    ['box', box, SIGNAL_BOX],
+  ] as const) {
     if (!(allowed as readonly unknown[]).includes(value)) {
-      throw new SaliencyError('invalid_config', `must be one of ${allowed.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(value)}`, { field: `${field}.${key}` });
+      throw new SaliencyError(
+        'invalid_config',
+        `must be one of ${allowed.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(value)}`,
+        { field: `${field}.${key}` },
+      );
     }
   }
   checkSignals(needs, options.estimator);
@@ -139,7 +155,15 @@ export function parseSignalConfig(saliency: unknown, needs: readonly SignalName[
       }
     }
   }
-  return { needs: [...needs], sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })), logprobsFrom, temperature, options: parsed, refresh: refresh as SignalRefresh, box: box as BoxChoice };
+  return {
+    needs: [...needs],
+    sources: sources.map((s) => ({ ...s, config: parsed[s.backend.name] })),
+    logprobsFrom,
+    temperature,
+    options: parsed,
+    refresh: refresh as SignalRefresh,
+    box: box as BoxChoice,
+  };
 }
 
 /** What the estimator and the update need from one batch. */
@@ -157,7 +181,12 @@ export interface BatchSignals {
  * (`plan.logprobsFrom`), else from a forward pass (`batchLogprobs` of `@rlvr/policy`,
  * micro-batched under `pass.tokenBudget`) when the estimator needs them.
  */
-export function computeSignals(model: Qwen3Model, batch: RolloutBatch, plan: SignalPlan, pass: { padId: number; tokenBudget: number }): BatchSignals {
+export function computeSignals(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  plan: SignalPlan,
+  pass: { padId: number; tokenBudget: number },
+): BatchSignals {
   const results: Record<string, SaliencyResult> = {};
   for (const { backend, config } of plan.sources) results[backend.name] = backend.compute(model, batch, config);
   return assembleSignals(batch, plan, results, () => batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
@@ -169,7 +198,12 @@ export function needsPolicyPass(plan: SignalPlan): boolean {
 }
 
 /** The signals of `plan` from each source backend's result; `policyPass` runs when `needsPolicyPass(plan)`. */
-export function assembleSignals(batch: RolloutBatch, plan: SignalPlan, results: Record<string, SaliencyResult>, policyPass: () => { logprobs: Float32Array; entropy: Float32Array }): BatchSignals {
+export function assembleSignals(
+  batch: RolloutBatch,
+  plan: SignalPlan,
+  results: Record<string, SaliencyResult>,
+  policyPass: () => { logprobs: Float32Array; entropy: Float32Array },
+): BatchSignals {
   const signals = new Signals(totalTokens(batch));
   let oldLogprobs: Float32Array | undefined;
   let entropy: Float32Array | undefined;
@@ -198,7 +232,9 @@ export function refreshSignals(model: Qwen3Model, batch: RolloutBatch, rows: rea
   for (const { backend, signal, config } of plan.sources) {
     const scores = backend.compute(model, sub, config).scores;
     const values = base.has(signal) ? base.get(signal).slice() : new Float32Array(totalTokens(batch));
-    rows.forEach((i, k) => values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!));
+    rows.forEach((i, k) =>
+      values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!),
+    );
     out.set(signal, values);
   }
   return out;

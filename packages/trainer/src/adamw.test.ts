@@ -53,7 +53,13 @@ describe('AdamW', () => {
   it('refuses optimizer state of the wrong shape, naming it', () => {
     const opt = new AdamW(AdamWConfigSchema.parse({}));
     const params = new Map([['w', tf.variable(tf.zeros([2, 2]))]]);
-    const bad = { step: 1, tensors: new Map([['w.exp_avg', { shape: [4], data: new Float32Array(4) }], ['w.exp_avg_sq', { shape: [4], data: new Float32Array(4) }]]) };
+    const bad = {
+      step: 1,
+      tensors: new Map([
+        ['w.exp_avg', { shape: [4], data: new Float32Array(4) }],
+        ['w.exp_avg_sq', { shape: [4], data: new Float32Array(4) }],
+      ]),
+    };
     expect(() => opt.importState(params, bad)).toThrow('optimizer state w.exp_avg: expected shape [2, 2], found [4]');
   });
 });

@@ -84,14 +84,20 @@ export class AdamW {
   }
 
   /** Restore what `exportState` wrote. Shapes must match the parameters. */
-  importState(params: ReadonlyMap<string, tf.Variable>, state: { step: number; tensors: ReadonlyMap<string, { shape: readonly number[]; data: Float32Array }> }): void {
+  importState(
+    params: ReadonlyMap<string, tf.Variable>,
+    state: { step: number; tensors: ReadonlyMap<string, { shape: readonly number[]; data: Float32Array }> },
+  ): void {
     this.dispose();
     this.step = state.step;
     for (const [name, p] of params) {
       const m = state.tensors.get(`${name}.exp_avg`);
       const v = state.tensors.get(`${name}.exp_avg_sq`);
       if (m === undefined || v === undefined) continue;
-      for (const [what, t] of [['exp_avg', m], ['exp_avg_sq', v]] as const) {
+      for (const [what, t] of [
+        ['exp_avg', m],
+        ['exp_avg_sq', v],
+      ] as const) {
         if (t.shape.join(',') !== p.shape.join(',')) {
           throw new RangeError(`optimizer state ${name}.${what}: expected shape [${p.shape.join(', ')}], found [${t.shape.join(', ')}]`);
         }
@@ -135,7 +141,10 @@ export class AdamW {
  * `maxNorm` (clip_grad_norm_). Returns the norm before clipping; non-finite norms
  * come back as they are so the caller can skip the update.
  */
-export function clipGradNorm(grads: ReadonlyMap<string, tf.Tensor>, maxNorm: number | null): { norm: number; grads: Map<string, tf.Tensor> } {
+export function clipGradNorm(
+  grads: ReadonlyMap<string, tf.Tensor>,
+  maxNorm: number | null,
+): { norm: number; grads: Map<string, tf.Tensor> } {
   const list = [...grads.values()];
   let norm = 0;
   if (list.length > 0) {

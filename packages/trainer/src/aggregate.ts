@@ -52,7 +52,11 @@ export function aggregate(values: tf.Tensor, mask: tf.Tensor, mode: AggregationM
  * `constant` defaults to N_seq * max completion length (Dr. GRPO); pass
  * `constant` to use a fixed normaliser (the GRAIL reference uses 256 * 4096).
  */
-export function aggregationScale(validTokensPerRollout: ArrayLike<number>, maxCompletionLength: number, constant?: number): AggregationScale {
+export function aggregationScale(
+  validTokensPerRollout: ArrayLike<number>,
+  maxCompletionLength: number,
+  constant?: number,
+): AggregationScale {
   let tokens = 0;
   let sequences = 0;
   for (let i = 0; i < validTokensPerRollout.length; i++) {

@@ -20,7 +20,10 @@ export interface RolloutSelection {
  * groups whose rewards have zero spread (by standard deviation, not by mean) are
  * dropped, since their advantages are all zero under group baselines.
  */
-export function selectRollouts(batch: RolloutBatch, opts: { maskTruncated: boolean; filterZeroStd: boolean; zeroStdTolerance?: number }): RolloutSelection {
+export function selectRollouts(
+  batch: RolloutBatch,
+  opts: { maskTruncated: boolean; filterZeroStd: boolean; zeroStdTolerance?: number },
+): RolloutSelection {
   const tol = opts.zeroStdTolerance ?? 1e-6;
   const G = numGroups(batch);
   const stats = groupStats(batch.rewards, batch.groupIndex, G, false);

@@ -46,7 +46,9 @@ describe('CheckpointStore', () => {
     const dir = await store.save({ step: 1, config, state: {} }, async () => {});
     const other = { lr: 2e-6, estimator: 'grail', optimizer: { beta1: 0.8 } };
     await expect(store.load(dir, other)).rejects.toThrow(/differing fields: lr, optimizer\.beta1$/);
-    await expect(store.load(join(root, 'nope'), config)).rejects.toSatisfy((e: unknown) => e instanceof TrainerError && e.code === 'checkpoint_missing');
+    await expect(store.load(join(root, 'nope'), config)).rejects.toSatisfy(
+      (e: unknown) => e instanceof TrainerError && e.code === 'checkpoint_missing',
+    );
   });
 });
 

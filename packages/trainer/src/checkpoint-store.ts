@@ -86,12 +86,20 @@ export class CheckpointStore {
       meta = JSON.parse(await readFile(join(dir, META), 'utf8')) as CheckpointMeta;
     } catch (e) {
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new TrainerError(missing ? 'checkpoint_missing' : 'checkpoint_corrupt', missing ? 'no checkpoint here' : 'unreadable checkpoint meta', { file: join(dir, META) }, { cause: e });
+      throw new TrainerError(
+        missing ? 'checkpoint_missing' : 'checkpoint_corrupt',
+        missing ? 'no checkpoint here' : 'unreadable checkpoint meta',
+        { file: join(dir, META) },
+        { cause: e },
+      );
     }
     if (meta.configHash !== configHash(config)) {
       const fields = configDiff(meta.config, config);
       // The directory leads the sentence (no `file:` prefix): `DIR was written with a different config`.
-      throw new TrainerError('checkpoint_config_mismatch', `${dir} was written with a different config; differing fields: ${fields.join(', ')}`);
+      throw new TrainerError(
+        'checkpoint_config_mismatch',
+        `${dir} was written with a different config; differing fields: ${fields.join(', ')}`,
+      );
     }
     return meta;
   }

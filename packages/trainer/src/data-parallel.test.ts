@@ -29,7 +29,11 @@ const batches = (n: number): RolloutBatch[] => Array.from({ length: n }, (_, k) 
 /** A step that spans several micro-batches (small token budget), mini-batches and passes, with a reference model's KL. */
 const config: TrainerConfigInput = { schedule: { lr: 1e-2 }, tokenBudget: 40, miniBatches: 2, epochs: 2, klCoef: 0.05, entropyCoef: 0.01 };
 
-async function train(workers: number | null, steps: number, cfg: TrainerConfigInput = config): Promise<{ params: Map<string, Float32Array>; metrics: Record<string, number>[]; trainer: Trainer }> {
+async function train(
+  workers: number | null,
+  steps: number,
+  cfg: TrainerConfigInput = config,
+): Promise<{ params: Map<string, Float32Array>; metrics: Record<string, number>[]; trainer: Trainer }> {
   const model = Qwen3Model.random(tinyConfig, 11, 0.3);
   const refModel = Qwen3Model.random(tinyConfig, 11, 0.3);
   const engine = workers === null ? undefined : await start(model, workers);
@@ -101,8 +105,13 @@ describe('Trainer.step on policy workers', () => {
     const params = new Map([...model.params].map(([k, v]) => [k, Array.from(v.dataSync())]));
     const state = { steps: trainer.steps, optimizerStep: trainer.optimizer.step, moments: moments(trainer) };
     // worker 1 exits in the second optimizer step of the next Trainer.step: the first one was applied by then
-    await engine.run(POISON, 'exitOnForward', [{ worker: 1, call: 2 }, { worker: 1, call: 2 }]);
-    await expect(trainer.step(second!, advantagesOf(second!))).rejects.toThrow('policy worker 1 of 2 exited with code 7; the engine is closed, start a new one');
+    await engine.run(POISON, 'exitOnForward', [
+      { worker: 1, call: 2 },
+      { worker: 1, call: 2 },
+    ]);
+    await expect(trainer.step(second!, advantagesOf(second!))).rejects.toThrow(
+      'policy worker 1 of 2 exited with code 7; the engine is closed, start a new one',
+    );
     for (const [k, v] of model.params) expect(Array.from(v.dataSync()), k).toEqual(params.get(k));
     expect({ steps: trainer.steps, optimizerStep: trainer.optimizer.step, moments: moments(trainer) }).toEqual(state);
     await expect(trainer.step(second!, advantagesOf(second!))).rejects.toThrow(/unusable after a failure .*start a new engine/);
@@ -115,7 +124,9 @@ describe('Trainer.step on policy workers', () => {
     const before = new Map([...model.params].map(([k, v]) => [k, Array.from(v.dataSync())]));
     await engine.run(POISON, 'throwOnForward', [{ worker: 0 }, { worker: 0 }]);
     const b = makeBatch(3, 4, 4);
-    await expect(trainer.step(b, advantagesOf(b))).rejects.toThrow('policy worker 0 of 2 threw RangeError: poisoned replica; the engine is closed, start a new one');
+    await expect(trainer.step(b, advantagesOf(b))).rejects.toThrow(
+      'policy worker 0 of 2 threw RangeError: poisoned replica; the engine is closed, start a new one',
+    );
     for (const [k, v] of model.params) expect(Array.from(v.dataSync()), k).toEqual(before.get(k));
     expect(trainer.steps).toBe(0);
   });
@@ -134,7 +145,9 @@ describe('Trainer.step on policy workers', () => {
   it('refuses workers holding replicas of another model', async () => {
     const other = Qwen3Model.random({ ...tinyConfig, hidden_size: 8, head_dim: 4 });
     const engine = await start(other, 1);
-    expect(() => new Trainer(Qwen3Model.random(tinyConfig), {}, { workers: engine })).toThrow('field workers: the policy workers hold replicas of another model');
+    expect(() => new Trainer(Qwen3Model.random(tinyConfig), {}, { workers: engine })).toThrow(
+      'field workers: the policy workers hold replicas of another model',
+    );
   });
 });
 

@@ -21,11 +21,21 @@ export function splitRows(batch: RolloutBatch, rows: readonly number[], tokenBud
  * worker order (so the result depends on the data and the worker count, never on timing). The
  * per-token sums and the seconds spent syncing go into `tally`. The caller disposes the gradients.
  */
-export async function parallelGradients(workers: PolicyWorkers, model: Qwen3Model, input: StepLossInput, rows: readonly number[], tally: Tally): Promise<{ loss: number; grads: Map<string, tf.Tensor> }> {
+export async function parallelGradients(
+  workers: PolicyWorkers,
+  model: Qwen3Model,
+  input: StepLossInput,
+  rows: readonly number[],
+  tally: Tally,
+): Promise<{ loss: number; grads: Map<string, tf.Tensor> }> {
   taskUrl ??= compiledModuleUrl(new URL('./workers/gradient-task.js', import.meta.url));
   tally.weightSyncSeconds += workers.publish(model);
   const chunks = splitRows(input.batch, rows, input.config.tokenBudget, workers.size);
-  const results = await workers.run<GradientTaskInput, GradientTaskResult>(taskUrl, 'gradientShare', chunks.map((chunk) => ({ ...input, rows: chunk })));
+  const results = await workers.run<GradientTaskInput, GradientTaskResult>(
+    taskUrl,
+    'gradientShare',
+    chunks.map((chunk) => ({ ...input, rows: chunk })),
+  );
   // the replicas re-load in parallel, before their task: the slowest one is on the step's critical path
   tally.weightSyncSeconds += Math.max(0, ...(workers.lastRun?.reload ?? []));
   const t0 = performance.now();

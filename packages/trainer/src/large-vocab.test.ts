@@ -12,7 +12,16 @@ import { Trainer } from './trainer.js';
  * batch (no chunking) both checks fail.
  */
 const V = 151_936;
-const config = parseModelConfig({ vocab_size: V, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, tie_word_embeddings: true });
+const config = parseModelConfig({
+  vocab_size: V,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  tie_word_embeddings: true,
+});
 const B = 4;
 const P = 8;
 const C = 200;
@@ -22,7 +31,9 @@ const BTV = B * C * V;
 let model: Qwen3Model;
 const rng = new Rng(3);
 const tokens = (n: number) => Array.from({ length: n }, () => rng.int(V));
-const batch = batchFromRows(Array.from({ length: B }, (_, i) => ({ group: Math.floor(i / 2), reward: i % 2, prompt: tokens(P), completion: tokens(C) })));
+const batch = batchFromRows(
+  Array.from({ length: B }, (_, i) => ({ group: Math.floor(i / 2), reward: i % 2, prompt: tokens(P), completion: tokens(C) })),
+);
 const oldLogprobs = new Float32Array(B * C).fill(-Math.log(V)); // the step's ratio starts near 1
 const advantages = Float32Array.from({ length: B * C }, (_, t) => ((t % 5) - 2) / 2);
 
@@ -38,7 +49,12 @@ async function footprint(fn: () => void | Promise<void>): Promise<{ peakBytes: n
   const before = tf.memory().numBytes;
   const info = await tf.profile(fn);
   let largest = 0;
-  for (const k of info.kernels) for (const s of k.outputShapes) largest = Math.max(largest, s.reduce((a, b) => a * b, 1));
+  for (const k of info.kernels)
+    for (const s of k.outputShapes)
+      largest = Math.max(
+        largest,
+        s.reduce((a, b) => a * b, 1),
+      );
   return { peakBytes: info.peakBytes - before, largest, kernels: info.kernels.length };
 }
 

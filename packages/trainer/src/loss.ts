@@ -33,7 +33,23 @@ export interface Tally {
 }
 
 export function emptyTally(): Tally {
-  return { tokens: 0, clipLow: 0, clipHigh: 0, approxKl: 0, entropy: 0, refKl: 0, loss: 0, updates: 0, gradNorm: 0, refreshes: 0, refreshSeconds: 0, refreshDiff: 0, refreshAbs: 0, weightSyncSeconds: 0, gradReduceSeconds: 0 };
+  return {
+    tokens: 0,
+    clipLow: 0,
+    clipHigh: 0,
+    approxKl: 0,
+    entropy: 0,
+    refKl: 0,
+    loss: 0,
+    updates: 0,
+    gradNorm: 0,
+    refreshes: 0,
+    refreshSeconds: 0,
+    refreshDiff: 0,
+    refreshAbs: 0,
+    weightSyncSeconds: 0,
+    gradReduceSeconds: 0,
+  };
 }
 
 /** The per-token sums one micro-batch adds to a `Tally`. */
@@ -69,7 +85,11 @@ export function lossScale(config: TrainerConfig, batch: RolloutBatch, rows: read
   const valid = rows.map((i) => batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
   const L = config.maxCompletionLength ?? maxLen;
   // TRL's dr_grpo divides by all rows of the (micro-)batch, masked ones included: B / miniBatches per optimizer step
-  return aggregationScale(valid, L, config.lossConstant ?? (config.lossConstantRows === 'all' ? Math.max((batch.numRollouts / config.miniBatches) * L, 1) : undefined));
+  return aggregationScale(
+    valid,
+    L,
+    config.lossConstant ?? (config.lossConstantRows === 'all' ? Math.max((batch.numRollouts / config.miniBatches) * L, 1) : undefined),
+  );
 }
 
 /**
@@ -77,7 +97,12 @@ export function lossScale(config: TrainerConfig, batch: RolloutBatch, rows: read
  * per-token sums go into `sums`. Gradients are keyed by parameter name, in `model.params` order;
  * the caller disposes them.
  */
-export function accumulateGradients(model: Qwen3Model, input: StepLossInput, rows: readonly number[], sums: TokenSums): { loss: number; grads: Map<string, tf.Tensor> } {
+export function accumulateGradients(
+  model: Qwen3Model,
+  input: StepLossInput,
+  rows: readonly number[],
+  sums: TokenSums,
+): { loss: number; grads: Map<string, tf.Tensor> } {
   const { batch, config, padId } = input;
   const names = [...model.params.keys()];
   const vars = [...model.params.values()];
@@ -122,7 +147,8 @@ function microBatchLoss(model: Qwen3Model, input: StepLossInput, mb: PackedRollo
   const terms = clippedSurrogate(logp, oldT, tf.tensor2d(gatherPacked(batch, mb, adv), shape), cfg);
   let total = aggregate(terms.loss, mask, cfg.aggregation, scale);
   const refT = ref ? tf.tensor2d(gatherPacked(batch, mb, ref), shape) : null;
-  if (refT && cfg.klCoef > 0) total = tf.add(total, tf.mul(aggregate(klPenalty(logp, refT, cfg.klEstimator), mask, cfg.aggregation, scale), cfg.klCoef));
+  if (refT && cfg.klCoef > 0)
+    total = tf.add(total, tf.mul(aggregate(klPenalty(logp, refT, cfg.klEstimator), mask, cfg.aggregation, scale), cfg.klCoef));
   if (cfg.entropyCoef > 0) total = tf.sub(total, tf.mul(aggregate(entropy, mask, cfg.aggregation, scale), cfg.entropyCoef));
   const masked = (x: tf.Tensor) => tf.keep(tf.sum(tf.mul(x, mask)) as tf.Scalar);
   kept.push(masked(terms.clippedLow), masked(terms.clippedHigh), masked(klPenalty(logp, oldT, 'k3')), masked(entropy));

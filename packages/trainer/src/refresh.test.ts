@@ -46,9 +46,21 @@ describe('Trainer.step with options.refresh', () => {
     const trainer = new Trainer(model, { epochs: 3, miniBatches: 2, schedule: { lr: 1e-2 } });
     const start = fingerprint(model);
     const { metrics } = await trainer.step(batch, advantagesOf(batch), { refresh });
-    expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([[0, 1], [1, 0], [1, 1], [2, 0], [2, 1]]);
+    expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([
+      [0, 1],
+      [1, 0],
+      [1, 1],
+      [2, 0],
+      [2, 1],
+    ]);
     // each pass's mini-batches split the batch; the first update of the step used the given advantages
-    for (const pass of [1, 2]) expect(calls.filter((c) => c.ctx.pass === pass).flatMap((c) => c.rows).sort((a, b) => a - b)).toEqual(all(8));
+    for (const pass of [1, 2])
+      expect(
+        calls
+          .filter((c) => c.ctx.pass === pass)
+          .flatMap((c) => c.rows)
+          .sort((a, b) => a - b),
+      ).toEqual(all(8));
     for (const c of calls) expect(c.rows).toHaveLength(4);
     // the parameters moved before every call, and again between calls
     const seen = [start, ...calls.map((c) => c.params)];
@@ -64,7 +76,10 @@ describe('Trainer.step with options.refresh', () => {
     const batch = makeBatch(4, 2, 4);
     const { refresh, calls } = recording('epoch', batch);
     await new Trainer(model, { epochs: 3, miniBatches: 2 }).step(batch, advantagesOf(batch), { refresh });
-    expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([[1, 0], [2, 0]]);
+    expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([
+      [1, 0],
+      [2, 0],
+    ]);
     for (const c of calls) expect(c.rows).toEqual(all(8));
     model.dispose();
   });
@@ -99,7 +114,11 @@ describe('Trainer.step with options.refresh', () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     const adv = advantagesOf(batch);
-    const { refresh } = recording('epoch', batch, adv.map((a) => 1.5 * a));
+    const { refresh } = recording(
+      'epoch',
+      batch,
+      adv.map((a) => 1.5 * a),
+    );
     const { metrics } = await new Trainer(model, { epochs: 2 }).step(batch, adv, { refresh });
     expect(metrics[METRIC.refreshChange]).toBeCloseTo(0.5, 6);
     model.dispose();
@@ -110,11 +129,17 @@ describe('Trainer.step with options.refresh', () => {
     const batch = makeBatch(4, 2, 4);
     const adv = advantagesOf(batch);
     const trainer = new Trainer(model, { epochs: 2 });
-    await expect(trainer.step(batch, () => adv, { refresh: recording('epoch', batch).refresh })).rejects.toThrow(/either an advantage callback or options.refresh/);
-    await expect(trainer.step(batch, adv, { refresh: recording('epoch', batch, new Float32Array(3)).refresh })).rejects.toThrow(/refreshed advantages has 3 values, expected/);
+    await expect(trainer.step(batch, () => adv, { refresh: recording('epoch', batch).refresh })).rejects.toThrow(
+      /either an advantage callback or options.refresh/,
+    );
+    await expect(trainer.step(batch, adv, { refresh: recording('epoch', batch, new Float32Array(3)).refresh })).rejects.toThrow(
+      /refreshed advantages has 3 values, expected/,
+    );
     const bad = adv.slice();
     bad[batch.completionOffsets[1]!] = Number.NaN;
-    await expect(trainer.step(batch, adv, { refresh: recording('epoch', batch, bad).refresh })).rejects.toThrow(/rollout 1, field refresh: refreshed advantage of completion token 0 is NaN/);
+    await expect(trainer.step(batch, adv, { refresh: recording('epoch', batch, bad).refresh })).rejects.toThrow(
+      /rollout 1, field refresh: refreshed advantage of completion token 0 is NaN/,
+    );
     model.dispose();
   });
 });
@@ -134,7 +159,9 @@ describe('resolveRefresh', () => {
       // the spec travels as JSON: the worker imports the module by URL and calls the factory
       const spec = JSON.parse(JSON.stringify(refresh.spec));
       const there = await new Promise<Float32Array>((resolve, reject) => {
-        const w = new Worker(new URL('../test/fixtures/refresh-worker.mjs', import.meta.url), { workerData: { spec, modelDir: dir, batch, rows } });
+        const w = new Worker(new URL('../test/fixtures/refresh-worker.mjs', import.meta.url), {
+          workerData: { spec, modelDir: dir, batch, rows },
+        });
         w.once('message', resolve);
         w.once('error', reject);
       });
@@ -151,9 +178,17 @@ describe('resolveRefresh', () => {
   });
 
   it('names the module and factory when either is wrong', async () => {
-    await expect(resolveRefresh({ module: MODULE, factory: 'nope', options: {} })).rejects.toThrow(/field refresh.factory: refresh factory nope of .* is not an exported function/);
-    await expect(resolveRefresh({ module: 'file:///no/such/module.mjs', factory: 'f', options: {} })).rejects.toThrow(/field refresh.module: cannot load the module of refresh factory f/);
-    await expect(resolveRefresh({ module: 'node:util', factory: 'format', options: {} })).rejects.toThrow(/did not return an advantage refresh/);
-    await expect(resolveRefresh({ module: 'node:path', factory: 'join', options: {} })).rejects.toThrow(/refresh factory join of node:path failed: The "path" argument/);
+    await expect(resolveRefresh({ module: MODULE, factory: 'nope', options: {} })).rejects.toThrow(
+      /field refresh.factory: refresh factory nope of .* is not an exported function/,
+    );
+    await expect(resolveRefresh({ module: 'file:///no/such/module.mjs', factory: 'f', options: {} })).rejects.toThrow(
+      /field refresh.module: cannot load the module of refresh factory f/,
+    );
+    await expect(resolveRefresh({ module: 'node:util', factory: 'format', options: {} })).rejects.toThrow(
+      /did not return an advantage refresh/,
+    );
+    await expect(resolveRefresh({ module: 'node:path', factory: 'join', options: {} })).rejects.toThrow(
+      /refresh factory join of node:path failed: The "path" argument/,
+    );
   });
 });

@@ -61,18 +61,31 @@ export async function resolveRefresh(spec: RefreshSpec): Promise<AdvantageRefres
   try {
     mod = (await import(spec.module)) as Record<string, unknown>;
   } catch (cause) {
-    throw new TrainerError('invalid_config', `cannot load the module of ${where}: ${(cause as Error).message}`, { field: 'refresh.module' }, { cause });
+    throw new TrainerError(
+      'invalid_config',
+      `cannot load the module of ${where}: ${(cause as Error).message}`,
+      { field: 'refresh.module' },
+      { cause },
+    );
   }
   const factory = mod[spec.factory];
-  if (typeof factory !== 'function') throw new TrainerError('invalid_config', `${where} is not an exported function`, { field: 'refresh.factory' });
+  if (typeof factory !== 'function')
+    throw new TrainerError('invalid_config', `${where} is not an exported function`, { field: 'refresh.factory' });
   let refresh: Partial<AdvantageRefresh> | null;
   try {
     refresh = (await (factory as RefreshFactory)(spec.options)) as Partial<AdvantageRefresh> | null;
   } catch (cause) {
     throw new TrainerError('invalid_config', `${where} failed: ${(cause as Error).message}`, { field: 'refresh.options' }, { cause });
   }
-  if (refresh === null || typeof refresh !== 'object' || typeof refresh.advantages !== 'function' || (refresh.every !== 'epoch' && refresh.every !== 'minibatch')) {
-    throw new TrainerError('invalid_config', `${where} did not return an advantage refresh ({ every, spec, advantages })`, { field: 'refresh.factory' });
+  if (
+    refresh === null ||
+    typeof refresh !== 'object' ||
+    typeof refresh.advantages !== 'function' ||
+    (refresh.every !== 'epoch' && refresh.every !== 'minibatch')
+  ) {
+    throw new TrainerError('invalid_config', `${where} did not return an advantage refresh ({ every, spec, advantages })`, {
+      field: 'refresh.factory',
+    });
   }
   return refresh as AdvantageRefresh;
 }

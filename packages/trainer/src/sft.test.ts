@@ -4,7 +4,15 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { tf } from './tf.js';
 import { packSft, sftLoss, sftStep } from './sft.js';
 
-const config = parseModelConfig({ vocab_size: 23, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 });
+const config = parseModelConfig({
+  vocab_size: 23,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+});
 const rows = [
   { prompt: [1, 2, 3], completion: [4, 5] },
   { prompt: [6], completion: [7, 8, 9, 10] },

@@ -86,7 +86,11 @@ describe('klPenalty', () => {
     for (const est of ['k1', 'k2', 'k3'] as const) {
       const x = tf.tensor1d(logp);
       const v = Array.from(klPenalty(x, tf.tensor1d(ref), est).dataSync());
-      const g = Array.from(tf.grad((lp: tf.Tensor) => tf.sum(klPenalty(lp, tf.tensor1d(ref), est)))(x).dataSync());
+      const g = Array.from(
+        tf
+          .grad((lp: tf.Tensor) => tf.sum(klPenalty(lp, tf.tensor1d(ref), est)))(x)
+          .dataSync(),
+      );
       logp.forEach((lp, i) => {
         const d = ref[i]! - lp;
         const [want, dwant] = est === 'k1' ? [-d, 1] : est === 'k2' ? [0.5 * d * d, -d] : [Math.exp(d) - d - 1, -Math.exp(d) + 1];

@@ -25,7 +25,8 @@ function currentLogprobs(model: Qwen3Model, batch: RolloutBatch): Float32Array {
   tf.dispose([logp, entropy]);
   const out = new Float32Array(batch.completionTokens.length);
   rows.forEach((i) => {
-    for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) out[t] = d[i * mb.C + t - batch.completionOffsets[i]!]!;
+    for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++)
+      out[t] = d[i * mb.C + t - batch.completionOffsets[i]!]!;
   });
   return out;
 }
@@ -56,7 +57,11 @@ describe('Trainer temperature', () => {
     const { logp } = microBatchLogprobs(model, mb, { temperature: 0.7 });
     const ref = tf.tidy(() => {
       const ids = tf.tensor2d(mb.ids, [mb.n, mb.S], 'int32');
-      const h = tf.slice(model.hidden({ ids, attentionMask: tf.tensor2d(mb.attentionMask, [mb.n, mb.S]) }), [0, mb.P - 1, 0], [mb.n, mb.C, config.hidden_size]) as tf.Tensor3D;
+      const h = tf.slice(
+        model.hidden({ ids, attentionMask: tf.tensor2d(mb.attentionMask, [mb.n, mb.S]) }),
+        [0, mb.P - 1, 0],
+        [mb.n, mb.C, config.hidden_size],
+      ) as tf.Tensor3D;
       return tokenLogprobsReference(h, model.lmHeadWeight(), tf.slice(ids, [0, mb.P], [mb.n, mb.C]) as tf.Tensor2D, 0.7).logprobs;
     });
     const a = logp.dataSync();
@@ -74,20 +79,23 @@ describe('Trainer temperature', () => {
 });
 
 describe('Trainer gradients', () => {
-  it.each(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant'] as const)('accumulating micro-batches equals one big batch (%s)', (aggregation) => {
-    const model = Qwen3Model.random(config, 3);
-    const batch = makeBatch();
-    const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
-    const adv = advantagesOf(batch);
-    const old = currentLogprobs(model, batch);
-    for (let t = 0; t < old.length; t++) old[t] = old[t]! - 0.05 * Math.sin(t); // ratios away from 1
-    const big = new Trainer(model, { aggregation, tokenBudget: 100_000 }).gradients(batch, rows, adv, old);
-    const small = new Trainer(model, { aggregation, tokenBudget: 12 }).gradients(batch, rows, adv, old);
-    expect(small.loss).toBeCloseTo(big.loss, 5);
-    expect(maxRelDiff(small.grads, big.grads)).toBeLessThan(1e-4);
-    [...big.grads.values(), ...small.grads.values()].forEach((g) => g.dispose());
-    model.dispose();
-  });
+  it.each(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant'] as const)(
+    'accumulating micro-batches equals one big batch (%s)',
+    (aggregation) => {
+      const model = Qwen3Model.random(config, 3);
+      const batch = makeBatch();
+      const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
+      const adv = advantagesOf(batch);
+      const old = currentLogprobs(model, batch);
+      for (let t = 0; t < old.length; t++) old[t] = old[t]! - 0.05 * Math.sin(t); // ratios away from 1
+      const big = new Trainer(model, { aggregation, tokenBudget: 100_000 }).gradients(batch, rows, adv, old);
+      const small = new Trainer(model, { aggregation, tokenBudget: 12 }).gradients(batch, rows, adv, old);
+      expect(small.loss).toBeCloseTo(big.loss, 5);
+      expect(maxRelDiff(small.grads, big.grads)).toBeLessThan(1e-4);
+      [...big.grads.values(), ...small.grads.values()].forEach((g) => g.dispose());
+      model.dispose();
+    },
+  );
 
   it("constant's divisor: lossConstantRows 'all' (TRL's dr_grpo) counts every rollout of the batch, 'kept' (default) the trained ones", async () => {
     const model = Qwen3Model.random(config, 4);
@@ -238,11 +246,18 @@ describe('Trainer.step', () => {
   it('validates its inputs and config with clear errors', async () => {
     const model = Qwen3Model.random(config, 9);
     const batch = makeBatch(7);
-    await expect(new Trainer(model).step(batch, new Float32Array(3))).rejects.toThrow(`advantages has 3 values, expected ${batch.completionTokens.length}`);
+    await expect(new Trainer(model).step(batch, new Float32Array(3))).rejects.toThrow(
+      `advantages has 3 values, expected ${batch.completionTokens.length}`,
+    );
     expect(() => new Trainer(model, { clipLow: 2 } as never)).toThrow(/clipLow/);
     expect(() => new Trainer(model, { klCoef: 0.1 })).toThrow(/needs a frozen reference model/);
-    await expect(new Trainer(model, { oldLogprobs: 'behavior' }).step(batch, advantagesOf(batch))).rejects.toThrow(/needs batch.behaviorLogprobs/);
-    const noPrompt = batchFromRows([{ group: 0, completion: [1, 2], reward: 1 }, { group: 0, completion: [3], reward: 0 }]);
+    await expect(new Trainer(model, { oldLogprobs: 'behavior' }).step(batch, advantagesOf(batch))).rejects.toThrow(
+      /needs batch.behaviorLogprobs/,
+    );
+    const noPrompt = batchFromRows([
+      { group: 0, completion: [1, 2], reward: 1 },
+      { group: 0, completion: [3], reward: 0 },
+    ]);
     await expect(new Trainer(model).step(noPrompt, new Float32Array(3))).rejects.toThrow(TrainerError);
     model.dispose();
   });
@@ -273,6 +288,8 @@ describe('Trainer checkpoints', () => {
     // the weights load with @rlvr/policy as a model directory
     const loaded = loadModel(join(dir, 'model'));
     expect(loaded.numParameters()).toBe(straight.model.numParameters());
-    await expect(new Trainer(Qwen3Model.random(config, 1), { ...cfg, seed: 4 }).restore(store, dir)).rejects.toThrow(/differing fields: seed/);
+    await expect(new Trainer(Qwen3Model.random(config, 1), { ...cfg, seed: 4 }).restore(store, dir)).rejects.toThrow(
+      /differing fields: seed/,
+    );
   });
 });

@@ -1,6 +1,14 @@
 import { join } from 'node:path';
 import { type RolloutBatch, METRIC, Rng, parseConfig, totalTokens, validateBatch } from '@rlvr/core';
-import { CheckpointReader, SafetensorsFile, batchLogprobs, saveModel, writeSafetensors, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
+import {
+  CheckpointReader,
+  SafetensorsFile,
+  batchLogprobs,
+  saveModel,
+  writeSafetensors,
+  type PolicyWorkers,
+  type Qwen3Model,
+} from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { AdamW, clipGradNorm, type AdamWSnapshot } from './adamw.js';
@@ -124,7 +132,10 @@ export class Trainer {
     for (let i = 0; i < batch.numRollouts; i++) {
       if (!sel.include[i]) continue;
       if (batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! < 1) {
-        throw new TrainerError('invalid_input', 'empty prompt; the first completion token needs at least one prompt token before it', { rollout: i, field: 'prompt' });
+        throw new TrainerError('invalid_input', 'empty prompt; the first completion token needs at least one prompt token before it', {
+          rollout: i,
+          field: 'prompt',
+        });
       }
       rows.push(i);
       maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
@@ -138,11 +149,19 @@ export class Trainer {
     try {
       if (rows.length > 0) {
         if (options.oldLogprobs !== undefined && options.oldLogprobs.length !== T) {
-          throw new TrainerError('invalid_input', `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`, { field: 'oldLogprobs' });
+          throw new TrainerError(
+            'invalid_input',
+            `oldLogprobs has ${options.oldLogprobs.length} values, expected ${T} (one per completion token)`,
+            { field: 'oldLogprobs' },
+          );
         }
         const { refresh } = options;
         if (refresh !== undefined && typeof advantages === 'function') {
-          throw new TrainerError('invalid_input', 'pass either an advantage callback or options.refresh, not both: both recompute the advantages during the step', { field: 'refresh' });
+          throw new TrainerError(
+            'invalid_input',
+            'pass either an advantage callback or options.refresh, not both: both recompute the advantages during the step',
+            { field: 'refresh' },
+          );
         }
         const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
         const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
@@ -154,7 +173,10 @@ export class Trainer {
           const per = Math.ceil(order.length / cfg.miniBatches);
           for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
             const mb = order.slice(m * per, (m + 1) * per);
-            const advMb = refresh?.every === 'minibatch' && (pass > 0 || m > 0) ? this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally) : adv;
+            const advMb =
+              refresh?.every === 'minibatch' && (pass > 0 || m > 0)
+                ? this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally)
+                : adv;
             const fault = await this.#update(batch, mb, advMb, old, ref, maxLen, tally);
             firstFault ??= fault;
           }
@@ -207,14 +229,26 @@ export class Trainer {
    * accumulated over micro-batches: the same as one big batch. For tests and for
    * users who drive their own optimizer. The caller disposes the tensors.
    */
-  gradients(batch: RolloutBatch, rows: number[], advantages: Float32Array, oldLogprobs: Float32Array): { loss: number; grads: Map<string, tf.Tensor> } {
+  gradients(
+    batch: RolloutBatch,
+    rows: number[],
+    advantages: Float32Array,
+    oldLogprobs: Float32Array,
+  ): { loss: number; grads: Map<string, tf.Tensor> } {
     let maxLen = 0;
     for (const i of rows) maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
     return accumulateGradients(this.model, this.#lossInput(batch, rows, advantages, oldLogprobs, null, maxLen), rows, emptyTally());
   }
 
   /** Host data of one optimizer step's loss over `rows`. */
-  #lossInput(batch: RolloutBatch, rows: readonly number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number): StepLossInput {
+  #lossInput(
+    batch: RolloutBatch,
+    rows: readonly number[],
+    adv: Float32Array,
+    old: Float32Array,
+    ref: Float32Array | null,
+    maxLen: number,
+  ): StepLossInput {
     return { config: this.config, padId: this.#padId, batch, adv, old, ref, scale: lossScale(this.config, batch, rows, maxLen) };
   }
 
@@ -223,7 +257,9 @@ export class Trainer {
    * clones (sharing data: no copy, but the old data stays alive until the step ends).
    */
   #snapshot(tensors: boolean): Saved {
-    const kept = tensors ? { params: new Map([...this.model.params].map(([k, v]) => [k, tf.clone(v)])), optimizer: this.optimizer.snapshot() } : null;
+    const kept = tensors
+      ? { params: new Map([...this.model.params].map(([k, v]) => [k, tf.clone(v)])), optimizer: this.optimizer.snapshot() }
+      : null;
     return { tensors: kept, steps: this.#steps, skipped: this.#skipped, rng: this.#rng.getState() };
   }
 
@@ -238,7 +274,14 @@ export class Trainer {
   }
 
   /** The refreshed advantages of `rows` (checked), with their change from the given ones in `tally`. */
-  #refresh(refresh: AdvantageRefresh, batch: RolloutBatch, rows: readonly number[], ctx: { pass: number; miniBatch: number }, given: Float32Array, tally: Tally): Float32Array {
+  #refresh(
+    refresh: AdvantageRefresh,
+    batch: RolloutBatch,
+    rows: readonly number[],
+    ctx: { pass: number; miniBatch: number },
+    given: Float32Array,
+    tally: Tally,
+  ): Float32Array {
     const t0 = performance.now();
     const adv = checkLength(refresh.advantages(this.model, batch, rows, ctx), given.length, 'refreshed advantages');
     tally.refreshSeconds += (performance.now() - t0) / 1000;
@@ -246,7 +289,11 @@ export class Trainer {
     for (const i of rows) {
       for (let t = batch.completionOffsets[i]!; t < batch.completionOffsets[i + 1]!; t++) {
         const a = adv[t]!;
-        if (!Number.isFinite(a)) throw new TrainerError('invalid_input', `refreshed advantage of completion token ${t - batch.completionOffsets[i]!} is ${a}`, { rollout: i, field: 'refresh' });
+        if (!Number.isFinite(a))
+          throw new TrainerError('invalid_input', `refreshed advantage of completion token ${t - batch.completionOffsets[i]!} is ${a}`, {
+            rollout: i,
+            field: 'refresh',
+          });
         tally.refreshDiff += Math.abs(a - given[t]!);
         tally.refreshAbs += Math.abs(given[t]!);
       }
@@ -257,7 +304,12 @@ export class Trainer {
   /** Old log-probs per token: the sampler's, or recomputed with the current policy (no gradient). */
   #oldLogprobs(batch: RolloutBatch, rows: number[]): Float32Array {
     if (this.config.oldLogprobs === 'behavior') {
-      if (!batch.behaviorLogprobs) throw new TrainerError('invalid_input', "oldLogprobs 'behavior' needs batch.behaviorLogprobs; use 'recompute' or have the sampler record them", { field: 'behaviorLogprobs' });
+      if (!batch.behaviorLogprobs)
+        throw new TrainerError(
+          'invalid_input',
+          "oldLogprobs 'behavior' needs batch.behaviorLogprobs; use 'recompute' or have the sampler record them",
+          { field: 'behaviorLogprobs' },
+        );
       return batch.behaviorLogprobs;
     }
     return this.#perToken(this.model, batch, rows);
@@ -265,15 +317,29 @@ export class Trainer {
 
   /** log-probs of every completion token of `rows` under `model`, scattered into `[T]`. */
   #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[]): Float32Array {
-    return batchLogprobs(model, batch, { tokenBudget: this.config.tokenBudget, padId: this.#padId, include: maskOf(batch.numRollouts, rows), temperature: this.config.temperature }).logprobs;
+    return batchLogprobs(model, batch, {
+      tokenBudget: this.config.tokenBudget,
+      padId: this.#padId,
+      include: maskOf(batch.numRollouts, rows),
+      temperature: this.config.temperature,
+    }).logprobs;
   }
 
-
   /** One optimizer step over `rows`. Returns the name of the first non-finite gradient, if any. */
-  async #update(batch: RolloutBatch, rows: number[], adv: Float32Array, old: Float32Array, ref: Float32Array | null, maxLen: number, tally: Tally): Promise<string | null> {
+  async #update(
+    batch: RolloutBatch,
+    rows: number[],
+    adv: Float32Array,
+    old: Float32Array,
+    ref: Float32Array | null,
+    maxLen: number,
+    tally: Tally,
+  ): Promise<string | null> {
     const cfg = this.config;
     const input = this.#lossInput(batch, rows, adv, old, ref, maxLen);
-    const { loss, grads } = this.#workers ? await parallelGradients(this.#workers, this.model, input, rows, tally) : accumulateGradients(this.model, input, rows, tally);
+    const { loss, grads } = this.#workers
+      ? await parallelGradients(this.#workers, this.model, input, rows, tally)
+      : accumulateGradients(this.model, input, rows, tally);
     const lr = learningRate(cfg.schedule, this.#steps);
     this.#steps++;
     try {
@@ -333,15 +399,20 @@ export class Trainer {
     for (const [name, v] of this.model.params) {
       const t = reader.read(name);
       if (t.shape.join(',') !== v.shape.join(',')) {
-        throw new TrainerError('checkpoint_corrupt', `has shape [${t.shape.join(', ')}], the model expects [${v.shape.join(', ')}]`, { file: dir, tensor: name });
+        throw new TrainerError('checkpoint_corrupt', `has shape [${t.shape.join(', ')}], the model expects [${v.shape.join(', ')}]`, {
+          file: dir,
+          tensor: name,
+        });
       }
       tf.tidy(() => v.assign(tf.tensor(t.data, v.shape, 'float32')));
     }
     const file = SafetensorsFile.open(join(dir, 'optimizer.safetensors'));
-    const tensors = new Map([...file.tensors.keys()].map((k) => {
-      const t = file.read(k);
-      return [k, { shape: t.shape, data: t.data as Float32Array }] as const;
-    }));
+    const tensors = new Map(
+      [...file.tensors.keys()].map((k) => {
+        const t = file.read(k);
+        return [k, { shape: t.shape, data: t.data as Float32Array }] as const;
+      }),
+    );
     const own = meta.state.trainer as { steps: number; skipped: number; rng: number[]; optimizerStep: number };
     this.optimizer.importState(this.model.params, { step: own.optimizerStep, tensors });
     this.#steps = own.steps;
@@ -352,18 +423,25 @@ export class Trainer {
   }
 }
 
-
 function checkLength(a: Float32Array, T: number, what: string): Float32Array {
-  if (a.length !== T) throw new TrainerError('invalid_input', `${what} has ${a.length} values, expected ${T} (one per completion token)`, { field: what === 'advantages' ? 'advantages' : 'refresh' });
+  if (a.length !== T)
+    throw new TrainerError('invalid_input', `${what} has ${a.length} values, expected ${T} (one per completion token)`, {
+      field: what === 'advantages' ? 'advantages' : 'refresh',
+    });
   return a;
 }
-
-
 
 /** The workers must hold replicas of `model`: the same parameter names and shapes, in the same order. */
 function checkReplicas(workers: PolicyWorkers, model: Qwen3Model): void {
   const slots = workers.layout.slots;
   const params = [...model.params];
-  const same = slots.length === params.length && slots.every((s, k) => s.name === params[k]![0] && s.shape.join(',') === params[k]![1].shape.join(','));
-  if (!same) throw new TrainerError('invalid_config', 'the policy workers hold replicas of another model (parameter names or shapes differ): start them with PolicyWorkers.start(model, ...)', { field: 'workers' });
+  const same =
+    slots.length === params.length &&
+    slots.every((s, k) => s.name === params[k]![0] && s.shape.join(',') === params[k]![1].shape.join(','));
+  if (!same)
+    throw new TrainerError(
+      'invalid_config',
+      'the policy workers hold replicas of another model (parameter names or shapes differ): start them with PolicyWorkers.start(model, ...)',
+      { field: 'workers' },
+    );
 }

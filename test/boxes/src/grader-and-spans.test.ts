@@ -30,7 +30,11 @@ const HARD: Row[] = [
   { source: 'nested', completion: 'So $x = \\boxed{\\frac{\\sqrt{2}}{2}}$.', gold: '\\frac{\\sqrt{2}}{2}' },
   { source: 'escaped braces', completion: 'The set is $\\boxed{\\{1, 2\\}}$ and we are done.', gold: '\\{1,2\\}' },
   { source: 'escaped close brace inside', completion: 'Answer: \\boxed{a \\} b}.', gold: 'a' },
-  { source: 'two answers far apart', completion: 'First I guessed \\boxed{3}, but that was a mistake; checking every case again gives \\boxed{4}.', gold: '4' },
+  {
+    source: 'two answers far apart',
+    completion: 'First I guessed \\boxed{3}, but that was a mistake; checking every case again gives \\boxed{4}.',
+    gold: '4',
+  },
   { source: 'adjacent boxes, one answer', completion: 'The roots are \\boxed{1}, \\boxed{2}.', gold: '1, 2' },
   { source: 'nested box', completion: 'We get \\boxed{\\boxed{7}} here.', gold: '7' },
   { source: 'unbalanced then balanced', completion: 'Oops \\boxed{1 and then \\boxed{5}.', gold: '5' },
@@ -56,7 +60,8 @@ function referenceFirst(text: string): { start: number; contentStart: number; co
     let depth = 0;
     for (let j = s + 6; j < text.length; j++) {
       if (text[j] === '{') depth++;
-      else if (text[j] === '}' && --depth === 0) return { start: byteAt(text, s), contentStart: byteAt(text, s + 7), contentEnd: byteAt(text, j) };
+      else if (text[j] === '}' && --depth === 0)
+        return { start: byteAt(text, s), contentStart: byteAt(text, s + 7), contentEnd: byteAt(text, j) };
     }
   }
   return null;
@@ -123,7 +128,12 @@ describe('the graded box is the box the span locator gives GRAIL (which: last)',
 
   it('property: random texts around random boxes, graded and located at the same bytes', () => {
     const piece = fc.constantFrom('x', ' ', '2', '+', 'π', '答', '$', '.', '\\frac{1}{2}', '\\{', '\\}', '{', '}', ' and ', ', ');
-    const box = fc.tuple(fc.constantFrom('\\boxed{', '\\fbox{', '\\boxed {'), fc.array(fc.constantFrom('1', 'a', '\\pi', '{2}', '\\{3\\}', 'é'), { minLength: 1, maxLength: 4 })).map(([m, c]) => `${m}${c.join('')}}`);
+    const box = fc
+      .tuple(
+        fc.constantFrom('\\boxed{', '\\fbox{', '\\boxed {'),
+        fc.array(fc.constantFrom('1', 'a', '\\pi', '{2}', '\\{3\\}', 'é'), { minLength: 1, maxLength: 4 }),
+      )
+      .map(([m, c]) => `${m}${c.join('')}}`);
     fc.assert(
       fc.property(fc.array(fc.oneof(piece, box), { maxLength: 14 }), (parts) => {
         const text = parts.join('');
@@ -150,7 +160,8 @@ describe("which: first is the GRAIL reference's first box", () => {
       const text = row.completion;
       // the reference knows only "\boxed{": skip texts whose first box is another form (\fbox, "\boxed {", a bare box)
       const firstMarker = /\\\\?(?:boxed|fbox)(?![A-Za-z])/.exec(text);
-      if (ref === null || firstMarker === null || !text.startsWith('\\boxed{', firstMarker.index) || firstMarker[0].startsWith('\\\\')) continue;
+      if (ref === null || firstMarker === null || !text.startsWith('\\boxed{', firstMarker.index) || firstMarker[0].startsWith('\\\\'))
+        continue;
       compared++;
       expect(spans, row.source).not.toBeNull();
       expect(spans!.open, row.source).toEqual([ref.start, ref.contentStart]);

@@ -74,17 +74,25 @@ describe('the rlvr bins end to end', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain('(step 2)');
     expect(resumed.stdout).toContain(`report: ${join(out, 'report.html')}`);
-    const steps = (await readFile(join(out, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => (JSON.parse(l) as { step: number }).step);
+    const steps = (await readFile(join(out, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { step: number }).step);
     expect(steps).toEqual([0, 1, 2, 3]);
     const html = await readFile(join(out, 'report.html'), 'utf8');
     expect(html.match(/<svg/g)?.length).toBeGreaterThan(5);
 
     // problems the trained policy has never seen
     const data = join(root, 'synth.jsonl');
-    const rows = syntheticGenerator({ minSteps: 1, maxSteps: 2, digits: 1 }).tasks('e2e-eval', 8).map((t) => ({ question: t.question, answer: t.answer }));
+    const rows = syntheticGenerator({ minSteps: 1, maxSteps: 2, digits: 1 })
+      .tasks('e2e-eval', 8)
+      .map((t) => ({ question: t.question, answer: t.answer }));
     await writeFile(data, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 
-    server = spawn(process.execPath, [SERVE, '--model', join(out, 'model'), '--port', '0', '--backend', 'wasm'], { stdio: ['ignore', 'pipe', 'pipe'], env: env() });
+    server = spawn(process.execPath, [SERVE, '--model', join(out, 'model'), '--port', '0', '--backend', 'wasm'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: env(),
+    });
     const firstLine = await new Promise<string>((resolve, reject) => {
       const lines = createInterface({ input: server!.stdout! });
       lines.once('line', resolve);
@@ -113,10 +121,21 @@ describe('the rlvr bins end to end', () => {
     const out = join(root, 'entropy');
     const plugin = fileURLToPath(new URL('../fixtures/entropy-plugin.mjs', import.meta.url));
     const config = join(root, 'entropy.json');
-    await writeFile(config, JSON.stringify({ steps: 2, rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 }, eval: { every: 0, problems: 4, n: 1, greedy: false, maxNewTokens: 24 }, backend: 'wasm' }));
+    await writeFile(
+      config,
+      JSON.stringify({
+        steps: 2,
+        rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 },
+        eval: { every: 0, problems: 4, n: 1, greedy: false, maxNewTokens: 24 },
+        backend: 'wasm',
+      }),
+    );
     const r = await run(RLVR, 'train', '--config', config, '--estimator', 'grpo+entropy', '--plugin', plugin, '--out', out, '-q');
     expect(r.code, r.stderr).toBe(0);
-    const steps = (await readFile(join(out, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    const steps = (await readFile(join(out, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
     expect(steps.map((m) => m.step)).toEqual([0, 1, 2]);
     // entropy weights: 1 for a token as uncertain as its rollout's average, clipped to [0.25, 4]
     for (const m of steps.slice(1)) {

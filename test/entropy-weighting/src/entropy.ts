@@ -14,7 +14,8 @@ export const EntropyConfigSchema = z
     entropyEps: z.number().positive().default(1e-6),
   })
   .superRefine((c, ctx) => {
-    if (c.entropyWMin > c.entropyWMax) ctx.addIssue({ code: 'custom', path: ['entropyWMin'], message: `must not exceed entropyWMax (${c.entropyWMax})` });
+    if (c.entropyWMin > c.entropyWMax)
+      ctx.addIssue({ code: 'custom', path: ['entropyWMin'], message: `must not exceed entropyWMax (${c.entropyWMax})` });
   });
 export type EntropyConfig = z.output<typeof EntropyConfigSchema>;
 

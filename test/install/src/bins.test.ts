@@ -16,7 +16,18 @@ const offline = { ...process.env, npm_config_offline: 'true', npm_config_registr
 describe('bins after npm ci', () => {
   it('the project has the bins the docs use', async () => {
     expect(BINS.map((b) => b.name).sort()).toEqual(
-      ['rlvr', 'rlvr-advantages', 'rlvr-eval', 'rlvr-policy', 'rlvr-report', 'rlvr-reward-server', 'rlvr-rollout', 'rlvr-saliency', 'rlvr-serve', 'rlvr-verify'].sort(),
+      [
+        'rlvr',
+        'rlvr-advantages',
+        'rlvr-eval',
+        'rlvr-policy',
+        'rlvr-report',
+        'rlvr-reward-server',
+        'rlvr-rollout',
+        'rlvr-saliency',
+        'rlvr-serve',
+        'rlvr-verify',
+      ].sort(),
     );
   });
 

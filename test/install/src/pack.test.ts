@@ -81,7 +81,12 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
   it.each(p.subpaths)('%s loads with import and with require', async (sub) => {
     // a pattern subpath (./schema/*.json) is checked on every file of the tarball it matches
     const pattern = new RegExp(`^${sub.slice(2).replace(/[.]/g, '\\.').replace('*', '[^/]+')}$`);
-    const targets = sub.includes('*') ? packed.get(p.name)!.files.map((f) => f.path).filter((f) => pattern.test(f)) : [sub.slice(2)];
+    const targets = sub.includes('*')
+      ? packed
+          .get(p.name)!
+          .files.map((f) => f.path)
+          .filter((f) => pattern.test(f))
+      : [sub.slice(2)];
     expect(targets.length).toBeGreaterThan(0);
     for (const target of targets) {
       const spec = target === '' ? p.name : `${p.name}/${target}`;
@@ -92,7 +97,11 @@ describe.each(PACKAGES)('$name from its tarball', (p) => {
       const esm = await run(process.execPath, ['--no-warnings', '--input-type=module', '-e', esmCode], app);
       expect({ spec, status: esm.status, stderr: esm.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(Number(esm.stdout)).toBeGreaterThan(0);
-      const cjs = await run(process.execPath, ['--no-warnings', '-e', `console.log(String(Object.keys(require(${JSON.stringify(spec)})).length))`], app);
+      const cjs = await run(
+        process.execPath,
+        ['--no-warnings', '-e', `console.log(String(Object.keys(require(${JSON.stringify(spec)})).length))`],
+        app,
+      );
       expect({ spec, status: cjs.status, stderr: cjs.stderr }).toEqual({ spec, status: 0, stderr: '' });
       expect(cjs.stdout).toBe(esm.stdout);
     }

@@ -45,10 +45,25 @@ describe('rlvr-saliency | rlvr-advantages', () => {
     await writeFile(input, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 
     const out = await pipe(
-      [binOf('@rlvr/saliency', 'rlvr-saliency'), '--model', join(fixtures, 'tiny'), '--method', 'grad-x-emb', '--backend', 'cpu', '--in', input, '--format', 'advantages'],
+      [
+        binOf('@rlvr/saliency', 'rlvr-saliency'),
+        '--model',
+        join(fixtures, 'tiny'),
+        '--method',
+        'grad-x-emb',
+        '--backend',
+        'cpu',
+        '--in',
+        input,
+        '--format',
+        'advantages',
+      ],
       [binOf('@rlvr/advantages', 'rlvr-advantages'), '--estimator', 'grail', '--symmetry', 'both', '--weights'],
     );
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { advantages: number[]; weights: number[] });
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { advantages: number[]; weights: number[] });
     expect(lines).toHaveLength(rows.length);
 
     await selectBackend({ backend: 'cpu' });

@@ -1,7 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { batchFromRows } from '@rlvr/core';
 import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
-import { GradXEmbConfigSchema, computeSaliency, computeSignals, gradXEmbRows, packRows, parseSignalConfig, saliencyBackends, saliencyMethods } from '@rlvr/saliency';
+import {
+  GradXEmbConfigSchema,
+  computeSaliency,
+  computeSignals,
+  gradXEmbRows,
+  packRows,
+  parseSignalConfig,
+  saliencyBackends,
+  saliencyMethods,
+} from '@rlvr/saliency';
 import { GRAD_NORM_SIGNAL, gradNormBackend, registerGradNorm } from './index.js';
 
 let model: Qwen3Model;
@@ -13,7 +22,19 @@ const batch = batchFromRows([
 
 beforeAll(async () => {
   await selectBackend({ backend: 'cpu' });
-  model = Qwen3Model.random(parseModelConfig({ vocab_size: 50, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 }), 1, 0.3);
+  model = Qwen3Model.random(
+    parseModelConfig({
+      vocab_size: 50,
+      hidden_size: 16,
+      intermediate_size: 32,
+      num_hidden_layers: 2,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      head_dim: 8,
+    }),
+    1,
+    0.3,
+  );
   registerGradNorm();
   registerGradNorm(); // twice is harmless
 });
@@ -56,6 +77,8 @@ describe('a backend from outside the packages', () => {
     const { signals, oldLogprobs } = computeSignals(model, batch, plan, { padId: 0, tokenBudget: 4096 });
     expect(oldLogprobs).toBeUndefined();
     expect(signals.get(GRAD_NORM_SIGNAL)).toEqual(computeSaliency('grad-norm', model, batch, { order: 1 }).result.scores);
-    expect(() => parseSignalConfig({ 'grad-norm': { ordr: 1 } }, [GRAD_NORM_SIGNAL])).toThrow('field saliency.grad-norm: invalid saliency backend grad-norm configuration: unknown key: ordr');
+    expect(() => parseSignalConfig({ 'grad-norm': { ordr: 1 } }, [GRAD_NORM_SIGNAL])).toThrow(
+      'field saliency.grad-norm: invalid saliency backend grad-norm configuration: unknown key: ordr',
+    );
   });
 });

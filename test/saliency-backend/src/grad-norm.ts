@@ -24,7 +24,12 @@ export type GradNormConfig = z.output<typeof GradNormConfigSchema>;
 function gradNorm(model: Qwen3Model, batch: RolloutBatch, cfg: GradNormConfig): SaliencyResult {
   const B = batch.numRollouts;
   const D = model.dims.D;
-  const out: SaliencyResult = { signal: GRAD_NORM_SIGNAL, scores: new Float32Array(totalTokens(batch)), hasScores: new Uint8Array(B), missing: B };
+  const out: SaliencyResult = {
+    signal: GRAD_NORM_SIGNAL,
+    scores: new Float32Array(totalTokens(batch)),
+    hasScores: new Uint8Array(B),
+    missing: B,
+  };
   for (const rows of planMicroBatches(batch, cfg.tokenBudget)) {
     const p = packRows(batch, rows, cfg.answerSpan, cfg.padId);
     const { n, P, C, S } = p;
@@ -36,7 +41,11 @@ function gradNorm(model: Qwen3Model, batch: RolloutBatch, cfg: GradNormConfig): 
       const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
       const answer = tf.tensor2d(p.answerMask, [n, C]);
       const loss = (e: tf.Tensor) => {
-        const h = tf.slice(model.hidden({ embeds: e as tf.Tensor3D, attentionMask: mask, weightGrad: false }), [0, P - 1, 0], [n, C, D]) as tf.Tensor3D;
+        const h = tf.slice(
+          model.hidden({ embeds: e as tf.Tensor3D, attentionMask: mask, weightGrad: false }),
+          [0, P - 1, 0],
+          [n, C, D],
+        ) as tf.Tensor3D;
         const { logprobs } = model.tokenLogprobs(h, targets, { temperature: cfg.temperature, weightGrad: false });
         return tf.neg(tf.sum(tf.mul(logprobs, answer))) as tf.Scalar;
       };
@@ -56,4 +65,9 @@ function gradNorm(model: Qwen3Model, batch: RolloutBatch, cfg: GradNormConfig): 
 }
 
 /** The backend: register it with `saliencyBackends.register(gradNormBackend)`. */
-export const gradNormBackend = defineBackend({ name: 'grad-norm', signal: GRAD_NORM_SIGNAL, configSchema: GradNormConfigSchema, run: gradNorm });
+export const gradNormBackend = defineBackend({
+  name: 'grad-norm',
+  signal: GRAD_NORM_SIGNAL,
+  configSchema: GradNormConfigSchema,
+  run: gradNorm,
+});

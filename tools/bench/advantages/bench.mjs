@@ -92,7 +92,11 @@ try {
   for (const name of names) for (let k = 0; k < 3; k++) estimators[name].estimate(batch, signals); // JIT warm-up
   for (let round = 0; round < ROUNDS; round++) {
     for (const name of names) results[name] = timeJs(name, batch, signals, js[name]);
-    const py = spawnSync(PYTHON, [fileURLToPath(new URL('./numpy_weights.py', import.meta.url)), dir, String(B), String(T), String(REPEATS)], { encoding: 'utf8' });
+    const py = spawnSync(
+      PYTHON,
+      [fileURLToPath(new URL('./numpy_weights.py', import.meta.url)), dir, String(B), String(T), String(REPEATS)],
+      { encoding: 'utf8' },
+    );
     if (py.status !== 0) throw new Error(`numpy_weights.py failed:\n${py.stderr}`);
     const out = JSON.parse(py.stdout);
     numpyVersion = out.numpy;
@@ -100,9 +104,13 @@ try {
   }
   const tokens = B * T;
   const lines = [];
-  lines.push(`advantages bench: ${B} rollouts x ${T} tokens = ${tokens} tokens, ${ROUNDS} rounds x ${REPEATS} timed runs per side (CPU ms, min / median); node ${process.version}, numpy ${numpyVersion}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})`);
+  lines.push(
+    `advantages bench: ${B} rollouts x ${T} tokens = ${tokens} tokens, ${ROUNDS} rounds x ${REPEATS} timed runs per side (CPU ms, min / median); node ${process.version}, numpy ${numpyVersion}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'})`,
+  );
   lines.push('');
-  lines.push('| estimator | rlvr ms | rlvr tokens/s (min) | NumPy float32 ms | NumPy float64 ms | speed-up vs NumPy f32 (min) | vs NumPy f64 (min) | max weight diff vs NumPy f64 |');
+  lines.push(
+    '| estimator | rlvr ms | rlvr tokens/s (min) | NumPy float32 ms | NumPy float64 ms | speed-up vs NumPy f32 (min) | vs NumPy f64 (min) | max weight diff vs NumPy f64 |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|');
   for (const name of names) {
     const { min: ms, median: med } = stats(js[name]);

@@ -14,9 +14,13 @@ console.log(`| **all** | **${total.cases}** | **${total.agree}** | **${pct(total
 console.log(`\n${misses.length} disagreements:`);
 const cut = (s) => (s == null ? String(s) : s.length > 120 ? `${s.slice(0, 50)} … ${s.slice(-60)}` : s);
 for (const m of misses) {
-  console.log(`- #${m.index} ${m.source}: expected ${m.expected}, got ${m.got} (${m.reason}); gold ${JSON.stringify(cut(m.gold))}, pred ${JSON.stringify(cut(m.pred))}`);
+  console.log(
+    `- #${m.index} ${m.source}: expected ${m.expected}, got ${m.got} (${m.reason}); gold ${JSON.stringify(cut(m.gold))}, pred ${JSON.stringify(cut(m.pred))}`,
+  );
 }
 
 const u = uniformAgreement(api, rows);
-console.log(`\nOne uniform setting for every row, mathReward(pred, gold, ${JSON.stringify(UNIFORM_OPTIONS)}): ${u.agree} of ${u.cases} (${((100 * u.agree) / u.cases).toFixed(1)}%)`);
+console.log(
+  `\nOne uniform setting for every row, mathReward(pred, gold, ${JSON.stringify(UNIFORM_OPTIONS)}): ${u.agree} of ${u.cases} (${((100 * u.agree) / u.cases).toFixed(1)}%)`,
+);
 console.log(`${u.misses.length} disagreements: ${u.misses.map((m) => `#${m.index} ${m.source} (expected ${m.expected})`).join(', ')}`);

@@ -27,7 +27,10 @@ const items = rows.map((row) => {
   return { row, p, gold: p.wrapGold ? `\\boxed{${row.gold}}` : row.gold };
 });
 
-const nearMisses = readFileSync(fileURLToPath(new URL('../../../packages/math-verify/test/fixtures/near-misses.jsonl', import.meta.url)), 'utf8')
+const nearMisses = readFileSync(
+  fileURLToPath(new URL('../../../packages/math-verify/test/fixtures/near-misses.jsonl', import.meta.url)),
+  'utf8',
+)
   .trim()
   .split('\n')
   .map((l) => JSON.parse(l));

@@ -10,7 +10,12 @@ import * as api from '../../../packages/math-verify/dist/index.js';
 import { canonicalPair, latexish } from '../../../packages/math-verify/test/fuzz-arbitraries.mjs';
 
 const { values } = parseArgs({
-  options: { count: { type: 'string', default: '100000' }, seed: { type: 'string', default: '20260101' }, 'hang-ms': { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '2' } },
+  options: {
+    count: { type: 'string', default: '100000' },
+    seed: { type: 'string', default: '20260101' },
+    'hang-ms': { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '2' },
+  },
 });
 const N = Number(values.count);
 const SEED = Number(values.seed);
@@ -52,7 +57,8 @@ const stats = pool.stats;
 await pool.close();
 results.forEach((r, i) => {
   if (r.reason === 'timeout' || r.reason.startsWith('worker_failed')) problems.push({ kind: r.reason, a: strings[i], b: golds[i] });
-  else if (r.reward !== api.mathReward(strings[i], golds[i]).reward) problems.push({ kind: 'pool differs from in-process', a: strings[i], b: golds[i] });
+  else if (r.reward !== api.mathReward(strings[i], golds[i]).reward)
+    problems.push({ kind: 'pool differs from in-process', a: strings[i], b: golds[i] });
 });
 
 // 3. Symmetry on canonical forms (numbers, expressions, sets, tuples, intervals).

@@ -32,7 +32,6 @@ const { values } = parseArgs({
   },
 });
 
-
 const B = Number(values.batch);
 const T = Number(values.seq);
 const steps = Number(values.steps);
@@ -48,7 +47,8 @@ const ids = tf.randomUniform([B, T], 0, config.vocab_size, 'int32', 1);
 const targets = tf.concat([tf.slice(ids, [0, 1], [B, T - 1]), tf.zeros([B, 1], 'int32')], 1);
 const mask = tf.ones([B, T], 'int32');
 const micro = [];
-for (let s = 0; s < B; s += mb) micro.push([tf.slice(ids, [s, 0], [mb, T]), tf.slice(targets, [s, 0], [mb, T]), tf.slice(mask, [s, 0], [mb, T])]);
+for (let s = 0; s < B; s += mb)
+  micro.push([tf.slice(ids, [s, 0], [mb, T]), tf.slice(targets, [s, 0], [mb, T]), tf.slice(mask, [s, 0], [mb, T])]);
 
 /** One optimisation step's gradients: sum over micro-batches of d(-mean log p)/d(params). */
 function trainStep() {
@@ -60,11 +60,12 @@ function trainStep() {
     }, model.variables());
     value.dispose();
     if (acc === null) acc = grads;
-    else for (const k of Object.keys(grads)) {
-      const s = tf.add(acc[k], grads[k]);
-      tf.dispose([acc[k], grads[k]]);
-      acc[k] = s;
-    }
+    else
+      for (const k of Object.keys(grads)) {
+        const s = tf.add(acc[k], grads[k]);
+        tf.dispose([acc[k], grads[k]]);
+        acc[k] = s;
+      }
   }
   Object.values(acc)[0].dataSync();
   tf.dispose(Object.values(acc));
@@ -136,14 +137,26 @@ if (values.profile) {
       byMatmul.set(key, m);
     }
   }
-  const top = (m, n) => [...m].sort((a, b) => b[1].ms - a[1].ms).slice(0, n).map(([name, e]) => ({ name, count: e.count, ms: Math.round(e.ms), share: +(e.ms / total).toFixed(3) }));
+  const top = (m, n) =>
+    [...m]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .slice(0, n)
+      .map(([name, e]) => ({ name, count: e.count, ms: Math.round(e.ms), share: +(e.ms / total).toFixed(3) }));
   profile = { kernels: p.kernels.length, kernel_ms: Math.round(total), by_kernel: top(byKernel, 15), matmul_shapes: top(byMatmul, 12) };
 }
 
 let torch;
 if (!values['no-torch']) {
   const script = fileURLToPath(new URL('./bench_torch.py', import.meta.url));
-  const arg = JSON.stringify({ config: BENCH_CONFIG, batch: B, seq: T, train_steps: steps, prompt, new_tokens: newTokens, threads: Number(values.threads) });
+  const arg = JSON.stringify({
+    config: BENCH_CONFIG,
+    batch: B,
+    seq: T,
+    train_steps: steps,
+    prompt,
+    new_tokens: newTokens,
+    threads: Number(values.threads),
+  });
   const r = spawnSync('/usr/bin/python3', [script, arg], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`PyTorch bench failed: ${r.stderr}`);
   torch = JSON.parse(r.stdout.trim().split('\n').pop());

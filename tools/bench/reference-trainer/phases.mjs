@@ -17,10 +17,20 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const rows = dirs.map((dir) => {
-  const steps = readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((m) => m['time/step_s'] !== undefined && m.step > 1);
+  const steps = readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((m) => m['time/step_s'] !== undefined && m.step > 1);
   const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-  return { dir, estimator: config.estimator, steps: steps.length, ...Object.fromEntries(PHASES.map((p) => [p, median(steps.map((m) => m[`time/${p}_s`]))])) };
+  return {
+    dir,
+    estimator: config.estimator,
+    steps: steps.length,
+    ...Object.fromEntries(PHASES.map((p) => [p, median(steps.map((m) => m[`time/${p}_s`]))])),
+  };
 });
 const base = rows[0].step;
 console.log(['run', 'estimator', 'steps', ...PHASES.map((p) => `${p}_s`), 'step vs first'].join('\t'));
-for (const r of rows) console.log([r.dir, r.estimator, r.steps, ...PHASES.map((p) => r[p].toFixed(3)), `${(r.step / base).toFixed(2)}x`].join('\t'));
+for (const r of rows)
+  console.log([r.dir, r.estimator, r.steps, ...PHASES.map((p) => r[p].toFixed(3)), `${(r.step / base).toFixed(2)}x`].join('\t'));

@@ -48,7 +48,11 @@ const pathologicalMs = PATHOLOGICAL.map(({ completion, gold }) => {
 });
 const batches = Array.from({ length: DISTINCT }, (_, s) => {
   const b = makeBatch(s + 1, BATCH, SLOW);
-  return { ...b, want: b.completions.map((c, i) => reference(c, b.golds[i])), body: JSON.stringify({ query: b.completions.map((c, i) => b.prompts[i] + c), prompts: b.prompts, labels: b.golds }) };
+  return {
+    ...b,
+    want: b.completions.map((c, i) => reference(c, b.golds[i])),
+    body: JSON.stringify({ query: b.completions.map((c, i) => b.prompts[i] + c), prompts: b.prompts, labels: b.golds }),
+  };
 });
 
 const pct = (xs, p) => {
@@ -98,7 +102,9 @@ const inProcess = async (b) => {
 
 // --- the server, as a child process (its event loop is not the clients') ---
 const cli = fileURLToPath(new URL('../../../packages/reward-server/dist/cli.js', import.meta.url));
-const child = spawn(process.execPath, [cli, '--port', '0', '--concurrency', String(CONCURRENCY), '--timeout-ms', String(TIMEOUT_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [cli, '--port', '0', '--concurrency', String(CONCURRENCY), '--timeout-ms', String(TIMEOUT_MS)], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const url = await new Promise((resolve, reject) => {
   let out = '';
   child.stdout.on('data', (c) => {
@@ -117,7 +123,11 @@ const overHttp = (b) =>
       res.on('end', () => {
         try {
           const j = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          resolve({ ok: res.statusCode === 200, rewards: j.rewards ?? [], timeouts: (j.extra_logs?.timeout ?? []).reduce((a, x) => a + x, 0) });
+          resolve({
+            ok: res.statusCode === 200,
+            rewards: j.rewards ?? [],
+            timeouts: (j.extra_logs?.timeout ?? []).reduce((a, x) => a + x, 0),
+          });
         } catch {
           resolve({ ok: false, rewards: [], timeouts: 0 });
         }
@@ -149,7 +159,15 @@ const result = {
   machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), availableParallelism ${availableParallelism()}, node ${process.version}; shared with other engineers' jobs`,
   loadAverage1mBeforeAfter: [+load0.toFixed(2), +load1.toFixed(2)],
   pathologicalItemInProcessMs: pathologicalMs,
-  settings: { seconds: SECONDS, clients: CLIENTS, batch: BATCH, pathologicalPerBatch: SLOW, timeoutMs: TIMEOUT_MS, workers: CONCURRENCY, rounds: ROUNDS },
+  settings: {
+    seconds: SECONDS,
+    clients: CLIENTS,
+    batch: BATCH,
+    pathologicalPerBatch: SLOW,
+    timeoutMs: TIMEOUT_MS,
+    workers: CONCURRENCY,
+    rounds: ROUNDS,
+  },
   rounds,
   medianInProcessPoolAnswersPerSecond: baseline,
   medianServerAnswersPerSecond: served,

@@ -40,7 +40,6 @@ const { values } = parseArgs({
   },
 });
 
-
 const B = Number(values.batch);
 const P = Number(values.prompt);
 const N = Number(values['new-tokens']);
@@ -49,7 +48,12 @@ const log = [];
 const backend = await selectBackend({ backend: values.backend }, { info: (m) => log.push(m) });
 const model = Qwen3Model.random(parseModelConfig(BENCH_CONFIG), 0, 0.02);
 // A tokenizer is needed for stop strings and text; any 4096-id byte-level vocabulary does (gpt2's first 4096 ranks).
-const tokenizer = prunedTokenizer({ format: 'rlvr-pruned-tiktoken/1', base: 'gpt2', ids: Array.from({ length: 4096 }, (_, i) => i), special: {} });
+const tokenizer = prunedTokenizer({
+  format: 'rlvr-pruned-tiktoken/1',
+  base: 'gpt2',
+  ids: Array.from({ length: 4096 }, (_, i) => i),
+  special: {},
+});
 const prompt = Array.from({ length: P }, (_, i) => (i * 797 + 13) % 4096);
 
 async function run(kvCache, temperature, newTokens, warmUp = false) {
@@ -66,12 +70,24 @@ async function run(kvCache, temperature, newTokens, warmUp = false) {
   if (tokens !== B * newTokens) throw new Error(`expected ${B * newTokens} tokens, got ${tokens}`);
   // (the warm-up run creates the model's cached transposed weights, which stay)
   if (!warmUp && tf.memory().numTensors !== before) throw new Error(`tensor leak: ${tf.memory().numTensors - before} tensors`);
-  return { kv_cache: kvCache, temperature, new_tokens: newTokens, seconds: +s.toFixed(3), tokens_per_s: +(tokens / s).toFixed(1), cpu_seconds: +cpu.toFixed(3), tokens_per_cpu_s: +(tokens / cpu).toFixed(1) };
+  return {
+    kv_cache: kvCache,
+    temperature,
+    new_tokens: newTokens,
+    seconds: +s.toFixed(3),
+    tokens_per_s: +(tokens / s).toFixed(1),
+    cpu_seconds: +cpu.toFixed(3),
+    tokens_per_cpu_s: +(tokens / cpu).toFixed(1),
+  };
 }
 
 /** Seconds of one recompute step at sequence length L: the twin's forward, logits to the host, a pick per row. */
 async function recomputeStep(L) {
-  const ids = tf.tensor2d(Int32Array.from({ length: B * L }, (_, i) => (i * 31 + 7) % 4096), [B, L], 'int32');
+  const ids = tf.tensor2d(
+    Int32Array.from({ length: B * L }, (_, i) => (i * 31 + 7) % 4096),
+    [B, L],
+    'int32',
+  );
   const mask = tf.ones([B, L], 'int32');
   const rng = new Rng(1);
   const t0 = performance.now();
@@ -123,7 +139,8 @@ const cached = best(rounds.tfjs_sampled);
 const cachedGreedy = best(rounds.tfjs_greedy);
 const recomputeMeasured = await run(false, 1, NC);
 const grid = [];
-for (const t of [0, 32, 64, 96, 128, 160, 192, 224, N - 1].filter((t) => t < N)) grid.push({ t, L: P + t, s: +(await recomputeStep(P + t)).toFixed(3) });
+for (const t of [0, 32, 64, 96, 128, 160, 192, 224, N - 1].filter((t) => t < N))
+  grid.push({ t, L: P + t, s: +(await recomputeStep(P + t)).toFixed(3) });
 const estimated = integrate(grid, N);
 const recompute = {
   kv_cache: false,

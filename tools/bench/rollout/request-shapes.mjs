@@ -43,7 +43,11 @@ const before = uptime();
 console.log(`uptime before: ${before}`);
 
 const bin = fileURLToPath(new URL('../../../packages/rollout/dist/serve-bin.js', import.meta.url));
-const server = spawn(process.execPath, [bin, '--model', values.model, '--port', '0', '--backend', values.backend, '--served-model-name', 'bench', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(
+  process.execPath,
+  [bin, '--model', values.model, '--port', '0', '--backend', values.backend, '--served-model-name', 'bench', '--quiet'],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url = await new Promise((resolve, reject) => {
   createInterface({ input: server.stdout }).once('line', (line) => resolve(/on (http:\/\/\S+)/.exec(line)?.[1] ?? reject(new Error(line))));
   server.once('exit', (code) => reject(new Error(`rlvr-serve exited with ${code}`)));
@@ -86,11 +90,18 @@ const SHAPES = {
   'text+stream': { returns: 'text', stream: true },
 };
 const samplers = Object.fromEntries(
-  Object.entries(SHAPES).map(([name, o]) => [name, httpSampler({ baseUrl: url, model: 'bench', concurrency: 1, maxRetries: 0, extraBody: { min_tokens: T }, ...o })]),
+  Object.entries(SHAPES).map(([name, o]) => [
+    name,
+    httpSampler({ baseUrl: url, model: 'bench', concurrency: 1, maxRetries: 0, extraBody: { min_tokens: T }, ...o }),
+  ]),
 );
 
 /** What every shape must agree on: per prompt, each completion's text and finish, and the tokens of all n. */
-const summary = (out) => out.map((r) => ({ tokens: r.completionTokens ?? r.completions.reduce((a, c) => a + c.tokens.length, 0), completions: r.completions.map((c) => [c.finish, c.text]) }));
+const summary = (out) =>
+  out.map((r) => ({
+    tokens: r.completionTokens ?? r.completions.reduce((a, c) => a + c.tokens.length, 0),
+    completions: r.completions.map((c) => [c.finish, c.text]),
+  }));
 
 await samplers.text.sample(requests.slice(0, 1)); // warm-up
 const runs = Object.fromEntries(Object.keys(SHAPES).map((k) => [k, []]));
@@ -101,7 +112,8 @@ for (let k = 0; k < Number(values.rounds); k++) {
     exchange = [];
     const out = await samplers[name].sample(requests);
     const s = JSON.stringify(summary(out));
-    if (out.some((r) => r.completions.some((c) => c.finish === 'error'))) throw new Error(`${name}: a request failed: ${out.flatMap((r) => r.completions).find((c) => c.error)?.error}`);
+    if (out.some((r) => r.completions.some((c) => c.finish === 'error')))
+      throw new Error(`${name}: a request failed: ${out.flatMap((r) => r.completions).find((c) => c.error)?.error}`);
     reference ??= s;
     if (s !== reference) {
       mismatch = true;
@@ -126,7 +138,9 @@ const rows = Object.entries(runs).map(([name, xs]) => ({
   ms: +median(xs.map((x) => x.ms)).toFixed(1),
 }));
 const base = rows.find((r) => r.shape === 'tokens');
-console.log(`\n${P} prompts x n=${N}, ${T} tokens each (${tokensPerRequest} completion tokens per request), ${values.rounds} rounds; medians per request`);
+console.log(
+  `\n${P} prompts x n=${N}, ${T} tokens each (${tokensPerRequest} completion tokens per request), ${values.rounds} rounds; medians per request`,
+);
 console.log('shape            sent B  received B  B/token  vs tokens    ms/request  vs tokens');
 for (const r of rows) {
   const perToken = r.received_bytes / tokensPerRequest;
@@ -134,11 +148,32 @@ for (const r of rows) {
     `${r.shape.padEnd(15)} ${String(r.sent_bytes).padStart(7)} ${String(r.received_bytes).padStart(11)} ${perToken.toFixed(1).padStart(8)} ${(r.received_bytes / base.received_bytes).toFixed(2).padStart(9)}x ${r.ms.toFixed(1).padStart(13)} ${(r.ms / base.ms).toFixed(2).padStart(9)}x`,
   );
 }
-console.log(mismatch ? 'completions: DIFFER between shapes' : 'completions: identical texts, finish reasons and token counts in every shape');
+console.log(
+  mismatch ? 'completions: DIFFER between shapes' : 'completions: identical texts, finish reasons and token counts in every shape',
+);
 
 server.kill('SIGTERM');
 const code = await new Promise((resolve) => server.once('exit', resolve));
 const after = uptime();
 console.log(`uptime after: ${after}`);
-console.log(JSON.stringify({ model: values.model, backend: values.backend, prompts: P, n: N, max_tokens: T, rounds: Number(values.rounds), tokens_per_request: tokensPerRequest, shapes: rows, identical: !mismatch, server_exit: code, uptime_before: before, uptime_after: after }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      model: values.model,
+      backend: values.backend,
+      prompts: P,
+      n: N,
+      max_tokens: T,
+      rounds: Number(values.rounds),
+      tokens_per_request: tokensPerRequest,
+      shapes: rows,
+      identical: !mismatch,
+      server_exit: code,
+      uptime_before: before,
+      uptime_after: after,
+    },
+    null,
+    2,
+  ),
+);
 if (mismatch) process.exitCode = 1;

@@ -42,14 +42,32 @@ const before = uptime();
 console.log(`uptime before: ${before}`);
 
 const bin = fileURLToPath(new URL('../../../packages/rollout/dist/serve-bin.js', import.meta.url));
-const server = spawn(process.execPath, [bin, '--model', values.model, '--port', '0', '--backend', values.backend, '--batch-size', values['batch-size'], '--served-model-name', 'bench', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(
+  process.execPath,
+  [
+    bin,
+    '--model',
+    values.model,
+    '--port',
+    '0',
+    '--backend',
+    values.backend,
+    '--batch-size',
+    values['batch-size'],
+    '--served-model-name',
+    'bench',
+    '--quiet',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url = await new Promise((resolve, reject) => {
   createInterface({ input: server.stdout }).once('line', (line) => resolve(/on (http:\/\/\S+)/.exec(line)?.[1] ?? reject(new Error(line))));
   server.once('exit', (code) => reject(new Error(`rlvr-serve exited with ${code}`)));
 });
 
 const gen = syntheticGenerator({ minSteps: 2, maxSteps: 3, digits: 2 });
-const prompt = (i) => `User: ${gen.task(7, i).question} Please reason step by step, and put your final answer within \\boxed{}.\n\nAssistant:\n`;
+const prompt = (i) =>
+  `User: ${gen.task(7, i).question} Please reason step by step, and put your final answer within \\boxed{}.\n\nAssistant:\n`;
 
 async function complete(i, maxTokens, extra = {}) {
   const t0 = performance.now();
@@ -60,7 +78,8 @@ async function complete(i, maxTokens, extra = {}) {
   });
   const body = await res.json();
   const ms = performance.now() - t0;
-  const ok = res.status === 200 && body.choices?.length === 1 && body.usage.completion_tokens >= 1 && body.usage.completion_tokens <= maxTokens;
+  const ok =
+    res.status === 200 && body.choices?.length === 1 && body.usage.completion_tokens >= 1 && body.usage.completion_tokens <= maxTokens;
   return { ok, status: res.status, ms, tokens: body.usage?.completion_tokens ?? 0, text: body.choices?.[0]?.text };
 }
 
@@ -68,12 +87,14 @@ async function complete(i, maxTokens, extra = {}) {
 async function drive(count, clients, run) {
   const out = new Array(count);
   let next = 0;
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (next < count) {
-      const i = next++;
-      out[i] = await run(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await run(i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -90,7 +111,9 @@ const loadS = (performance.now() - t0) / 1000;
 const lost = load.filter((r) => !r.ok);
 const lat = load.filter((r) => r.ok).map((r) => r.ms);
 const loadTokens = load.reduce((n, r) => n + r.tokens, 0);
-console.log(`  ${load.length} requests, ${lost.length} lost, ${loadTokens} tokens in ${loadS.toFixed(1)} s; latency p50 ${pct(lat, 0.5).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms`);
+console.log(
+  `  ${load.length} requests, ${lost.length} lost, ${loadTokens} tokens in ${loadS.toFixed(1)} s; latency p50 ${pct(lat, 0.5).toFixed(0)} ms, p99 ${pct(lat, 0.99).toFixed(0)} ms`,
+);
 
 console.log(`throughput: ${Q} requests of ${TT} tokens (ignore_eos), ${C} clients vs 1, ${values.rounds} rounds alternating`);
 const rounds = [];
@@ -113,10 +136,29 @@ server.kill('SIGTERM');
 const code = await new Promise((resolve) => server.once('exit', resolve));
 const after = uptime();
 console.log(`uptime after: ${after}`);
-console.log(JSON.stringify({
-  model: values.model, backend: values.backend, batch_size: Number(values['batch-size']),
-  load: { clients: C, requests: load.length, lost: lost.length, max_tokens: T, tokens: loadTokens, seconds: +loadS.toFixed(2), p50_ms: +pct(lat, 0.5).toFixed(1), p99_ms: +pct(lat, 0.99).toFixed(1) },
-  throughput: { requests: Q, tokens_each: TT, rounds, ratio: +ratio.toFixed(2) },
-  server_exit: code, uptime_before: before, uptime_after: after,
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      model: values.model,
+      backend: values.backend,
+      batch_size: Number(values['batch-size']),
+      load: {
+        clients: C,
+        requests: load.length,
+        lost: lost.length,
+        max_tokens: T,
+        tokens: loadTokens,
+        seconds: +loadS.toFixed(2),
+        p50_ms: +pct(lat, 0.5).toFixed(1),
+        p99_ms: +pct(lat, 0.99).toFixed(1),
+      },
+      throughput: { requests: Q, tokens_each: TT, rounds, ratio: +ratio.toFixed(2) },
+      server_exit: code,
+      uptime_before: before,
+      uptime_after: after,
+    },
+    null,
+    2,
+  ),
+);
 if (lost.length > 0) process.exitCode = 1;

@@ -19,7 +19,13 @@ const prose = [
   'Therefore the sum is $\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$. ',
   '答案的推导如下。 ',
 ];
-const answers = (a) => [`\\boxed{${a}}`, `$\\boxed{\\frac{${a}}{2}}$`, `\\boxed{${a}}.`, `**Answer:** $\\boxed{${a}\\text{ apples}}$`, `\\boxed{\\{${a}, 1\\}}`];
+const answers = (a) => [
+  `\\boxed{${a}}`,
+  `$\\boxed{\\frac{${a}}{2}}$`,
+  `\\boxed{${a}}.`,
+  `**Answer:** $\\boxed{${a}\\text{ apples}}$`,
+  `\\boxed{\\{${a}, 1\\}}`,
+];
 const completions = [];
 for (let i = 0; i < 256; i++) {
   const t = gen.task(0, i);
@@ -73,14 +79,20 @@ const msOurs = time(() => (oursOut = completions.map((c) => ours.fromTokens(c, v
 const msRef = time(() => (refOut = completions.map(referenceSpans)));
 const same = oursOut.filter((s, i) => JSON.stringify(s) === JSON.stringify(refOut[i])).length;
 console.log(`completions: ${completions.length}, tokens: ${totalTokens} (mean ${(totalTokens / completions.length).toFixed(0)})`);
-console.log(`byte-exact spans:      ${msOurs.toFixed(2)} ms per batch, ${((totalTokens / msOurs) * 1000 / 1e6).toFixed(2)} M tokens/s`);
-console.log(`reference re-encoding: ${msRef.toFixed(2)} ms per batch, ${((totalTokens / msRef) * 1000 / 1e6).toFixed(2)} M tokens/s`);
+console.log(`byte-exact spans:      ${msOurs.toFixed(2)} ms per batch, ${(((totalTokens / msOurs) * 1000) / 1e6).toFixed(2)} M tokens/s`);
+console.log(`reference re-encoding: ${msRef.toFixed(2)} ms per batch, ${(((totalTokens / msRef) * 1000) / 1e6).toFixed(2)} M tokens/s`);
 console.log(`speed-up: ${(msRef / msOurs).toFixed(1)}x; same ranges on ${same} of ${completions.length} completions`);
 const diff = oursOut.findIndex((s, i) => JSON.stringify(s) !== JSON.stringify(refOut[i]));
 if (diff >= 0) {
   const c = completions[diff];
   const piece = (r) => c.slice(r[0], r[1]).map((id) => qwen.decode([id]));
   console.log(`first difference (completion ${diff}):`);
-  console.log('  byte-exact:', JSON.stringify({ open: piece(oursOut[diff].open), content: piece(oursOut[diff].content), close: piece(oursOut[diff].close) }));
-  console.log('  reference: ', JSON.stringify({ open: piece(refOut[diff].open), content: piece(refOut[diff].content), close: piece(refOut[diff].close) }));
+  console.log(
+    '  byte-exact:',
+    JSON.stringify({ open: piece(oursOut[diff].open), content: piece(oursOut[diff].content), close: piece(oursOut[diff].close) }),
+  );
+  console.log(
+    '  reference: ',
+    JSON.stringify({ open: piece(refOut[diff].open), content: piece(refOut[diff].content), close: piece(refOut[diff].close) }),
+  );
 }

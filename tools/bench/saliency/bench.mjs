@@ -16,7 +16,14 @@ import { setup, timeCases, uptime } from './setup.mjs';
 const { B, S, P, C, mb, steps, backend, log, config, model, batch } = await setup();
 const tokenBudget = mb * S;
 const micro = [];
-for (let s = 0; s < B; s += mb) micro.push(packRows(batch, [...Array(Math.min(mb, B - s)).keys()].map((k) => s + k), 'boxed'));
+for (let s = 0; s < B; s += mb)
+  micro.push(
+    packRows(
+      batch,
+      [...Array(Math.min(mb, B - s)).keys()].map((k) => s + k),
+      'boxed',
+    ),
+  );
 
 /** (a) the old log-probs alone: one forward pass from ids per micro-batch, chunked log-softmax, read back. */
 function oldLogprobs() {
@@ -67,7 +74,9 @@ const ratios = (t) => ({
   'b/d (goal <= 1)': r(t.b_fused_grail / t.d_train_step),
   'c/a': r(t.c_oar_g / t.a_old_logprobs),
   'c/d': r(t.c_oar_g / t.d_train_step),
-  'GRAIL overhead per update with 4 epochs = (b - a) / (4 d + a)': r((t.b_fused_grail - t.a_old_logprobs) / (4 * t.d_train_step + t.a_old_logprobs)),
+  'GRAIL overhead per update with 4 epochs = (b - a) / (4 d + a)': r(
+    (t.b_fused_grail - t.a_old_logprobs) / (4 * t.d_train_step + t.a_old_logprobs),
+  ),
 });
 
 console.log(

@@ -37,12 +37,18 @@ const step = async (estimatorName, refresh) => {
   const estimator = prepareEstimator(estimatorName);
   const saliency = estimator.needs.length > 0 ? { refresh, 'grad-x-emb': { tokenBudget } } : {};
   const plan = parseSignalConfig(saliency, estimator.needs, { temperature: trainer.config.temperature });
-  const hook = refresh === 'batch' || estimator.needs.length === 0 ? null : await signalRefresh({ every: refresh, estimator: estimatorName, saliency });
+  const hook =
+    refresh === 'batch' || estimator.needs.length === 0
+      ? null
+      : await signalRefresh({ every: refresh, estimator: estimatorName, saliency });
   return async () => {
     const { signals, oldLogprobs } = computeSignals(model, batch, plan, pass);
     const { advantages } = estimator.estimate(batch, signals);
     hook?.useSignals(batch, signals);
-    const { metrics } = await trainer.step(batch, advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(hook === null ? {} : { refresh: hook }) });
+    const { metrics } = await trainer.step(batch, advantages, {
+      ...(oldLogprobs === undefined ? {} : { oldLogprobs }),
+      ...(hook === null ? {} : { refresh: hook }),
+    });
     refreshes[`${estimatorName}_${refresh}`] = metrics['refresh/count'] ?? 0;
   };
 };
@@ -55,6 +61,13 @@ const cases = {
 };
 
 const timed = await timeCases(cases, steps, tf);
-const head = { backend, log, parameters: model.numParameters(), batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}, epochs ${epochs}, miniBatches ${miniBatches}`, steps, refreshes_per_step: refreshes };
+const head = {
+  backend,
+  log,
+  parameters: model.numParameters(),
+  batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}, epochs ${epochs}, miniBatches ${miniBatches}`,
+  steps,
+  refreshes_per_step: refreshes,
+};
 printRatios(head, timed, 'grpo');
 model.dispose();

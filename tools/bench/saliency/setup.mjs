@@ -80,6 +80,19 @@ export function printRatios(head, { seconds, cpuSeconds, leaks }, base) {
   const r = (x) => Math.round(x * 1000) / 1000;
   const ratios = (t) => Object.fromEntries(Object.keys(t).map((k) => [`${k}/${base}`, r(t[k] / t[base])]));
   const rounded = (t) => Object.fromEntries(Object.entries(t).map(([k, v]) => [k, r(v)]));
-  console.log(JSON.stringify({ ...head, seconds: rounded(seconds), cpu_seconds: rounded(cpuSeconds), ratios_wall: ratios(seconds), ratios_cpu: ratios(cpuSeconds), leaked_tensors: leaks }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        ...head,
+        seconds: rounded(seconds),
+        cpu_seconds: rounded(cpuSeconds),
+        ratios_wall: ratios(seconds),
+        ratios_cpu: ratios(cpuSeconds),
+        leaked_tensors: leaks,
+      },
+      null,
+      2,
+    ),
+  );
   console.log(`uptime after: ${uptime()}`);
 }

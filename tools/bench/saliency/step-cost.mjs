@@ -41,6 +41,12 @@ const cases = {
   grail: step([SIGNAL_NAMES.gradXEmb], { 'grad-x-emb': { tokenBudget } }),
 };
 
-const head = { backend, log, parameters: model.numParameters(), batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}`, steps };
+const head = {
+  backend,
+  log,
+  parameters: model.numParameters(),
+  batch: `${B} x ${S} (prompt ${P}, completion ${C}), token budget ${tokenBudget}`,
+  steps,
+};
 printRatios(head, await timeCases(cases, steps, tf), 'grpo');
 model.dispose();

@@ -47,11 +47,23 @@ const PHASE = fileURLToPath(new URL('./phase.mjs', import.meta.url));
  * training state (16 bytes a parameter: 9.5 GB) only fits the cpu backend (~0.5 GFLOP/s).
  */
 const SIZES = {
-  '344k': { decode: { rows: 4, prompt: 64 }, grail: [{ rows: 8, seq: 256, budget: 2048 }], train: { rows: 2, seq: 128, prompt: 16, budget: 256 } },
-  '9m': { decode: { rows: 4, prompt: 64 }, grail: [{ rows: 4, seq: 512, budget: 2048 }], train: { rows: 2, seq: 128, prompt: 16, budget: 256 } },
+  '344k': {
+    decode: { rows: 4, prompt: 64 },
+    grail: [{ rows: 8, seq: 256, budget: 2048 }],
+    train: { rows: 2, seq: 128, prompt: 16, budget: 256 },
+  },
+  '9m': {
+    decode: { rows: 4, prompt: 64 },
+    grail: [{ rows: 4, seq: 512, budget: 2048 }],
+    train: { rows: 2, seq: 128, prompt: 16, budget: 256 },
+  },
   '0.6b': {
     decode: { rows: 4, prompt: 32 },
-    grail: [{ rows: 4, seq: 512, budget: 512 }, { rows: 4, seq: 256, budget: 256 }, { rows: 4, seq: 128, budget: 128 }],
+    grail: [
+      { rows: 4, seq: 512, budget: 512 },
+      { rows: 4, seq: 256, budget: 256 },
+      { rows: 4, seq: 128, budget: 128 },
+    ],
     train: { rows: 1, seq: 32, prompt: 8, budget: 32 },
   },
 };
@@ -69,10 +81,19 @@ function phaseArgs(shape, phase, attempt = 0) {
 function runPhase(dir, shape, phase, backend, attempt = 0) {
   const args = [PHASE, '--dir', dir, '--phase', phase, '--backend', backend, ...phaseArgs(shape, phase, attempt).map(String)];
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
-  const line = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  const line = r.stdout
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .pop();
   if (line) return JSON.parse(line);
   // killed (out of memory) or crashed before printing
-  return { phase, backend, ok: false, error: `exit ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ').slice(0, 400)}` };
+  return {
+    phase,
+    backend,
+    ok: false,
+    error: `exit ${r.status ?? r.signal}: ${(r.stderr || '').trim().split('\n').slice(-3).join(' | ').slice(0, 400)}`,
+  };
 }
 
 const memAvailable = () => Number(/MemAvailable:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))[1]) * 1024;
@@ -114,7 +135,11 @@ console.log(`uptime before: ${uptime()}`);
 const t0 = performance.now();
 const shapes = parseShapes(values.shapes);
 const phases = values.phases.split(',');
-const summary = { command: `node tools/bench/scale/bench.mjs ${process.argv.slice(2).join(' ')}`.trim(), uptime_before: uptime(), shapes: {} };
+const summary = {
+  command: `node tools/bench/scale/bench.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+  uptime_before: uptime(),
+  shapes: {},
+};
 for (const shape of shapes) {
   const dir = join(values.dir, shape);
   const ckpt = writeRandomCheckpoint(shape, dir, { tokenizer: shape === '0.6b' });
@@ -125,7 +150,11 @@ for (const shape of shapes) {
     let r;
     if (phase === 'train' && values.backend === 'wasm' && 8 * ckpt.parameters > WASM_HEAP) {
       // not attempted: weights and gradients alone are more than the heap can hold
-      r = { ok: false, backend: 'wasm', error: `not run on wasm: weights + gradients = ${((8 * ckpt.parameters) / GiB).toFixed(1)} GiB > the 4 GiB wasm heap` };
+      r = {
+        ok: false,
+        backend: 'wasm',
+        error: `not run on wasm: weights + gradients = ${((8 * ckpt.parameters) / GiB).toFixed(1)} GiB > the 4 GiB wasm heap`,
+      };
     } else r = runPhase(dir, shape, phase, values.backend);
     // the fused pass: smaller sizes on the same backend when the first does not fit
     const failedSizes = [];
@@ -137,12 +166,15 @@ for (const shape of shapes) {
     if (phase === 'train' && !r.ok && values['fallback-backend'] !== 'none' && values['fallback-backend'] !== values.backend) {
       const need = 20 * ckpt.parameters + 2 * GiB;
       const failed = { backend: r.backend ?? values.backend, error: r.error, peak_rss_mb: r.peak_rss_mb };
-      if (memAvailable() < need) r = { ...r, fallback_skipped: `needs ~${(need / GiB).toFixed(1)} GiB, ${(memAvailable() / GiB).toFixed(1)} GiB available` };
+      if (memAvailable() < need)
+        r = { ...r, fallback_skipped: `needs ~${(need / GiB).toFixed(1)} GiB, ${(memAvailable() / GiB).toFixed(1)} GiB available` };
       else r = { ...runPhase(dir, shape, phase, values['fallback-backend']), failed_first: failed };
     }
     r.wall_s = (performance.now() - wall0) / 1000;
     entry.results[phase] = r;
-    console.error(`${shape} ${phase}: ${r.ok ? 'ok' : 'FAILED ' + r.error} (${r.backend}, ${r.wall_s.toFixed(1)} s wall, ${r.process?.cpu_s?.toFixed(1)} s CPU, peak RSS ${r.peak_rss_mb} MB)`);
+    console.error(
+      `${shape} ${phase}: ${r.ok ? 'ok' : 'FAILED ' + r.error} (${r.backend}, ${r.wall_s.toFixed(1)} s wall, ${r.process?.cpu_s?.toFixed(1)} s CPU, peak RSS ${r.peak_rss_mb} MB)`,
+    );
   }
   const P = ckpt.parameters;
   entry.parameters = P;

@@ -82,6 +82,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error(`usage: checkpoint.mjs --shape ${Object.keys(SHAPES).join('|')} --out DIR [--max-shard-mb 512] [--tokenizer] [--seed 0]`);
     process.exit(2);
   }
-  const r = writeRandomCheckpoint(values.shape, values.out, { maxShardMb: Number(values['max-shard-mb']), tokenizer: values.tokenizer, seed: Number(values.seed) });
+  const r = writeRandomCheckpoint(values.shape, values.out, {
+    maxShardMb: Number(values['max-shard-mb']),
+    tokenizer: values.tokenizer,
+    seed: Number(values.seed),
+  });
   console.log(JSON.stringify(r));
 }

@@ -51,14 +51,34 @@ function cli(args) {
   const lines = r.stderr.trim().split('\n');
   const cpu = /^cpu ([\d.]+) ([\d.]+)$/.exec(lines.at(-1) ?? '');
   if (cpu) lines.pop();
-  return { exit: r.status, s: (performance.now() - t0) / 1000, cpu_s: cpu ? Number(cpu[1]) + Number(cpu[2]) : null, stdout: r.stdout.trim(), stderr: lines.slice(-4).join('\n') };
+  return {
+    exit: r.status,
+    s: (performance.now() - t0) / 1000,
+    cpu_s: cpu ? Number(cpu[1]) + Number(cpu[2]) : null,
+    stdout: r.stdout.trim(),
+    stderr: lines.slice(-4).join('\n'),
+  };
 }
 /** CPU seconds a live process has used (/proc/PID/stat utime + stime, in clock ticks of 1/100 s). */
 const cpuOf = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
 };
-const evalArgs = ['--dataset', DATA, '--preset', 'synthetic', '--limit', '2', '--n', '1', '--max-tokens', maxTokens, '--temperature', '0', '-q'];
+const evalArgs = [
+  '--dataset',
+  DATA,
+  '--preset',
+  'synthetic',
+  '--limit',
+  '2',
+  '--n',
+  '1',
+  '--max-tokens',
+  maxTokens,
+  '--temperature',
+  '0',
+  '-q',
+];
 
 // 1. rlvr eval on the local model directory
 {
@@ -70,23 +90,55 @@ const evalArgs = ['--dataset', DATA, '--preset', 'synthetic', '--limit', '2', '-
 
 // 2. rlvr-serve + the openai client
 const t0 = performance.now();
-const server = spawn(process.execPath, [SERVE, '--model', dir, '--port', '0', '--backend', values.backend, '--served-model-name', 'qwen3-0.6b-random'], { stdio: ['ignore', 'pipe', 'pipe'] });
+const server = spawn(
+  process.execPath,
+  [SERVE, '--model', dir, '--port', '0', '--backend', values.backend, '--served-model-name', 'qwen3-0.6b-random'],
+  { stdio: ['ignore', 'pipe', 'pipe'] },
+);
 let serverErr = '';
 server.stderr.on('data', (d) => (serverErr += d));
 const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
 const url = await Promise.race([
-  new Promise((resolve, reject) => createInterface({ input: server.stdout }).once('line', (line) => (/on (http:\/\/\S+)/.exec(line) ? resolve(/on (http:\/\/\S+)/.exec(line)[1]) : reject(new Error(line))))),
+  new Promise((resolve, reject) =>
+    createInterface({ input: server.stdout }).once('line', (line) =>
+      /on (http:\/\/\S+)/.exec(line) ? resolve(/on (http:\/\/\S+)/.exec(line)[1]) : reject(new Error(line)),
+    ),
+  ),
   exited.then((e) => Promise.reject(new Error(`rlvr-serve exited (${e.code ?? e.signal}) before listening: ${serverErr.slice(-600)}`))),
 ]);
-out.steps.serve_start = { command: `rlvr-serve --model ${dir} --port 0 --backend ${values.backend}`, s: (performance.now() - t0) / 1000, url };
+out.steps.serve_start = {
+  command: `rlvr-serve --model ${dir} --port 0 --backend ${values.backend}`,
+  s: (performance.now() - t0) / 1000,
+  url,
+};
 try {
   const client = new OpenAI({ baseURL: url.endsWith('/v1') ? url : `${url}/v1`, apiKey: 'unused' });
   let t = performance.now();
-  const chat = await client.chat.completions.create({ model: 'qwen3-0.6b-random', messages: [{ role: 'user', content: 'What is 12 + 30? Put the answer in \\boxed{}.' }], max_tokens: Number(maxTokens), temperature: 0 });
-  out.steps.chat_completion = { s: (performance.now() - t) / 1000, finish_reason: chat.choices[0].finish_reason, usage: chat.usage, text: chat.choices[0].message.content };
+  const chat = await client.chat.completions.create({
+    model: 'qwen3-0.6b-random',
+    messages: [{ role: 'user', content: 'What is 12 + 30? Put the answer in \\boxed{}.' }],
+    max_tokens: Number(maxTokens),
+    temperature: 0,
+  });
+  out.steps.chat_completion = {
+    s: (performance.now() - t) / 1000,
+    finish_reason: chat.choices[0].finish_reason,
+    usage: chat.usage,
+    text: chat.choices[0].message.content,
+  };
   t = performance.now();
-  const text = await client.completions.create({ model: 'qwen3-0.6b-random', prompt: 'The capital of France is', max_tokens: Number(maxTokens), temperature: 0 });
-  out.steps.text_completion = { s: (performance.now() - t) / 1000, finish_reason: text.choices[0].finish_reason, usage: text.usage, text: text.choices[0].text };
+  const text = await client.completions.create({
+    model: 'qwen3-0.6b-random',
+    prompt: 'The capital of France is',
+    max_tokens: Number(maxTokens),
+    temperature: 0,
+  });
+  out.steps.text_completion = {
+    s: (performance.now() - t) / 1000,
+    finish_reason: text.choices[0].finish_reason,
+    usage: text.usage,
+    text: text.choices[0].text,
+  };
   // 3. rlvr eval against the server, chat template applied by the server
   const file = join(tmpdir(), `rlvr-e2e-eval-endpoint-${process.pid}.json`);
   const r = await new Promise((resolve) => {
@@ -97,7 +149,9 @@ try {
     let se = '';
     c.stdout.on('data', (d) => (so += d));
     c.stderr.on('data', (d) => (se += d));
-    c.on('exit', (code) => resolve({ exit: code, s: (performance.now() - t1) / 1000, stdout: so.trim(), stderr: se.trim().split('\n').slice(-4).join('\n') }));
+    c.on('exit', (code) =>
+      resolve({ exit: code, s: (performance.now() - t1) / 1000, stdout: so.trim(), stderr: se.trim().split('\n').slice(-4).join('\n') }),
+    );
   });
   out.steps.eval_endpoint = { command: `rlvr eval --endpoint ${url} --chat ${evalArgs.join(' ')}`, ...r };
   if (r.exit === 0) out.steps.eval_endpoint.result = JSON.parse(readFileSync(file, 'utf8')).datasets ?? null;
@@ -109,7 +163,12 @@ try {
   const t = performance.now();
   server.kill('SIGTERM');
   const e = await exited;
-  out.steps.serve_stop = { s: (performance.now() - t) / 1000, exit: e.code, signal: e.signal, stderr_tail: serverErr.trim().split('\n').slice(-3).join('\n') };
+  out.steps.serve_stop = {
+    s: (performance.now() - t) / 1000,
+    exit: e.code,
+    signal: e.signal,
+    stderr_tail: serverErr.trim().split('\n').slice(-3).join('\n'),
+  };
 }
 out.ok = !out.error && out.steps.eval_local.exit === 0 && out.steps.eval_endpoint?.exit === 0 && out.steps.serve_stop.exit === 0;
 out.uptime_after = uptime();

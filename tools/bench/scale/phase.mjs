@@ -31,7 +31,13 @@ const { values } = parseArgs({
 });
 const num = (v, d) => (v === undefined ? d : Number(v));
 const mb = (bytes) => Math.round(bytes / 2 ** 20);
-const status = () => Object.fromEntries(readFileSync('/proc/self/status', 'utf8').split('\n').filter((l) => /^Vm(RSS|HWM)/.test(l)).map((l) => [l.split(':')[0], Number(l.split(/\s+/)[1]) * 1024]));
+const status = () =>
+  Object.fromEntries(
+    readFileSync('/proc/self/status', 'utf8')
+      .split('\n')
+      .filter((l) => /^Vm(RSS|HWM)/.test(l))
+      .map((l) => [l.split(':')[0], Number(l.split(/\s+/)[1]) * 1024]),
+  );
 const cpu = () => {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1e6;
@@ -52,11 +58,22 @@ async function profiled(fn) {
     t = timed(() => (result = fn()));
   });
   let largest = { elements: 0, kernel: '', shape: [] };
-  for (const k of info.kernels) for (const s of k.outputShapes) {
-    const n = s.reduce((a, b) => a * b, 1);
-    if (n > largest.elements) largest = { elements: n, kernel: k.name, shape: s };
-  }
-  return { result, s: t.s, cpu_s: t.cpu_s, tf_bytes_before_mb: mb(before), tf_peak_mb: mb(info.peakBytes), tf_peak_bytes: info.peakBytes, tf_bytes_before: before, kernels: info.kernels.length, largest_tensor: largest };
+  for (const k of info.kernels)
+    for (const s of k.outputShapes) {
+      const n = s.reduce((a, b) => a * b, 1);
+      if (n > largest.elements) largest = { elements: n, kernel: k.name, shape: s };
+    }
+  return {
+    result,
+    s: t.s,
+    cpu_s: t.cpu_s,
+    tf_bytes_before_mb: mb(before),
+    tf_peak_mb: mb(info.peakBytes),
+    tf_peak_bytes: info.peakBytes,
+    tf_bytes_before: before,
+    kernels: info.kernels.length,
+    largest_tensor: largest,
+  };
 }
 
 const out = { phase: values.phase, backend: null, log: [] };
@@ -68,7 +85,14 @@ out.backend = await selectBackend({ backend: values.backend }, { info: (m) => ou
 const c0 = cpu();
 const t0 = performance.now();
 const model = loadModel(values.dir);
-out.load = { s: (performance.now() - t0) / 1000, cpu_s: cpu() - c0, rss_before_mb: mb(rssStart), rss_after_mb: mb(status().VmRSS), peak_rss_mb: mb(status().VmHWM), tf_bytes_mb: mb(tf.memory().numBytes) };
+out.load = {
+  s: (performance.now() - t0) / 1000,
+  cpu_s: cpu() - c0,
+  rss_before_mb: mb(rssStart),
+  rss_after_mb: mb(status().VmRSS),
+  peak_rss_mb: mb(status().VmHWM),
+  tf_bytes_mb: mb(tf.memory().numBytes),
+};
 const P = model.numParameters();
 const { vocab_size: V } = model.config;
 out.parameters = P;
@@ -79,7 +103,15 @@ writeFileSync('/proc/self/clear_refs', '5'); // VmHWM := VmRSS: the peak below i
 /** Rollout rows of P prompt + C completion random tokens, the boxed answer's 11 tokens 20 before the end. */
 function batchOf(rows, prompt, seq) {
   const C = seq - prompt;
-  return batchFromRows(Array.from({ length: rows }, (_, i) => ({ group: Math.floor(i / 2), reward: i % 2, prompt: tokens(prompt), completion: tokens(C), spans: { open: [C - 20, C - 17], content: [C - 17, C - 12], close: [C - 12, C - 11] } })));
+  return batchFromRows(
+    Array.from({ length: rows }, (_, i) => ({
+      group: Math.floor(i / 2),
+      reward: i % 2,
+      prompt: tokens(prompt),
+      completion: tokens(C),
+      spans: { open: [C - 20, C - 17], content: [C - 17, C - 12], close: [C - 12, C - 11] },
+    })),
+  );
 }
 
 try {
@@ -131,7 +163,15 @@ try {
     const batch = batchOf(B, Tp, S);
     const p = await profiled(() => logprobsWithGradXEmb(model, batch, { tokenBudget }));
     const { result, ...rest } = p;
-    out.grail = { what: `fused log-probs + GRAIL input-gradient pass (logprobsWithGradXEmb), ${B} x ${S} tokens (prompt ${Tp}), token budget ${tokenBudget}`, tokens: B * S, token_budget: tokenBudget, tokens_per_s: (B * S) / p.s, tokens_per_cpu_s: (B * S) / p.cpu_s, finite_scores: Number.isFinite(result.scores.reduce((a, b) => a + b, 0)), ...rest };
+    out.grail = {
+      what: `fused log-probs + GRAIL input-gradient pass (logprobsWithGradXEmb), ${B} x ${S} tokens (prompt ${Tp}), token budget ${tokenBudget}`,
+      tokens: B * S,
+      token_budget: tokenBudget,
+      tokens_per_s: (B * S) / p.s,
+      tokens_per_cpu_s: (B * S) / p.cpu_s,
+      finite_scores: Number.isFinite(result.scores.reduce((a, b) => a + b, 0)),
+      ...rest,
+    };
   } else if (values.phase === 'train') {
     const B = num(values.rows, 2);
     const S = num(values.seq, 128);

@@ -48,7 +48,10 @@ export const SHAPES = {
 
 /** `--shapes 344k,9m` -> the names, checked. */
 export function parseShapes(list) {
-  const names = list.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   for (const n of names) if (!(n in SHAPES)) throw new Error(`--shapes: unknown shape ${n} (known: ${Object.keys(SHAPES).join(', ')})`);
   return names;
 }

@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseTrainConfig, runTrain } from '@rlvr/reference-trainer';
 
-const { values } = parseArgs({ options: { steps: { type: 'string', default: '6' }, workers: { type: 'string', default: '1,2' }, rounds: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '6' },
+    workers: { type: 'string', default: '1,2' },
+    rounds: { type: 'string', default: '1' },
+  },
+});
 const steps = Number(values.steps);
 const counts = values.workers.split(',').map(Number);
 const rounds = Number(values.rounds);
@@ -31,9 +37,19 @@ try {
   for (let r = 0; r < rounds; r++) {
     for (const n of counts) {
       const out = join(root, `w${n}-r${r}`);
-      const config = parseTrainConfig({ steps, workers: n, backend: 'wasm', eval: { every: 0, problems: 1, n: 1, greedy: false }, checkpointEvery: 0, sampleEvery: 0 });
+      const config = parseTrainConfig({
+        steps,
+        workers: n,
+        backend: 'wasm',
+        eval: { every: 0, problems: 1, n: 1, greedy: false },
+        checkpointEvery: 0,
+        sampleEvery: 0,
+      });
       await runTrain(config, out);
-      const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       runs[n].push(...metrics.filter((m) => m.step > 1 && m['time/step_s'] !== undefined));
     }
   }
@@ -41,7 +57,33 @@ try {
   rmSync(root, { recursive: true, force: true });
 }
 const r3 = (x) => (x === null ? null : Math.round(x * 1000) / 1000);
-const table = Object.fromEntries(counts.map((n) => [n, Object.fromEntries(PHASES.map((p) => [p, r3(median(runs[n].map((m) => m[`time/${p}_s`]).filter((x) => x !== undefined)))]))]));
+const table = Object.fromEntries(
+  counts.map((n) => [
+    n,
+    Object.fromEntries(PHASES.map((p) => [p, r3(median(runs[n].map((m) => m[`time/${p}_s`]).filter((x) => x !== undefined)))])),
+  ]),
+);
 const base = table[counts[0]];
-const ratios = Object.fromEntries(counts.slice(1).map((n) => [`${n}/${counts[0]}`, Object.fromEntries(PHASES.filter((p) => base[p] > 0 && table[n][p] !== null).map((p) => [p, r3(table[n][p] / base[p])]))]));
-console.log(JSON.stringify({ uptime_before: before, available_parallelism: availableParallelism(), steps_measured: steps - 1, rounds, seconds: table, ratios, uptime_after: uptime() }, null, 2));
+const ratios = Object.fromEntries(
+  counts
+    .slice(1)
+    .map((n) => [
+      `${n}/${counts[0]}`,
+      Object.fromEntries(PHASES.filter((p) => base[p] > 0 && table[n][p] !== null).map((p) => [p, r3(table[n][p] / base[p])])),
+    ]),
+);
+console.log(
+  JSON.stringify(
+    {
+      uptime_before: before,
+      available_parallelism: availableParallelism(),
+      steps_measured: steps - 1,
+      rounds,
+      seconds: table,
+      ratios,
+      uptime_after: uptime(),
+    },
+    null,
+    2,
+  ),
+);

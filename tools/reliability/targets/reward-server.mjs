@@ -13,7 +13,12 @@ async function start(extra = []) {
 }
 
 /** The i-th /get_reward request: one completion whose box is right for even i, wrong for odd i. */
-const rewardBody = (i) => JSON.stringify({ query: [`Q${i}: what is ${i}+1?\nA: so \\boxed{${i + 1 + (i % 2)}}`], prompts: [`Q${i}: what is ${i}+1?\n`], labels: [String(i + 1)] });
+const rewardBody = (i) =>
+  JSON.stringify({
+    query: [`Q${i}: what is ${i}+1?\nA: so \\boxed{${i + 1 + (i % 2)}}`],
+    prompts: [`Q${i}: what is ${i}+1?\n`],
+    labels: [String(i + 1)],
+  });
 const rewardOk = (i, a) => JSON.parse(a.body).rewards[0] === (i % 2 === 0 ? 1 : 0);
 
 /** 16 distinct /advantages batches (GRAIL on 4 groups of 4 rows); their answers are taken one at a time first. */
@@ -22,7 +27,13 @@ const ADV_VARIANTS = Array.from({ length: 16 }, (_, v) =>
     estimator: 'grail',
     rows: Array.from({ length: 16 }, (_, r) => {
       const length = 8 + ((v + r) % 5);
-      return { group: r >> 2, reward: (v + r) % 3 === 0 ? 1 : 0, length, saliency: Array.from({ length }, (_, t) => ((v * 7 + r * 3 + t) % 11) / 10 + 0.05), spans: { open: [length - 4, length - 3], content: [length - 3, length - 2], close: [length - 2, length - 1] } };
+      return {
+        group: r >> 2,
+        reward: (v + r) % 3 === 0 ? 1 : 0,
+        length,
+        saliency: Array.from({ length }, (_, t) => ((v * 7 + r * 3 + t) % 11) / 10 + 0.05),
+        spans: { open: [length - 4, length - 3], content: [length - 3, length - 2], close: [length - 2, length - 1] },
+      };
     }),
   }),
 );
@@ -50,7 +61,8 @@ function sendAllThenRead(url, bytes) {
     s.on('connect', async () => {
       s.write(`POST /get_reward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`);
       const piece = Buffer.alloc(256 * 1024, 0x20);
-      for (let sent = 0; sent < bytes && !settled; sent += piece.length) if (!s.write(piece.subarray(0, Math.min(piece.length, bytes - sent)))) await new Promise((r) => s.once('drain', r));
+      for (let sent = 0; sent < bytes && !settled; sent += piece.length)
+        if (!s.write(piece.subarray(0, Math.min(piece.length, bytes - sent)))) await new Promise((r) => s.once('drain', r));
     });
   });
 }
@@ -59,7 +71,12 @@ function sendAllThenRead(url, bytes) {
 function hostile() {
   const deep = '['.repeat(400_000) + ']'.repeat(400_000);
   return [
-    ['two rows of length 2e8 (130 bytes)', '/advantages', '[{"group":0,"reward":1,"length":200000000},{"group":0,"reward":0,"length":200000000}]', 413],
+    [
+      'two rows of length 2e8 (130 bytes)',
+      '/advantages',
+      '[{"group":0,"reward":1,"length":200000000},{"group":0,"reward":0,"length":200000000}]',
+      413,
+    ],
     ['a row of length 2^31', '/advantages', '[{"group":0,"reward":1,"length":2147483648}]', 400],
     ['a row of negative length', '/advantages', '[{"group":0,"reward":1,"length":-1}]', 400],
     ['saliency shorter than length', '/advantages', '[{"group":0,"reward":1,"length":3,"saliency":[1]}]', 400],
@@ -89,7 +106,12 @@ export default {
       const expected = [];
       for (const body of ADV_VARIANTS) expected.push((await send(`${s.url}/advantages`, { body })).body);
       log(`load: /advantages, 8 clients x ${perClient}`);
-      out.advantages = await load(`${s.url}/advantages`, { clients: 8, perClient, make: (i) => ADV_VARIANTS[i % 16], check: (i, a) => a.body === expected[i % 16] });
+      out.advantages = await load(`${s.url}/advantages`, {
+        clients: 8,
+        perClient,
+        make: (i) => ADV_VARIANTS[i % 16],
+        check: (i, a) => a.body === expected[i % 16],
+      });
 
       log('hostile bodies');
       out.hostile = [];
@@ -116,7 +138,12 @@ export default {
         await new Promise((r) => setTimeout(r, 10));
       }
       const bigAnswer = await big;
-      out.healthDuringLimitBatch = { batchStatus: bigAnswer.status, batchMs: round(bigAnswer.ms), healthAnswers: healthMs.length, healthMaxMs: round(Math.max(...healthMs, 0)) };
+      out.healthDuringLimitBatch = {
+        batchStatus: bigAnswer.status,
+        batchMs: round(bigAnswer.ms),
+        healthAnswers: healthMs.length,
+        healthMaxMs: round(Math.max(...healthMs, 0)),
+      };
 
       log('slow clients: 64 connections trickling headers while 200 requests run');
       const slow = Array.from({ length: 64 }, () => {
@@ -161,12 +188,21 @@ export default {
   /** The failures in a result (empty when every probe held). */
   failures(r) {
     const f = [];
-    for (const k of ['getReward', 'advantages', 'slowClients']) if (r[k].lost || r[k].mismatched) f.push(`${k}: ${r[k].lost} lost, ${r[k].mismatched} mismatched`);
+    for (const k of ['getReward', 'advantages', 'slowClients'])
+      if (r[k].lost || r[k].mismatched) f.push(`${k}: ${r[k].lost} lost, ${r[k].mismatched} mismatched`);
     for (const h of r.hostile) if (!h.ok) f.push(`hostile "${h.name}" on ${h.route}: got ${h.got}, want ${h.want}`);
     if (!r.hostileServerAlive) f.push('the server did not answer /health after the hostile bodies');
-    for (const x of r.sendFirst413) if (x.status !== 413 && x.bodyMiB <= 128) f.push(`send-first client, ${x.bodyMiB} MiB: ${x.status ?? x.error}`);
-    if (r.healthDuringLimitBatch.batchStatus !== 200 || r.healthDuringLimitBatch.healthAnswers === 0) f.push(`/health during a batch at the limit: ${JSON.stringify(r.healthDuringLimitBatch)}`);
-    if (r.sigterm.wrong || r.sigterm.cut || r.sigterm.exitCode !== 0 || r.sigterm.answered200Right + r.sigterm.refused503 + r.sigterm.connectionRefused !== r.sigterm.requests) f.push(`SIGTERM: ${JSON.stringify(r.sigterm)}`);
+    for (const x of r.sendFirst413)
+      if (x.status !== 413 && x.bodyMiB <= 128) f.push(`send-first client, ${x.bodyMiB} MiB: ${x.status ?? x.error}`);
+    if (r.healthDuringLimitBatch.batchStatus !== 200 || r.healthDuringLimitBatch.healthAnswers === 0)
+      f.push(`/health during a batch at the limit: ${JSON.stringify(r.healthDuringLimitBatch)}`);
+    if (
+      r.sigterm.wrong ||
+      r.sigterm.cut ||
+      r.sigterm.exitCode !== 0 ||
+      r.sigterm.answered200Right + r.sigterm.refused503 + r.sigterm.connectionRefused !== r.sigterm.requests
+    )
+      f.push(`SIGTERM: ${JSON.stringify(r.sigterm)}`);
     return f;
   },
 };

@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { ROOT } from '../lib.mjs';
 
 const BIN = join(ROOT, 'packages/reference-trainer/bin/rlvr.js');
-const MICRO = { steps: 6, rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 }, eval: { every: 3, problems: 4, n: 2, maxNewTokens: 24 }, checkpointEvery: 1, keepCheckpoints: 3, sampleEvery: 2, samples: 2, backend: 'wasm' };
+const MICRO = {
+  steps: 6,
+  rollout: { prompts: 2, groupSize: 4, maxNewTokens: 24 },
+  eval: { every: 3, problems: 4, n: 2, maxNewTokens: 24 },
+  checkpointEvery: 1,
+  keepCheckpoints: 3,
+  sampleEvery: 2,
+  samples: 2,
+  backend: 'wasm',
+};
 
 /** Runs `rlvr train`; with `killAfterMs`, SIGKILLs it then. Resolves {code, signal, stderr}. */
 function train(args, killAfterMs) {
@@ -64,7 +73,12 @@ export default {
         log(`run ${r}: ${kills} kills, final model ${same ? 'bit-identical' : 'DIFFERENT'}`);
         results.push({ kills, bitIdentical: same });
       }
-      return { runs, kills: results.reduce((a, r) => a + r.kills, 0), bitIdentical: results.filter((r) => r.bitIdentical).length, uninterruptedSeconds: Number((runMs / 1000).toFixed(1)) };
+      return {
+        runs,
+        kills: results.reduce((a, r) => a + r.kills, 0),
+        bitIdentical: results.filter((r) => r.bitIdentical).length,
+        uninterruptedSeconds: Number((runMs / 1000).toFixed(1)),
+      };
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

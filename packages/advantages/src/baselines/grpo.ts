@@ -34,7 +34,9 @@ export const grpo: SequenceBaseline<typeof GrpoConfigSchema> = {
       const std = config.scaleRewards === 'batch' ? batchStd : groups.std[g]!;
       out[i] = groups.degenerate[g] ? 0 : (batch.rewards[i]! - groups.mean[g]!) / (std + config.stdEps);
     }
-    return config.scaleRewards === 'batch' ? { ...baselineMetrics(groups, batch), [M.rewardStdBatch]: batchStd } : baselineMetrics(groups, batch);
+    return config.scaleRewards === 'batch'
+      ? { ...baselineMetrics(groups, batch), [M.rewardStdBatch]: batchStd }
+      : baselineMetrics(groups, batch);
   },
 };
 

@@ -36,8 +36,16 @@ function run(args: string[], stdin?: string, nodeArgs: string[] = []): Promise<R
   });
 }
 
-const rowsOf = (text: string) => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as InteropRow);
-const outputOf = (text: string) => text.trim().split('\n').map((l) => JSON.parse(l) as { advantages: number[]; weights?: number[] });
+const rowsOf = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as InteropRow);
+const outputOf = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { advantages: number[]; weights?: number[] });
 
 function library(rows: InteropRow[], estimator: string, config: Record<string, unknown> = {}) {
   const p = prepareEstimator(estimator, config);
@@ -50,7 +58,11 @@ function library(rows: InteropRow[], estimator: string, config: Record<string, u
 }
 
 /** The CLI prints the shortest decimal of each float32, so reading it back as float32 is exact. */
-function expectSame(cli: { advantages: number[]; weights?: number[] }[], lib: { advantages: number[]; weights: number[] }[], withWeights: boolean) {
+function expectSame(
+  cli: { advantages: number[]; weights?: number[] }[],
+  lib: { advantages: number[]; weights: number[] }[],
+  withWeights: boolean,
+) {
   expect(cli.length).toBe(lib.length);
   cli.forEach((line, i) => {
     expect(line.advantages.map(Math.fround)).toEqual(lib[i]!.advantages);
@@ -122,7 +134,10 @@ describe('rlvr-advantages', { timeout: 300_000 }, () => {
     expect(r1.stdout).toBe('');
     const r2 = await run(['--estimator', 'grpo'], '{"group":1,"reward":"1","length":0}\n');
     expect(r2.stderr).toMatch(/stdin:1: reward: .*expected number, received string/);
-    const r3 = await run(['--estimator', 'grpo'], '{"group":"a","reward":1,"length":1}\n{"group":"b","reward":1,"length":1}\n{"group":"a","reward":0,"length":1}\n');
+    const r3 = await run(
+      ['--estimator', 'grpo'],
+      '{"group":"a","reward":1,"length":1}\n{"group":"b","reward":1,"length":1}\n{"group":"a","reward":0,"length":1}\n',
+    );
     expect(r3.code).toBe(1);
     expect(r3.stderr).toMatch(/stdin:3, field group: group "a" appeared earlier, separated by other groups/);
     expect(outputOf(r3.stdout)).toHaveLength(2);
@@ -174,7 +189,8 @@ describe('rlvr-advantages', { timeout: 300_000 }, () => {
     const sal = JSON.stringify(Array.from({ length: 32 }, (_, t) => 0.01 + (t % 7) * 0.013));
     const spans = JSON.stringify({ open: [27, 28], content: [28, 30], close: [30, 31] });
     const parts: string[] = [];
-    for (let i = 0; i < 40_000; i++) parts.push(`{"group":${i >> 2},"reward":${i % 3 === 0 ? 1 : 0},"length":32,"saliency":${sal},"spans":${spans}}\n`);
+    for (let i = 0; i < 40_000; i++)
+      parts.push(`{"group":${i >> 2},"reward":${i % 3 === 0 ? 1 : 0},"length":32,"saliency":${sal},"spans":${spans}}\n`);
     const input = parts.join('');
     const streamed = await run(['--estimator', 'grail'], input, ['--max-old-space-size=16']);
     expect(streamed.stderr).toBe('');
@@ -207,19 +223,37 @@ describe('rlvr-advantages', { timeout: 300_000 }, () => {
     expect(r.stderr).toBe('');
     expectSame(outputOf(r.stdout), library(exampleRows, 'grpo', { scaleRewards: 'batch' }), false);
     // group by group, each group's own std would give other numbers
-    const perGroup = library(exampleRows.filter((row) => row.group === 'q1'), 'grpo', { scaleRewards: 'batch' });
+    const perGroup = library(
+      exampleRows.filter((row) => row.group === 'q1'),
+      'grpo',
+      { scaleRewards: 'batch' },
+    );
     expect(outputOf(r.stdout)[0]!.advantages.map(Math.fround)).not.toEqual(perGroup[0]!.advantages);
   });
 
   it('is a Command the rlvr CLI composes: the same code in process (rlvr advantages)', async () => {
     let stdout = '';
     let stderr = '';
-    const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, stdin: Readable.from([example]) };
-    const code = await runCommands('rlvr', { advantages: advantagesCommand }, ['advantages', '--estimator', 'rloo+grail', '--symmetry', 'both', '--weights'], io);
+    const io = {
+      stdout: { write: (t: string) => (stdout += t) },
+      stderr: { write: (t: string) => (stderr += t) },
+      stdin: Readable.from([example]),
+    };
+    const code = await runCommands(
+      'rlvr',
+      { advantages: advantagesCommand },
+      ['advantages', '--estimator', 'rloo+grail', '--symmetry', 'both', '--weights'],
+      io,
+    );
     expect([code, stderr]).toEqual([0, '']);
     expectSame(outputOf(stdout), library(exampleRows, 'rloo+grail', { symmetry: 'both' }), true);
-    const bad = await runCommands('rlvr', { advantages: advantagesCommand }, ['advantages', '--symmetry', 'all'], { ...io, stdin: Readable.from(['']) });
+    const bad = await runCommands('rlvr', { advantages: advantagesCommand }, ['advantages', '--symmetry', 'all'], {
+      ...io,
+      stdin: Readable.from(['']),
+    });
     expect(bad).toBe(2);
-    expect(stderr).toMatch(/^rlvr advantages: invalid estimator grail configuration: symmetry: must be one of "wrong", "correct", "both" \(got "all"\)/);
+    expect(stderr).toMatch(
+      /^rlvr advantages: invalid estimator grail configuration: symmetry: must be one of "wrong", "correct", "both" \(got "all"\)/,
+    );
   });
 });

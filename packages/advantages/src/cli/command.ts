@@ -6,7 +6,17 @@
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { CoreError, formatLocation, formatZodIssues, isRlvrError, readJsonl, usageError, type Command, type CommandContext, type FlagSpec } from '@rlvr/core';
+import {
+  CoreError,
+  formatLocation,
+  formatZodIssues,
+  isRlvrError,
+  readJsonl,
+  usageError,
+  type Command,
+  type CommandContext,
+  type FlagSpec,
+} from '@rlvr/core';
 import { AdvantagesError } from '../errors.js';
 import { InteropRowSchema, interopBatch, interopRowProblem, type InteropRow } from '../interop.js';
 import { prepareEstimator, type PreparedEstimator } from '../prepare.js';
@@ -63,7 +73,9 @@ function usage(): string {
     .map((p) => {
       const defaults = p.configSchema.safeParse({});
       const values = defaults.success ? (defaults.data as Record<string, unknown>) : {};
-      return `  ${p.name}: ${Object.keys(p.configSchema.shape).map((k) => `--${kebabCase(k)} (default ${JSON.stringify(values[k])})`).join(', ')}`;
+      return `  ${p.name}: ${Object.keys(p.configSchema.shape)
+        .map((k) => `--${kebabCase(k)} (default ${JSON.stringify(values[k])})`)
+        .join(', ')}`;
     });
   return `${HEAD}\n\noptions of each baseline and weighting (an estimator takes its two parts' options):\n${lines.join('\n')}`;
 }
@@ -99,7 +111,10 @@ async function run(ctx: CommandContext): Promise<number> {
     throw err;
   }
   if (prepared.needs.length > 1) {
-    throw usageError(`estimator ${estimator} needs ${prepared.needs.length} signals (${prepared.needs.join(', ')}); JSONL rows carry one ("saliency")`, '--estimator');
+    throw usageError(
+      `estimator ${estimator} needs ${prepared.needs.length} signals (${prepared.needs.join(', ')}); JSONL rows carry one ("saliency")`,
+      '--estimator',
+    );
   }
   const input = typeof values.in === 'string' && values.in !== '-' ? values.in : ((io.stdin ?? process.stdin) as Readable);
   await stream(input, prepared, values.weights === true, io.stdout);
@@ -119,7 +134,8 @@ async function readConfig(file: string): Promise<Record<string, unknown>> {
   } catch (err) {
     throw new CoreError('read_failed', `the --config file is not valid JSON: ${(err as Error).message}`, { file }, { cause: err });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CoreError('read_failed', 'the --config file must hold a JSON object of estimator options', { file });
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new CoreError('read_failed', 'the --config file must hold a JSON object of estimator options', { file });
   return value as Record<string, unknown>;
 }
 
@@ -127,7 +143,8 @@ type Out = CommandContext['io']['stdout'];
 
 /** Writes `text`, waiting for 'drain' when the stream asks (a slow pipe must not make memory grow). */
 async function write(out: Out, text: string): Promise<void> {
-  if (out.write(text) === false && typeof (out as Partial<NodeJS.WritableStream>).once === 'function') await once(out as NodeJS.WritableStream, 'drain');
+  if (out.write(text) === false && typeof (out as Partial<NodeJS.WritableStream>).once === 'function')
+    await once(out as NodeJS.WritableStream, 'drain');
 }
 
 /**
@@ -154,7 +171,11 @@ async function stream(input: string | Readable, prepared: PreparedEstimator, wit
     if (!prepared.batchCoupled && key !== current) {
       await flush();
       if (seen.has(key)) {
-        throw new AdvantagesError('invalid_line', `group ${key} appeared earlier, separated by other groups; rows of a group must be consecutive`, { file, line, field: 'group' });
+        throw new AdvantagesError(
+          'invalid_line',
+          `group ${key} appeared earlier, separated by other groups; rows of a group must be consecutive`,
+          { file, line, field: 'group' },
+        );
       }
       seen.add(key);
       current = key;
@@ -168,7 +189,8 @@ async function stream(input: string | Readable, prepared: PreparedEstimator, wit
 function parseRow(value: unknown, line: number, file: string, needsSaliency: boolean): InteropRow {
   const parsed = InteropRowSchema.safeParse(value);
   // the zod message names each field itself
-  if (!parsed.success) throw new AdvantagesError('invalid_line', formatZodIssues(parsed.error.issues), { file, line }, { cause: parsed.error });
+  if (!parsed.success)
+    throw new AdvantagesError('invalid_line', formatZodIssues(parsed.error.issues), { file, line }, { cause: parsed.error });
   const problem = interopRowProblem(parsed.data, needsSaliency);
   if (problem) throw new AdvantagesError('invalid_line', problem.message, { file, line, field: problem.field });
   return parsed.data;
@@ -203,7 +225,8 @@ function estimateGroup(rows: InteropRow[], lines: number[], prepared: PreparedEs
 }
 
 function listing(): string {
-  const rows = (names: string[], get: (n: string) => { description: string }) => names.map((n) => `  ${n.padEnd(24)}${get(n).description}`).join('\n');
+  const rows = (names: string[], get: (n: string) => { description: string }) =>
+    names.map((n) => `  ${n.padEnd(24)}${get(n).description}`).join('\n');
   return (
     `estimators:\n${rows(estimators.names(), (n) => estimators.get(n))}\n` +
     `baselines (BASELINE+WEIGHTING composes):\n${rows(baselines.names(), (n) => baselines.get(n))}\n` +

@@ -14,19 +14,28 @@ describe('formatFloat32', () => {
     );
   });
   it('writes JSON: 0 for -0, null for NaN and infinities', () => {
-    expect([formatFloat32(-0), formatFloat32(NaN), formatFloat32(Infinity), formatFloat32(Math.fround(0.3))]).toEqual(['0', 'null', 'null', '0.3']);
+    expect([formatFloat32(-0), formatFloat32(NaN), formatFloat32(Infinity), formatFloat32(Math.fround(0.3))]).toEqual([
+      '0',
+      'null',
+      'null',
+      '0.3',
+    ]);
   });
 });
 
 describe('formatFloat32Array', () => {
   it('equals formatting each value, repeated values and NaN included', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.constantFrom(0, -0, NaN, Math.fround(0.8660254)), fc.float()), { maxLength: 40 }), fc.nat(5), (xs, cut) => {
-        const values = Float32Array.from(xs);
-        const start = Math.min(cut, values.length);
-        const want = '[' + Array.from(values.subarray(start), formatFloat32).join(',') + ']';
-        expect(formatFloat32Array(values, start, values.length)).toBe(want);
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(0, -0, NaN, Math.fround(0.8660254)), fc.float()), { maxLength: 40 }),
+        fc.nat(5),
+        (xs, cut) => {
+          const values = Float32Array.from(xs);
+          const start = Math.min(cut, values.length);
+          const want = '[' + Array.from(values.subarray(start), formatFloat32).join(',') + ']';
+          expect(formatFloat32Array(values, start, values.length)).toBe(want);
+        },
+      ),
       { numRuns: 500 },
     );
   });

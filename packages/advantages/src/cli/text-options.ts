@@ -24,6 +24,7 @@ export function optionValue(text: string): unknown {
 /** Estimator options from `[name, text]` pairs: names in kebab- or camelCase, values as `optionValue` reads them. */
 export function optionsFromText(pairs: Iterable<readonly [string, string]>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, text] of pairs) Object.defineProperty(out, camelCase(name), { value: optionValue(text), enumerable: true, writable: true, configurable: true });
+  for (const [name, text] of pairs)
+    Object.defineProperty(out, camelCase(name), { value: optionValue(text), enumerable: true, writable: true, configurable: true });
   return out;
 }

@@ -30,22 +30,21 @@ export function makeBatch(rollouts: readonly TestRollout[]): { batch: RolloutBat
 /** Per-rollout slices of a per-token array. */
 export function slices(batch: RolloutBatch, values: Float32Array): number[][] {
   const out: number[][] = [];
-  for (let i = 0; i < batch.numRollouts; i++) out.push(Array.from(values.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!)));
+  for (let i = 0; i < batch.numRollouts; i++)
+    out.push(Array.from(values.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!)));
   return out;
 }
 
 const spansFor = (length: number): fc.Arbitrary<AnswerSpans | null> => {
   if (length < 2) return fc.constant(null);
   return fc.option(
-    fc
-      .tuple(fc.nat(length - 2), fc.nat(3), fc.nat(length))
-      .map(([o0, contentLen, post]) => {
-        const o1 = o0 + 1;
-        const c1 = Math.min(o1 + contentLen, length - 1);
-        const k1 = c1 + 1;
-        void post;
-        return { open: [o0, o1], content: [o1, c1], close: [c1, k1] } as AnswerSpans;
-      }),
+    fc.tuple(fc.nat(length - 2), fc.nat(3), fc.nat(length)).map(([o0, contentLen, post]) => {
+      const o1 = o0 + 1;
+      const c1 = Math.min(o1 + contentLen, length - 1);
+      const k1 = c1 + 1;
+      void post;
+      return { open: [o0, o1], content: [o1, c1], close: [c1, k1] } as AnswerSpans;
+    }),
     { freq: 4 },
   );
 };
@@ -57,7 +56,9 @@ const rollout = (group: number, rewards: fc.Arbitrary<number>): fc.Arbitrary<Tes
       reward: rewards,
       length: fc.constant(length),
       spans: spansFor(length),
-      scores: fc.array(fc.oneof(fc.constant(0), fc.double({ min: 1e-6, max: 100, noNaN: true })), { minLength: length, maxLength: length }).map((a) => a.map(Math.fround)),
+      scores: fc
+        .array(fc.oneof(fc.constant(0), fc.double({ min: 1e-6, max: 100, noNaN: true })), { minLength: length, maxLength: length })
+        .map((a) => a.map(Math.fround)),
     }),
   );
 

@@ -57,13 +57,21 @@ function twin(scores: number[], tau = 0.4, beta = 2, floor = 0.1, eps = 1e-12): 
 
 describe('oar-g fast path', () => {
   it('equals its slow twin on random rollouts, -0 and tiny scores included', () => {
-    const score = fc.oneof(fc.constant(-0), fc.constant(0), fc.double({ min: 1e-12, max: 1e-6, noNaN: true }), fc.double({ min: 0, max: 50, noNaN: true }));
+    const score = fc.oneof(
+      fc.constant(-0),
+      fc.constant(0),
+      fc.double({ min: 1e-12, max: 1e-6, noNaN: true }),
+      fc.double({ min: 0, max: 50, noNaN: true }),
+    );
     fc.assert(
-      fc.property(fc.array(score, { minLength: 1, maxLength: 60 }).map((a) => a.map(Math.fround)), (scores) => {
-        const { w } = weigh([{ group: 0, reward: 1, length: scores.length, scores, spans: answer(scores.length) }]);
-        const want = twin(scores);
-        w[0]!.forEach((v, t) => expect(Math.abs(v - want[t]!)).toBeLessThan(1e-6 * Math.max(1, want[t]!)));
-      }),
+      fc.property(
+        fc.array(score, { minLength: 1, maxLength: 60 }).map((a) => a.map(Math.fround)),
+        (scores) => {
+          const { w } = weigh([{ group: 0, reward: 1, length: scores.length, scores, spans: answer(scores.length) }]);
+          const want = twin(scores);
+          w[0]!.forEach((v, t) => expect(Math.abs(v - want[t]!)).toBeLessThan(1e-6 * Math.max(1, want[t]!)));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -71,7 +79,11 @@ describe('oar-g fast path', () => {
 
 describe('oar-g properties', () => {
   it('weights average 1 over every rollout with an answer, and are positive', () => {
-    const cfg = fc.record({ tau: fc.double({ min: 0, max: 1, noNaN: true }), beta: fc.double({ min: 0, max: 4, noNaN: true }), floor: fc.oneof(fc.constant(0), fc.double({ min: 1e-3, max: 1, noNaN: true })) });
+    const cfg = fc.record({
+      tau: fc.double({ min: 0, max: 1, noNaN: true }),
+      beta: fc.double({ min: 0, max: 4, noNaN: true }),
+      floor: fc.oneof(fc.constant(0), fc.double({ min: 1e-3, max: 1, noNaN: true })),
+    });
     fc.assert(
       fc.property(batchArb, cfg, (rollouts, config) => {
         const { w } = weigh(rollouts, config);

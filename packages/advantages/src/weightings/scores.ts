@@ -5,11 +5,10 @@ import { AdvantagesError } from '../errors.js';
  * `t` is the token index within rollout `rollout`'s completion.
  */
 export function badScore(signal: string, rollout: number, t: number, value: number): never {
-  throw new AdvantagesError(
-    'invalid_signal',
-    `score of completion token ${t} is ${value}; saliency scores must be finite and >= 0`,
-    { rollout, field: signal },
-  );
+  throw new AdvantagesError('invalid_signal', `score of completion token ${t} is ${value}; saliency scores must be finite and >= 0`, {
+    rollout,
+    field: signal,
+  });
 }
 
 /** Longest completion in the batch: the size of per-rollout scratch buffers. */
@@ -21,4 +20,3 @@ export function maxCompletionLength(offsets: Int32Array, numRollouts: number): n
   }
   return m;
 }
-

@@ -10,7 +10,13 @@ describe('selectKthBits', () => {
   it('returns the k-th smallest non-negative float32 (0-indexed) like a full sort, duplicates included', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.float({ min: 0, max: Math.fround(1e30), noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, Math.fround(1e-40), 1, 1, 2.5)), { minLength: 1, maxLength: 300 }),
+        fc.array(
+          fc.oneof(
+            fc.float({ min: 0, max: Math.fround(1e30), noNaN: true, noDefaultInfinity: true }),
+            fc.constantFrom(0, Math.fround(1e-40), 1, 1, 2.5),
+          ),
+          { minLength: 1, maxLength: 300 },
+        ),
         fc.nat(),
         fc.nat(5),
         (raw, k0, pad) => {

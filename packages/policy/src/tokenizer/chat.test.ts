@@ -1,4 +1,3 @@
-
 import { join } from 'node:path';
 import { QWEN3_TOKENIZER_DIR } from '../test-utils/fixtures.js';
 import { describe, expect, it } from 'vitest';
@@ -15,9 +14,15 @@ describe("Qwen3's chat template", () => {
   });
 
   it('enable_thinking=false opens an empty think block', () => {
-    expect(t.render([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: q }], { enableThinking: false })).toBe(
-      `<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n${q}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`,
-    );
+    expect(
+      t.render(
+        [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: q },
+        ],
+        { enableThinking: false },
+      ),
+    ).toBe(`<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n${q}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n`);
   });
 
   it('drops the reasoning of earlier assistant turns and keeps the last', () => {
@@ -30,7 +35,9 @@ describe("Qwen3's chat template", () => {
       ],
       { addGenerationPrompt: false },
     );
-    expect(out).toBe('<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n<|im_start|>user\nb<|im_end|>\n<|im_start|>assistant\n<think>\nr2\n</think>\n\nA2<|im_end|>\n');
+    expect(out).toBe(
+      '<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n<|im_start|>user\nb<|im_end|>\n<|im_start|>assistant\n<think>\nr2\n</think>\n\nA2<|im_end|>\n',
+    );
     expect(t.eosToken).toBe('<|im_end|>');
   });
 });

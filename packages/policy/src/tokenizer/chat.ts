@@ -66,7 +66,8 @@ export interface ChatRenderOptions {
 
 function noExtra(name: string, extra: Record<string, unknown> | undefined): void {
   const keys = Object.keys(extra ?? {});
-  if (keys.length > 0) throw new PolicyError('invalid_input', `the built-in ${name} chat template takes no variables (got ${keys.join(', ')})`);
+  if (keys.length > 0)
+    throw new PolicyError('invalid_input', `the built-in ${name} chat template takes no variables (got ${keys.join(', ')})`);
 }
 
 /**
@@ -105,7 +106,12 @@ export class ChatTemplate {
   }
 
   /** This template as an `ApplyChatTemplate` (for prompt builders, samplers and servers). */
-  readonly apply: ApplyChatTemplate = (messages, o) => this.render(messages, { addGenerationPrompt: o.addGenerationPrompt, enableThinking: o.enableThinking, ...(o.extra ? { extra: o.extra } : {}) });
+  readonly apply: ApplyChatTemplate = (messages, o) =>
+    this.render(messages, {
+      addGenerationPrompt: o.addGenerationPrompt,
+      enableThinking: o.enableThinking,
+      ...(o.extra ? { extra: o.extra } : {}),
+    });
 
   /** Render messages to the prompt text (tokenize it with special tokens allowed). */
   render(messages: readonly ChatMessage[], options: ChatRenderOptions = {}): string {

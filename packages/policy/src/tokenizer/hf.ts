@@ -48,7 +48,8 @@ export function hfToTiktoken(json: HfTokenizerJson, file = 'tokenizer.json'): Ti
   if (model?.type !== 'BPE' || !model.vocab || !model.merges) {
     throw new PolicyError('invalid_tokenizer', 'not a BPE tokenizer.json (model.type must be "BPE" with vocab and merges)', { file });
   }
-  if (model.byte_fallback) throw new PolicyError('invalid_tokenizer', 'byte_fallback (SentencePiece-style) BPE is not byte-level; unsupported', { file });
+  if (model.byte_fallback)
+    throw new PolicyError('invalid_tokenizer', 'byte_fallback (SentencePiece-style) BPE is not byte-level; unsupported', { file });
   const pattern = findSplitRegex(json.pre_tokenizer);
   if (!pattern) throw new PolicyError('invalid_tokenizer', 'pre_tokenizer has no Split regex + ByteLevel; unsupported', { file });
   const u2b = unicodeToBytes();
@@ -58,7 +59,10 @@ export function hfToTiktoken(json: HfTokenizerJson, file = 'tokenizer.json'): Ti
     const bytes: number[] = [];
     for (const ch of tok) {
       const b = u2b.get(ch);
-      if (b === undefined) throw new PolicyError('invalid_tokenizer', `vocabulary token ${JSON.stringify(tok)} (id ${id}) is not byte-level encoded`, { file });
+      if (b === undefined)
+        throw new PolicyError('invalid_tokenizer', `vocabulary token ${JSON.stringify(tok)} (id ${id}) is not byte-level encoded`, {
+          file,
+        });
       bytes.push(b);
     }
     lines.push(`${Buffer.from(bytes).toString('base64')} ${id}`);
@@ -69,8 +73,14 @@ export function hfToTiktoken(json: HfTokenizerJson, file = 'tokenizer.json'): Ti
     const m = model.merges[i];
     const [a, b] = typeof m === 'string' ? m.split(' ') : m;
     const id = model.vocab[a + b];
-    if (id === undefined) throw new PolicyError('invalid_tokenizer', `merge ${i} (${a} ${b}) creates a token missing from the vocabulary`, { file });
-    if (id <= last) throw new PolicyError('invalid_tokenizer', `merge ${i} creates id ${id} after id ${last}: merge order differs from id order, which tiktoken ranks cannot express`, { file });
+    if (id === undefined)
+      throw new PolicyError('invalid_tokenizer', `merge ${i} (${a} ${b}) creates a token missing from the vocabulary`, { file });
+    if (id <= last)
+      throw new PolicyError(
+        'invalid_tokenizer',
+        `merge ${i} creates id ${id} after id ${last}: merge order differs from id order, which tiktoken ranks cannot express`,
+        { file },
+      );
     last = id;
   }
   const special: Record<string, number> = {};

@@ -3,7 +3,15 @@
  * only encodes, decodes or renders prompts (span location, HTTP samplers, data tools) loads no
  * TensorFlow.js. Everything here is also exported from `@rlvr/policy`.
  */
-export { Tokenizer, byteSpanToTokens, utf8Offset, checkEncodable, BUILTIN_ENCODINGS, MAX_ENCODE_CHARS, MAX_RUN_CHARS } from './tokenizer.js';
+export {
+  Tokenizer,
+  byteSpanToTokens,
+  utf8Offset,
+  checkEncodable,
+  BUILTIN_ENCODINGS,
+  MAX_ENCODE_CHARS,
+  MAX_RUN_CHARS,
+} from './tokenizer.js';
 export type { BuiltinEncoding, EncodeOptions, TokenizerInfo } from './tokenizer.js';
 export { loadHfTokenizer, hfToTiktoken } from './hf.js';
 export type { TiktokenParts } from './hf.js';

@@ -23,8 +23,12 @@ describe('very long inputs', () => {
       ['数学'.repeat(1e4), 'letters', 0],
     ] as const) {
       for (const tok of [cl100k, qwen3]) {
-        expect(() => tok.encode(text)).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining(`a run of`) }));
-        expect(() => tok.encode(text, { allowSpecial: false })).toThrow(new RegExp(`run of \\d+ ${kind} at character ${at}, over the tokenizer's limit of ${MAX_RUN_CHARS}`));
+        expect(() => tok.encode(text)).toThrow(
+          expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining(`a run of`) }),
+        );
+        expect(() => tok.encode(text, { allowSpecial: false })).toThrow(
+          new RegExp(`run of \\d+ ${kind} at character ${at}, over the tokenizer's limit of ${MAX_RUN_CHARS}`),
+        );
       }
     }
     expect(cl100k.decode(cl100k.encode('still fine'))).toBe('still fine');
@@ -43,7 +47,11 @@ describe('very long inputs', () => {
   });
 
   it('a text over maxChars is refused with both numbers; the default is MAX_ENCODE_CHARS', () => {
-    expect(() => cl100k.encode('hello world', { maxChars: 5 })).toThrow(/text of 11 characters is over the tokenizer's limit of 5 characters/);
-    expect(() => checkEncodable({ length: MAX_ENCODE_CHARS + 1 } as string)).toThrow(`text of ${MAX_ENCODE_CHARS + 1} characters is over the tokenizer's limit of ${MAX_ENCODE_CHARS} characters`);
+    expect(() => cl100k.encode('hello world', { maxChars: 5 })).toThrow(
+      /text of 11 characters is over the tokenizer's limit of 5 characters/,
+    );
+    expect(() => checkEncodable({ length: MAX_ENCODE_CHARS + 1 } as string)).toThrow(
+      `text of ${MAX_ENCODE_CHARS + 1} characters is over the tokenizer's limit of ${MAX_ENCODE_CHARS} characters`,
+    );
   });
 });

@@ -35,7 +35,8 @@ tokenizerKinds.register({
   name: 'tiktoken',
   usage: `tiktoken:NAME    a built-in tiktoken encoding (${BUILTIN_ENCODINGS.join(', ')})`,
   load: (arg) => {
-    if (!(BUILTIN_ENCODINGS as readonly string[]).includes(arg)) throw new PolicyError('invalid_tokenizer', `unknown tiktoken encoding ${arg} (known: ${BUILTIN_ENCODINGS.join(', ')})`);
+    if (!(BUILTIN_ENCODINGS as readonly string[]).includes(arg))
+      throw new PolicyError('invalid_tokenizer', `unknown tiktoken encoding ${arg} (known: ${BUILTIN_ENCODINGS.join(', ')})`);
     return Tokenizer.builtin(arg as BuiltinEncoding);
   },
 });
@@ -65,7 +66,14 @@ export function loadTokenizer(spec: string): Tokenizer {
   const kind = colon > 0 ? spec.slice(0, colon) : '';
   if (kind !== '' && tokenizerKinds.has(kind)) return tokenizerKinds.get(kind).load(spec.slice(colon + 1));
   if (isDir(spec)) return fromModelDir(spec);
-  const known = tokenizerKinds.names().map((n) => `${n}:`).join(', ');
-  if (kind !== '') throw new PolicyError('invalid_tokenizer', `unknown tokenizer kind "${kind}" in ${spec} (known: ${known} or a model directory)`);
-  throw new PolicyError('invalid_tokenizer', `cannot interpret tokenizer spec ${spec} (use ${known.replace(/:/g, ':...')} or a model directory)`);
+  const known = tokenizerKinds
+    .names()
+    .map((n) => `${n}:`)
+    .join(', ');
+  if (kind !== '')
+    throw new PolicyError('invalid_tokenizer', `unknown tokenizer kind "${kind}" in ${spec} (known: ${known} or a model directory)`);
+  throw new PolicyError(
+    'invalid_tokenizer',
+    `cannot interpret tokenizer spec ${spec} (use ${known.replace(/:/g, ':...')} or a model directory)`,
+  );
 }

@@ -6,7 +6,11 @@ import { Tokenizer } from './tokenizer.js';
 import { PRUNED_FILE, loadPrunedVocab, prunedTokenizer, prunedVocab, savePrunedVocab } from './pruned.js';
 import { loadTokenizer } from './load.js';
 
-const corpus = ['Question: what is 12 + 30? Answer: \\boxed{42}', 'Let x = 7. Then 2x = 14, so \\boxed{14}.', 'The sum of 3 and 4 is 7.\n\nFinal answer: \\boxed{7}'];
+const corpus = [
+  'Question: what is 12 + 30? Answer: \\boxed{42}',
+  'Let x = 7. Then 2x = 14, so \\boxed{14}.',
+  'The sum of 3 and 4 is 7.\n\nFinal answer: \\boxed{7}',
+];
 
 describe('pruned tokenizer', () => {
   it('keeps bytes + corpus tokens + merge intermediates; the corpus encodes to the same tokens', () => {

@@ -72,14 +72,21 @@ function mergePath(bytes: string, rankOf: Map<string, number>): number[] {
 
 /** Build the tokenizer of a pruned vocabulary: new ids 0..n-1 keep the base ranks' order. */
 export function prunedTokenizer(vocab: PrunedVocab): Tokenizer {
-  if (vocab.format !== 'rlvr-pruned-tiktoken/1') throw new PolicyError('invalid_tokenizer', `unknown pruned vocabulary format ${String(vocab.format)}`);
+  if (vocab.format !== 'rlvr-pruned-tiktoken/1')
+    throw new PolicyError('invalid_tokenizer', `unknown pruned vocabulary format ${String(vocab.format)}`);
   const { pattern, bytesByRank } = baseRanks(vocab.base);
   const lines = vocab.ids.map((id, i) => {
-    if (bytesByRank[id] === undefined) throw new PolicyError('invalid_tokenizer', `pruned vocabulary keeps id ${id}, which ${vocab.base} does not have`);
+    if (bytesByRank[id] === undefined)
+      throw new PolicyError('invalid_tokenizer', `pruned vocabulary keeps id ${id}, which ${vocab.base} does not have`);
     return `${Buffer.from(bytesByRank[id], 'latin1').toString('base64')} ${i}`;
   });
   const t = new Tiktoken(lines.join('\n'), vocab.special, pattern);
-  return new Tokenizer(t, vocab.special, vocab.ids.map((id) => bytesByRank[id]), { kind: 'pruned', name: `${vocab.base} pruned to ${vocab.ids.length}` });
+  return new Tokenizer(
+    t,
+    vocab.special,
+    vocab.ids.map((id) => bytesByRank[id]),
+    { kind: 'pruned', name: `${vocab.base} pruned to ${vocab.ids.length}` },
+  );
 }
 
 /** Write `tokenizer.pruned.json` atomically. */
@@ -94,6 +101,7 @@ export function loadPrunedVocab(file: string): PrunedVocab {
   } catch (cause) {
     throw new PolicyError('invalid_tokenizer', `cannot read pruned vocabulary: ${(cause as Error).message}`, { file }, { cause });
   }
-  if (!Array.isArray(v.ids) || typeof v.special !== 'object') throw new PolicyError('invalid_tokenizer', 'pruned vocabulary needs ids[] and special{}', { file });
+  if (!Array.isArray(v.ids) || typeof v.special !== 'object')
+    throw new PolicyError('invalid_tokenizer', 'pruned vocabulary needs ids[] and special{}', { file });
   return v;
 }

@@ -19,7 +19,8 @@ export interface BaseRanks {
  * through the wasm encoder, whose lookups of absent tokens throw and poison the encoder.
  */
 export function baseRanks(name: BuiltinEncoding): BaseRanks {
-  if (!(BUILTIN_ENCODINGS as readonly string[]).includes(name)) throw new PolicyError('invalid_tokenizer', `unknown base encoding ${name} (known: ${BUILTIN_ENCODINGS.join(', ')})`);
+  if (!(BUILTIN_ENCODINGS as readonly string[]).includes(name))
+    throw new PolicyError('invalid_tokenizer', `unknown base encoding ${name} (known: ${BUILTIN_ENCODINGS.join(', ')})`);
   const file = createRequire(import.meta.url).resolve(`tiktoken/encoders/${name}.json`);
   const json = JSON.parse(readFileSync(file, 'utf8')) as { pat_str: string; bpe_ranks: string };
   const bytesByRank: string[] = [];
@@ -39,4 +40,3 @@ export function baseRanks(name: BuiltinEncoding): BaseRanks {
   }
   return { pattern: json.pat_str, bytesByRank, rankOf };
 }
-

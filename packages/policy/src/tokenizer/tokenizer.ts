@@ -78,7 +78,10 @@ export function checkEncodable(text: string, maxChars = MAX_ENCODE_CHARS): void 
   const run = longRun(text, MAX_RUN_CHARS);
   if (run !== null) {
     const [at, length, cls] = run;
-    throw new PolicyError('invalid_input', `text has a run of ${length} ${RUN_KIND[cls]} at character ${at}, over the tokenizer's limit of ${MAX_RUN_CHARS} (byte-level BPE cost grows with the square of a run)`);
+    throw new PolicyError(
+      'invalid_input',
+      `text has a run of ${length} ${RUN_KIND[cls]} at character ${at}, over the tokenizer's limit of ${MAX_RUN_CHARS} (byte-level BPE cost grows with the square of a run)`,
+    );
   }
 }
 
@@ -109,7 +112,13 @@ export class Tokenizer {
    * @param bytesByRank  each ordinary token's bytes as a latin1 string, indexed by id; kept in JS so
    *                     that decoding never asks the wasm encoder about absent ids (its errors poison it)
    */
-  constructor(enc: Tiktoken, specialTokens: Record<string, number>, bytesByRank: (string | undefined)[], info: TokenizerInfo, options: { nfc?: boolean } = {}) {
+  constructor(
+    enc: Tiktoken,
+    specialTokens: Record<string, number>,
+    bytesByRank: (string | undefined)[],
+    info: TokenizerInfo,
+    options: { nfc?: boolean } = {},
+  ) {
     this.enc = enc;
     this.info = info;
     this.specialTokens = new Map(Object.entries(specialTokens));
@@ -188,7 +197,8 @@ export class Tokenizer {
  */
 export function byteSpanToTokens(offsets: Int32Array, s: number, e: number): [number, number] {
   const n = offsets.length - 1;
-  if (s < 0 || e < s || e > offsets[n]) throw new PolicyError('invalid_input', `byte span [${s}, ${e}) outside the text of ${offsets[n]} bytes`);
+  if (s < 0 || e < s || e > offsets[n])
+    throw new PolicyError('invalid_input', `byte span [${s}, ${e}) outside the text of ${offsets[n]} bytes`);
   // first token whose end > s
   let lo = 0;
   let hi = n;
@@ -223,7 +233,13 @@ function builtinSpecials(name: BuiltinEncoding): Record<string, number> {
     case 'p50k_base':
       return { '<|endoftext|>': 50256 };
     case 'cl100k_base':
-      return { '<|endoftext|>': 100257, '<|fim_prefix|>': 100258, '<|fim_middle|>': 100259, '<|fim_suffix|>': 100260, '<|endofprompt|>': 100276 };
+      return {
+        '<|endoftext|>': 100257,
+        '<|fim_prefix|>': 100258,
+        '<|fim_middle|>': 100259,
+        '<|fim_suffix|>': 100260,
+        '<|endofprompt|>': 100276,
+      };
     case 'o200k_base':
       return { '<|endoftext|>': 199999, '<|endofprompt|>': 200018 };
   }

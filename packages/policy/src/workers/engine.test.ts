@@ -9,7 +9,16 @@ import { paramLayout } from './layout.js';
 // Tasks are plain .mjs: a worker cannot run TypeScript. The worker entry itself is loaded from dist/ (build first).
 const TASKS = new URL('./test-utils/tasks.mjs', import.meta.url).href;
 
-const config = parseModelConfig({ vocab_size: 32, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, max_position_embeddings: 32 });
+const config = parseModelConfig({
+  vocab_size: 32,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  max_position_embeddings: 32,
+});
 const ids = [3, 7, 1, 30, 12];
 
 function mainLogits(model: Qwen3Model): number[] {
@@ -34,8 +43,11 @@ describe('PolicyWorkers', () => {
     await engine.close();
   });
 
-  it('gives every worker a replica with the published weights, on the calling thread\'s backend, results in worker order', async () => {
-    const out = await engine.run<{ ids: number[] }, { index: number; workers: number; backend: string; data: number[] }>(TASKS, 'logits', [{ ids }, { ids }]);
+  it("gives every worker a replica with the published weights, on the calling thread's backend, results in worker order", async () => {
+    const out = await engine.run<{ ids: number[] }, { index: number; workers: number; backend: string; data: number[] }>(TASKS, 'logits', [
+      { ids },
+      { ids },
+    ]);
     expect(out.map((o) => o.index)).toEqual([0, 1]);
     expect(out.every((o) => o.workers === 2 && o.backend === 'cpu')).toBe(true);
     const want = mainLogits(model);
@@ -79,7 +91,7 @@ describe('PolicyWorkers', () => {
     expect(layout.slots.map((s) => s.name)).toEqual([...model.params.keys()]);
   });
 
-  it('starts each worker on the backend asked for (wasm here), independent of the calling thread\'s', async () => {
+  it("starts each worker on the backend asked for (wasm here), independent of the calling thread's", async () => {
     const wasm = await PolicyWorkers.start(model, { workers: 1, backend: 'wasm' });
     const [o] = await wasm.run<{ ids: number[] }, { backend: string; data: number[] }>(TASKS, 'logits', [{ ids }]);
     await wasm.close();
@@ -100,19 +112,25 @@ describe('PolicyWorkers failures', () => {
     model = Qwen3Model.random(config, 4, 0.3);
   });
 
-  it('a task that throws rejects the run with that worker\'s error, and the engine is closed', async () => {
+  it("a task that throws rejects the run with that worker's error, and the engine is closed", async () => {
     const engine = await PolicyWorkers.start(model, { workers: 2 });
     const err = await engine.run(TASKS, 'throwIn', [1, 1]).catch((e: unknown) => e);
-    expect((err as Error).message).toBe('policy worker 1 of 2 threw RangeError: bad input in worker 1; the engine is closed, start a new one');
+    expect((err as Error).message).toBe(
+      'policy worker 1 of 2 threw RangeError: bad input in worker 1; the engine is closed, start a new one',
+    );
     expect(((err as Error).cause as Error).stack).toMatch(/tasks\.mjs/);
     expect(engine.usable).toBe(false);
-    expect(() => engine.run(TASKS, 'logits', [{ ids }, { ids }])).toThrow(/unusable after a failure \(policy worker 1 of 2 threw.*start a new engine/);
+    expect(() => engine.run(TASKS, 'logits', [{ ids }, { ids }])).toThrow(
+      /unusable after a failure \(policy worker 1 of 2 threw.*start a new engine/,
+    );
     await engine.close();
   });
 
   it('a worker that exits mid-task rejects the run naming it', async () => {
     const engine = await PolicyWorkers.start(model, { workers: 2 });
-    await expect(engine.run(TASKS, 'exitIn', [0, 0])).rejects.toThrow('policy worker 0 of 2 exited with code 3; the engine is closed, start a new one');
+    await expect(engine.run(TASKS, 'exitIn', [0, 0])).rejects.toThrow(
+      'policy worker 0 of 2 exited with code 3; the engine is closed, start a new one',
+    );
     await engine.close();
   });
 
@@ -141,6 +159,8 @@ describe('PolicyWorkers failures', () => {
   it('rejects a bad worker count, and maps a source URL to the built file', async () => {
     await expect(PolicyWorkers.start(model, { workers: 0 })).rejects.toThrow('workers must be an integer >= 1, got 0');
     expect(compiledModuleUrl(new URL('./worker.js', import.meta.url))).toMatch(/\/packages\/policy\/dist\/workers\/worker\.js$/);
-    expect(() => compiledModuleUrl(new URL('./nothing.js', import.meta.url))).toThrow(/nothing\.js does not exist .*build the package first/);
+    expect(() => compiledModuleUrl(new URL('./nothing.js', import.meta.url))).toThrow(
+      /nothing\.js does not exist .*build the package first/,
+    );
   });
 });

@@ -47,7 +47,10 @@ export function compiledModuleUrl(url: URL): string {
   const at = path.lastIndexOf('/src/');
   const built = at < 0 ? null : `${path.slice(0, at)}/dist/${path.slice(at + 5)}`;
   if (built !== null && existsSync(built)) return pathToFileURL(built).href;
-  throw new PolicyError('invalid_input', `worker module ${path} does not exist${built === null ? '' : ` (nor ${built}: build the package first)`}`);
+  throw new PolicyError(
+    'invalid_input',
+    `worker module ${path} does not exist${built === null ? '' : ` (nor ${built}: build the package first)`}`,
+  );
 }
 
 /**
@@ -81,9 +84,14 @@ export class PolicyWorkers {
   #published: { model: Qwen3Model; dataIds: object[] } | null = null;
 
   private constructor(model: Qwen3Model, options: PolicyWorkersOptions) {
-    if (!Number.isInteger(options.workers) || options.workers < 1) throw new PolicyError('invalid_config', `workers must be an integer >= 1, got ${options.workers}`, { field: 'workers' });
+    if (!Number.isInteger(options.workers) || options.workers < 1)
+      throw new PolicyError('invalid_config', `workers must be an integer >= 1, got ${options.workers}`, { field: 'workers' });
     const backend = options.backend ?? (tf.getBackend() as BackendName);
-    if (!(BACKEND_NAMES as readonly string[]).includes(backend)) throw new PolicyError('backend_unavailable', `backend ${backend} cannot run in a policy worker (allowed: ${BACKEND_NAMES.join(', ')})`);
+    if (!(BACKEND_NAMES as readonly string[]).includes(backend))
+      throw new PolicyError(
+        'backend_unavailable',
+        `backend ${backend} cannot run in a policy worker (allowed: ${BACKEND_NAMES.join(', ')})`,
+      );
     this.size = options.workers;
     this.backend = backend;
     this.layout = paramLayout(model.config);
@@ -152,7 +160,8 @@ export class PolicyWorkers {
     const vars = this.layout.slots.map((slot) => model.params.get(slot.name));
     const last = this.#published;
     if (last !== null && last.model === model && vars.every((v, k) => v?.dataId === last.dataIds[k])) return 0;
-    if (JSON.stringify(model.config) !== this.#configJson) throw new PolicyError('invalid_input', 'publish: the model has another config than the replicas', { field: 'config' });
+    if (JSON.stringify(model.config) !== this.#configJson)
+      throw new PolicyError('invalid_input', 'publish: the model has another config than the replicas', { field: 'config' });
     const t0 = performance.now();
     this.layout.slots.forEach((slot, k) => this.#params.set(vars[k]!.dataSync() as Float32Array, slot.offset));
     Atomics.add(this.#version, 0, 1);
@@ -177,10 +186,22 @@ export class PolicyWorkers {
   run<I, O>(moduleUrl: string, exportName: string, inputs: readonly I[]): Promise<O[]> {
     this.#checkUsable();
     if (this.#pending) throw new PolicyError('engine_busy', 'a run is already in flight: await it before the next one');
-    if (inputs.length !== this.size) throw new PolicyError('invalid_input', `run needs one input per worker: got ${inputs.length}, the engine has ${this.size}`, { field: 'inputs' });
+    if (inputs.length !== this.size)
+      throw new PolicyError('invalid_input', `run needs one input per worker: got ${inputs.length}, the engine has ${this.size}`, {
+        field: 'inputs',
+      });
     const id = this.#nextId++;
     return new Promise<O[]>((resolve, reject) => {
-      this.#pending = { id, results: new Array(this.size), remaining: this.size, resolve: resolve as (v: unknown[]) => void, reject, task: new Array(this.size).fill(0), reload: new Array(this.size).fill(0), t0: performance.now() };
+      this.#pending = {
+        id,
+        results: new Array(this.size),
+        remaining: this.size,
+        resolve: resolve as (v: unknown[]) => void,
+        reject,
+        task: new Array(this.size).fill(0),
+        reload: new Array(this.size).fill(0),
+        t0: performance.now(),
+      };
       for (const w of this.#workers) w.ref(); // a pending run keeps the process alive
       try {
         this.#workers.forEach((w, i) => w.postMessage({ type: 'run', id, moduleUrl, exportName, input: inputs[i] } satisfies ToWorker));
@@ -202,7 +223,13 @@ export class PolicyWorkers {
   }
 
   #checkUsable(): void {
-    if (this.#failure) throw new PolicyError('engine_closed', `the policy workers are unusable after a failure (${this.#failure.message}); start a new engine`, {}, { cause: this.#failure });
+    if (this.#failure)
+      throw new PolicyError(
+        'engine_closed',
+        `the policy workers are unusable after a failure (${this.#failure.message}); start a new engine`,
+        {},
+        { cause: this.#failure },
+      );
     if (this.#closed) throw new PolicyError('engine_closed', 'the policy workers were closed');
   }
 

@@ -6,7 +6,9 @@ import type { RolloutBatch } from '@rlvr/core';
  * on the data and `n` only, never on timing.
  */
 export function splitRollouts(batch: RolloutBatch, rows: readonly number[], n: number): number[][] {
-  const cost = rows.map((i) => batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! + batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
+  const cost = rows.map(
+    (i) => batch.promptOffsets[i + 1]! - batch.promptOffsets[i]! + batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!,
+  );
   const total = cost.reduce((a, b) => a + b, 0);
   const chunks: number[][] = Array.from({ length: n }, () => []);
   let acc = 0;

@@ -23,7 +23,12 @@ function post(message: FromWorker): void {
 function errorInfo(e: unknown): WorkerErrorInfo {
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
-    return { name: e.name, message: e.message, ...(e.stack === undefined ? {} : { stack: e.stack }), ...(typeof code === 'string' ? { code } : {}) };
+    return {
+      name: e.name,
+      message: e.message,
+      ...(e.stack === undefined ? {} : { stack: e.stack }),
+      ...(typeof code === 'string' ? { code } : {}),
+    };
   }
   return { name: 'Error', message: String(e) };
 }
@@ -43,7 +48,15 @@ async function main(): Promise<void> {
     const slot = layout.slots.find((s) => s.name === name);
     return slot && { shape: slot.shape, data: params.slice(slot.offset, slot.offset + slot.size) };
   });
-  const context: WorkerContext = { index: init.index, workers: init.workers, model, tf, backend, gradients: new Float32Array(init.gradients), layout };
+  const context: WorkerContext = {
+    index: init.index,
+    workers: init.workers,
+    model,
+    tf,
+    backend,
+    gradients: new Float32Array(init.gradients),
+    layout,
+  };
   port.on('message', async (msg: ToWorker) => {
     try {
       let reloadSeconds = 0;

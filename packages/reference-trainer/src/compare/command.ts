@@ -69,18 +69,24 @@ export const compareCommand: DottedCommand = {
     const listed = values.estimators === undefined ? undefined : parseList('estimators', values.estimators as string);
     const steps = intFlag(values, 'steps', { min: 1 });
     const threshold = values.threshold === undefined ? undefined : parseThreshold(values.threshold as string);
-    if (values.resume === true && values.out === undefined) throw usageError('needs --out: the comparison directory to continue', '--resume');
+    if (values.resume === true && values.out === undefined)
+      throw usageError('needs --out: the comparison directory to continue', '--resume');
     const configFile = values.config as string | undefined;
     // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
     const schema = (await import('../config-schema.js')).configJsonSchemas().compare;
-    const config = applyOverrides(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), overrides, schema);
+    const config = applyOverrides(
+      withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined),
+      overrides,
+      schema,
+    );
     if (values.workers !== undefined) config.workers = workersFlag(values.workers as string);
     const seeds = parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
     // default rows: the four built-in estimators, then every variant of the config
     const variants = config.variants !== null && typeof config.variants === 'object' ? Object.keys(config.variants) : [];
     const estimators = listed ?? [...DEFAULT_ESTIMATORS, ...variants.filter((v) => !(DEFAULT_ESTIMATORS as readonly string[]).includes(v))];
     const baseline = values.baseline as string | undefined;
-    if (baseline !== undefined && !estimators.includes(baseline)) throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
+    if (baseline !== undefined && !estimators.includes(baseline))
+      throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
 
     const out = (values.out as string | undefined) ?? defaultOut();
     const logger = terminalLogger(values.quiet === true, io.stderr, color);
@@ -103,7 +109,9 @@ export const compareCommand: DottedCommand = {
       ),
     );
     if (result.interrupted || result.table === null || result.file === null) {
-      io.stderr.write(`rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`);
+      io.stderr.write(
+        `rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`,
+      );
       return 130;
     }
     if (values.json === true) {
@@ -143,7 +151,11 @@ function parseSeeds(v: string, configSeed: unknown): number[] {
 function parseThreshold(v: string): Threshold {
   const m = /^(\+?)(\d+(?:\.\d*)?|\.\d+)(%?)$/.exec(v.trim());
   const x = m === null ? Number.NaN : Number(m[2]) / (m[3] === '%' ? 100 : 1);
-  if (!(x >= 0 && x <= 1)) throw usageError(`must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%) (got ${JSON.stringify(v)})`, 'threshold');
+  if (!(x >= 0 && x <= 1))
+    throw usageError(
+      `must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%) (got ${JSON.stringify(v)})`,
+      'threshold',
+    );
   return { kind: m![1] === '+' ? 'gain' : 'accuracy', value: x };
 }
 

@@ -40,7 +40,18 @@ interface CompareJson {
   n: number;
   problems: number;
   finalStep: number;
-  rows: { estimator: string; seeds: number[]; accuracy: Stat; passAtN: Stat; start: Stat; thresholdSteps: (number | null)[]; reached: number; secondsPerStep: number; stepTimeRatio: number; verdict: { diff: number; se: number | null; within: boolean | null } | null }[];
+  rows: {
+    estimator: string;
+    seeds: number[];
+    accuracy: Stat;
+    passAtN: Stat;
+    start: Stat;
+    thresholdSteps: (number | null)[];
+    reached: number;
+    secondsPerStep: number;
+    stepTimeRatio: number;
+    verdict: { diff: number; se: number | null; within: boolean | null } | null;
+  }[];
   runs: { estimator: string; seed: number; dir: string; evals: Eval[]; secondsPerStep: number }[];
 }
 
@@ -77,7 +88,17 @@ describe('rlvr compare', () => {
     for (const e of ['grpo', 'grail']) expect((await readdir(join(out(), e))).sort()).toEqual(['seed-0', 'seed-1']);
 
     const c = await readCompare(out());
-    expect(c).toMatchObject({ command: 'compare', estimators: ['grpo', 'grail'], seeds: [0, 1], steps: 2, baseline: 'grpo', threshold: { kind: 'gain', value: 0.05 }, n: 2, problems: 4, finalStep: 2 });
+    expect(c).toMatchObject({
+      command: 'compare',
+      estimators: ['grpo', 'grail'],
+      seeds: [0, 1],
+      steps: 2,
+      baseline: 'grpo',
+      threshold: { kind: 'gain', value: 0.05 },
+      n: 2,
+      problems: 4,
+      finalStep: 2,
+    });
     expect(c.runs.map((x) => `${x.estimator}/${x.seed}`)).toEqual(['grpo/0', 'grail/0', 'grpo/1', 'grail/1']);
 
     const finals = new Map<string, { acc: number[]; pass: number[]; sec: number[]; start: number[] }>();
@@ -89,7 +110,9 @@ describe('rlvr compare', () => {
       expect(data.config).toMatchObject({ command: 'train', estimator: run.estimator, seed: run.seed, steps: 2 });
       expect(existsSync(join(dir, 'model', 'model.safetensors'))).toBe(true);
       // every eval of compare.json is the accuracy and pass@2 logged in the run's metrics.jsonl
-      const logged = data.metrics.filter((m) => m.accuracy !== undefined).map((m) => ({ step: m.step, accuracy: m.accuracy, passAtN: m['pass@2'] }));
+      const logged = data.metrics
+        .filter((m) => m.accuracy !== undefined)
+        .map((m) => ({ step: m.step, accuracy: m.accuracy, passAtN: m['pass@2'] }));
       expect(run.evals.map(({ step, accuracy, passAtN }) => ({ step, accuracy, passAtN }))).toEqual(logged);
       expect(logged.map((e) => e.step)).toEqual([0, 2]);
       const times = data.metrics.flatMap((m) => (m['time/step_s'] == null ? [] : [m['time/step_s']]));
@@ -100,7 +123,10 @@ describe('rlvr compare', () => {
       f.sec.push(median(times));
       f.start.push(logged[0]!.accuracy!);
       finals.set(run.estimator, f);
-      prompts.set(`${run.estimator}/${run.seed}`, data.samples!.map((s) => `${s.step}:${s.prompt}`));
+      prompts.set(
+        `${run.estimator}/${run.seed}`,
+        data.samples!.map((s) => `${s.step}:${s.prompt}`),
+      );
     }
     // same seed, same problems in the same order, and the same starting accuracy, whatever the estimator
     for (const seed of [0, 1]) {
@@ -128,7 +154,9 @@ describe('rlvr compare', () => {
     expect(lines[0]).toBe('rlvr compare: 2 estimators x 2 seeds (0, 1), 2 steps each, same seeds and data order for every estimator');
     expect(r.stdout).toMatch(/estimator +final accuracy +pass@2 +steps to \+5\.0 pts +s\/step +time vs grpo\n/);
     expect(r.stdout).toMatch(/\ngrpo +\d+\.\d% ± \d+\.\d +\d+\.\d% ± \d+\.\d +(\d+(\.\d)?|-) \([0-2]\/2\) +\d+\.\d\d +1\.00x\n/);
-    expect(r.stdout).toMatch(/\ngrail vs grpo: final accuracy [+-]\d+\.\d points, (within|beyond) the seed spread \(\|diff\| (<=|>) 2 x Welch SE = \d+\.\d points\)/);
+    expect(r.stdout).toMatch(
+      /\ngrail vs grpo: final accuracy [+-]\d+\.\d points, (within|beyond) the seed spread \(\|diff\| (<=|>) 2 x Welch SE = \d+\.\d points\)/,
+    );
     expect(r.stdout).toContain(`summary: ${join(out(), 'compare.json')}`);
 
     const rep = await rlvr('report', join(out(), 'grail', 'seed-1'), '-q');
@@ -149,25 +177,61 @@ describe('rlvr compare', () => {
     const before = await readCompare(out());
     const again = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out());
     expect(again).toMatchObject({ code: 1, stdout: '' });
-    expect(again.stderr).toBe(`rlvr compare: ${out()}: ${join(out(), 'grpo', 'seed-0', 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n`);
+    expect(again.stderr).toBe(
+      `rlvr compare: ${out()}: ${join(out(), 'grpo', 'seed-0', 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n`,
+    );
 
     await rm(join(out(), 'grail', 'seed-1'), { recursive: true });
-    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out(), '--resume', '--json', '-q');
+    const r = await rlvr(
+      'compare',
+      '--config',
+      cfg,
+      '--estimators',
+      'grpo,grail',
+      '--seeds',
+      '2',
+      '--out',
+      out(),
+      '--resume',
+      '--json',
+      '-q',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
     const after = JSON.parse(r.stdout) as CompareJson;
     expect(after).toEqual(await readCompare(out()));
     const accuracies = (c: CompareJson) => c.runs.map((x) => [x.estimator, x.seed, x.evals]);
     expect(accuracies(after)).toEqual(accuracies(before));
-    expect(after.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps])).toEqual(before.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps]));
+    expect(after.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps])).toEqual(
+      before.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps]),
+    );
   });
 
   test('one seed and an estimator from a plugin: "n/a: one seed"', async () => {
     const plugin = await writeHalvedPlugin(root);
     const dir = join(root, 'one-seed');
-    const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grpo+halved', '--seeds', '1', '--steps', '1', '--plugin', plugin, '--trainer.schedule.lr', '1e-4', '--out', dir, '-q');
+    const r = await rlvr(
+      'compare',
+      '--config',
+      cfg,
+      '--estimators',
+      'grpo,grpo+halved',
+      '--seeds',
+      '1',
+      '--steps',
+      '1',
+      '--plugin',
+      plugin,
+      '--trainer.schedule.lr',
+      '1e-4',
+      '--out',
+      dir,
+      '-q',
+    );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/\ngrpo\+halved vs grpo: final accuracy [+-]\d+\.\d points; noise n\/a: one seed \(run more --seeds to tell a difference from seed noise\)\n/);
+    expect(r.stdout).toMatch(
+      /\ngrpo\+halved vs grpo: final accuracy [+-]\d+\.\d points; noise n\/a: one seed \(run more --seeds to tell a difference from seed noise\)\n/,
+    );
     const c = await readCompare(dir);
     expect(c.rows.map((x) => [x.estimator, x.accuracy.std, x.verdict?.within])).toEqual([
       ['grpo', null, undefined],
@@ -180,44 +244,124 @@ describe('rlvr compare', () => {
 
   test('named variants: one row, one run directory and one verdict each, options from the config file and from dotted flags', async () => {
     const file = join(root, 'variants.json');
-    await writeFile(file, JSON.stringify({ ...MICRO, estimatorConfigs: { grail: { wMin: 0.3 } }, variants: { 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } }, unused: { estimator: 'rloo' } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        ...MICRO,
+        estimatorConfigs: { grail: { wMin: 0.3 } },
+        variants: { 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } }, unused: { estimator: 'rloo' } },
+      }),
+    );
     const dir = join(root, 'variants');
-    const r = await rlvr('compare', '--config', file, '--estimators', 'dr-grpo,grail,grail-both,grail-mb', '--seeds', '0,1', '--steps', '1', '--variants.grail-mb.estimator', 'grail', '--variants.grail-mb.saliency.refresh', 'minibatch', '--variants.grail-mb.trainer.epochs', '2', '--out', dir, '-q');
+    const r = await rlvr(
+      'compare',
+      '--config',
+      file,
+      '--estimators',
+      'dr-grpo,grail,grail-both,grail-mb',
+      '--seeds',
+      '0,1',
+      '--steps',
+      '1',
+      '--variants.grail-mb.estimator',
+      'grail',
+      '--variants.grail-mb.saliency.refresh',
+      'minibatch',
+      '--variants.grail-mb.trainer.epochs',
+      '2',
+      '--out',
+      dir,
+      '-q',
+    );
     expect(r.code, r.stderr).toBe(0);
     expect((await readdir(dir)).sort()).toEqual(['compare.json', 'dr-grpo', 'grail', 'grail-both', 'grail-mb']);
     const c = (await readCompare(dir)) as CompareJson & { variants: Record<string, unknown>; estimatorConfigs: Record<string, unknown> };
     expect(c.rows.map((x) => x.estimator)).toEqual(['dr-grpo', 'grail', 'grail-both', 'grail-mb']);
     expect(c.baseline).toBe('dr-grpo');
-    expect(c.variants).toEqual({ 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } }, 'grail-mb': { estimator: 'grail', saliency: { refresh: 'minibatch' }, trainer: { epochs: 2 } } });
+    expect(c.variants).toEqual({
+      'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } },
+      'grail-mb': { estimator: 'grail', saliency: { refresh: 'minibatch' }, trainer: { epochs: 2 } },
+    });
     const config = async (row: string) => (await readRunDir(join(dir, row, 'seed-1'))).config as Record<string, any>;
     // a variant trains its estimator with the estimator's options (estimatorConfigs.grail) under its own
-    expect(await config('grail')).toMatchObject({ estimator: 'grail', estimatorConfig: { wMin: 0.3, symmetry: 'wrong' }, trainer: { epochs: 1 }, saliency: { refresh: 'batch' } });
-    expect(await config('grail-both')).toMatchObject({ estimator: 'grail', estimatorConfig: { wMin: 0.3, symmetry: 'both' }, trainer: { epochs: 1 } });
-    expect(await config('grail-mb')).toMatchObject({ estimator: 'grail', estimatorConfig: { wMin: 0.3, symmetry: 'wrong' }, trainer: { epochs: 2, schedule: { lr: 5e-5 } }, saliency: { refresh: 'minibatch' } });
+    expect(await config('grail')).toMatchObject({
+      estimator: 'grail',
+      estimatorConfig: { wMin: 0.3, symmetry: 'wrong' },
+      trainer: { epochs: 1 },
+      saliency: { refresh: 'batch' },
+    });
+    expect(await config('grail-both')).toMatchObject({
+      estimator: 'grail',
+      estimatorConfig: { wMin: 0.3, symmetry: 'both' },
+      trainer: { epochs: 1 },
+    });
+    expect(await config('grail-mb')).toMatchObject({
+      estimator: 'grail',
+      estimatorConfig: { wMin: 0.3, symmetry: 'wrong' },
+      trainer: { epochs: 2, schedule: { lr: 5e-5 } },
+      saliency: { refresh: 'minibatch' },
+    });
     const mb = (await readRunDir(join(dir, 'grail-mb', 'seed-0'))).metrics.find((m) => m.step === 1)!;
     expect(mb['refresh/count']).toBeGreaterThan(0);
-    for (const row of ['grail', 'grail-both', 'grail-mb']) expect(r.stdout).toMatch(new RegExp(`\\n${row} vs dr-grpo: final accuracy [+-]\\d+\\.\\d points, (within|beyond) the seed spread`));
+    for (const row of ['grail', 'grail-both', 'grail-mb'])
+      expect(r.stdout).toMatch(new RegExp(`\\n${row} vs dr-grpo: final accuracy [+-]\\d+\\.\\d points, (within|beyond) the seed spread`));
     expect(r.stdout).toMatch(/\ngrail-mb +\d+\.\d% ± \d+\.\d /);
   });
 
   test.each<[string[], number, RegExp]>([
-    [['--estimators', 'grpo,nope,grail+zzz'], 1, /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/],
+    [
+      ['--estimators', 'grpo,nope,grail+zzz'],
+      1,
+      /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/,
+    ],
     [['--estimators', 'grpo,grpo'], 2, /^rlvr compare: --estimators: lists "grpo" twice\nusage: rlvr compare/],
-    [['--estimators', 'grpo,'], 2, /^rlvr compare: --estimators: must be a comma-separated list of names \(got "grpo,"\)\nusage: rlvr compare/],
+    [
+      ['--estimators', 'grpo,'],
+      2,
+      /^rlvr compare: --estimators: must be a comma-separated list of names \(got "grpo,"\)\nusage: rlvr compare/,
+    ],
     [['--seeds', 'three'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "three"\)\nusage/],
     [['--seeds', '0'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "0"\)\nusage/],
     [['--seeds', '1,1'], 2, /^rlvr compare: --seeds: lists "1" twice\nusage/],
-    [['--threshold', '120%'], 2, /^rlvr compare: --threshold: must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\) \(got "120%"\)\nusage/],
+    [
+      ['--threshold', '120%'],
+      2,
+      /^rlvr compare: --threshold: must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\) \(got "120%"\)\nusage/,
+    ],
     [['--baseline', 'rloo'], 2, /^rlvr compare: --baseline: "rloo" is not among the estimators \(dr-grpo, grpo, grail, oar-g\)\nusage/],
     [['--steps', '0'], 2, /^rlvr compare: --steps: must be an integer >= 1 \(got "0"\)\nusage/],
     [['--bogus'], 2, /^rlvr compare: Unknown option '--bogus'.*\nusage/],
     [['--trainer.lrr', '1'], 2, /^rlvr compare: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: .*\)\nusage/],
-    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grial'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.estimator: unknown estimator "grial"; available: .*grail.*\n$/],
-    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.estimatorConfig.symetry', 'both'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.estimatorConfig: .*unknown key: symetry\n$/],
-    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.saliency.refresh', 'often'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.saliency\.refresh: must be one of "batch", "epoch", "minibatch", got "often"\n$/],
-    [['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.trainer.epochs', '0'], 1, /^rlvr compare: .*micro\.json, field variants\.g\.trainer\.epochs: Too small.*\n$/],
-    [['--estimators', 'dr-grpo,g', '--variants.g.estimatr', 'grail'], 2, /^rlvr compare: --variants\.g\.estimatr: unknown option: variants\.g has no key "estimatr" \(keys: estimator, estimatorConfig, saliency, trainer\)\nusage/],
-    [['--estimators', 'dr-grpo,grail', '--variants.grail.estimator', 'grail'], 1, /^rlvr compare: .*micro\.json, field variants\.grail: "grail" is a registered estimator: name the variant otherwise\n$/],
+    [
+      ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grial'],
+      1,
+      /^rlvr compare: .*micro\.json, field variants\.g\.estimator: unknown estimator "grial"; available: .*grail.*\n$/,
+    ],
+    [
+      ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.estimatorConfig.symetry', 'both'],
+      1,
+      /^rlvr compare: .*micro\.json, field variants\.g\.estimatorConfig: .*unknown key: symetry\n$/,
+    ],
+    [
+      ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.saliency.refresh', 'often'],
+      1,
+      /^rlvr compare: .*micro\.json, field variants\.g\.saliency\.refresh: must be one of "batch", "epoch", "minibatch", got "often"\n$/,
+    ],
+    [
+      ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.trainer.epochs', '0'],
+      1,
+      /^rlvr compare: .*micro\.json, field variants\.g\.trainer\.epochs: Too small.*\n$/,
+    ],
+    [
+      ['--estimators', 'dr-grpo,g', '--variants.g.estimatr', 'grail'],
+      2,
+      /^rlvr compare: --variants\.g\.estimatr: unknown option: variants\.g has no key "estimatr" \(keys: estimator, estimatorConfig, saliency, trainer\)\nusage/,
+    ],
+    [
+      ['--estimators', 'dr-grpo,grail', '--variants.grail.estimator', 'grail'],
+      1,
+      /^rlvr compare: .*micro\.json, field variants\.grail: "grail" is a registered estimator: name the variant otherwise\n$/,
+    ],
   ])('%s: fails before any training, naming the problem, writing nothing', async (args, code, message) => {
     const never = join(root, 'never');
     const r = await rlvr('compare', '--config', cfg, ...args, '--out', never);

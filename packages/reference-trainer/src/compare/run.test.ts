@@ -36,8 +36,14 @@ describe('runCompare checks before any training', () => {
   });
 
   test('options, per-estimator options and train config fields are named', async () => {
-    expect(await failure({ seeds: [] })).toMatchObject({ code: 'invalid_options', message: expect.stringMatching(/^invalid compare options: .*seeds/) });
-    expect(await failure({ estimators: ['a/b', 'a_b'] })).toMatchObject({ code: 'invalid_options', message: `two estimators map to one directory "${join(root, 'never', 'a_b', 'seed-0')}"` });
+    expect(await failure({ seeds: [] })).toMatchObject({
+      code: 'invalid_options',
+      message: expect.stringMatching(/^invalid compare options: .*seeds/),
+    });
+    expect(await failure({ estimators: ['a/b', 'a_b'] })).toMatchObject({
+      code: 'invalid_options',
+      message: `two estimators map to one directory "${join(root, 'never', 'a_b', 'seed-0')}"`,
+    });
     // estimatorConfigs: options by estimator name, each checked by that estimator's schema
     expect(await failure({ config: { estimatorConfigs: { 'oar-g': {} } }, configFile: 'c.json' })).toMatchObject({
       code: 'invalid_config',
@@ -47,15 +53,27 @@ describe('runCompare checks before any training', () => {
     expect(bad.code).toBe('invalid_config');
     expect(bad.message).toMatch(/^field estimatorConfigs: options of estimator grail: .*wMax/);
     // a shared estimatorConfig that only one estimator accepts fails for the other, naming it
-    expect((await failure({ config: { estimatorConfig: { wMax: 3 } } })).message).toMatch(/^field estimatorConfig: options of estimator grpo: .*wMax.* \(estimatorConfig applies to every estimator compared: give options by name in estimatorConfigs/);
+    expect((await failure({ config: { estimatorConfig: { wMax: 3 } } })).message).toMatch(
+      /^field estimatorConfig: options of estimator grpo: .*wMax.* \(estimatorConfig applies to every estimator compared: give options by name in estimatorConfigs/,
+    );
     // ... which estimatorConfigs fixes: the checks pass on to the run directories, where an existing run is refused
     const out = join(root, 'taken');
     await mkdir(join(out, 'grail', 'seed-0'), { recursive: true });
     await writeFile(join(out, 'grail', 'seed-0', 'metrics.jsonl'), '');
-    await expect(runCompare({ estimators: ['grpo', 'grail'], seeds: [0], out, config: { estimatorConfig: { wMax: 3 }, estimatorConfigs: { grpo: {} } } })).rejects.toMatchObject({
+    await expect(
+      runCompare({
+        estimators: ['grpo', 'grail'],
+        seeds: [0],
+        out,
+        config: { estimatorConfig: { wMax: 3 }, estimatorConfigs: { grpo: {} } },
+      }),
+    ).rejects.toMatchObject({
       code: 'invalid_options',
       message: `${out}: ${join(out, 'grail', 'seed-0', 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)`,
     });
-    expect(await failure({ config: { stepz: 3 } })).toMatchObject({ code: 'invalid_config', message: expect.stringContaining('unknown key: stepz') });
+    expect(await failure({ config: { stepz: 3 } })).toMatchObject({
+      code: 'invalid_config',
+      message: expect.stringContaining('unknown key: stepz'),
+    });
   });
 });

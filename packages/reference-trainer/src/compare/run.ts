@@ -45,7 +45,10 @@ export const CompareOptionsSchema = z
     /** continue finished or partial runs in OUT instead of refusing them */
     resume: z.boolean().default(false),
     /** "steps to threshold": a gain over each run's starting accuracy (default 0.05) or an absolute accuracy */
-    threshold: z.object({ kind: z.enum(['gain', 'accuracy']), value: z.number().min(0).max(1) }).strict().optional(),
+    threshold: z
+      .object({ kind: z.enum(['gain', 'accuracy']), value: z.number().min(0).max(1) })
+      .strict()
+      .optional(),
     /** the estimator others are compared with (default grpo when compared, else the first) */
     baseline: z.string().min(1).optional(),
   })
@@ -101,36 +104,72 @@ export function compareRunDir(out: string, estimator: string, seed: number): str
  * With `resume`, finished runs are read back from their last checkpoint and partial ones continue.
  * `signal` stops after the current step of the current run (checkpoint saved); nothing is summarized.
  */
-export async function runCompare(input: CompareOptionsInput, logger: CompareLogger = { info() {} }, signal?: AbortSignal): Promise<CompareResult> {
+export async function runCompare(
+  input: CompareOptionsInput,
+  logger: CompareLogger = { info() {} },
+  signal?: AbortSignal,
+): Promise<CompareResult> {
   const parsed = CompareOptionsSchema.safeParse(input);
-  if (!parsed.success) throw new ReferenceTrainerError('invalid_options', `invalid compare options: ${formatZodIssues(parsed.error.issues, input)}`, {}, { cause: parsed.error });
+  if (!parsed.success)
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `invalid compare options: ${formatZodIssues(parsed.error.issues, input)}`,
+      {},
+      { cause: parsed.error },
+    );
   const o = parsed.data;
   const dup = (xs: readonly (string | number)[]) => xs.find((x, i) => xs.indexOf(x) !== i);
-  if (dup(o.estimators) !== undefined) throw new ReferenceTrainerError('invalid_options', `estimator ${JSON.stringify(dup(o.estimators))} is listed twice`);
+  if (dup(o.estimators) !== undefined)
+    throw new ReferenceTrainerError('invalid_options', `estimator ${JSON.stringify(dup(o.estimators))} is listed twice`);
   if (dup(o.seeds) !== undefined) throw new ReferenceTrainerError('invalid_options', `seed ${dup(o.seeds)} is listed twice`);
   const dirs = o.estimators.map((e) => compareRunDir(o.out, e, 0));
-  if (dup(dirs) !== undefined) throw new ReferenceTrainerError('invalid_options', `two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
+  if (dup(dirs) !== undefined)
+    throw new ReferenceTrainerError('invalid_options', `two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
   if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) {
-    throw new ReferenceTrainerError('invalid_options', `baseline ${JSON.stringify(o.baseline)} is not among the estimators (${o.estimators.join(', ')})`);
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `baseline ${JSON.stringify(o.baseline)} is not among the estimators (${o.estimators.join(', ')})`,
+    );
   }
 
   const variants = parseVariants(o.config.variants, o.configFile);
   const configs = resolveConfigs(o, variants);
   await loadPlugins(configs[0]!.config.plugins);
   const perEstimator = o.config.estimatorConfigs;
-  checkEstimators(o.estimators, configs, o.configFile, new Set(perEstimator !== null && typeof perEstimator === 'object' ? Object.keys(perEstimator) : []), variants);
+  checkEstimators(
+    o.estimators,
+    configs,
+    o.configFile,
+    new Set(perEstimator !== null && typeof perEstimator === 'object' ? Object.keys(perEstimator) : []),
+    variants,
+  );
   if (!o.resume) {
     for (const { dir } of configs) {
       const metrics = join(dir, RUN_FILES.metrics);
-      if (existsSync(metrics)) throw new ReferenceTrainerError('invalid_options', `${metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`, { file: o.out });
+      if (existsSync(metrics))
+        throw new ReferenceTrainerError(
+          'invalid_options',
+          `${metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`,
+          { file: o.out },
+        );
     }
     const file = join(o.out, COMPARE_FILE);
-    if (existsSync(file)) throw new ReferenceTrainerError('invalid_options', `${file} exists: pick another --out or pass --resume`, { file: o.out });
+    if (existsSync(file))
+      throw new ReferenceTrainerError('invalid_options', `${file} exists: pick another --out or pass --resume`, { file: o.out });
   }
 
   const steps = configs[0]!.config.steps;
   const runs: CompareRun[] = [];
-  const result = (table: CompareTable | null, file: string | null, interrupted: boolean): CompareResult => ({ out: o.out, file, estimators: o.estimators, seeds: o.seeds, steps, runs, table, interrupted });
+  const result = (table: CompareTable | null, file: string | null, interrupted: boolean): CompareResult => ({
+    out: o.out,
+    file,
+    estimators: o.estimators,
+    seeds: o.seeds,
+    steps,
+    runs,
+    table,
+    interrupted,
+  });
   for (const [i, { estimator, seed, dir, config }] of configs.entries()) {
     const label = `${estimator} seed ${seed}`;
     logger.info(`run ${i + 1}/${configs.length}: ${label} -> ${dir}`);
@@ -141,11 +180,28 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     };
     const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
     if (s.interrupted) return result(null, null, true);
-    runs.push({ estimator, seed, dir, evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({ step, accuracy, passAtN, n, problems, ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }) })), secondsPerStep: s.secondsPerStep, wallSeconds: s.wallSeconds });
+    runs.push({
+      estimator,
+      seed,
+      dir,
+      evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({
+        step,
+        accuracy,
+        passAtN,
+        n,
+        problems,
+        ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }),
+      })),
+      secondsPerStep: s.secondsPerStep,
+      wallSeconds: s.wallSeconds,
+    });
     if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
   }
 
-  const table = summarize(runs, o.estimators, { ...(o.baseline === undefined ? {} : { baseline: o.baseline }), ...(o.threshold === undefined ? {} : { threshold: o.threshold }) });
+  const table = summarize(runs, o.estimators, {
+    ...(o.baseline === undefined ? {} : { baseline: o.baseline }),
+    ...(o.threshold === undefined ? {} : { threshold: o.threshold }),
+  });
   const { estimator: _e, seed: _s, estimatorConfig: _c, ...common } = configs[0]!.config;
   const file = join(o.out, COMPARE_FILE);
   const record = {
@@ -156,7 +212,9 @@ export async function runCompare(input: CompareOptionsInput, logger: CompareLogg
     ...table,
     runs: runs.map((r) => ({ ...r, dir: relative(o.out, r.dir) })),
     estimatorConfigs: Object.fromEntries(o.estimators.map((e) => [e, configs.find((c) => c.estimator === e)!.config.estimatorConfig])),
-    ...(Object.keys(variants).length === 0 ? {} : { variants: Object.fromEntries(o.estimators.filter((e) => variants[e] !== undefined).map((e) => [e, variants[e]])) }),
+    ...(Object.keys(variants).length === 0
+      ? {}
+      : { variants: Object.fromEntries(o.estimators.filter((e) => variants[e] !== undefined).map((e) => [e, variants[e]])) }),
     config: common,
   };
   await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n');
@@ -178,13 +236,21 @@ function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Var
   let perEstimator: Record<string, unknown> = {};
   if (estimatorConfigs !== undefined) {
     if (estimatorConfigs === null || typeof estimatorConfigs !== 'object' || Array.isArray(estimatorConfigs)) {
-      throw new ReferenceTrainerError('invalid_config', 'estimatorConfigs must be an object of estimator options by estimator name', at('estimatorConfigs'));
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        'estimatorConfigs must be an object of estimator options by estimator name',
+        at('estimatorConfigs'),
+      );
     }
     perEstimator = estimatorConfigs as Record<string, unknown>;
     const compared = o.estimators.map((e) => variants[e]?.estimator ?? e);
     const stray = Object.keys(perEstimator).filter((k) => !compared.includes(k));
     if (stray.length > 0) {
-      throw new ReferenceTrainerError('invalid_config', `estimatorConfigs names ${stray.map((s) => JSON.stringify(s)).join(', ')}, not among the estimators compared (${[...new Set(compared)].join(', ')})`, at('estimatorConfigs'));
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        `estimatorConfigs names ${stray.map((s) => JSON.stringify(s)).join(', ')}, not among the estimators compared (${[...new Set(compared)].join(', ')})`,
+        at('estimatorConfigs'),
+      );
     }
   }
   return o.seeds.flatMap((seed) =>
@@ -201,7 +267,10 @@ function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Var
         if (v === undefined) throw err;
         // the variant's own trainer options are what can fail here: name the field inside the variant
         const issue = (err as { cause?: { issues?: { path: PropertyKey[]; message: string }[] } }).cause?.issues?.[0];
-        if (issue?.path[0] === 'trainer' && v.trainer !== undefined) throw new ReferenceTrainerError('invalid_config', issue.message, at(`variants.${row}.${issue.path.map(String).join('.')}`), { cause: err });
+        if (issue?.path[0] === 'trainer' && v.trainer !== undefined)
+          throw new ReferenceTrainerError('invalid_config', issue.message, at(`variants.${row}.${issue.path.map(String).join('.')}`), {
+            cause: err,
+          });
         throw variantError(`variants.${row}`, err, o.configFile);
       }
       return { estimator: row, seed, dir: compareRunDir(o.out, row, seed), config };
@@ -210,7 +279,13 @@ function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Var
 }
 
 /** Variants first (each named on failure), then unknown names (all of them, with what is available), then each estimator's options and signals. */
-function checkEstimators(names: readonly string[], configs: readonly PlannedRun[], configFile: string | undefined, perEstimator: ReadonlySet<string>, variants: Readonly<Record<string, Variant>>): void {
+function checkEstimators(
+  names: readonly string[],
+  configs: readonly PlannedRun[],
+  configFile: string | undefined,
+  perEstimator: ReadonlySet<string>,
+  variants: Readonly<Record<string, Variant>>,
+): void {
   const isUnknown = (n: string) => {
     try {
       getEstimator(n);
@@ -221,11 +296,16 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
     }
   };
   for (const n of Object.keys(variants)) {
-    if (!isUnknown(n)) throw new ReferenceTrainerError('invalid_config', `${JSON.stringify(n)} is a registered estimator: name the variant otherwise`, { ...(configFile === undefined ? {} : { file: configFile }), field: `variants.${n}` });
+    if (!isUnknown(n))
+      throw new ReferenceTrainerError('invalid_config', `${JSON.stringify(n)} is a registered estimator: name the variant otherwise`, {
+        ...(configFile === undefined ? {} : { file: configFile }),
+        field: `variants.${n}`,
+      });
   }
   for (const n of names.filter((x) => variants[x] !== undefined)) {
     const config = configs.find((c) => c.estimator === n)!.config;
-    if (isUnknown(config.estimator)) throw variantError(`variants.${n}.estimator`, new Error(unknownMessage([config.estimator])), configFile);
+    if (isUnknown(config.estimator))
+      throw variantError(`variants.${n}.estimator`, new Error(unknownMessage([config.estimator])), configFile);
     let needs;
     try {
       needs = prepareEstimator(config.estimator, config.estimatorConfig).needs;
@@ -233,14 +313,23 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
       throw variantError(`variants.${n}.estimatorConfig`, err, configFile);
     }
     try {
-      parseSignalConfig(config.saliency, needs, { temperature: config.trainer.temperature, estimator: n, field: `variants.${n}.saliency`, temperatureField: `variants.${n}.trainer.temperature` });
+      parseSignalConfig(config.saliency, needs, {
+        temperature: config.trainer.temperature,
+        estimator: n,
+        field: `variants.${n}.saliency`,
+        temperatureField: `variants.${n}.trainer.temperature`,
+      });
     } catch (err) {
       throw variantError((err as { location?: { field?: string } }).location?.field ?? `variants.${n}.saliency`, err, configFile);
     }
   }
   const plain = names.filter((x) => variants[x] === undefined);
   const unknown = plain.filter(isUnknown);
-  if (unknown.length > 0) throw new ReferenceTrainerError('invalid_options', unknownMessage(unknown) + (Object.keys(variants).length > 0 ? `, or a variant (${Object.keys(variants).join(', ')})` : ''));
+  if (unknown.length > 0)
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      unknownMessage(unknown) + (Object.keys(variants).length > 0 ? `, or a variant (${Object.keys(variants).join(', ')})` : ''),
+    );
   for (const n of plain) {
     const config = configs.find((c) => c.estimator === n)!.config;
     let needs;
@@ -248,8 +337,15 @@ function checkEstimators(names: readonly string[], configs: readonly PlannedRun[
       needs = prepareEstimator(n, config.estimatorConfig).needs;
     } catch (err) {
       const shared = !perEstimator.has(n);
-      const hint = shared ? ' (estimatorConfig applies to every estimator compared: give options by name in estimatorConfigs, e.g. {"grail": {...}})' : '';
-      throw new ReferenceTrainerError('invalid_config', `options of estimator ${n}: ${(err as Error).message}${hint}`, { ...(configFile === undefined ? {} : { file: configFile }), field: shared ? 'estimatorConfig' : 'estimatorConfigs' }, { cause: err });
+      const hint = shared
+        ? ' (estimatorConfig applies to every estimator compared: give options by name in estimatorConfigs, e.g. {"grail": {...}})'
+        : '';
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        `options of estimator ${n}: ${(err as Error).message}${hint}`,
+        { ...(configFile === undefined ? {} : { file: configFile }), field: shared ? 'estimatorConfig' : 'estimatorConfigs' },
+        { cause: err },
+      );
     }
     parseSignalConfig(config.saliency, needs, { temperature: config.trainer.temperature, estimator: n });
   }

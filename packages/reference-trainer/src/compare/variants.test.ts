@@ -13,14 +13,20 @@ const errorOf = (f: () => unknown): Error & { location: { file?: string; field?:
 describe('parseVariants', () => {
   test('variants by name; none is {}', () => {
     expect(parseVariants(undefined)).toEqual({});
-    expect(parseVariants({ 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } } })).toEqual({ 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } } });
+    expect(parseVariants({ 'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } } })).toEqual({
+      'grail-both': { estimator: 'grail', estimatorConfig: { symmetry: 'both' } },
+    });
   });
 
   test.each<[unknown, string, string]>([
     [[], 'variants', 'must be an object of variants by name'],
     [{ 'a/b': { estimator: 'grail' } }, 'variants.a/b', 'a variant name is letters, digits and _ . + - only'],
     [{ g: { estimatorConfig: {} } }, 'variants.g.estimator', 'expected string'],
-    [{ g: { estimator: 'grail', trainr: {} } }, 'variants.g.trainr', 'unknown key (a variant has estimator, estimatorConfig, saliency, trainer)'],
+    [
+      { g: { estimator: 'grail', trainr: {} } },
+      'variants.g.trainr',
+      'unknown key (a variant has estimator, estimatorConfig, saliency, trainer)',
+    ],
     [{ g: { estimator: 'grail', saliency: 'minibatch' } }, 'variants.g.saliency', 'expected record'],
     [{ g: 'grail' }, 'variants.g', 'expected object'],
   ])('%j: one error naming the variant and the field', (raw, field, message) => {
@@ -32,10 +38,21 @@ describe('parseVariants', () => {
 });
 
 describe('variantInput', () => {
-  const base = { estimator: 'grail', seed: 3, estimatorConfig: { wMin: 0.2 }, saliency: { refresh: 'batch', 'grad-x-emb': { alignment: 'previous', tokenBudget: 4096 } }, trainer: { epochs: 4, schedule: { lr: 1e-5 } } };
+  const base = {
+    estimator: 'grail',
+    seed: 3,
+    estimatorConfig: { wMin: 0.2 },
+    saliency: { refresh: 'batch', 'grad-x-emb': { alignment: 'previous', tokenBudget: 4096 } },
+    trainer: { epochs: 4, schedule: { lr: 1e-5 } },
+  };
 
   test("the variant's options lie over its estimator's; saliency and trainer merge key by key", () => {
-    const v = { estimator: 'grail', estimatorConfig: { symmetry: 'both' }, saliency: { 'grad-x-emb': { alignment: 'own' }, box: 'last' }, trainer: { miniBatches: 4 } };
+    const v = {
+      estimator: 'grail',
+      estimatorConfig: { symmetry: 'both' },
+      saliency: { 'grad-x-emb': { alignment: 'own' }, box: 'last' },
+      trainer: { miniBatches: 4 },
+    };
     expect(variantInput(base, v, { grail: { wMin: 0.3, sigmaW: 1 } })).toEqual({
       estimator: 'grail',
       seed: 3,

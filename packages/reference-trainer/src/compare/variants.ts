@@ -34,17 +34,32 @@ export function parseVariants(raw: unknown, file?: string): Record<string, Varia
   const at = (field: string) => ({ ...(file === undefined ? {} : { file }), field });
   if (raw === undefined) return {};
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ReferenceTrainerError('invalid_config', 'must be an object of variants by name, e.g. {"grail-both": {"estimator": "grail", "estimatorConfig": {"symmetry": "both"}}}', at('variants'));
+    throw new ReferenceTrainerError(
+      'invalid_config',
+      'must be an object of variants by name, e.g. {"grail-both": {"estimator": "grail", "estimatorConfig": {"symmetry": "both"}}}',
+      at('variants'),
+    );
   }
   const out: Record<string, Variant> = {};
   for (const [name, v] of Object.entries(raw)) {
-    if (!NAME.test(name)) throw new ReferenceTrainerError('invalid_config', 'a variant name is letters, digits and _ . + - only (it names a directory)', at(`variants.${name}`));
+    if (!NAME.test(name))
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        'a variant name is letters, digits and _ . + - only (it names a directory)',
+        at(`variants.${name}`),
+      );
     const r = VariantSchema.safeParse(v);
     if (!r.success) {
       const issue = r.error.issues[0]!;
       const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.map(String).join('.');
-      const message = issue.code === 'unrecognized_keys' ? `unknown key (a variant has ${Object.keys(VariantSchema.shape).join(', ')})` : issue.message;
-      throw new ReferenceTrainerError('invalid_config', message, at(`variants.${name}${key === undefined || key === '' ? '' : `.${key}`}`), { cause: r.error });
+      const message =
+        issue.code === 'unrecognized_keys' ? `unknown key (a variant has ${Object.keys(VariantSchema.shape).join(', ')})` : issue.message;
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        message,
+        at(`variants.${name}${key === undefined || key === '' ? '' : `.${key}`}`),
+        { cause: r.error },
+      );
     }
     out[name] = r.data;
   }
@@ -57,8 +72,13 @@ export function parseVariants(raw: unknown, file?: string): Record<string, Varia
  * that estimator's options in `perEstimator` (else `base.estimatorConfig`), and its saliency and
  * trainer options merged into the config's.
  */
-export function variantInput(base: Record<string, unknown>, v: Variant, perEstimator: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const obj = (x: unknown): Record<string, unknown> => (x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : {});
+export function variantInput(
+  base: Record<string, unknown>,
+  v: Variant,
+  perEstimator: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const obj = (x: unknown): Record<string, unknown> =>
+    x !== null && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
   const input: Record<string, unknown> = { ...base, estimator: v.estimator };
   const options = perEstimator[v.estimator] ?? base.estimatorConfig;
   input.estimatorConfig = { ...obj(options), ...(v.estimatorConfig ?? {}) };

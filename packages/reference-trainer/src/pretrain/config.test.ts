@@ -8,7 +8,11 @@ describe('parsePretrainConfig', () => {
     expect(c.steps).toBe(40);
     expect(c.schedule).toMatchObject({ type: 'cosine', totalSteps: 40, warmupSteps: 30 });
     expect(c.synthetic).toMatchObject({ minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] });
-    expect(parsePretrainConfig({ steps: 10, schedule: { type: 'linear', lr: 1e-3 } }).schedule).toMatchObject({ type: 'linear', lr: 1e-3, totalSteps: 10 });
+    expect(parsePretrainConfig({ steps: 10, schedule: { type: 'linear', lr: 1e-3 } }).schedule).toMatchObject({
+      type: 'linear',
+      lr: 1e-3,
+      totalSteps: 10,
+    });
     expect(parsePretrainConfig({ steps: 10 }).schedule.warmupSteps).toBe(10);
   });
 
@@ -30,6 +34,8 @@ describe('parsePretrainConfig', () => {
   });
 
   test('heads must group evenly', () => {
-    expect(() => parsePretrainConfig({ model: { num_attention_heads: 4, num_key_value_heads: 3 } })).toThrow(/model\.num_key_value_heads: num_attention_heads must be a multiple of num_key_value_heads/);
+    expect(() => parsePretrainConfig({ model: { num_attention_heads: 4, num_key_value_heads: 3 } })).toThrow(
+      /model\.num_key_value_heads: num_attention_heads must be a multiple of num_key_value_heads/,
+    );
   });
 });

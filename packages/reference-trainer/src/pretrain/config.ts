@@ -56,7 +56,9 @@ export const PretrainConfigSchema = z
     /** problems whose prompt and solution texts define the pruned vocabulary */
     vocabProblems: z.number().int().min(1).max(1_000_000).default(4000),
     model: PretrainModelSchema.default(PretrainModelSchema.parse({})),
-    schedule: LrScheduleSchema.default(LrScheduleSchema.parse({ type: 'cosine', lr: 3e-3, warmupSteps: 30, totalSteps: DEFAULT_STEPS, minLrRatio: 0.1 })),
+    schedule: LrScheduleSchema.default(
+      LrScheduleSchema.parse({ type: 'cosine', lr: 3e-3, warmupSteps: 30, totalSteps: DEFAULT_STEPS, minLrRatio: 0.1 }),
+    ),
     optimizer: AdamWConfigSchema.default(AdamWConfigSchema.parse({ beta2: 0.98, weightDecay: 0.01 })),
     /** clip the global gradient norm to this (null = no clipping) */
     maxGradNorm: z.number().positive().nullable().default(1),
@@ -83,10 +85,17 @@ export function parsePretrainConfig(input: unknown, file?: string): PretrainConf
   if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
     const steps = typeof raw.steps === 'number' ? raw.steps : DEFAULT_STEPS;
     const s = raw.schedule;
-    if (s !== null && typeof s === 'object' && !Array.isArray(s) && !('totalSteps' in s)) patched = { ...raw, schedule: { ...s, totalSteps: steps } };
-    else if (s === undefined) patched = { ...raw, schedule: { type: 'cosine', lr: 3e-3, warmupSteps: Math.min(30, steps), totalSteps: steps, minLrRatio: 0.1 } };
+    if (s !== null && typeof s === 'object' && !Array.isArray(s) && !('totalSteps' in s))
+      patched = { ...raw, schedule: { ...s, totalSteps: steps } };
+    else if (s === undefined)
+      patched = { ...raw, schedule: { type: 'cosine', lr: 3e-3, warmupSteps: Math.min(30, steps), totalSteps: steps, minLrRatio: 0.1 } };
   }
   const result = PretrainConfigSchema.safeParse(patched);
   if (result.success) return result.data;
-  throw new ReferenceTrainerError('invalid_config', `invalid pretrain config: ${formatZodIssues(result.error.issues, patched)}`, file === undefined ? {} : { file }, { cause: result.error });
+  throw new ReferenceTrainerError(
+    'invalid_config',
+    `invalid pretrain config: ${formatZodIssues(result.error.issues, patched)}`,
+    file === undefined ? {} : { file },
+    { cause: result.error },
+  );
 }

@@ -2,7 +2,15 @@ import { parseModelConfig, selectBackend } from '@rlvr/policy';
 import { describe, expect, test } from 'vitest';
 import { initModel } from './init.js';
 
-const config = parseModelConfig({ vocab_size: 50, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 });
+const config = parseModelConfig({
+  vocab_size: 50,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+});
 const weights = (seed: number) => {
   const m = initModel(config, seed);
   const out = new Map([...m.params].map(([k, v]) => [k, v.dataSync().slice() as Float32Array]));

@@ -37,7 +37,13 @@ describe('rlvr pretrain', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('rlvr pretrain: step 3/3: loss ');
     expect(r.stderr).toMatch(/rlvr pretrain: eval step 2: accuracy \d+\.\d% \(\d\/4\)/);
-    const summary = JSON.parse(r.stdout) as { parameters: number; vocabSize: number; steps: number; evals: { step: number }[]; checkpointBytes: number };
+    const summary = JSON.parse(r.stdout) as {
+      parameters: number;
+      vocabSize: number;
+      steps: number;
+      evals: { step: number }[];
+      checkpointBytes: number;
+    };
     expect(summary.steps).toBe(3);
     expect(summary.evals.map((e) => e.step)).toEqual([2, 3]);
 
@@ -45,7 +51,12 @@ describe('rlvr pretrain', () => {
     expect(run.metrics.map((m) => m.step)).toEqual([1, 2, 3]);
     expect(run.metrics.map((m) => typeof m.accuracy)).toEqual(['undefined', 'number', 'number']);
     for (const m of run.metrics) expect(m['loss/sft']).toBeGreaterThan(0);
-    expect(run.config).toMatchObject({ command: 'pretrain', seed: 0, steps: 3, derived: { vocab_size: summary.vocabSize, parameters: summary.parameters } });
+    expect(run.config).toMatchObject({
+      command: 'pretrain',
+      seed: 0,
+      steps: 3,
+      derived: { vocab_size: summary.vocabSize, parameters: summary.parameters },
+    });
 
     const ckpt = join(out, 'checkpoint');
     expect((await readdir(ckpt)).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.pruned.json']);
@@ -77,7 +88,9 @@ describe('rlvr pretrain', () => {
     const r = await rlvr('pretrain', '--config', bad, '--out', out);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^rlvr pretrain: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: invalid pretrain config: .*unknown key: stepz.*\\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^rlvr pretrain: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: invalid pretrain config: .*unknown key: stepz.*\\n$`),
+    );
     expect(r.stderr).toContain('batchSize');
     expect(r.stderr.split('\n')).toHaveLength(2);
     expect(existsSync(out)).toBe(false);
@@ -95,6 +108,8 @@ describe('rlvr pretrain', () => {
     expect(first.code, first.stderr).toBe(0);
     const r = await rlvr('pretrain', '--config', cfg, '--out', out, '--steps', '1');
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`rlvr pretrain: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out (a run directory is never overwritten)\n`);
+    expect(r.stderr).toBe(
+      `rlvr pretrain: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out (a run directory is never overwritten)\n`,
+    );
   });
 });

@@ -53,16 +53,29 @@ export interface PretrainSummary {
  *
  * Refuses an OUT that already holds a metrics.jsonl. Same config and seed, same backend: same weights.
  */
-export async function runPretrain(config: PretrainConfig, outDir: string, logger: PretrainLogger = { info() {} }): Promise<PretrainSummary> {
+export async function runPretrain(
+  config: PretrainConfig,
+  outDir: string,
+  logger: PretrainLogger = { info() {} },
+): Promise<PretrainSummary> {
   if (await exists(join(outDir, RUN_FILES.metrics))) {
-    throw new ReferenceTrainerError('invalid_options', `${join(outDir, RUN_FILES.metrics)} exists: pick another --out (a run directory is never overwritten)`, { file: outDir });
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `${join(outDir, RUN_FILES.metrics)} exists: pick another --out (a run directory is never overwritten)`,
+      { file: outDir },
+    );
   }
   await mkdir(outDir, { recursive: true }).catch((err: unknown) => {
     throw new ReferenceTrainerError('write_failed', `cannot create ${outDir}: ${(err as Error).message}`, { file: outDir }, { cause: err });
   });
   await selectBackend({ backend: config.backend }, logger);
 
-  const corpus = new SyntheticCorpus(config.seed, config.synthetic, { seed: config.eval.seed, problems: config.eval.problems, options: config.eval.synthetic ?? config.synthetic }, config.vocabProblems);
+  const corpus = new SyntheticCorpus(
+    config.seed,
+    config.synthetic,
+    { seed: config.eval.seed, problems: config.eval.problems, options: config.eval.synthetic ?? config.synthetic },
+    config.vocabProblems,
+  );
   const heldOut = corpus.heldOut.map((t) => corpus.encode(t));
   const modelConfig = parseModelConfig({
     ...config.model,
@@ -72,8 +85,13 @@ export async function runPretrain(config: PretrainConfig, outDir: string, logger
   });
   const model = initModel(modelConfig, config.seed);
   const parameters = model.numParameters();
-  logger.info(`model: ${parameters.toLocaleString('en')} parameters, vocabulary ${corpus.tokenizer.vocabSize} (pruned cl100k_base), ${config.model.num_hidden_layers} layers x ${config.model.hidden_size}`);
-  await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify({ command: 'pretrain', ...config, derived: { vocab_size: corpus.tokenizer.vocabSize, parameters } }, null, 2) + '\n');
+  logger.info(
+    `model: ${parameters.toLocaleString('en')} parameters, vocabulary ${corpus.tokenizer.vocabSize} (pruned cl100k_base), ${config.model.num_hidden_layers} layers x ${config.model.hidden_size}`,
+  );
+  await writeFileAtomic(
+    join(outDir, RUN_FILES.config),
+    JSON.stringify({ command: 'pretrain', ...config, derived: { vocab_size: corpus.tokenizer.vocabSize, parameters } }, null, 2) + '\n',
+  );
 
   const optimizer = new AdamW(config.optimizer);
   const metricsFile = join(outDir, RUN_FILES.metrics);
@@ -86,10 +104,16 @@ export async function runPretrain(config: PretrainConfig, outDir: string, logger
   let finalLoss = Number.NaN;
   const evaluate = async (step: number): Promise<GreedyEval> => {
     const t0 = performance.now();
-    const e = await greedyEval(model, corpus.tokenizer, heldOut, { maxNewTokens: config.eval.maxNewTokens, batchSize: config.eval.batchSize, eosId: corpus.eosId });
+    const e = await greedyEval(model, corpus.tokenizer, heldOut, {
+      maxNewTokens: config.eval.maxNewTokens,
+      batchSize: config.eval.batchSize,
+      eosId: corpus.eosId,
+    });
     evalWallS += (performance.now() - t0) / 1000;
     evals.push({ step, ...e });
-    logger.info(`eval step ${step}: accuracy ${(100 * e.accuracy).toFixed(1)}% (${e.correct}/${e.problems}), ${(100 * e.finished).toFixed(0)}% finished, ${e.meanTokens.toFixed(1)} tokens; e.g. ${JSON.stringify(e.examples[0]?.completion ?? '')}`);
+    logger.info(
+      `eval step ${step}: accuracy ${(100 * e.accuracy).toFixed(1)}% (${e.correct}/${e.problems}), ${(100 * e.finished).toFixed(0)}% finished, ${e.meanTokens.toFixed(1)} tokens; e.g. ${JSON.stringify(e.examples[0]?.completion ?? '')}`,
+    );
     return e;
   };
 
@@ -125,7 +149,9 @@ export async function runPretrain(config: PretrainConfig, outDir: string, logger
       }
       await appendRecords(metricsFile, [record]);
       if (config.logEvery > 0 && ((step + 1) % config.logEvery === 0 || last)) {
-        logger.info(`step ${step + 1}/${config.steps}: loss ${r.loss.toFixed(4)}, lr ${lr.toExponential(2)}, grad_norm ${r.gradNorm.toFixed(3)}, ${Math.round(tokens / trainWallS)} tokens/s, ${trainWallS.toFixed(0)} s`);
+        logger.info(
+          `step ${step + 1}/${config.steps}: loss ${r.loss.toFixed(4)}, lr ${lr.toExponential(2)}, grad_norm ${r.gradNorm.toFixed(3)}, ${Math.round(tokens / trainWallS)} tokens/s, ${trainWallS.toFixed(0)} s`,
+        );
       }
     }
     const checkpointDir = join(outDir, CHECKPOINT_DIR);

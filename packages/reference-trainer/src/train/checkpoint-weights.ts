@@ -27,14 +27,26 @@ export async function recordCheckpointWeights(run: OpenRun, step: number): Promi
   run.weightSet ??= (await readSet(run.logs.checkpointWeights)) ?? (await sampleSet(run));
   const batch = run.weightSet;
   const estimator = prepareEstimator('grail', { ...(c.estimator === 'grail' ? c.estimatorConfig : {}), symmetry: 'both' });
-  const plan = parseSignalConfig({ 'grad-x-emb': c.saliency['grad-x-emb'] ?? {} }, estimator.needs, { temperature: c.trainer.temperature, estimator: 'grail' });
+  const plan = parseSignalConfig({ 'grad-x-emb': c.saliency['grad-x-emb'] ?? {} }, estimator.needs, {
+    temperature: c.trainer.temperature,
+    estimator: 'grail',
+  });
   const { signals } = computeSignals(run.model, batch, plan, { padId: run.eosIds[0]!, tokenBudget: c.trainer.tokenBudget });
   const { weights } = estimator.estimate(batch, signals);
   const rows = batchToRows(batch);
   const records: Stored[] = rows.map(({ behaviorLogprobs: _b, ...row }, i) => {
     const [c0, c1] = [batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
     const spans = getSpans(batch, i);
-    return { step, rollout: i, correct: row.reward > 0, tokens: row.completion.map((id) => run.tokenizer.decode([id])), weights: Array.from(weights.subarray(c0, c1)), spans, reasoning: spans === null ? null : spans.open[0], row };
+    return {
+      step,
+      rollout: i,
+      correct: row.reward > 0,
+      tokens: row.completion.map((id) => run.tokenizer.decode([id])),
+      weights: Array.from(weights.subarray(c0, c1)),
+      spans,
+      reasoning: spans === null ? null : spans.open[0],
+      row,
+    };
   });
   await appendRecords(run.logs.checkpointWeights, records);
 }
@@ -59,7 +71,14 @@ async function sampleSet(run: OpenRun): Promise<RolloutBatch> {
   const { batch, texts } = await sampleGroups(
     tasks.map((t) => ({ tokens: t.prompt })),
     run.sampler,
-    { groupSize: c.rollout.groupSize, temperature: c.eval.temperature, topP: c.eval.topP, maxNewTokens: c.eval.maxNewTokens, seed: c.eval.seed, spans: { which: 'first' } },
+    {
+      groupSize: c.rollout.groupSize,
+      temperature: c.eval.temperature,
+      topP: c.eval.topP,
+      maxNewTokens: c.eval.maxNewTokens,
+      seed: c.eval.seed,
+      spans: { which: 'first' },
+    },
   );
   texts.forEach((text, i) => {
     batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[batch.groupIndex[i]!]!.answer).reward;

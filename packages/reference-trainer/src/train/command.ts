@@ -71,7 +71,11 @@ export const trainCommand: DottedCommand = {
     const runConfig = values.resume === true ? join(values.out as string, RUN_FILES.config) : undefined;
     if (runConfig !== undefined && existsSync(runConfig)) input = deepMerge(await readConfigObject(runConfig), input);
     // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
-    const [{ parseTrainConfig }, { configJsonSchemas }, { runTrain }] = await Promise.all([import('./config.js'), import('../config-schema.js'), import('./run.js')]);
+    const [{ parseTrainConfig }, { configJsonSchemas }, { runTrain }] = await Promise.all([
+      import('./config.js'),
+      import('../config-schema.js'),
+      import('./run.js'),
+    ]);
     const config = parseWithOverrides((c) => parseTrainConfig(c, configFile ?? runConfig), input, overrides, configJsonSchemas().train);
     const out = (values.out as string | undefined) ?? defaultOut(config.estimator, config.seed);
     const logger = terminalLogger(values.quiet === true, io.stderr, color);
@@ -102,10 +106,16 @@ function defaultOut(estimator: string, seed: number): string {
 function formatSummary(s: TrainSummary): string {
   const first = s.evals[0];
   const last = s.evals.at(-1);
-  const lines = [`rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${s.completedSteps}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`];
+  const lines = [
+    `rlvr train: ${s.interrupted ? 'stopped early' : 'done'}: ${s.estimator}, seed ${s.seed}, ${s.completedSteps}/${s.steps} steps, ${s.secondsPerStep.toFixed(2)} s/step, ${(s.wallSeconds / 60).toFixed(1)} min`,
+  ];
   // the same headline as the report's summary (@rlvr/report)
   if (first !== undefined && last !== undefined && last !== first) lines.push(...headlineLines(s.evals));
-  lines.push(s.interrupted ? `run directory: ${s.outDir} (continue with: rlvr train --out ${s.outDir} --resume, with the same config)` : `run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`);
+  lines.push(
+    s.interrupted
+      ? `run directory: ${s.outDir} (continue with: rlvr train --out ${s.outDir} --resume, with the same config)`
+      : `run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`,
+  );
   return lines.join('\n');
 }
 

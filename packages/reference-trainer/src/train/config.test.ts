@@ -16,8 +16,18 @@ describe('parseTrainConfig', () => {
   });
 
   test('trainer options merge with the defaults; the run seed seeds the trainer; a decaying schedule decays over the steps', () => {
-    const c = parseTrainConfig({ seed: 7, steps: 30, rollout: { maxNewTokens: 40 }, trainer: { clipHigh: 0.3, schedule: { type: 'cosine', lr: 1e-4 } } });
-    expect(c.trainer).toMatchObject({ seed: 7, clipHigh: 0.3, maxCompletionLength: 40, schedule: { type: 'cosine', lr: 1e-4, totalSteps: 30 } });
+    const c = parseTrainConfig({
+      seed: 7,
+      steps: 30,
+      rollout: { maxNewTokens: 40 },
+      trainer: { clipHigh: 0.3, schedule: { type: 'cosine', lr: 1e-4 } },
+    });
+    expect(c.trainer).toMatchObject({
+      seed: 7,
+      clipHigh: 0.3,
+      maxCompletionLength: 40,
+      schedule: { type: 'cosine', lr: 1e-4, totalSteps: 30 },
+    });
     expect(parseTrainConfig({ trainer: { clipHigh: 0.3 } }).trainer.schedule).toMatchObject({ type: 'constant', lr: 5e-5 });
   });
 

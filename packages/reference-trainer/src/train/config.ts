@@ -67,7 +67,12 @@ export const TrainDataSchema = z
     train: z.string().min(1),
     eval: z.string().min(1).optional(),
     /** a preset name (math500, gsm8k, deepmath, synthetic, ...) or a field mapping */
-    format: z.union([z.enum(Object.keys(DATASET_PRESETS) as [keyof typeof DATASET_PRESETS, ...(keyof typeof DATASET_PRESETS)[]]), FieldMappingSchema]).default('synthetic'),
+    format: z
+      .union([
+        z.enum(Object.keys(DATASET_PRESETS) as [keyof typeof DATASET_PRESETS, ...(keyof typeof DATASET_PRESETS)[]]),
+        FieldMappingSchema,
+      ])
+      .default('synthetic'),
   })
   .strict();
 
@@ -136,7 +141,11 @@ export const TrainRunConfigSchema = TrainConfigSchema.extend({ command: z.litera
 export type TrainRunConfig = z.output<typeof TrainRunConfigSchema>;
 
 /** The run-directory record of `config` with the estimator's resolved options and, given its signal plan, the resolved saliency options. */
-export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readonly<Record<string, unknown>>, signals?: Pick<SignalPlan, 'refresh' | 'box' | 'options'>): TrainRunConfig {
+export function runConfigOf(
+  config: TrainConfig,
+  resolvedEstimatorConfig: Readonly<Record<string, unknown>>,
+  signals?: Pick<SignalPlan, 'refresh' | 'box' | 'options'>,
+): TrainRunConfig {
   const saliency = signals === undefined ? config.saliency : { refresh: signals.refresh, box: signals.box, ...signals.options };
   return { command: 'train', ...config, estimatorConfig: { ...resolvedEstimatorConfig }, saliency };
 }
@@ -148,7 +157,17 @@ export function runConfigOf(config: TrainConfig, resolvedEstimatorConfig: Readon
  * paths may change (backend and workers move the numbers by float rounding only).
  */
 export function resumeKey(config: TrainConfig): Record<string, unknown> {
-  const { steps: _s, checkpointEvery: _c, keepCheckpoints: _k, sampleEvery: _e, samples: _n, backend: _b, workers: _w, plugins: _p, ...rest } = config;
+  const {
+    steps: _s,
+    checkpointEvery: _c,
+    keepCheckpoints: _k,
+    sampleEvery: _e,
+    samples: _n,
+    backend: _b,
+    workers: _w,
+    plugins: _p,
+    ...rest
+  } = config;
   const { command: _command, ...key } = rest as typeof rest & { command?: unknown };
   return key;
 }
@@ -170,15 +189,23 @@ export function parseTrainConfig(input: unknown, file?: string): TrainConfig {
   // `$schema` points an editor at the JSON Schema; a run directory's config.json is a valid --config: its `command` says what wrote it.
   const { command, $schema: _schema, ...raw } = input as Record<string, unknown>;
   if (command !== undefined && command !== 'train') {
-    throw new ReferenceTrainerError('invalid_config', `invalid train config: written by rlvr ${JSON.stringify(command)}, not rlvr train`, { ...(file === undefined ? {} : { file }), field: 'command' });
+    throw new ReferenceTrainerError('invalid_config', `invalid train config: written by rlvr ${JSON.stringify(command)}, not rlvr train`, {
+      ...(file === undefined ? {} : { file }),
+      field: 'command',
+    });
   }
   const patched: Record<string, unknown> = { ...raw };
-  const trainer = isObject(raw.trainer) ? { ...DEFAULT_TRAINER, ...raw.trainer } : raw.trainer === undefined ? { ...DEFAULT_TRAINER } : raw.trainer;
+  const trainer = isObject(raw.trainer)
+    ? { ...DEFAULT_TRAINER, ...raw.trainer }
+    : raw.trainer === undefined
+      ? { ...DEFAULT_TRAINER }
+      : raw.trainer;
   if (isObject(trainer)) {
     if (!('seed' in trainer) && typeof raw.seed === 'number') trainer.seed = raw.seed;
     if (!('maxCompletionLength' in trainer)) {
       const r = raw.rollout;
-      trainer.maxCompletionLength = isObject(r) && typeof r.maxNewTokens === 'number' ? r.maxNewTokens : TrainRolloutSchema.parse({}).maxNewTokens;
+      trainer.maxCompletionLength =
+        isObject(r) && typeof r.maxNewTokens === 'number' ? r.maxNewTokens : TrainRolloutSchema.parse({}).maxNewTokens;
     }
     const s = trainer.schedule;
     if (isObject(s) && s.type !== undefined && s.type !== 'constant' && !('totalSteps' in s)) {
@@ -188,7 +215,12 @@ export function parseTrainConfig(input: unknown, file?: string): TrainConfig {
   patched.trainer = trainer;
   const result = TrainConfigSchema.safeParse(patched);
   if (result.success) return result.data;
-  throw new ReferenceTrainerError('invalid_config', `invalid train config: ${formatZodIssues(result.error.issues, patched)}`, file === undefined ? {} : { file }, { cause: result.error });
+  throw new ReferenceTrainerError(
+    'invalid_config',
+    `invalid train config: ${formatZodIssues(result.error.issues, patched)}`,
+    file === undefined ? {} : { file },
+    { cause: result.error },
+  );
 }
 
 /**

@@ -26,7 +26,9 @@ describe("the embedded checkpoint's chat template", () => {
     const viaPlain = toPromptTasks(tasks, tokenizer, promptBuilder(config.prompt, plainChatTemplate));
     expect(viaShipped).toEqual(viaPlain);
     const q = tasks[0]!.question;
-    expect(promptBuilder(config.prompt, shipped.apply!).text(q)).toBe(`User: ${q} Please reason step by step, and put your final answer within \\boxed{}.\n\nAssistant:\n`);
+    expect(promptBuilder(config.prompt, shipped.apply!).text(q)).toBe(
+      `User: ${q} Please reason step by step, and put your final answer within \\boxed{}.\n\nAssistant:\n`,
+    );
   });
 
   test('renders every role, a system message, multi-line content and no generation prompt as the plain layout does', () => {
@@ -45,6 +47,8 @@ describe("the embedded checkpoint's chat template", () => {
         }
       }
     }
-    expect(promptBuilder({ system: 'You are a calculator.' }, shipped.apply!).text('1+1?')).toBe(promptBuilder({ system: 'You are a calculator.' }, plainChatTemplate).text('1+1?'));
+    expect(promptBuilder({ system: 'You are a calculator.' }, shipped.apply!).text('1+1?')).toBe(
+      promptBuilder({ system: 'You are a calculator.' }, plainChatTemplate).text('1+1?'),
+    );
   });
 });

@@ -14,14 +14,21 @@ import { appendRecords } from './run-files.js';
  */
 export async function evaluateRun(run: OpenRun, step: number, logger: Logger): Promise<Record<string, number>> {
   const { config } = run;
-  const e = await heldOutEval(run.model, run.tokenizer, run.evalTasks, { ...config.eval, seed: config.seed, eosIds: run.eosIds, ...(run.evalSampler === undefined ? {} : { sampler: run.evalSampler }) });
+  const e = await heldOutEval(run.model, run.tokenizer, run.evalTasks, {
+    ...config.eval,
+    seed: config.seed,
+    eosIds: run.eosIds,
+    ...(run.evalSampler === undefined ? {} : { sampler: run.evalSampler }),
+  });
   const record: TrainEval = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
   if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
   run.evals.push(record);
   await appendRecords(run.logs.evals, [record]);
   const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
   await recordCheckpointWeights(run, step);
-  logger.info(`eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`);
+  logger.info(
+    `eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`,
+  );
   return {
     [METRIC.accuracy]: e.accuracy,
     [passAtMetric(e.n)]: e.passAtN,

@@ -108,20 +108,42 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   const runConfig = runConfigOf(input, estimator.config, plan);
   const { command: _command, ...config } = runConfig;
   if (!existsSync(join(config.checkpoint, 'config.json'))) {
-    throw new ReferenceTrainerError('missing_file', `checkpoint ${config.checkpoint} not found (no config.json there)`, { file: config.checkpoint, field: 'checkpoint' });
+    throw new ReferenceTrainerError('missing_file', `checkpoint ${config.checkpoint} not found (no config.json there)`, {
+      file: config.checkpoint,
+      field: 'checkpoint',
+    });
   }
-  const logs: RunLogs = { metrics: join(outDir, RUN_FILES.metrics), samples: join(outDir, RUN_FILES.samples), evals: join(outDir, TRAIN_FILES.evals), checkpointWeights: join(outDir, RUN_FILES.checkpointWeights) };
+  const logs: RunLogs = {
+    metrics: join(outDir, RUN_FILES.metrics),
+    samples: join(outDir, RUN_FILES.samples),
+    evals: join(outDir, TRAIN_FILES.evals),
+    checkpointWeights: join(outDir, RUN_FILES.checkpointWeights),
+  };
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
   const problems = await loadProblems(config);
   await assertCreatable(outDir);
   // Estimators without saliency signals have nothing to recompute: `refresh` leaves them alone.
-  const refresh = plan.refresh === 'batch' || plan.sources.length === 0 ? null : await signalRefresh({ every: plan.refresh, estimator: config.estimator, estimatorConfig: config.estimatorConfig, saliency: config.saliency, temperature: config.trainer.temperature, plugins: config.plugins.map((p) => resolve(p)) });
+  const refresh =
+    plan.refresh === 'batch' || plan.sources.length === 0
+      ? null
+      : await signalRefresh({
+          every: plan.refresh,
+          estimator: config.estimator,
+          estimatorConfig: config.estimatorConfig,
+          saliency: config.saliency,
+          temperature: config.trainer.temperature,
+          plugins: config.plugins.map((p) => resolve(p)),
+        });
   if (options.resume) await checkRunConfig(join(outDir, RUN_FILES.config), config);
   const latest = options.resume ? await store.latest() : null;
   // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
   if (latest !== null) await store.load(latest, resumeKey(config)).catch(cannotResume);
   if (!options.resume && existsSync(logs.metrics)) {
-    throw new ReferenceTrainerError('invalid_options', `${logs.metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`, { file: outDir });
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `${logs.metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`,
+      { file: outDir },
+    );
   }
 
   // The tokenizer and the prompts first: every prompt of a data file, and the held-out ones, must fit the policy's context (file and line named) before tfjs starts.
@@ -131,19 +153,30 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     tokenizer = loadTokenizer(config.checkpoint);
     context = parseModelConfig(JSON.parse(readFileSync(join(config.checkpoint, 'config.json'), 'utf8'))).max_position_embeddings;
   } catch (err) {
-    throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
+    throw new ReferenceTrainerError(
+      'read_failed',
+      `cannot load the checkpoint: ${(err as Error).message}`,
+      { file: config.checkpoint, field: 'checkpoint' },
+      { cause: err },
+    );
   }
   const template = modelChatTemplate(config.checkpoint, tokenizer);
   const prompts = promptBuilder(config.prompt, template.apply ?? plainChatTemplate);
   const evalTasks = checkPrompts(problems.heldOut, tokenizer, prompts, { context, maxNewTokens: config.eval.maxNewTokens, field: 'eval' });
-  if (problems.train !== undefined) checkPrompts(problems.train, tokenizer, prompts, { context, maxNewTokens: config.rollout.maxNewTokens, field: 'rollout' });
+  if (problems.train !== undefined)
+    checkPrompts(problems.train, tokenizer, prompts, { context, maxNewTokens: config.rollout.maxNewTokens, field: 'rollout' });
 
   const backend = await selectBackend({ backend: config.backend }, logger);
   let model: Qwen3Model;
   try {
     model = loadModel(config.checkpoint);
   } catch (err) {
-    throw new ReferenceTrainerError('read_failed', `cannot load the checkpoint: ${(err as Error).message}`, { file: config.checkpoint, field: 'checkpoint' }, { cause: err });
+    throw new ReferenceTrainerError(
+      'read_failed',
+      `cannot load the checkpoint: ${(err as Error).message}`,
+      { file: config.checkpoint, field: 'checkpoint' },
+      { cause: err },
+    );
   }
   let trainer: Trainer | undefined;
   let workers: PolicyWorkers | undefined;
@@ -152,7 +185,11 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     const sampler = policySampler(model, tokenizer, { batchSize: config.rollout.batchSize });
     const eosIds = [...sampler.eosTokenIds];
     if (eosIds[0] === undefined) {
-      throw new ReferenceTrainerError('invalid_config', 'the checkpoint has no end-of-sequence token (no eos_token_id in config.json, no <|im_end|> or <|endoftext|> in the tokenizer): completions could not end', { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' });
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        'the checkpoint has no end-of-sequence token (no eos_token_id in config.json, no <|im_end|> or <|endoftext|> in the tokenizer): completions could not end',
+        { file: join(config.checkpoint, 'config.json'), field: 'eos_token_id' },
+      );
     }
 
     await makeRunDir(outDir);
@@ -161,7 +198,9 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     const threads = workerCount(config.workers);
     workers = threads > 1 ? await PolicyWorkers.start(model, { workers: threads, backend }) : undefined;
     trainer = new Trainer(model, config.trainer, { padId: eosIds[0], ...(workers === undefined ? {} : { workers }) });
-    logger.info(`policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}, ${threads === 1 ? 'no policy workers' : `${threads} policy workers`}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`);
+    logger.info(
+      `policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}, ${threads === 1 ? 'no policy workers' : `${threads} policy workers`}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`,
+    );
 
     const run: OpenRun = {
       config,
@@ -169,8 +208,20 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       model,
       tokenizer,
       trainer,
-      sampler: workers === undefined ? sampler : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.rollout.batchSize, eosTokenIds: eosIds } }),
-      evalSampler: workers === undefined ? undefined : workerSampler(workers, model, sampler, { modelDir: config.checkpoint, options: { batchSize: config.eval.batchSize, eosTokenIds: eosIds, padTokenId: eosIds[0] } }),
+      sampler:
+        workers === undefined
+          ? sampler
+          : workerSampler(workers, model, sampler, {
+              modelDir: config.checkpoint,
+              options: { batchSize: config.rollout.batchSize, eosTokenIds: eosIds },
+            }),
+      evalSampler:
+        workers === undefined
+          ? undefined
+          : workerSampler(workers, model, sampler, {
+              modelDir: config.checkpoint,
+              options: { batchSize: config.eval.batchSize, eosTokenIds: eosIds, padTokenId: eosIds[0] },
+            }),
       eosIds,
       prompts,
       evalTasks,
@@ -223,7 +274,11 @@ async function checkRunConfig(file: string, config: TrainConfig): Promise<void> 
   const { estimatorConfig, saliency } = runConfigOf(run, estimator.config, signalPlan(run, estimator));
   const diff = resumeDifferences({ ...run, estimatorConfig, saliency }, config);
   if (diff.length > 0) {
-    throw new ReferenceTrainerError('invalid_options', `cannot resume: the run's config differs in ${diff.join('; ')} (only steps, checkpoint and sample cadence, backend, workers and plugins may change)`, { file });
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `cannot resume: the run's config differs in ${diff.join('; ')} (only steps, checkpoint and sample cadence, backend, workers and plugins may change)`,
+      { file },
+    );
   }
 }
 

@@ -57,7 +57,13 @@ describe('FileStream and splitHeldOut', () => {
 
 describe('toPromptTasks', () => {
   test("a chat template's markers become its special tokens; the plain layout has none", () => {
-    const tokenizer = prunedTokenizer(prunedVocab('cl100k_base', ['What is 2 + 3?', BOXED_INSTRUCTION, 'user\nassistant\n<think>\n\n</think>\n\n'], ['<|endoftext|>', '<|im_start|>', '<|im_end|>']));
+    const tokenizer = prunedTokenizer(
+      prunedVocab(
+        'cl100k_base',
+        ['What is 2 + 3?', BOXED_INSTRUCTION, 'user\nassistant\n<think>\n\n</think>\n\n'],
+        ['<|endoftext|>', '<|im_start|>', '<|im_end|>'],
+      ),
+    );
     const problem = [{ question: 'What is 2 + 3?', answer: '5' }];
     const [chat] = toPromptTasks(problem, tokenizer, promptBuilder({}, chatmlTemplate));
     const start = tokenizer.specialId('<|im_start|>')!;
@@ -83,9 +89,12 @@ describe('estimatorMetrics', () => {
 
 describe('progressLine', () => {
   test('bar, steps, reward, accuracy, rate and time left', () => {
-    expect(progressLine({ step: 30, steps: 120, reward: 0.4125, accuracy: 0.6171875, secondsPerStep: 2 }, 12)).toBe('[###.........]  30/120  reward 0.41  acc 61.7%  2.0 s/step  eta 3m00s');
-    expect(progressLine({ step: 0, steps: 5, reward: Number.NaN, accuracy: Number.NaN, secondsPerStep: Number.NaN }, 4)).toBe('[....] 0/5  reward   -   acc -  - s/step  eta -');
+    expect(progressLine({ step: 30, steps: 120, reward: 0.4125, accuracy: 0.6171875, secondsPerStep: 2 }, 12)).toBe(
+      '[###.........]  30/120  reward 0.41  acc 61.7%  2.0 s/step  eta 3m00s',
+    );
+    expect(progressLine({ step: 0, steps: 5, reward: Number.NaN, accuracy: Number.NaN, secondsPerStep: Number.NaN }, 4)).toBe(
+      '[....] 0/5  reward   -   acc -  - s/step  eta -',
+    );
     expect([duration(59.4), duration(95), duration(3700)]).toEqual(['59s', '1m35s', '1h01m']);
   });
 });
-

@@ -34,7 +34,12 @@ export async function loadPlugins(paths: readonly string[], cwd = process.cwd())
       if (register !== undefined) await (register as (api: PluginApi) => unknown)(PLUGIN_API);
       loaded.add(file);
     } catch (err) {
-      throw new ReferenceTrainerError('invalid_config', `plugin failed to load: ${(err as Error).message}`, { file, field: 'plugins' }, { cause: err });
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        `plugin failed to load: ${(err as Error).message}`,
+        { file, field: 'plugins' },
+        { cause: err },
+      );
     }
   }
 }

@@ -9,7 +9,9 @@ import type { Problem, ProblemStream } from './tasks.js';
  * The held-out and training problems: the synthetic task, or the `data` files (read before
  * anything is written; `train` lists a file's training problems so that they can be checked).
  */
-export async function loadProblems(config: TrainConfig): Promise<{ heldOut: Problem[]; stream: ProblemStream; train?: readonly Problem[] }> {
+export async function loadProblems(
+  config: TrainConfig,
+): Promise<{ heldOut: Problem[]; stream: ProblemStream; train?: readonly Problem[] }> {
   if (config.data === undefined) {
     const heldOut = heldOutTasks(config.eval.seed, config.eval.problems, config.evalTask ?? config.task);
     return { heldOut, stream: new TaskStream(config.seed, config.task, heldOut) };
@@ -20,12 +22,26 @@ export async function loadProblems(config: TrainConfig): Promise<{ heldOut: Prob
       return (await loadTasks(file, format)).map((t) => ({ question: t.question, answer: t.answer, source: { file, line: t.line } }));
     } catch (err) {
       const missing = !existsSync(file);
-      throw new ReferenceTrainerError(missing ? 'missing_file' : 'invalid_record', (err as Error).message, { field: `data.${field}` }, { cause: err });
+      throw new ReferenceTrainerError(
+        missing ? 'missing_file' : 'invalid_record',
+        (err as Error).message,
+        { field: `data.${field}` },
+        { cause: err },
+      );
     }
   };
   const all = await read(train, 'train');
-  const split = evalFile === undefined ? splitHeldOut(all, config.eval.problems, config.eval.seed) : { heldOut: (await read(evalFile, 'eval')).slice(0, config.eval.problems), train: all };
-  if (split.train.length === 0) throw new ReferenceTrainerError('invalid_config', `data.train: ${train} has ${all.length} problems, all held out for evaluation: lower eval.problems or give data.eval`, { field: 'data.train' });
-  if (split.heldOut.length === 0) throw new ReferenceTrainerError('invalid_config', 'data.eval: no held-out problems', { field: 'data.eval' });
+  const split =
+    evalFile === undefined
+      ? splitHeldOut(all, config.eval.problems, config.eval.seed)
+      : { heldOut: (await read(evalFile, 'eval')).slice(0, config.eval.problems), train: all };
+  if (split.train.length === 0)
+    throw new ReferenceTrainerError(
+      'invalid_config',
+      `data.train: ${train} has ${all.length} problems, all held out for evaluation: lower eval.problems or give data.eval`,
+      { field: 'data.train' },
+    );
+  if (split.heldOut.length === 0)
+    throw new ReferenceTrainerError('invalid_config', 'data.eval: no held-out problems', { field: 'data.eval' });
   return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed), train: split.train };
 }

@@ -29,16 +29,35 @@ interface Fixture {
   /** [option set][update] A * w over every completion token of the batch */
   advantages: Record<string, number[][]>;
 }
-const F = JSON.parse(readFileSync(fileURLToPath(new URL('../../test/fixtures/reference-refresh.json', import.meta.url)), 'utf8')) as Fixture;
+const F = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../test/fixtures/reference-refresh.json', import.meta.url)), 'utf8'),
+) as Fixture;
 const M = F.miniBatches;
-const tiny = parseModelConfig({ vocab_size: 40, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, max_position_embeddings: 64 });
+const tiny = parseModelConfig({
+  vocab_size: 40,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  max_position_embeddings: 64,
+});
 
 beforeAll(async () => {
   await selectBackend({ backend: 'cpu' });
 });
 
 function batch(): RolloutBatch {
-  return batchFromRows(F.rows.map((r, i) => ({ group: r.group, reward: r.reward, prompt: [3, 7 + i], completion: Array.from({ length: r.length }, (_, t) => 1 + ((i * 7 + t * 5) % 39)), spans: r.spans })));
+  return batchFromRows(
+    F.rows.map((r, i) => ({
+      group: r.group,
+      reward: r.reward,
+      prompt: [3, 7 + i],
+      completion: Array.from({ length: r.length }, (_, t) => 1 + ((i * 7 + t * 5) % 39)),
+      spans: r.spans,
+    })),
+  );
 }
 
 /** Scores of update `now.k` for the rollouts `now.rows` (the sub-batch a refresh recomputes), from the fixture. */
@@ -58,7 +77,10 @@ function scriptedBackend(now: { k: number; rows: readonly number[] }): SaliencyB
 }
 
 /** Tokens of `rows` of a [totalTokens] array, flattened in row order. */
-const pick = (b: RolloutBatch, a: ArrayLike<number>, rows: readonly number[]) => rows.flatMap((i) => Array.from({ length: b.completionOffsets[i + 1]! - b.completionOffsets[i]! }, (_, t) => a[b.completionOffsets[i]! + t]!));
+const pick = (b: RolloutBatch, a: ArrayLike<number>, rows: readonly number[]) =>
+  rows.flatMap((i) =>
+    Array.from({ length: b.completionOffsets[i + 1]! - b.completionOffsets[i]! }, (_, t) => a[b.completionOffsets[i]! + t]!),
+  );
 
 describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy fixture)', () => {
   const cases = Object.keys(F.options).flatMap((name) => (['minibatch', 'epoch'] as const).map((every) => [name, every] as const));
@@ -69,11 +91,23 @@ describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy 
     const estimator = prepareEstimator('grail', estimatorConfig);
     const now = { k: 0, rows: all as readonly number[] };
     const backend = scriptedBackend(now);
-    const plan: SignalPlan = { needs: estimator.needs, sources: [{ backend, signal: backend.signal, config: {} }], logprobsFrom: null, temperature: 1, options: {}, refresh: every, box: 'first' };
+    const plan: SignalPlan = {
+      needs: estimator.needs,
+      sources: [{ backend, signal: backend.signal, config: {} }],
+      logprobsFrom: null,
+      temperature: 1,
+      options: {},
+      refresh: every,
+      box: 'first',
+    };
     // the behaviour pass: table 0, what `batch` trains on at every update
     const base = new Signals(totalTokens(b)).set(SIGNAL_NAMES.gradXEmb, Float32Array.from(F.scores[0]!.flat()));
     const given = estimator.estimate(b, base).advantages;
-    expect(Array.from(given).map((x, t) => x - F.advantages[name]![0]![t]!).every((d) => Math.abs(d) < 1e-6)).toBe(true);
+    expect(
+      Array.from(given)
+        .map((x, t) => x - F.advantages[name]![0]![t]!)
+        .every((d) => Math.abs(d) < 1e-6),
+    ).toBe(true);
 
     const inner = new SignalRefresh(SignalRefreshOptionsSchema.parse({ every, estimator: 'grail', estimatorConfig }), estimator, plan);
     inner.useSignals(b, base);
@@ -96,17 +130,26 @@ describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy 
       model.dispose();
     }
     // when: minibatch before every update but the first; epoch before every pass but the first
-    const expectedK = every === 'minibatch' ? [...Array(F.epochs * M).keys()].slice(1) : [...Array(F.epochs).keys()].slice(1).map((p) => p * M);
+    const expectedK =
+      every === 'minibatch' ? [...Array(F.epochs * M).keys()].slice(1) : [...Array(F.epochs).keys()].slice(1).map((p) => p * M);
     expect(calls.map((c) => c.k)).toEqual(expectedK);
     for (const c of calls) {
       // minibatch: that mini-batch's rollouts; epoch: all of them
       expect(every === 'epoch' ? c.rows : c.rows.length).toEqual(every === 'epoch' ? all : b.numRollouts / M);
       const ours = pick(b, c.adv, c.rows);
       const reference = pick(b, F.advantages[name]![c.k]!, c.rows);
-      for (const [t, x] of ours.entries()) expect(Math.abs(x - reference[t]!), `update ${c.k}, token ${t}`).toBeLessThan(1e-6 * Math.max(1, Math.abs(reference[t]!)));
+      for (const [t, x] of ours.entries())
+        expect(Math.abs(x - reference[t]!), `update ${c.k}, token ${t}`).toBeLessThan(1e-6 * Math.max(1, Math.abs(reference[t]!)));
     }
     // every pass covers every rollout once
-    if (every === 'minibatch') for (let p = 1; p < F.epochs; p++) expect(calls.filter((c) => Math.floor(c.k / M) === p).flatMap((c) => c.rows).sort()).toEqual(all);
+    if (every === 'minibatch')
+      for (let p = 1; p < F.epochs; p++)
+        expect(
+          calls
+            .filter((c) => Math.floor(c.k / M) === p)
+            .flatMap((c) => c.rows)
+            .sort(),
+        ).toEqual(all);
   });
 
   test('the option sets differ where the reference says they do', () => {

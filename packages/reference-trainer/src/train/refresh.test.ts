@@ -10,7 +10,16 @@ beforeAll(async () => {
   await selectBackend({ backend: 'cpu' });
 });
 
-const tiny = parseModelConfig({ vocab_size: 40, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8, max_position_embeddings: 64 });
+const tiny = parseModelConfig({
+  vocab_size: 40,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 1,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  head_dim: 8,
+  max_position_embeddings: 64,
+});
 
 /** Two groups of four rollouts, each with a boxed answer (open 1, content 2..4, close 4) and reasoning around it. */
 function batch(): RolloutBatch {
@@ -19,7 +28,13 @@ function batch(): RolloutBatch {
   for (let i = 0; i < 8; i++) {
     const g = i < 4 ? 0 : 1;
     const completion = Array.from({ length: 7 + (i % 3) }, (_, t) => 1 + ((i * 7 + t * 5 + g) % 39));
-    rows.push({ group: g, prompt: [3 + g, 9, 14], completion, reward: rewards[i]!, spans: { open: [1, 2], content: [2, 4], close: [4, 5] } });
+    rows.push({
+      group: g,
+      prompt: [3 + g, 9, 14],
+      completion,
+      reward: rewards[i]!,
+      spans: { open: [1, 2], content: [2, 4], close: [4, 5] },
+    });
   }
   return batchFromRows(rows);
 }
@@ -38,7 +53,8 @@ function independent(params: Map<string, HostTensor>, b: RolloutBatch): Float32A
 /** max |a - b| over the completion tokens of `rows`. */
 function maxDiff(b: RolloutBatch, rows: readonly number[], x: Float32Array, y: Float32Array): number {
   let m = 0;
-  for (const i of rows) for (let t = b.completionOffsets[i]!; t < b.completionOffsets[i + 1]!; t++) m = Math.max(m, Math.abs(x[t]! - y[t]!));
+  for (const i of rows)
+    for (let t = b.completionOffsets[i]!; t < b.completionOffsets[i + 1]!; t++) m = Math.max(m, Math.abs(x[t]! - y[t]!));
   return m;
 }
 
@@ -100,6 +116,8 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
 
   test('bad options are refused by the factory, naming the field', async () => {
     await expect(signalRefresh({ every: 'sometimes', estimator: 'grail' })).rejects.toThrow(/every/);
-    expect(() => parseSignalConfig({ refresh: 'step' }, prepareEstimator('grail').needs)).toThrow(/saliency\.refresh.*must be one of "batch", "epoch", "minibatch", got "step"/);
+    expect(() => parseSignalConfig({ refresh: 'step' }, prepareEstimator('grail').needs)).toThrow(
+      /saliency\.refresh.*must be one of "batch", "epoch", "minibatch", got "step"/,
+    );
   });
 });

@@ -57,7 +57,12 @@ export class SignalRefresh implements AdvantageRefresh {
   }
 
   advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Float32Array {
-    if (this.#base?.batch !== batch) throw new ReferenceTrainerError('invalid_options', 'the advantage refresh was not given this batch\'s signals (call useSignals before Trainer.step)', { field: 'saliency.refresh' });
+    if (this.#base?.batch !== batch)
+      throw new ReferenceTrainerError(
+        'invalid_options',
+        "the advantage refresh was not given this batch's signals (call useSignals before Trainer.step)",
+        { field: 'saliency.refresh' },
+      );
     return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, this.#base.signals)).advantages;
   }
 }

@@ -39,6 +39,11 @@ describe('run-directory I/O', () => {
     const out = join(root, 'run');
     for (const d of ['model', 'model.tmp-4242', '.model.tmp-77', 'checkpoints']) await mkdir(join(out, d), { recursive: true });
     await removeStaleExports(out, 'model');
-    expect(['model', 'model.tmp-4242', '.model.tmp-77', 'checkpoints'].map((d) => existsSync(join(out, d)))).toEqual([true, false, false, true]);
+    expect(['model', 'model.tmp-4242', '.model.tmp-77', 'checkpoints'].map((d) => existsSync(join(out, d)))).toEqual([
+      true,
+      false,
+      false,
+      true,
+    ]);
   });
 });

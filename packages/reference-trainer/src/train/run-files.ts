@@ -42,7 +42,10 @@ export async function repairLogs(files: readonly string[], step: number): Promis
   const notes: string[] = [];
   for (const file of files) {
     const torn = await repairJsonl(file);
-    const after = await repairJsonl(file, (v) => (v as { step?: unknown }).step === undefined || Number((v as { step: unknown }).step) <= step);
+    const after = await repairJsonl(
+      file,
+      (v) => (v as { step?: unknown }).step === undefined || Number((v as { step: unknown }).step) <= step,
+    );
     const parts = [
       ...(torn.droppedLines > 0 ? [`a torn last line (${torn.droppedBytes} bytes)`] : []),
       ...(after.droppedLines > 0 ? [`${after.droppedLines} record${after.droppedLines === 1 ? '' : 's'} after step ${step}`] : []),
@@ -57,7 +60,12 @@ export async function makeRunDir(dir: string): Promise<void> {
   try {
     await mkdir(dir, { recursive: true });
   } catch (err) {
-    throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(err)}`, { file: dir }, { cause: err });
+    throw new ReferenceTrainerError(
+      'write_failed',
+      `cannot create the output directory ${dir}: ${mkdirReason(err)}`,
+      { file: dir },
+      { cause: err },
+    );
   }
 }
 
@@ -91,7 +99,12 @@ export async function exportModel(model: Qwen3Model, from: string, dir: string):
     await rename(tmp, dir);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    throw new ReferenceTrainerError('write_failed', `cannot export the final model: ${describeFsError(err, join(dir, 'model.safetensors'))}`, { file: dir }, { cause: err });
+    throw new ReferenceTrainerError(
+      'write_failed',
+      `cannot export the final model: ${describeFsError(err, join(dir, 'model.safetensors'))}`,
+      { file: dir },
+      { cause: err },
+    );
   }
 }
 
@@ -102,7 +115,11 @@ export async function assertCreatable(dir: string): Promise<void> {
     const st = await stat(p).catch(() => null);
     if (st !== null) {
       const fail = (code: string) => {
-        throw new ReferenceTrainerError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(Object.assign(new Error(code), { code }))}`, { file: dir });
+        throw new ReferenceTrainerError(
+          'write_failed',
+          `cannot create the output directory ${dir}: ${mkdirReason(Object.assign(new Error(code), { code }))}`,
+          { file: dir },
+        );
       };
       if (!st.isDirectory()) fail(p === resolve(dir) ? 'EEXIST' : 'ENOTDIR');
       await access(p, constants.W_OK).catch(() => fail('EACCES'));

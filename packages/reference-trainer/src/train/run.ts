@@ -71,15 +71,27 @@ export interface TrainSummary {
  * checkpoint (the logs cut back to it) and gives the same numbers as an uninterrupted run on the
  * same backend. `signal` stops after the current step, with a checkpoint.
  */
-export async function runTrain(config: TrainConfig, outDir: string, options: { resume?: boolean; logger?: TrainLogger; signal?: AbortSignal } = {}): Promise<TrainSummary> {
+export async function runTrain(
+  config: TrainConfig,
+  outDir: string,
+  options: { resume?: boolean; logger?: TrainLogger; signal?: AbortSignal } = {},
+): Promise<TrainSummary> {
   const t0 = performance.now();
   const logger = { info: options.logger?.info ?? (() => {}), warn: options.logger?.warn ?? options.logger?.info ?? (() => {}) };
   const run = await openRun(config, outDir, { resume: options.resume === true, logger });
   const c = run.config;
-  const progress = (step: number, reward: number) => options.logger?.progress?.({ step, steps: c.steps, reward, accuracy: run.evals.at(-1)?.accuracy ?? Number.NaN, secondsPerStep: median(run.stepSeconds) });
+  const progress = (step: number, reward: number) =>
+    options.logger?.progress?.({
+      step,
+      steps: c.steps,
+      reward,
+      accuracy: run.evals.at(-1)?.accuracy ?? Number.NaN,
+      secondsPerStep: median(run.stepSeconds),
+    });
   const every = (n: number, step: number) => n > 0 && step % n === 0;
   try {
-    if (run.start >= c.steps && run.evals.some((e) => e.step === run.start)) logger.info(`nothing to do: the run already has ${run.start} steps`);
+    if (run.start >= c.steps && run.evals.some((e) => e.step === run.start))
+      logger.info(`nothing to do: the run already has ${run.start} steps`);
     if (run.start === 0) {
       await appendRecords(run.logs.metrics, [{ step: 0, ...(await evaluateRun(run, 0, logger)) }]);
       progress(0, Number.NaN);
@@ -98,7 +110,10 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
       if (last || every(c.eval.every, step)) Object.assign(record, await evaluateRun(run, step, logger));
       await appendRecords(run.logs.metrics, [record]);
       if (c.samples > 0 && c.sampleEvery > 0 && (step === 1 || last || every(c.sampleEvery, step))) {
-        await appendRecords(run.logs.samples, sampleRecords(step, out.batch, out.adv, tasks, run.tokenizer, c.rollout.groupSize, c.samples));
+        await appendRecords(
+          run.logs.samples,
+          sampleRecords(step, out.batch, out.adv, tasks, run.tokenizer, c.rollout.groupSize, c.samples),
+        );
       }
       interrupted = options.signal?.aborted === true && !last;
       if (last || interrupted || every(c.checkpointEvery, step)) await saveCheckpoint(run, step);
@@ -107,7 +122,19 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
     if (interrupted) logger.info(`stopped after step ${step}; checkpoint saved: run again with --resume to continue`);
     const modelDir = join(outDir, TRAIN_DIRS.model);
     if (!interrupted) await exportModel(run.model, c.checkpoint, modelDir);
-    return { outDir, estimator: c.estimator, seed: c.seed, steps: c.steps, evals: run.evals, secondsPerStep: median(run.stepSeconds), wallSeconds: (performance.now() - t0) / 1000, modelDir, resumedFrom: run.start, interrupted, completedSteps: step };
+    return {
+      outDir,
+      estimator: c.estimator,
+      seed: c.seed,
+      steps: c.steps,
+      evals: run.evals,
+      secondsPerStep: median(run.stepSeconds),
+      wallSeconds: (performance.now() - t0) / 1000,
+      modelDir,
+      resumedFrom: run.start,
+      interrupted,
+      completedSteps: step,
+    };
   } finally {
     await run.close();
   }
@@ -116,9 +143,18 @@ export async function runTrain(config: TrainConfig, outDir: string, options: { r
 /** Checkpoint `step` (weights, optimizer, data cursor, evaluations, step times); a failure names the checkpoint directory. */
 async function saveCheckpoint(run: OpenRun, step: number): Promise<void> {
   try {
-    await run.trainer.save(run.store, { step, cursor: run.stream.cursor, evals: run.evals, stepSeconds: run.stepSeconds }, resumeKey(run.config));
+    await run.trainer.save(
+      run.store,
+      { step, cursor: run.stream.cursor, evals: run.evals, stepSeconds: run.stepSeconds },
+      resumeKey(run.config),
+    );
   } catch (err) {
-    throw new ReferenceTrainerError('write_failed', `cannot save the checkpoint of step ${step}: ${describeFsError(err, join(run.store.root, 'step'))}`, { file: run.store.root }, { cause: err });
+    throw new ReferenceTrainerError(
+      'write_failed',
+      `cannot save the checkpoint of step ${step}: ${describeFsError(err, join(run.store.root, 'step'))}`,
+      { file: run.store.root },
+      { cause: err },
+    );
   }
 }
 

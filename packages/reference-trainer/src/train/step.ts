@@ -25,16 +25,36 @@ export interface StepOutput {
  * With `workers` (those of `trainer`), the signals are computed on them too (and `sampler` may
  * decode on them: `workerSampler`).
  */
-export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, trainer: Trainer, sampler: Sampler, tasks: PromptTask[], step: number, padId: number, refresh: SignalRefresh | null = null, workers?: PolicyWorkers): Promise<StepOutput> {
+export async function rlStep(
+  config: TrainConfig,
+  estimator: PreparedEstimator,
+  trainer: Trainer,
+  sampler: Sampler,
+  tasks: PromptTask[],
+  step: number,
+  padId: number,
+  refresh: SignalRefresh | null = null,
+  workers?: PolicyWorkers,
+): Promise<StepOutput> {
   const r = config.rollout;
-  const plan = parseSignalConfig(config.saliency, estimator.needs, { temperature: config.trainer.temperature, estimator: config.estimator });
+  const plan = parseSignalConfig(config.saliency, estimator.needs, {
+    temperature: config.trainer.temperature,
+    estimator: config.estimator,
+  });
   const sync0 = syncSeconds(workers);
   const lap = stopwatch();
   // the answer spans (saliency loss, span overrides) are those of `saliency.box`; the reward grades the last box
   const { batch, texts } = await sampleGroups(
     tasks.map((t) => ({ tokens: t.prompt })),
     sampler,
-    { groupSize: r.groupSize, temperature: r.temperature, topP: r.topP, maxNewTokens: r.maxNewTokens, seed: stepSeed(config.seed, step), spans: { which: plan.box } },
+    {
+      groupSize: r.groupSize,
+      temperature: r.temperature,
+      topP: r.topP,
+      maxNewTokens: r.maxNewTokens,
+      seed: stepSeed(config.seed, step),
+      spans: { which: plan.box },
+    },
   );
   const sampleS = lap();
   texts.forEach((text, i) => {
@@ -42,12 +62,17 @@ export async function rlStep(config: TrainConfig, estimator: PreparedEstimator, 
   });
   const verifyS = lap();
   const pass = { padId, tokenBudget: config.trainer.tokenBudget };
-  const { signals, oldLogprobs } = workers ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass) : computeSignals(trainer.model, batch, plan, pass);
+  const { signals, oldLogprobs } = workers
+    ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass)
+    : computeSignals(trainer.model, batch, plan, pass);
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals);
   const advS = lap();
   refresh?.useSignals(batch, signals);
-  const { metrics } = await trainer.step(batch, adv.advantages, { ...(oldLogprobs === undefined ? {} : { oldLogprobs }), ...(refresh === null ? {} : { refresh }) });
+  const { metrics } = await trainer.step(batch, adv.advantages, {
+    ...(oldLogprobs === undefined ? {} : { oldLogprobs }),
+    ...(refresh === null ? {} : { refresh }),
+  });
   const updateS = lap();
   return {
     metrics: {
@@ -75,29 +100,39 @@ export function estimatorMetrics(m: Record<string, number>): Record<string, numb
  * `count` rollouts of the step for samples.jsonl, spread over the groups (the first of every
  * k-th group, alternating with the last, so both outcomes tend to show).
  */
-export function sampleRecords(step: number, batch: RolloutBatch, adv: AdvantageResult, tasks: readonly PromptTask[], tokenizer: Tokenizer, G: number, count: number): SampleRecord[] {
+export function sampleRecords(
+  step: number,
+  batch: RolloutBatch,
+  adv: AdvantageResult,
+  tasks: readonly PromptTask[],
+  tokenizer: Tokenizer,
+  G: number,
+  count: number,
+): SampleRecord[] {
   const B = batch.numRollouts;
   const picks = new Set<number>();
   for (let k = 0; k < Math.min(count, B); k++) {
     const g = Math.floor((k * B) / Math.min(count, B) / G);
     picks.add(Math.min(B - 1, g * G + (k % 2 === 0 ? 0 : G - 1)));
   }
-  return [...picks].sort((a, b) => a - b).map((i) => {
-    const c0 = batch.completionOffsets[i]!;
-    const c1 = batch.completionOffsets[i + 1]!;
-    const ids = Array.from(batch.completionTokens.subarray(c0, c1));
-    return {
-      step,
-      group: batch.groupIndex[i]!,
-      reward: batch.rewards[i]!,
-      correct: batch.rewards[i]! > 0,
-      advantage: adv.sequenceAdvantages[i]!,
-      prompt: tasks[batch.groupIndex[i]!]!.question,
-      tokens: ids.map((id) => tokenizer.decode([id])),
-      weights: Array.from(adv.weights.subarray(c0, c1)),
-      spans: getSpans(batch, i),
-    };
-  });
+  return [...picks]
+    .sort((a, b) => a - b)
+    .map((i) => {
+      const c0 = batch.completionOffsets[i]!;
+      const c1 = batch.completionOffsets[i + 1]!;
+      const ids = Array.from(batch.completionTokens.subarray(c0, c1));
+      return {
+        step,
+        group: batch.groupIndex[i]!,
+        reward: batch.rewards[i]!,
+        correct: batch.rewards[i]! > 0,
+        advantage: adv.sequenceAdvantages[i]!,
+        prompt: tasks[batch.groupIndex[i]!]!.question,
+        tokens: ids.map((id) => tokenizer.decode([id])),
+        weights: Array.from(adv.weights.subarray(c0, c1)),
+        spans: getSpans(batch, i),
+      };
+    });
 }
 
 /** The sampling seed of step `step`: distinct per step, the same for every estimator. */

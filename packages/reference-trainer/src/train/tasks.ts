@@ -95,7 +95,9 @@ export class FileStream implements ProblemStream {
 
 /** Hold out `count` problems of `all` (a seeded draw); the rest train. Order within each part is the file's. */
 export function splitHeldOut<T>(all: readonly T[], count: number, seed: number): { heldOut: T[]; train: T[] } {
-  const picked = new Set(new Rng(`${seed}/held-out`).shuffle(Array.from({ length: all.length }, (_, i) => i)).slice(0, Math.min(count, all.length)));
+  const picked = new Set(
+    new Rng(`${seed}/held-out`).shuffle(Array.from({ length: all.length }, (_, i) => i)).slice(0, Math.min(count, all.length)),
+  );
   return { heldOut: all.filter((_, i) => picked.has(i)), train: all.filter((_, i) => !picked.has(i)) };
 }
 
@@ -122,17 +124,30 @@ const MAX_CHARS_PER_CONTEXT_TOKEN = 32;
  * file and line (else the problem's index) and `field` (`rollout` or `eval`), whose
  * `maxNewTokens` counts.
  */
-export function checkPrompts(problems: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder, o: { context: number; maxNewTokens: number; field: string }): PromptTask[] {
+export function checkPrompts(
+  problems: readonly Problem[],
+  tokenizer: Tokenizer,
+  builder: PromptBuilder,
+  o: { context: number; maxNewTokens: number; field: string },
+): PromptTask[] {
   const maxChars = MAX_CHARS_PER_CONTEXT_TOKEN * o.context;
   return problems.map((p, i) => {
     const where = p.source ?? { index: i };
     const what = p.source === undefined ? `${o.field === 'eval' ? 'held-out' : 'training'} problem ${i}` : 'question';
     if (p.question.length > maxChars) {
-      throw new ReferenceTrainerError('invalid_record', `${what} is ${p.question.length.toLocaleString('en')} characters, too long for the policy's context of ${o.context} tokens (at most ${maxChars.toLocaleString('en')} characters)`, where);
+      throw new ReferenceTrainerError(
+        'invalid_record',
+        `${what} is ${p.question.length.toLocaleString('en')} characters, too long for the policy's context of ${o.context} tokens (at most ${maxChars.toLocaleString('en')} characters)`,
+        where,
+      );
     }
     const [task] = toPromptTasks([p], tokenizer, builder);
     if (task!.prompt.length + o.maxNewTokens > o.context) {
-      throw new ReferenceTrainerError('invalid_record', `${what}: its prompt is ${task!.prompt.length} tokens; with ${o.field}.maxNewTokens ${o.maxNewTokens} it exceeds the policy's context of ${o.context} tokens (max_position_embeddings)`, where);
+      throw new ReferenceTrainerError(
+        'invalid_record',
+        `${what}: its prompt is ${task!.prompt.length} tokens; with ${o.field}.maxNewTokens ${o.maxNewTokens} it exceeds the policy's context of ${o.context} tokens (max_position_embeddings)`,
+        where,
+      );
     }
     return task!;
   });

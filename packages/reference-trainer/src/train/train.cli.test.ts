@@ -46,18 +46,30 @@ async function writeJson(name: string, value: unknown): Promise<string> {
 /** A micro config training on `root/NAME.jsonl` (holding `rows`), one problem held out. */
 async function dataConfig(name: string, rows: string): Promise<string> {
   await writeFile(join(root, `${name}.jsonl`), rows);
-  return writeJson(name, { ...MICRO, eval: { ...MICRO.eval, problems: 1 }, data: { train: join(root, `${name}.jsonl`), format: { question: 'problem', answer: 'solution' } } });
+  return writeJson(name, {
+    ...MICRO,
+    eval: { ...MICRO.eval, problems: 1 },
+    data: { train: join(root, `${name}.jsonl`), format: { question: 'problem', answer: 'solution' } },
+  });
 }
 
 /** Metrics without the wall-clock columns, which differ from run to run. */
-const untimed = async (dir: string) => (await readRunDir(dir)).metrics.map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && k !== 'tokens_per_s')));
+const untimed = async (dir: string) =>
+  (await readRunDir(dir)).metrics.map((m) =>
+    Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && k !== 'tokens_per_s')),
+  );
 
 describe('rlvr train', () => {
   test('a micro run writes metrics, samples, checkpoints and a loadable model; a report renders from it', async () => {
     const out = join(root, 'full');
     const r = await rlvr('train', '--config', cfg, '--out', out, '--json');
     expect(r.code, r.stderr).toBe(0);
-    const summary = JSON.parse(r.stdout) as { steps: number; evals: { step: number; accuracy: number; passAtN: number; n: number; problems: number }[]; resumedFrom: number; estimator: string };
+    const summary = JSON.parse(r.stdout) as {
+      steps: number;
+      evals: { step: number; accuracy: number; passAtN: number; n: number; problems: number }[];
+      resumedFrom: number;
+      estimator: string;
+    };
     expect(summary).toMatchObject({ steps: 4, resumedFrom: 0, estimator: 'grail' });
     expect(summary.evals.map((e) => e.step)).toEqual([0, 2, 4]);
     for (const e of summary.evals) {
@@ -66,7 +78,10 @@ describe('rlvr train', () => {
       expect(Number.isInteger(Math.round(e.accuracy * 12 * 1e6) / 1e6)).toBe(true);
       expect(e.passAtN).toBeGreaterThanOrEqual(e.accuracy);
     }
-    const evalLines = (await readFile(join(out, 'evals.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { step: number; correct: number[]; accuracy: number });
+    const evalLines = (await readFile(join(out, 'evals.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; correct: number[]; accuracy: number });
     expect(evalLines.map((e) => e.step)).toEqual([0, 2, 4]);
     for (const e of evalLines) {
       expect(e.correct).toHaveLength(6);
@@ -93,7 +108,17 @@ describe('rlvr train', () => {
       expect(m['time/step_s']).toBeGreaterThan(0);
     }
     // GRAIL's weights, under the report's names: answer content gets w_max (5 by default)
-    expect(Object.keys(m1!)).toEqual(expect.arrayContaining(['weights/correct/mean', 'weights/wrong/mean', 'weights/all/max', 'loss/policy', 'kl/approx', 'entropy', 'clip/low_frac']));
+    expect(Object.keys(m1!)).toEqual(
+      expect.arrayContaining([
+        'weights/correct/mean',
+        'weights/wrong/mean',
+        'weights/all/max',
+        'loss/policy',
+        'kl/approx',
+        'entropy',
+        'clip/low_frac',
+      ]),
+    );
     expect(run.metrics[2]!.accuracy).toBe(summary.evals[1]!.accuracy);
     expect(run.metrics[3]!.accuracy).toBeUndefined();
 
@@ -140,18 +165,26 @@ describe('rlvr train', () => {
     expect(html).toContain('data-chart="checkpoint-heatmap"');
   });
 
-  test('resume reads the run\'s own config, repairs a torn log, cleans a killed export, and reproduces the uninterrupted run', async () => {
+  test("resume reads the run's own config, repairs a torn log, cleans a killed export, and reproduces the uninterrupted run", async () => {
     const full = join(root, 'full');
     const out = join(root, 'resumed');
     const first = await rlvr('train', '--config', cfg, '--out', out, '--steps', '2', '-q');
     expect(first.code, first.stderr).toBe(0);
     // config.json holds the resolved config, the estimator's defaults included, and validates against its schema
     const written = JSON.parse(await readFile(join(out, 'config.json'), 'utf8')) as Record<string, unknown>;
-    expect(written).toMatchObject({ command: 'train', estimator: 'grail', steps: 2, estimatorConfig: { wMin: 0.5, wMax: 5, symmetry: 'wrong' } });
+    expect(written).toMatchObject({
+      command: 'train',
+      estimator: 'grail',
+      steps: 2,
+      estimatorConfig: { wMin: 0.5, wMax: 5, symmetry: 'wrong' },
+    });
     expect(TrainRunConfigSchema.safeParse(written).success).toBe(true);
     // A fresh run never writes over a run directory.
     const again = await rlvr('train', '--config', cfg, '--out', out, '--steps', '2');
-    expect(again).toMatchObject({ code: 1, stderr: `rlvr train: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n` });
+    expect(again).toMatchObject({
+      code: 1,
+      stderr: `rlvr train: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out or pass --resume (a run directory is never overwritten)\n`,
+    });
     // a crash (or a full disk) mid-line, a record past the checkpoint, an export killed midway
     await appendFile(join(out, 'metrics.jsonl'), '{"step":3,"reward/mean":0.5}\n{"step":4,"rew');
     await appendFile(join(out, 'evals.jsonl'), '{"step":4,"accur');
@@ -160,13 +193,17 @@ describe('rlvr train', () => {
     // no --config: the run's own config.json, with --steps extending it
     const rest = await rlvr('train', '--out', out, '--resume', '--steps', '4');
     expect(rest.code, rest.stderr).toBe(0);
-    expect(rest.stderr).toContain(`rlvr train: ${join(out, 'metrics.jsonl')}: cut a torn last line (14 bytes) and 1 record after step 2; 3 kept\n`);
+    expect(rest.stderr).toContain(
+      `rlvr train: ${join(out, 'metrics.jsonl')}: cut a torn last line (14 bytes) and 1 record after step 2; 3 kept\n`,
+    );
     expect(rest.stderr).toContain(`rlvr train: ${join(out, 'evals.jsonl')}: cut a torn last line (16 bytes); 2 kept\n`);
     expect(rest.stderr).toContain(`resumed from ${join(out, 'checkpoints', 'step-000002')} (step 2)`);
     expect(await untimed(out)).toEqual(await untimed(full));
     expect(await readFile(join(out, 'evals.jsonl'), 'utf8')).toBe(await readFile(join(full, 'evals.jsonl'), 'utf8'));
     // the fixed evaluation rollouts are read back, not resampled with the resumed policy
-    expect(await readFile(join(out, 'checkpoint-weights.jsonl'), 'utf8')).toBe(await readFile(join(full, 'checkpoint-weights.jsonl'), 'utf8'));
+    expect(await readFile(join(out, 'checkpoint-weights.jsonl'), 'utf8')).toBe(
+      await readFile(join(full, 'checkpoint-weights.jsonl'), 'utf8'),
+    );
     const weights = (d: string) => readFile(join(d, 'model', 'model.safetensors'));
     expect((await weights(out)).equals(await weights(full))).toBe(true);
     expect((await readdir(out)).filter((f) => f.includes('.tmp-'))).toEqual([]);
@@ -175,7 +212,9 @@ describe('rlvr train', () => {
     await writeFile(other, JSON.stringify({ ...MICRO, steps: 6, trainer: { schedule: { lr: 1e-3 } } }));
     const bad = await rlvr('train', '--config', other, '--out', out, '--resume');
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toBe(`rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in trainer.schedule.lr: the run has 0.00005, given 0.001 (only steps, checkpoint and sample cadence, backend, workers and plugins may change)\n`);
+    expect(bad.stderr).toBe(
+      `rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in trainer.schedule.lr: the run has 0.00005, given 0.001 (only steps, checkpoint and sample cadence, backend, workers and plugins may change)\n`,
+    );
     const flags = await rlvr('train', '--out', out, '--resume', '--seed', '5', '--rollout.temperature', '0.7');
     expect(flags.code).toBe(1);
     expect(flags.stderr).toMatch(/differs in rollout\.temperature: the run has 1, given 0\.7; seed: the run has 0, given 5 \(/);
@@ -184,7 +223,10 @@ describe('rlvr train', () => {
   test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
     const two = join(root, 'workers-2');
     const one = join(root, 'workers-1');
-    const [a, b] = await Promise.all([rlvr('train', '--config', cfg, '--out', two, '--workers', '2', '--steps', '2'), rlvr('train', '--config', cfg, '--out', one, '--workers', '1', '--steps', '2')]);
+    const [a, b] = await Promise.all([
+      rlvr('train', '--config', cfg, '--out', two, '--workers', '2', '--steps', '2'),
+      rlvr('train', '--config', cfg, '--out', one, '--workers', '1', '--steps', '2'),
+    ]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
     expect(a.stderr).toContain('backend wasm, 2 policy workers)');
@@ -238,7 +280,21 @@ describe('rlvr train', () => {
 
   test('any registered estimator by name, and one registered by a plugin module', async () => {
     const plugin = await writeHalvedPlugin(root);
-    const grpo = await rlvr('train', '--config', cfg, '--out', join(root, 'grpo'), '--steps', '1', '--estimator', 'grpo', '--trainer.schedule.lr', '1e-4', '--eval.greedy=false', '-q');
+    const grpo = await rlvr(
+      'train',
+      '--config',
+      cfg,
+      '--out',
+      join(root, 'grpo'),
+      '--steps',
+      '1',
+      '--estimator',
+      'grpo',
+      '--trainer.schedule.lr',
+      '1e-4',
+      '--eval.greedy=false',
+      '-q',
+    );
     expect(grpo.code, grpo.stderr).toBe(0);
     // dotted overrides reach nested options; the run's config.json starts the same run again
     const grpoConfig = JSON.parse(await readFile(join(root, 'grpo', 'config.json'), 'utf8')) as TrainConfig;
@@ -246,7 +302,20 @@ describe('rlvr train', () => {
     const again = await rlvr('train', '--config', join(root, 'grpo', 'config.json'), '--out', join(root, 'grpo-again'), '-q');
     expect(again.code, again.stderr).toBe(0);
     expect(await untimed(join(root, 'grpo-again'))).toEqual(await untimed(join(root, 'grpo')));
-    const r = await rlvr('train', '--config', cfg, '--out', join(root, 'halved'), '--steps', '1', '--estimator', 'grpo+halved', '--plugin', plugin, '-q');
+    const r = await rlvr(
+      'train',
+      '--config',
+      cfg,
+      '--out',
+      join(root, 'halved'),
+      '--steps',
+      '1',
+      '--estimator',
+      'grpo+halved',
+      '--plugin',
+      plugin,
+      '-q',
+    );
     expect(r.code, r.stderr).toBe(0);
     const [, g] = (await readRunDir(join(root, 'grpo'))).metrics;
     const [, h] = (await readRunDir(join(root, 'halved'))).metrics;
@@ -257,26 +326,71 @@ describe('rlvr train', () => {
 
   test('saliency.refresh minibatch: GRAIL recomputed before every update after the first, recorded resolved in config.json', async () => {
     const out = join(root, 'refresh');
-    const r = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1', '--eval.every', '0', '--eval.greedy=false', '--saliency.refresh', 'minibatch', '--trainer.epochs', '2', '--trainer.miniBatches', '2', '-q');
+    const r = await rlvr(
+      'train',
+      '--config',
+      cfg,
+      '--out',
+      out,
+      '--steps',
+      '1',
+      '--eval.every',
+      '0',
+      '--eval.greedy=false',
+      '--saliency.refresh',
+      'minibatch',
+      '--trainer.epochs',
+      '2',
+      '--trainer.miniBatches',
+      '2',
+      '-q',
+    );
     expect(r.code, r.stderr).toBe(0);
     const config = JSON.parse(await readFile(join(out, 'config.json'), 'utf8')) as TrainConfig;
-    expect(config.saliency).toMatchObject({ refresh: 'minibatch', 'grad-x-emb': { alignment: 'previous', answerSpan: 'boxed', temperature: 1 } });
+    expect(config.saliency).toMatchObject({
+      refresh: 'minibatch',
+      'grad-x-emb': { alignment: 'previous', answerSpan: 'boxed', temperature: 1 },
+    });
     const [, step] = (await readRunDir(out)).metrics;
     expect(step!['refresh/count']).toBe(3);
     // the default records refresh batch and hands the trainer no refresh
-    const plain = await rlvr('train', '--config', cfg, '--out', join(root, 'no-refresh'), '--steps', '1', '--eval.every', '0', '--eval.greedy=false', '-q');
+    const plain = await rlvr(
+      'train',
+      '--config',
+      cfg,
+      '--out',
+      join(root, 'no-refresh'),
+      '--steps',
+      '1',
+      '--eval.every',
+      '0',
+      '--eval.greedy=false',
+      '-q',
+    );
     expect(plain.code, plain.stderr).toBe(0);
-    expect((JSON.parse(await readFile(join(root, 'no-refresh', 'config.json'), 'utf8')) as TrainConfig).saliency).toMatchObject({ refresh: 'batch' });
+    expect((JSON.parse(await readFile(join(root, 'no-refresh', 'config.json'), 'utf8')) as TrainConfig).saliency).toMatchObject({
+      refresh: 'batch',
+    });
     expect((await readRunDir(join(root, 'no-refresh'))).metrics[1]).not.toHaveProperty('refresh/count');
   });
 
   test('your own dataset: problems from a JSONL file, some held out for evaluation and never trained on', async () => {
     const { syntheticGenerator } = await import('@rlvr/rollout');
-    const rows = syntheticGenerator({ minSteps: 1, maxSteps: 2, digits: 1 }).tasks('own-data', 20).map((t, i) => ({ id: i, problem: t.question, solution: t.answer }));
+    const rows = syntheticGenerator({ minSteps: 1, maxSteps: 2, digits: 1 })
+      .tasks('own-data', 20)
+      .map((t, i) => ({ id: i, problem: t.question, solution: t.answer }));
     const file = join(root, 'own.jsonl');
     await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const config = join(root, 'own.json');
-    await writeFile(config, JSON.stringify({ ...MICRO, steps: 2, eval: { ...MICRO.eval, every: 0, problems: 5 }, data: { train: file, format: { question: 'problem', answer: 'solution', id: 'id' } } }));
+    await writeFile(
+      config,
+      JSON.stringify({
+        ...MICRO,
+        steps: 2,
+        eval: { ...MICRO.eval, every: 0, problems: 5 },
+        data: { train: file, format: { question: 'problem', answer: 'solution', id: 'id' } },
+      }),
+    );
     const out = join(root, 'own');
     const r = await rlvr('train', '--config', config, '--out', out, '--json');
     expect(r.code, r.stderr).toBe(0);
@@ -292,21 +406,107 @@ describe('rlvr train', () => {
 
   /** Each case: the arguments (files under root written on demand), the exit code, the one line (or the first, then the usage). */
   const failures: [string, () => Promise<string[]>, number, () => RegExp][] = [
-    ['a 50 MB question: refused untokenized, file and line named', async () => ['--config', await dataConfig('huge', `{"problem":"1+1?","solution":"2"}\n{"problem":"${'x'.repeat(50_000_000)}","solution":"1"}\n`)], 1, () => new RegExp(`^rlvr train: ${join(root, 'huge.jsonl')}:2: question is 50,000,000 characters, too long for the policy's context of 256 tokens \\(at most 8,192 characters\\)\\n$`)],
-    ['a question whose prompt fits no context', async () => ['--config', await dataConfig('long', `{"problem":"1+1?","solution":"2"}\n{"problem":"1+1?","solution":"2"}\n{"problem":"${'one two '.repeat(300)}","solution":"1"}\n`)], 1, () => new RegExp(`^rlvr train: ${join(root, 'long.jsonl')}:3: question: its prompt is \\d+ tokens; with (rollout|eval)\\.maxNewTokens 24 it exceeds the policy's context of 256 tokens \\(max_position_embeddings\\)\\n$`)],
-    ['an unknown dotted path', async () => ['--config', cfg, '--trainer.lrr', '1'], 2, () => /^rlvr train: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: clipLow, .*schedule, seed\)\nusage: rlvr train/],
-    ['a dotted value of the wrong type', async () => ['--config', cfg, '--trainer.schedule.lr', 'fast'], 2, () => /^rlvr train: --trainer\.schedule\.lr: Invalid input: expected number, received string \(got "fast"\)\nusage/],
-    ['options of the estimator name', async () => ['--config', cfg, '--estimator.wMin', '0.3'], 2, () => /^rlvr train: --estimator\.wMin: unknown option: estimator takes a value, not options \(the estimator's options are --estimatorConfig\.KEY\)\nusage/],
-    ['an unknown estimator option', async () => ['--config', cfg, '--estimatorConfig.wMinn', '0.3'], 1, () => /^rlvr train: field estimatorConfig: estimatorConfig: .*wMinn.*\n$/],
-    ['a bad config file', async () => ['--config', await writeJson('bad', { ...MICRO, stepz: 3, rollout: { prompts: 0 } })], 1, () => /^rlvr train: .*bad\.json: invalid train config: (?=.*unknown key: stepz)(?=.*rollout\.prompts: Too small).*\n$/],
-    ['another command\'s config.json', async () => ['--config', await writeJson('pretrain-run', { command: 'pretrain', steps: 3 })], 1, () => /^rlvr train: .*pretrain-run\.json, field command: invalid train config: written by rlvr "pretrain", not rlvr train\n$/],
-    ['an unknown saliency.refresh', async () => ['--config', cfg, '--saliency.refresh', 'sometimes'], 1, () => /^rlvr train: field saliency\.refresh: must be one of "batch", "epoch", "minibatch", got "sometimes"\n$/],
+    [
+      'a 50 MB question: refused untokenized, file and line named',
+      async () => [
+        '--config',
+        await dataConfig('huge', `{"problem":"1+1?","solution":"2"}\n{"problem":"${'x'.repeat(50_000_000)}","solution":"1"}\n`),
+      ],
+      1,
+      () =>
+        new RegExp(
+          `^rlvr train: ${join(root, 'huge.jsonl')}:2: question is 50,000,000 characters, too long for the policy's context of 256 tokens \\(at most 8,192 characters\\)\\n$`,
+        ),
+    ],
+    [
+      'a question whose prompt fits no context',
+      async () => [
+        '--config',
+        await dataConfig(
+          'long',
+          `{"problem":"1+1?","solution":"2"}\n{"problem":"1+1?","solution":"2"}\n{"problem":"${'one two '.repeat(300)}","solution":"1"}\n`,
+        ),
+      ],
+      1,
+      () =>
+        new RegExp(
+          `^rlvr train: ${join(root, 'long.jsonl')}:3: question: its prompt is \\d+ tokens; with (rollout|eval)\\.maxNewTokens 24 it exceeds the policy's context of 256 tokens \\(max_position_embeddings\\)\\n$`,
+        ),
+    ],
+    [
+      'an unknown dotted path',
+      async () => ['--config', cfg, '--trainer.lrr', '1'],
+      2,
+      () => /^rlvr train: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: clipLow, .*schedule, seed\)\nusage: rlvr train/,
+    ],
+    [
+      'a dotted value of the wrong type',
+      async () => ['--config', cfg, '--trainer.schedule.lr', 'fast'],
+      2,
+      () => /^rlvr train: --trainer\.schedule\.lr: Invalid input: expected number, received string \(got "fast"\)\nusage/,
+    ],
+    [
+      'options of the estimator name',
+      async () => ['--config', cfg, '--estimator.wMin', '0.3'],
+      2,
+      () =>
+        /^rlvr train: --estimator\.wMin: unknown option: estimator takes a value, not options \(the estimator's options are --estimatorConfig\.KEY\)\nusage/,
+    ],
+    [
+      'an unknown estimator option',
+      async () => ['--config', cfg, '--estimatorConfig.wMinn', '0.3'],
+      1,
+      () => /^rlvr train: field estimatorConfig: estimatorConfig: .*wMinn.*\n$/,
+    ],
+    [
+      'a bad config file',
+      async () => ['--config', await writeJson('bad', { ...MICRO, stepz: 3, rollout: { prompts: 0 } })],
+      1,
+      () => /^rlvr train: .*bad\.json: invalid train config: (?=.*unknown key: stepz)(?=.*rollout\.prompts: Too small).*\n$/,
+    ],
+    [
+      "another command's config.json",
+      async () => ['--config', await writeJson('pretrain-run', { command: 'pretrain', steps: 3 })],
+      1,
+      () => /^rlvr train: .*pretrain-run\.json, field command: invalid train config: written by rlvr "pretrain", not rlvr train\n$/,
+    ],
+    [
+      'an unknown saliency.refresh',
+      async () => ['--config', cfg, '--saliency.refresh', 'sometimes'],
+      1,
+      () => /^rlvr train: field saliency\.refresh: must be one of "batch", "epoch", "minibatch", got "sometimes"\n$/,
+    ],
     ['an unknown estimator', async () => ['--config', cfg, '--estimator', 'grpo+nope'], 1, () => /^rlvr train: .*estimator: .*nope.*\n$/],
-    ['a missing checkpoint', async () => ['--config', cfg, '--checkpoint', join(root, 'no-such-model')], 1, () => new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`)],
-    ['a missing plugin', async () => ['--config', cfg, '--plugin', join(root, 'missing.mjs')], 1, () => /^rlvr train: .*plugin not found: .*missing\.mjs\n$/],
-    ['a missing data file', async () => ['--config', await writeJson('data-missing', { ...MICRO, data: { train: join(root, 'no-such.jsonl') } })], 1, () => /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: no such file\n$/],
-    ['a missing config file', async () => ['--config', join(root, 'nope.json')], 1, () => /^rlvr train: .*nope\.json: cannot read config: no such file\n$/],
-    ['a bad flag value', async () => ['--config', cfg, '--steps', 'ten'], 2, () => /^rlvr train: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr train/],
+    [
+      'a missing checkpoint',
+      async () => ['--config', cfg, '--checkpoint', join(root, 'no-such-model')],
+      1,
+      () => new RegExp(`^rlvr train: .*checkpoint ${join(root, 'no-such-model')} not found \\(no config.json there\\)\\n$`),
+    ],
+    [
+      'a missing plugin',
+      async () => ['--config', cfg, '--plugin', join(root, 'missing.mjs')],
+      1,
+      () => /^rlvr train: .*plugin not found: .*missing\.mjs\n$/,
+    ],
+    [
+      'a missing data file',
+      async () => ['--config', await writeJson('data-missing', { ...MICRO, data: { train: join(root, 'no-such.jsonl') } })],
+      1,
+      () => /^rlvr train: field data\.train: .*no-such\.jsonl: cannot read: no such file\n$/,
+    ],
+    [
+      'a missing config file',
+      async () => ['--config', join(root, 'nope.json')],
+      1,
+      () => /^rlvr train: .*nope\.json: cannot read config: no such file\n$/,
+    ],
+    [
+      'a bad flag value',
+      async () => ['--config', cfg, '--steps', 'ten'],
+      2,
+      () => /^rlvr train: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr train/,
+    ],
   ];
   test.each(failures)('%s: non-zero exit, the problem named, nothing written', async (_what, args, code, message) => {
     const out = join(root, 'never');
@@ -328,6 +528,8 @@ describe('rlvr train', () => {
     await writeFile(file, 'x');
     const r = await rlvr('train', '--config', cfg, '--out', join(file, 'run'));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^rlvr train: .*cannot create the output directory .*a-file\/run: a path component is a file, not a directory\n$/);
+    expect(r.stderr).toMatch(
+      /^rlvr train: .*cannot create the output directory .*a-file\/run: a path component is a file, not a directory\n$/,
+    );
   });
 });

@@ -20,7 +20,27 @@ export interface SyntheticRunOptions {
   extraMetric?: string;
 }
 
-const WORDS = [' the', ' sum', ' of', ' 3', ' and', ' 4', ' is', ' 7', '.', '\n', ' so', ' we', ' multiply', ' by', ' 2', ' =', ' 14', ' then', ' add'];
+const WORDS = [
+  ' the',
+  ' sum',
+  ' of',
+  ' 3',
+  ' and',
+  ' 4',
+  ' is',
+  ' 7',
+  '.',
+  '\n',
+  ' so',
+  ' we',
+  ' multiply',
+  ' by',
+  ' 2',
+  ' =',
+  ' 14',
+  ' then',
+  ' add',
+];
 
 function syntheticMetrics(opts: SyntheticRunOptions = {}): MetricsRecord[] {
   const steps = opts.steps ?? 60;
@@ -88,7 +108,17 @@ function syntheticSamples(opts: SyntheticRunOptions = {}): SampleRecord[] {
         spans = { open: [len - 6, len - 5], content: [len - 5, len - 3], close: [len - 3, len - 2] };
       }
       const weights = tokens.map((_, t) => uShape(t, len, correct) + 0.05 * rng.normal());
-      out.push({ step, group, reward: correct ? 1 : 0, correct, advantage: correct ? 0.8 : -0.8, prompt: `Compute 3 + 4, then multiply by 2 & write <b>the</b> answer. (#${i})`, tokens, weights, spans });
+      out.push({
+        step,
+        group,
+        reward: correct ? 1 : 0,
+        correct,
+        advantage: correct ? 0.8 : -0.8,
+        prompt: `Compute 3 + 4, then multiply by 2 & write <b>the</b> answer. (#${i})`,
+        tokens,
+        weights,
+        spans,
+      });
     }
   }
   if (opts.injectTokens !== undefined && out.length > 0) {
@@ -118,7 +148,9 @@ function syntheticEvals(metrics: MetricsRecord[], seed = 7): EvalRecord[] {
   for (const m of metrics) {
     if (m.accuracy === undefined) continue;
     const p = m.step / Math.max(1, metrics.at(-1)!.step);
-    const correct = Array.from({ length: P }, (_, i) => Math.min(n, Math.max(0, Math.round(n * (0.25 + 0.4 * p + 0.3 * Math.sin(i)) + rng.normal()))));
+    const correct = Array.from({ length: P }, (_, i) =>
+      Math.min(n, Math.max(0, Math.round(n * (0.25 + 0.4 * p + 0.3 * Math.sin(i)) + rng.normal()))),
+    );
     const greedyCorrect: number[] = correct.map((c) => (c >= n / 2 ? 1 : 0));
     const e: EvalRecord = {
       step: m.step,
@@ -151,24 +183,54 @@ export function syntheticCheckpointWeights(metrics: MetricsRecord[]): Checkpoint
       const R = 8 + 3 * rollout;
       const depth = 0.2 + (0.6 * step) / last;
       const reasoning = Array.from({ length: R }, (_, t) => 1 - depth / 2 + depth * ((2 * t) / (R - 1) - 1) ** 2);
-      if (rollout === 5) return { step, rollout, correct: false, tokens: Array.from({ length: R }, (_, t) => WORDS[t % WORDS.length]!), weights: reasoning.map(() => 1), spans: null, reasoning: null };
+      if (rollout === 5)
+        return {
+          step,
+          rollout,
+          correct: false,
+          tokens: Array.from({ length: R }, (_, t) => WORDS[t % WORDS.length]!),
+          weights: reasoning.map(() => 1),
+          spans: null,
+          reasoning: null,
+        };
       const tokens = [...Array.from({ length: R }, (_, t) => WORDS[t % WORDS.length]!), ' \\boxed{', '1', '4', '}', '.', '<|im_end|>'];
-      return { step, rollout, correct: rollout % 2 === 0, tokens, weights: [...reasoning, 1, 5, 5, 1, 1, 1], spans: { open: [R, R + 1], content: [R + 1, R + 3], close: [R + 3, R + 4] }, reasoning: R };
+      return {
+        step,
+        rollout,
+        correct: rollout % 2 === 0,
+        tokens,
+        weights: [...reasoning, 1, 5, 5, 1, 1, 1],
+        spans: { open: [R, R + 1], content: [R + 1, R + 3], close: [R + 3, R + 4] },
+        reasoning: R,
+      };
     }),
   );
 }
 
 /** Write a run directory with config, metrics, samples, evals and checkpoint weights; returns its path. */
-export async function writeSyntheticRun(dir: string, opts: SyntheticRunOptions = {}): Promise<{ dir: string; metrics: MetricsRecord[]; samples: SampleRecord[]; evals: EvalRecord[] }> {
+export async function writeSyntheticRun(
+  dir: string,
+  opts: SyntheticRunOptions = {},
+): Promise<{ dir: string; metrics: MetricsRecord[]; samples: SampleRecord[]; evals: EvalRecord[] }> {
   await mkdir(dir, { recursive: true });
   const metrics = syntheticMetrics(opts);
   const evals = syntheticEvals(metrics, opts.seed);
   const samples = syntheticSamples(opts);
-  const config = { estimator: { name: 'grail', w_min: 0.5, w_max: 2 }, steps: opts.steps ?? 60, seed: opts.seed ?? 7, note: '</pre><script>alert(1)</script>' };
+  const config = {
+    estimator: { name: 'grail', w_min: 0.5, w_max: 2 },
+    steps: opts.steps ?? 60,
+    seed: opts.seed ?? 7,
+    note: '</pre><script>alert(1)</script>',
+  };
   await writeFile(join(dir, 'config.json'), JSON.stringify(config, null, 2));
   await writeFile(join(dir, 'metrics.jsonl'), metrics.map((m) => JSON.stringify(m)).join('\n') + '\n');
   await writeFile(join(dir, 'samples.jsonl'), samples.map((s) => JSON.stringify(s)).join('\n') + '\n');
   await writeFile(join(dir, 'evals.jsonl'), evals.map((e) => JSON.stringify(e)).join('\n') + '\n');
-  await writeFile(join(dir, 'checkpoint-weights.jsonl'), syntheticCheckpointWeights(metrics).map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await writeFile(
+    join(dir, 'checkpoint-weights.jsonl'),
+    syntheticCheckpointWeights(metrics)
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   return { dir, metrics, samples, evals };
 }

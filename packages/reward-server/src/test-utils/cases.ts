@@ -46,9 +46,17 @@ export function makeCases(n: number, slowEvery = 0, slow = SLOW): Case[] {
     const [completion, gold, expected] = PAIRS[i % PAIRS.length]!;
     // The item's own number keeps replies distinguishable, so an out-of-order answer cannot pass by accident.
     const own = i % 3 === 0;
-    out.push(own ? { prompt, completion: `step ${i}: \\boxed{${i}}`, gold: String(i % 2 === 0 ? i : i + 1), expected: i % 2 === 0 ? 1 : 0 } : { prompt, completion, gold, expected });
+    out.push(
+      own
+        ? { prompt, completion: `step ${i}: \\boxed{${i}}`, gold: String(i % 2 === 0 ? i : i + 1), expected: i % 2 === 0 ? 1 : 0 }
+        : { prompt, completion, gold, expected },
+    );
   }
   return out;
 }
 
-export const body = (cases: Case[]) => ({ query: cases.map((c) => c.prompt + c.completion), prompts: cases.map((c) => c.prompt), labels: cases.map((c) => c.gold) });
+export const body = (cases: Case[]) => ({
+  query: cases.map((c) => c.prompt + c.completion),
+  prompts: cases.map((c) => c.prompt),
+  labels: cases.map((c) => c.gold),
+});

@@ -9,23 +9,32 @@ export interface Reply {
   json: any;
 }
 
-export function send(url: string, method: string, body?: string | Buffer, opts: { headers?: Record<string, string>; agent?: Agent | false } = {}): Promise<Reply> {
+export function send(
+  url: string,
+  method: string,
+  body?: string | Buffer,
+  opts: { headers?: Record<string, string>; agent?: Agent | false } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: { 'content-type': 'application/json', ...opts.headers }, agent: opts.agent ?? false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method, headers: { 'content-type': 'application/json', ...opts.headers }, agent: opts.agent ?? false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

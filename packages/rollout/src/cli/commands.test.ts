@@ -28,12 +28,20 @@ async function setup(rows: string) {
 
 describe('rlvr-rollout spans', () => {
   it('writes one spans row per completion row, in order', async () => {
-    const dir = await setup('{"completion": [6, 0, 1, 2, 3, 4, 5, 8]}\n\n{"completion": [6, 3]}\n{"completion": [0, 1, 7, 4, 5], "extra": 1}\n');
+    const dir = await setup(
+      '{"completion": [6, 0, 1, 2, 3, 4, 5, 8]}\n\n{"completion": [6, 3]}\n{"completion": [0, 1, 7, 4, 5], "extra": 1}\n',
+    );
     const { io: x, out, err } = io();
     const code = await runCli(['spans', '--tokenizer', `vocab:${join(dir, 'vocab.json')}`, '--in', join(dir, 'in.jsonl')], x);
     expect(err.join('')).toBe('');
     expect(code).toBe(0);
-    expect(out.join('').trim().split('\n').map((l) => JSON.parse(l))).toEqual([
+    expect(
+      out
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
       { spans: { open: [1, 4], content: [4, 6], close: [6, 7] } },
       { spans: null },
       { spans: { open: [0, 3], content: [3, 4], close: [4, 5] } },
@@ -43,7 +51,15 @@ describe('rlvr-rollout spans', () => {
   it('writes --out whole, and leaves no file when a row is bad', async () => {
     const dir = await setup('{"completion": [0, 1, 2, 3, 5]}\n{"completion": [0, "x"]}\n');
     const { io: x, err } = io();
-    const args = ['spans', '--tokenizer', `vocab:${join(dir, 'vocab.json')}`, '--in', join(dir, 'in.jsonl'), '--out', join(dir, 'out.jsonl')];
+    const args = [
+      'spans',
+      '--tokenizer',
+      `vocab:${join(dir, 'vocab.json')}`,
+      '--in',
+      join(dir, 'in.jsonl'),
+      '--out',
+      join(dir, 'out.jsonl'),
+    ];
     expect(await runCli(args, x)).toBe(1);
     expect(err.join('')).toContain(`${join(dir, 'in.jsonl')}:2, field completion.1: `);
     expect((await readdir(dir)).sort()).toEqual(['in.jsonl', 'vocab.json']);
@@ -64,7 +80,9 @@ describe('rlvr-rollout spans', () => {
     const dir = await setup('{"completion": [1, 2]}\n');
     const { io: x, err } = io();
     expect(await runCli(['spans', '--tokenizer', 'qwen3:/models/x', '--in', join(dir, 'in.jsonl')], x)).toBe(1);
-    expect(err.join('')).toBe('rlvr-rollout spans: --tokenizer: unknown tokenizer kind "qwen3" in qwen3:/models/x (known: hf:, model:, pruned:, tiktoken: or a model directory)\n');
+    expect(err.join('')).toBe(
+      'rlvr-rollout spans: --tokenizer: unknown tokenizer kind "qwen3" in qwen3:/models/x (known: hf:, model:, pruned:, tiktoken: or a model directory)\n',
+    );
   });
 
   it('reports usage errors with exit code 2', async () => {
@@ -87,11 +105,28 @@ describe('rlvr-rollout synth', () => {
   it('writes the library stream for the same seed and knobs, and the same file twice', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'rlvr-synth-'));
     const out = join(dir, 'tasks.jsonl');
-    const args = ['synth', '--count', '5', '--seed', '7', '--from', '3', '--options', '{"operations": ["add", "mul"], "maxSteps": 4}', '--out', out];
+    const args = [
+      'synth',
+      '--count',
+      '5',
+      '--seed',
+      '7',
+      '--from',
+      '3',
+      '--options',
+      '{"operations": ["add", "mul"], "maxSteps": 4}',
+      '--out',
+      out,
+    ];
     expect(await runCli(args, io().io)).toBe(0);
     const first = await readFile(out, 'utf8');
-    const rows = first.trim().split('\n').map((l) => JSON.parse(l));
-    const want = syntheticGenerator({ operations: ['add', 'mul'], maxSteps: 4 }).tasks(7, 5, 3).map((t) => ({ question: t.question, answer: t.answer, solution: t.solution }));
+    const rows = first
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const want = syntheticGenerator({ operations: ['add', 'mul'], maxSteps: 4 })
+      .tasks(7, 5, 3)
+      .map((t) => ({ question: t.question, answer: t.answer, solution: t.solution }));
     expect(rows).toEqual(want);
     expect(await runCli(args, io().io)).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(first);
@@ -133,7 +168,10 @@ describe('--out that cannot be written (issue 19 item 3)', () => {
       [join(plainFile, 'out.jsonl'), `${plainFile} is not a directory`],
       [dir, `${dir} is a directory`],
     ] as const) {
-      for (const argv of [['synth', '--count', '3', '--out', out], [...spans, '--out', out]]) {
+      for (const argv of [
+        ['synth', '--count', '3', '--out', out],
+        [...spans, '--out', out],
+      ]) {
         const r = io();
         expect(await runCli(argv, r.io), argv.join(' ')).toBe(1);
         expect(r.err.join('')).toBe(`rlvr-rollout ${argv[0]}: ${out}: cannot write: ${why}\n`);

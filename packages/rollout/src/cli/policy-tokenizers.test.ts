@@ -11,14 +11,18 @@ import { tinyModelDir } from '../test-utils/tiny-policy.js';
 
 const runCli = (argv: string[], io: Parameters<typeof runCommands>[3]) => runCommands('rlvr-rollout', rolloutCommands, argv, io);
 
-
 function io() {
   const out: string[] = [];
   const err: string[] = [];
   return { io: { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) } }, out, err };
 }
 
-const COMPLETIONS = ['So the total is \\boxed{42}.', 'First \\boxed{1} was a guess; after checking it, $x = \\boxed{\\frac{3}{4}}$ apples.', 'No box here.', '答案是 \\boxed{12}。'];
+const COMPLETIONS = [
+  'So the total is \\boxed{42}.',
+  'First \\boxed{1} was a guess; after checking it, $x = \\boxed{\\frac{3}{4}}$ apples.',
+  'No box here.',
+  '答案是 \\boxed{12}。',
+];
 
 let dir: string;
 let model: { dir: string; remove(): void };
@@ -33,7 +37,16 @@ async function spans(spec: string, rows: number[][]): Promise<{ code: number; ro
   await writeFile(file, rows.map((completion) => JSON.stringify({ completion }) + '\n').join(''));
   const { io: x, out, err } = io();
   const code = await runCli(['spans', '--tokenizer', spec, '--in', file], x);
-  return { code, rows: out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)), err: err.join('') };
+  return {
+    code,
+    rows: out
+      .join('')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+    err: err.join(''),
+  };
 }
 
 /** The text of tokens [s, e) under a policy tokenizer. */
@@ -48,7 +61,11 @@ describe('rlvr-rollout spans with @rlvr/policy tokenizers', () => {
     expect(r.code).toBe(0);
     const got = r.rows as { spans: { open: [number, number]; content: [number, number]; close: [number, number] } | null }[];
     expect(got[2]!.spans).toBeNull();
-    for (const [i, content] of [[0, '42'], [1, '\\frac{3}{4}'], [3, '12']] as const) {
+    for (const [i, content] of [
+      [0, '42'],
+      [1, '\\frac{3}{4}'],
+      [3, '12'],
+    ] as const) {
       const s = got[i]!.spans!;
       expect(text(t, ids[i]!, [s.open[0], s.close[1]]), `completion ${i}`).toContain(`\\boxed{${content}}`);
       // the content tokens hold nothing but content (a straddling token goes to the delimiter)
@@ -100,7 +117,10 @@ describe('rlvr-rollout spans with @rlvr/policy tokenizers', () => {
     const b = await spans('model:/nonexistent/dir', [[1]]);
     expect(b.code).toBe(1);
     expect(b.err).toMatch(/--tokenizer: \/nonexistent\/dir: not a directory/);
-    const c = await spans(`model:${model.dir}`, [[1, 2], [1, 999999]]);
+    const c = await spans(`model:${model.dir}`, [
+      [1, 2],
+      [1, 999999],
+    ]);
     expect(c.code).toBe(1);
     expect(c.err).toMatch(/\.jsonl:2, field completion: token id 999999 is not in the vocabulary/);
     const { io: x, out } = io();

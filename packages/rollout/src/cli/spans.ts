@@ -31,11 +31,15 @@ const SpansRowSchema = z.object({ completion: z.array(z.number().int().nonnegati
  */
 export async function tokenBytesFromSpec(spec: string): Promise<TokenBytes> {
   if (spec.startsWith('vocab:')) return loadVocab(spec.slice('vocab:'.length));
-  const [{ loadTokenizer }, { policyTokenBytes }] = await Promise.all([import('@rlvr/policy/tokenizer'), import('../samplers/policy-token-bytes.js')]);
+  const [{ loadTokenizer }, { policyTokenBytes }] = await Promise.all([
+    import('@rlvr/policy/tokenizer'),
+    import('../samplers/policy-token-bytes.js'),
+  ]);
   try {
     return policyTokenBytes(loadTokenizer(spec), { strict: true });
   } catch (cause) {
-    if ((cause as { name?: string }).name === 'PolicyError') throw new RolloutError('invalid_tokenizer', (cause as Error).message, { field: '--tokenizer' }, { cause });
+    if ((cause as { name?: string }).name === 'PolicyError')
+      throw new RolloutError('invalid_tokenizer', (cause as Error).message, { field: '--tokenizer' }, { cause });
     throw cause;
   }
 }
@@ -44,7 +48,12 @@ export async function tokenBytesFromSpec(spec: string): Promise<TokenBytes> {
 export const spansCommand: Command = {
   summary: "token ranges of each completion's answer box",
   usage: USAGE,
-  options: { tokenizer: { type: 'string' }, in: { type: 'string' }, out: { type: 'string', short: 'o' }, which: { type: 'string', default: 'last' } },
+  options: {
+    tokenizer: { type: 'string' },
+    in: { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    which: { type: 'string', default: 'last' },
+  },
   async run({ values, io, signal }) {
     const spec = values.tokenizer as string | undefined;
     const file = values.in as string | undefined;
@@ -68,7 +77,8 @@ export const spansCommand: Command = {
           try {
             spans = locator.fromTokens(r.data.completion, vocab);
           } catch (e) {
-            if (e instanceof RolloutError) throw new RolloutError(e.code, e.message, { file: name, line, field: 'completion' }, { cause: e });
+            if (e instanceof RolloutError)
+              throw new RolloutError(e.code, e.message, { file: name, line, field: 'completion' }, { cause: e });
             throw e;
           }
           yield JSON.stringify({ spans }) + '\n';

@@ -21,7 +21,13 @@ const USAGE = `usage: rlvr-rollout synth --count N [--seed S] [--from I] [--opti
 export const synthCommand: Command = {
   summary: 'write seeded synthetic arithmetic tasks as JSONL',
   usage: USAGE,
-  options: { count: { type: 'string' }, seed: { type: 'string', default: '0' }, from: { type: 'string', default: '0' }, options: { type: 'string', default: '{}' }, out: { type: 'string', short: 'o' } },
+  options: {
+    count: { type: 'string' },
+    seed: { type: 'string', default: '0' },
+    from: { type: 'string', default: '0' },
+    options: { type: 'string', default: '{}' },
+    out: { type: 'string', short: 'o' },
+  },
   async run({ values, io, signal }) {
     const count = intFlag(values, 'count', { min: 1, max: MAX_SYNTH_COUNT });
     if (count === undefined) throw usageError('is required', 'count');

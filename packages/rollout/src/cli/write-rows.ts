@@ -5,7 +5,12 @@ import type { AtomicWriter, CliIo } from '@rlvr/core';
  * or into `writer`, committed only when every row is written (aborted, leaving nothing, on any
  * error or interruption).
  */
-export async function writeRows(rows: AsyncIterable<string> | Iterable<string>, writer: AtomicWriter | undefined, io: CliIo, signal: AbortSignal): Promise<void> {
+export async function writeRows(
+  rows: AsyncIterable<string> | Iterable<string>,
+  writer: AtomicWriter | undefined,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<void> {
   try {
     for await (const text of rows) {
       signal.throwIfAborted();

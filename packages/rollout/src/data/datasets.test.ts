@@ -9,7 +9,11 @@ import { RolloutError } from '../errors.js';
 
 const FIX = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
 const fx = (name: string) => join(FIX, name);
-const rawRows = async (name: string) => (await readFile(fx(name), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const rawRows = async (name: string) =>
+  (await readFile(fx(name), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('dataset presets on benchmark samples', () => {
   it.each([
@@ -45,7 +49,18 @@ describe('dataset presets on benchmark samples', () => {
 
   it('olympiadbench joins the final_answer list', async () => {
     const tasks = await loadTasks(fx('olympiadbench.jsonl'), 'olympiadbench');
-    expect(tasks.map((t) => t.answer)).toEqual(['$12$', '$2$, $3$', '$\\frac{5}{6}$', '$60$', '$(-1,3)$', '$y=2 x+1$', '9', '$5$', '$30$', '$3$, $4$']);
+    expect(tasks.map((t) => t.answer)).toEqual([
+      '$12$',
+      '$2$, $3$',
+      '$\\frac{5}{6}$',
+      '$60$',
+      '$(-1,3)$',
+      '$y=2 x+1$',
+      '9',
+      '$5$',
+      '$30$',
+      '$3$, $4$',
+    ]);
     expect(tasks[1]!.question).toBe('Solve $x^2-5x+6=0$.');
   });
 
@@ -94,29 +109,41 @@ describe('custom mappings and bad rows', () => {
     ['{"question": "x", "answer": "7"}', 'gsm8k', 'field answer', '"#### answer"'],
     ['{"question": "x", "final_answer": NaN}', 'olympiadbench', '', 'not JSON'],
     ['[1, 2]', 'olympiadbench', '', 'expected a JSON object'],
-  ] as [string, DatasetPreset, string, string][])('stops at a bad row with file, line and field: %s', async (bad, preset, field, message) => {
-    const good = '{"id": 1, "unique_id": "u1", "idx": 0, "problem": "p", "question": "p", "answer": "1 #### 1", "final_answer": ["1"], "solution": "\\\\boxed{1}"}';
-    const f = await file([good, good, bad, good]);
-    const seen: number[] = [];
-    let err: unknown;
-    try {
-      for await (const t of readTasks(f, preset)) seen.push(t.line);
-    } catch (e) {
-      err = e;
-    }
-    expect(seen).toEqual([1, 2]);
-    // a line that is not JSON is core's reader error; a row without the fields is ours
-    expect(err).toBeInstanceOf(message === 'not JSON' ? CoreError : RolloutError);
-    const e = err as RolloutError;
-    expect(e.code).toBe(message === 'not JSON' ? 'read_failed' : 'invalid_row');
-    expect(e.location).toMatchObject({ file: f, line: 3 });
-    expect(e.message).toContain(`${f}:3${field ? ', ' + field : ''}: `);
-    expect(e.message).toContain(message);
-  });
+  ] as [string, DatasetPreset, string, string][])(
+    'stops at a bad row with file, line and field: %s',
+    async (bad, preset, field, message) => {
+      const good =
+        '{"id": 1, "unique_id": "u1", "idx": 0, "problem": "p", "question": "p", "answer": "1 #### 1", "final_answer": ["1"], "solution": "\\\\boxed{1}"}';
+      const f = await file([good, good, bad, good]);
+      const seen: number[] = [];
+      let err: unknown;
+      try {
+        for await (const t of readTasks(f, preset)) seen.push(t.line);
+      } catch (e) {
+        err = e;
+      }
+      expect(seen).toEqual([1, 2]);
+      // a line that is not JSON is core's reader error; a row without the fields is ours
+      expect(err).toBeInstanceOf(message === 'not JSON' ? CoreError : RolloutError);
+      const e = err as RolloutError;
+      expect(e.code).toBe(message === 'not JSON' ? 'read_failed' : 'invalid_row');
+      expect(e.location).toMatchObject({ file: f, line: 3 });
+      expect(e.message).toContain(`${f}:3${field ? ', ' + field : ''}: `);
+      expect(e.message).toContain(message);
+    },
+  );
 
   it('rejects unknown presets and bad mappings before reading', async () => {
-    await expect(loadTasks('/nonexistent', 'math501' as DatasetPreset)).rejects.toThrow(/dataset preset.*must be one of "deepmath", "math500"/);
-    await expect(loadTasks('/nonexistent', { question: 'q', answer: 'a', answerFormat: 'csv' as 'value' })).rejects.toBeInstanceOf(CoreError);
-    await expect(loadTasks('/nonexistent/x.jsonl', 'math500')).rejects.toMatchObject({ code: 'read_failed', location: { file: '/nonexistent/x.jsonl' }, message: '/nonexistent/x.jsonl: cannot read: no such file' });
+    await expect(loadTasks('/nonexistent', 'math501' as DatasetPreset)).rejects.toThrow(
+      /dataset preset.*must be one of "deepmath", "math500"/,
+    );
+    await expect(loadTasks('/nonexistent', { question: 'q', answer: 'a', answerFormat: 'csv' as 'value' })).rejects.toBeInstanceOf(
+      CoreError,
+    );
+    await expect(loadTasks('/nonexistent/x.jsonl', 'math500')).rejects.toMatchObject({
+      code: 'read_failed',
+      location: { file: '/nonexistent/x.jsonl' },
+      message: '/nonexistent/x.jsonl: cannot read: no such file',
+    });
   });
 });

@@ -110,17 +110,20 @@ function readAnswer(v: unknown, m: FieldMapping, loc: { file?: string; line: num
     case 'value':
       return scalar(v, loc);
     case 'list': {
-      if (!Array.isArray(v) || v.length === 0) throw new RolloutError('invalid_row', `expected a non-empty list of answers, got ${describe(v)}`, loc);
+      if (!Array.isArray(v) || v.length === 0)
+        throw new RolloutError('invalid_row', `expected a non-empty list of answers, got ${describe(v)}`, loc);
       return v.map((x, i) => scalar(x, { ...loc, field: `${loc.field}.${i}` })).join(', ');
     }
     case 'last_boxed': {
       if (typeof v !== 'string') throw new RolloutError('invalid_row', `expected a solution string, got ${describe(v)}`, loc);
       const boxed = lastAnswer(v);
-      if (boxed === null) throw new RolloutError('invalid_row', 'the solution has no balanced \\boxed{...} to take the gold answer from', loc);
+      if (boxed === null)
+        throw new RolloutError('invalid_row', 'the solution has no balanced \\boxed{...} to take the gold answer from', loc);
       return boxed;
     }
     case 'after_hashes': {
-      if (typeof v !== 'string') throw new RolloutError('invalid_row', `expected a solution string with "#### answer", got ${describe(v)}`, loc);
+      if (typeof v !== 'string')
+        throw new RolloutError('invalid_row', `expected a solution string with "#### answer", got ${describe(v)}`, loc);
       const k = v.lastIndexOf('####');
       const answer = k < 0 ? '' : v.slice(k + 4).trim();
       if (answer === '') throw new RolloutError('invalid_row', 'expected "#### answer" at the end of the solution', loc);

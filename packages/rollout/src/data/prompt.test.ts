@@ -49,7 +49,9 @@ describe('promptBuilder', () => {
     expect(chatmlTemplate(msgs.slice(1), { addGenerationPrompt: true, enableThinking: true })).toBe(
       `<|im_start|>user\nQ ${BOXED_INSTRUCTION}<|im_end|>\n<|im_start|>assistant\n`,
     );
-    expect(plainChatTemplate([{ role: 'assistant', content: 'A' }], { addGenerationPrompt: false, enableThinking: false })).toBe('Assistant: A');
+    expect(plainChatTemplate([{ role: 'assistant', content: 'A' }], { addGenerationPrompt: false, enableThinking: false })).toBe(
+      'Assistant: A',
+    );
   });
 
   it('rejects bad options', () => {

@@ -10,7 +10,12 @@ const PHRASES: [RegExp, (x: bigint, n: bigint) => bigint][] = [
   [/^gets (\d+) times as many$/, (x, n) => x * n],
   [/^splits them into (\d+) equal groups and keeps one$/, (x, n) => (x % n === 0n ? x / n : -1n)],
 ];
-const LINE: Record<string, (a: bigint, b: bigint) => bigint> = { '+': (a, b) => a + b, '-': (a, b) => a - b, '*': (a, b) => a * b, '/': (a, b) => (a % b === 0n ? a / b : -1n) };
+const LINE: Record<string, (a: bigint, b: bigint) => bigint> = {
+  '+': (a, b) => a + b,
+  '-': (a, b) => a - b,
+  '*': (a, b) => a * b,
+  '/': (a, b) => (a % b === 0n ? a / b : -1n),
+};
 
 /** Recompute the answer from the question text alone, in BigInt, independently of the generator. */
 function answerFromQuestion(q: string): bigint {
@@ -53,7 +58,11 @@ describe('syntheticGenerator', () => {
   });
 
   it('answers are right: recomputed from the question text and from every solution line', () => {
-    for (const options of [{}, { operations: ['add', 'sub', 'mul', 'div'] as const, minSteps: 1, maxSteps: 6, digits: 3 }, { operations: ['div'] as const, digits: 1 }]) {
+    for (const options of [
+      {},
+      { operations: ['add', 'sub', 'mul', 'div'] as const, minSteps: 1, maxSteps: 6, digits: 3 },
+      { operations: ['div'] as const, digits: 1 },
+    ]) {
       const gen = syntheticGenerator({ ...options, operations: options.operations ? [...options.operations] : undefined });
       for (const t of gen.tasks('check', 300)) {
         expect(String(answerFromQuestion(t.question))).toBe(t.answer);
@@ -93,9 +102,16 @@ describe('syntheticGenerator', () => {
     expect(tasks.every((t) => t.start >= 1 && t.start <= 9)).toBe(true);
     const ops = new Set(tasks.flatMap((t) => t.steps.map((s) => s.op)));
     expect([...ops].sort()).toEqual(['mul', 'sub']);
-    expect(tasks.flatMap((t) => t.steps).filter((s) => s.op === 'mul').every((s) => s.operand === 2 || s.operand === 3)).toBe(true);
+    expect(
+      tasks
+        .flatMap((t) => t.steps)
+        .filter((s) => s.op === 'mul')
+        .every((s) => s.operand === 2 || s.operand === 3),
+    ).toBe(true);
     // with subtraction alone, a total of 1 cannot shrink: that step adds instead
-    const subOnly = syntheticGenerator({ minSteps: 4, maxSteps: 4, digits: 1, operations: ['sub'] }).tasks(7, 200).flatMap((t) => t.steps);
+    const subOnly = syntheticGenerator({ minSteps: 4, maxSteps: 4, digits: 1, operations: ['sub'] })
+      .tasks(7, 200)
+      .flatMap((t) => t.steps);
     expect(subOnly.some((s) => s.op === 'add')).toBe(true);
     expect(subOnly.filter((s) => s.op === 'add').every((s) => s.before === 1)).toBe(true);
     const big = syntheticGenerator({ digits: 4 }).tasks(7, 200);
@@ -106,16 +122,21 @@ describe('syntheticGenerator', () => {
   it('a wrong intermediate result carried through the remaining steps changes the final answer', () => {
     const gen = syntheticGenerator({ operations: ['add', 'sub', 'mul', 'div'], maxSteps: 5 });
     fc.assert(
-      fc.property(fc.nat(10_000), fc.nat(), fc.integer({ min: -50, max: 50 }).filter((d) => d !== 0), (index, k, delta) => {
-        const t = gen.task('err', index);
-        const from = k % t.steps.length;
-        // carry a wrong result of step `from` through the rest, as a model copying its own slip would
-        let x = t.steps[from]!.after + delta;
-        for (const s of t.steps.slice(from + 1)) {
-          x = s.op === 'add' ? x + s.operand : s.op === 'sub' ? x - s.operand : s.op === 'mul' ? x * s.operand : x / s.operand;
-        }
-        expect(x).not.toBe(Number(t.answer));
-      }),
+      fc.property(
+        fc.nat(10_000),
+        fc.nat(),
+        fc.integer({ min: -50, max: 50 }).filter((d) => d !== 0),
+        (index, k, delta) => {
+          const t = gen.task('err', index);
+          const from = k % t.steps.length;
+          // carry a wrong result of step `from` through the rest, as a model copying its own slip would
+          let x = t.steps[from]!.after + delta;
+          for (const s of t.steps.slice(from + 1)) {
+            x = s.op === 'add' ? x + s.operand : s.op === 'sub' ? x - s.operand : s.op === 'mul' ? x * s.operand : x / s.operand;
+          }
+          expect(x).not.toBe(Number(t.answer));
+        },
+      ),
       { numRuns: 500, seed: 3 },
     );
   });

@@ -155,12 +155,29 @@ export class DecodeBatch implements DecodeExecutor {
     const old = this.cache;
     const oldLen = old.length;
     const S = Math.max(oldLen, P);
-    const padKeys = (t: tf.Tensor4D, by: number): tf.Tensor4D => (by === 0 ? t : (tf.pad(t, [[0, 0], [0, 0], [by, 0], [0, 0]]) as tf.Tensor4D));
-    const padMask = (t: tf.Tensor2D, by: number): tf.Tensor2D => (by === 0 ? t : (tf.pad(t, [[0, 0], [by, 0]]) as tf.Tensor2D));
+    const padKeys = (t: tf.Tensor4D, by: number): tf.Tensor4D =>
+      by === 0
+        ? t
+        : (tf.pad(t, [
+            [0, 0],
+            [0, 0],
+            [by, 0],
+            [0, 0],
+          ]) as tf.Tensor4D);
+    const padMask = (t: tf.Tensor2D, by: number): tf.Tensor2D =>
+      by === 0
+        ? t
+        : (tf.pad(t, [
+            [0, 0],
+            [by, 0],
+          ]) as tf.Tensor2D);
     const merged = tf.tidy(() => ({
       layers: old.layers.map((l, i) => {
         const f = fresh.cache.layers[i]!;
-        return { k: tf.concat([padKeys(l.k, S - oldLen), padKeys(f.k, S - P)], 0) as tf.Tensor4D, v: tf.concat([padKeys(l.v, S - oldLen), padKeys(f.v, S - P)], 0) as tf.Tensor4D };
+        return {
+          k: tf.concat([padKeys(l.k, S - oldLen), padKeys(f.k, S - P)], 0) as tf.Tensor4D,
+          v: tf.concat([padKeys(l.v, S - oldLen), padKeys(f.v, S - P)], 0) as tf.Tensor4D,
+        };
       }),
       keyMask: tf.concat([padMask(old.keyMask, S - oldLen), padMask(fresh.cache.keyMask, S - P)], 0) as tf.Tensor2D,
       logits: tf.concat([liveLogits, fresh.logits], 0) as tf.Tensor2D,
@@ -200,7 +217,10 @@ export class DecodeBatch implements DecodeExecutor {
     const S = cache.length;
     const old = cache.layers;
     const oldMask = cache.keyMask;
-    cache.layers = old.map((l) => ({ k: tf.slice(l.k, [0, 0, cut, 0], [-1, -1, S - cut, -1]) as tf.Tensor4D, v: tf.slice(l.v, [0, 0, cut, 0], [-1, -1, S - cut, -1]) as tf.Tensor4D }));
+    cache.layers = old.map((l) => ({
+      k: tf.slice(l.k, [0, 0, cut, 0], [-1, -1, S - cut, -1]) as tf.Tensor4D,
+      v: tf.slice(l.v, [0, 0, cut, 0], [-1, -1, S - cut, -1]) as tf.Tensor4D,
+    }));
     cache.keyMask = tf.slice(oldMask, [0, cut], [-1, S - cut]) as tf.Tensor2D;
     for (const l of old) tf.dispose([l.k, l.v]);
     oldMask.dispose();

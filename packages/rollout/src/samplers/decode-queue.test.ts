@@ -12,7 +12,15 @@ beforeAll(async () => {
 });
 afterAll(() => tiny.dispose());
 
-const params = (over: Partial<DecodeParams> = {}): DecodeParams => ({ temperature: 0.9, topP: 0.95, topK: 0, maxNewTokens: 12, stop: [], seed: 3, ...over });
+const params = (over: Partial<DecodeParams> = {}): DecodeParams => ({
+  temperature: 0.9,
+  topP: 0.95,
+  topK: 0,
+  maxNewTokens: 12,
+  stop: [],
+  seed: 3,
+  ...over,
+});
 const PROMPTS = ['Ann', 'Ben has 12 apples.', 'Tom has 80 stones. He buys 53 more, then gives away 59.', 'Sue has', 'Kim has 7 pens.'];
 
 /** An executor that counts the rows it was given, around a real batch. */
@@ -40,7 +48,9 @@ class Counting implements DecodeExecutor {
 function rows(n: number, over: Partial<DecodeParams> = {}): DecodeRow[] {
   const bytes = policyTokenBytes(tiny.tokenizer);
   const eos = new Set([tiny.tokenizer.specialId('<|im_end|>')!]);
-  return PROMPTS.flatMap((p, i) => Array.from({ length: n }, (_, j) => new DecodeRow(tiny.tokenizer.encode(p), params({ seed: 10 + i, ...over }), j, eos, bytes)));
+  return PROMPTS.flatMap((p, i) =>
+    Array.from({ length: n }, (_, j) => new DecodeRow(tiny.tokenizer.encode(p), params({ seed: 10 + i, ...over }), j, eos, bytes)),
+  );
 }
 
 const batch = (capacity: number) => new DecodeBatch(tiny.model, { capacity, padTokenId: 0, kvCache: true });
@@ -57,7 +67,8 @@ describe('DecodeQueue', () => {
     expect(b.admitted).toBeGreaterThan(0);
     expect(a.admitted + b.admitted).toBe(15);
     expect(two.map((r) => r.tokens)).toEqual(one.map((r) => r.tokens));
-    for (let i = 0; i < one.length; i++) for (let t = 0; t < one[i]!.logprobs.length; t++) expect(two[i]!.logprobs[t]).toBeCloseTo(one[i]!.logprobs[t]!, 5);
+    for (let i = 0; i < one.length; i++)
+      for (let t = 0; t < one[i]!.logprobs.length; t++) expect(two[i]!.logprobs[t]).toBeCloseTo(one[i]!.logprobs[t]!, 5);
   });
 
   it('refills the batch as rows end (continuous batching): a small batch gives the tokens of one large enough for all', async () => {

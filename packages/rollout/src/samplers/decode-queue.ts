@@ -54,11 +54,13 @@ export class DecodeQueue {
       const owner: Pending = { rows, left: rows.length, started: false, resolve, reject };
       const onAbort = (): void => this.cancel(owner, signal!.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      const settle = <T>(fn: (v: T) => void) => (v: T): void => {
-        signal?.removeEventListener('abort', onAbort);
-        this.requests.delete(owner);
-        fn(v);
-      };
+      const settle =
+        <T>(fn: (v: T) => void) =>
+        (v: T): void => {
+          signal?.removeEventListener('abort', onAbort);
+          this.requests.delete(owner);
+          fn(v);
+        };
       owner.resolve = settle(resolve);
       owner.reject = settle(reject);
       this.requests.add(owner);

@@ -75,7 +75,14 @@ export class DecodeRow {
    * @param eos    ids that end a completion (unless `ignoreEos`)
    * @param bytes  the bytes each token adds to the text (special tokens: none, unless the server keeps them)
    */
-  constructor(prompt: readonly number[], params: DecodeParams, index: number, eos: ReadonlySet<number>, bytes: TokenBytes, onToken?: RowListener) {
+  constructor(
+    prompt: readonly number[],
+    params: DecodeParams,
+    index: number,
+    eos: ReadonlySet<number>,
+    bytes: TokenBytes,
+    onToken?: RowListener,
+  ) {
     this.prompt = prompt;
     this.params = params;
     this.rng = new Rng(`policy|${params.seed}|${index}`);
@@ -124,7 +131,13 @@ export class DecodeRow {
     const p = this.params;
     const rep = p.repetitionPenalty ?? 1;
     const masksEos = (p.minTokens ?? 0) > this.tokens.length;
-    const active = this.allowed !== null || (p.logitBias?.size ?? 0) > 0 || masksEos || rep !== 1 || (p.frequencyPenalty ?? 0) !== 0 || (p.presencePenalty ?? 0) !== 0;
+    const active =
+      this.allowed !== null ||
+      (p.logitBias?.size ?? 0) > 0 ||
+      masksEos ||
+      rep !== 1 ||
+      (p.frequencyPenalty ?? 0) !== 0 ||
+      (p.presencePenalty ?? 0) !== 0;
     if (!active) return logits;
     this.scratch ??= new Float32Array(logits.length);
     const x = this.scratch;

@@ -34,7 +34,10 @@ const CompletionChoiceSchema = z.looseObject({
   prompt_token_ids: Ids.nullable().optional(),
 });
 
-const UsageSchema = z.looseObject({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative().optional() });
+const UsageSchema = z.looseObject({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative().optional(),
+});
 
 export const CompletionResponseSchema = z.looseObject({
   choices: z.array(CompletionChoiceSchema),
@@ -76,10 +79,19 @@ export interface RequestMode {
 const DEFAULT_MODE: RequestMode = { stream: false, echo: false, returns: 'tokens' };
 
 /** Whether a completions request for this prompt echoes it: text prompts only (token prompts are known). */
-export const echoes = (endpoint: Endpoint, prompt: SamplePrompt, mode: RequestMode): boolean => mode.echo && endpoint === 'completions' && prompt.tokens === undefined;
+export const echoes = (endpoint: Endpoint, prompt: SamplePrompt, mode: RequestMode): boolean =>
+  mode.echo && endpoint === 'completions' && prompt.tokens === undefined;
 
 /** The JSON body of one request for `n` completions of a prompt; `extra` adds fields (it cannot replace the ones set here). */
-export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePrompt, n: number, p: SamplingParams, extra: Record<string, unknown>, mode: RequestMode = DEFAULT_MODE): Record<string, unknown> {
+export function requestBody(
+  endpoint: Endpoint,
+  model: string,
+  prompt: SamplePrompt,
+  n: number,
+  p: SamplingParams,
+  extra: Record<string, unknown>,
+  mode: RequestMode = DEFAULT_MODE,
+): Record<string, unknown> {
   const body: Record<string, unknown> = { model, n, max_tokens: p.maxNewTokens, temperature: p.temperature, top_p: p.topP, seed: p.seed };
   if (p.topK > 0) body.top_k = p.topK; // vLLM / SGLang extension; left out when off
   if (p.stop.length > 0) body.stop = [...p.stop];
@@ -92,7 +104,8 @@ export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePro
     if (tokens) body.logprobs = 0; // the sampled token's log-prob only
     if (echoes(endpoint, prompt, mode)) body.echo = true; // the prompt's ids come back before the completion's
   } else {
-    if (prompt.messages === undefined) throw new RolloutError('invalid_row', 'a /v1/chat/completions prompt needs messages', { field: 'prompt' });
+    if (prompt.messages === undefined)
+      throw new RolloutError('invalid_row', 'a /v1/chat/completions prompt needs messages', { field: 'prompt' });
     body.messages = prompt.messages.map((m) => ({ role: m.role, content: m.content }));
     if (tokens) Object.assign(body, { logprobs: true, top_logprobs: 0 });
   }
@@ -107,21 +120,39 @@ export function requestBody(endpoint: Endpoint, model: string, prompt: SamplePro
  * finish reason and no tokens, and `completionTokens` is the response's `usage.completion_tokens`.
  * Throws `RolloutError('invalid_response')` naming what is wrong.
  */
-export function parseResponse(endpoint: Endpoint, json: unknown, prompt: SamplePrompt, n: number, how: { echo?: boolean; returns?: Returns } = {}): PromptSamples {
+export function parseResponse(
+  endpoint: Endpoint,
+  json: unknown,
+  prompt: SamplePrompt,
+  n: number,
+  how: { echo?: boolean; returns?: Returns } = {},
+): PromptSamples {
   const echo = how.echo === true;
   const schema = endpoint === 'completions' ? CompletionResponseSchema : ChatResponseSchema;
   const r = schema.safeParse(json);
-  if (!r.success) throw new RolloutError('invalid_response', `response does not match the ${endpoint} protocol: ${formatZodIssues(r.error.issues)}`, {}, { cause: r.error });
+  if (!r.success)
+    throw new RolloutError(
+      'invalid_response',
+      `response does not match the ${endpoint} protocol: ${formatZodIssues(r.error.issues)}`,
+      {},
+      { cause: r.error },
+    );
   const choices = r.data.choices;
-  if (choices.length !== n) throw new RolloutError('invalid_response', `asked for n=${n} completions, got ${choices.length} choices`, { field: 'choices' });
+  if (choices.length !== n)
+    throw new RolloutError('invalid_response', `asked for n=${n} completions, got ${choices.length} choices`, { field: 'choices' });
   if (how.returns === 'text') return textSamples(endpoint, r.data, prompt, n);
   const byIndex: (SampledCompletion | undefined)[] = new Array(n);
   let echoed: number[] | undefined;
   for (const c of choices) {
     const at = { field: `choices.${c.index}` };
-    if (c.index >= n || byIndex[c.index] !== undefined) throw new RolloutError('invalid_response', `choice index ${c.index} is out of range or repeated`, at);
+    if (c.index >= n || byIndex[c.index] !== undefined)
+      throw new RolloutError('invalid_response', `choice index ${c.index} is out of range or repeated`, at);
     if (endpoint === 'completions' && echo) {
-      const split = splitEcho(c as CompletionChoice, prompt.text ?? '', (r.data as { usage?: { prompt_tokens: number } | null }).usage?.prompt_tokens);
+      const split = splitEcho(
+        c as CompletionChoice,
+        prompt.text ?? '',
+        (r.data as { usage?: { prompt_tokens: number } | null }).usage?.prompt_tokens,
+      );
       if (echoed !== undefined && (split.prompt.length !== echoed.length || split.prompt.some((id, i) => id !== echoed![i]))) {
         throw new RolloutError('invalid_response', 'the choices echo different prompt tokens', at);
       }
@@ -135,32 +166,73 @@ export function parseResponse(endpoint: Endpoint, json: unknown, prompt: SampleP
 }
 
 /** Text-only completions (no token ids asked): text and finish per choice, the token count from `usage`. */
-function textSamples(endpoint: Endpoint, data: { choices: unknown[]; usage?: { completion_tokens?: number | undefined } | null | undefined; prompt_token_ids?: number[] | null | undefined }, prompt: SamplePrompt, n: number): PromptSamples {
+function textSamples(
+  endpoint: Endpoint,
+  data: {
+    choices: unknown[];
+    usage?: { completion_tokens?: number | undefined } | null | undefined;
+    prompt_token_ids?: number[] | null | undefined;
+  },
+  prompt: SamplePrompt,
+  n: number,
+): PromptSamples {
   const count = data.usage?.completion_tokens;
-  if (count === undefined) throw new RolloutError('invalid_response', 'no usage.completion_tokens in the response: ask for token ids (returns: "tokens") from this server', { field: 'usage' });
+  if (count === undefined)
+    throw new RolloutError(
+      'invalid_response',
+      'no usage.completion_tokens in the response: ask for token ids (returns: "tokens") from this server',
+      { field: 'usage' },
+    );
   const byIndex: (SampledCompletion | undefined)[] = new Array(n);
   for (const choice of data.choices) {
     const c = choice as CompletionChoice | ChatChoice;
-    if (c.index >= n || byIndex[c.index] !== undefined) throw new RolloutError('invalid_response', `choice index ${c.index} is out of range or repeated`, { field: `choices.${c.index}` });
+    if (c.index >= n || byIndex[c.index] !== undefined)
+      throw new RolloutError('invalid_response', `choice index ${c.index} is out of range or repeated`, { field: `choices.${c.index}` });
     const finish = FINISH.get(c.finish_reason ?? '');
     const text = endpoint === 'completions' ? (c as CompletionChoice).text : ((c as ChatChoice).message.content ?? '');
-    byIndex[c.index] = finish === undefined ? { tokens: [], finish: 'error', error: `server ended the completion with finish_reason ${JSON.stringify(c.finish_reason)}` } : { tokens: [], finish, text };
+    byIndex[c.index] =
+      finish === undefined
+        ? { tokens: [], finish: 'error', error: `server ended the completion with finish_reason ${JSON.stringify(c.finish_reason)}` }
+        : { tokens: [], finish, text };
   }
-  return { promptTokens: prompt.tokens ?? data.prompt_token_ids ?? [], completions: byIndex as SampledCompletion[], completionTokens: count };
+  return {
+    promptTokens: prompt.tokens ?? data.prompt_token_ids ?? [],
+    completions: byIndex as SampledCompletion[],
+    completionTokens: count,
+  };
 }
 
 /** An echoed choice: the prompt's `promptTokens` ids and text first, then the completion. */
-function splitEcho(c: CompletionChoice, promptText: string, promptTokens: number | undefined): { prompt: number[]; choice: CompletionChoice } {
+function splitEcho(
+  c: CompletionChoice,
+  promptText: string,
+  promptTokens: number | undefined,
+): { prompt: number[]; choice: CompletionChoice } {
   const field = `choices.${c.index}`;
-  if (promptTokens === undefined) throw new RolloutError('invalid_response', 'an echoed response needs usage.prompt_tokens to tell the prompt from the completion', { field: 'usage' });
-  if (!c.text.startsWith(promptText)) throw new RolloutError('invalid_response', 'the echoed text does not start with the prompt (was echo ignored by the server?)', { field: `${field}.text` });
+  if (promptTokens === undefined)
+    throw new RolloutError('invalid_response', 'an echoed response needs usage.prompt_tokens to tell the prompt from the completion', {
+      field: 'usage',
+    });
+  if (!c.text.startsWith(promptText))
+    throw new RolloutError('invalid_response', 'the echoed text does not start with the prompt (was echo ignored by the server?)', {
+      field: `${field}.text`,
+    });
   const lp = c.logprobs;
-  if (lp == null) throw new RolloutError('invalid_response', 'no log-probs in the choice (was logprobs ignored by the server?)', { field: `${field}.logprobs` });
+  if (lp == null)
+    throw new RolloutError('invalid_response', 'no log-probs in the choice (was logprobs ignored by the server?)', {
+      field: `${field}.logprobs`,
+    });
   const ids = tokenIdsFromStrings(lp.tokens, `${field}.logprobs.tokens`);
-  if (ids.length < promptTokens) throw new RolloutError('invalid_response', `${ids.length} echoed tokens, fewer than the ${promptTokens} prompt tokens`, { field: `${field}.logprobs.tokens` });
+  if (ids.length < promptTokens)
+    throw new RolloutError('invalid_response', `${ids.length} echoed tokens, fewer than the ${promptTokens} prompt tokens`, {
+      field: `${field}.logprobs.tokens`,
+    });
   const rest = { ...lp, tokens: lp.tokens.slice(promptTokens), token_logprobs: lp.token_logprobs.slice(promptTokens) };
   const tokenIds = c.token_ids == null ? c.token_ids : c.token_ids.slice(c.token_ids.length - rest.tokens.length);
-  return { prompt: ids.slice(0, promptTokens), choice: { ...c, text: c.text.slice(promptText.length), logprobs: rest, token_ids: tokenIds } };
+  return {
+    prompt: ids.slice(0, promptTokens),
+    choice: { ...c, text: c.text.slice(promptText.length), logprobs: rest, token_ids: tokenIds },
+  };
 }
 
 type CompletionChoice = z.infer<typeof CompletionChoiceSchema>;
@@ -169,28 +241,53 @@ type ChatChoice = z.infer<typeof ChatChoiceSchema>;
 function fromCompletionChoice(c: CompletionChoice): SampledCompletion {
   const lp = c.logprobs ?? null;
   const logprobs = lp?.token_logprobs;
-  if (logprobs === undefined) throw new RolloutError('invalid_response', 'no log-probs in the choice (was logprobs ignored by the server?)', { field: `choices.${c.index}.logprobs` });
+  if (logprobs === undefined)
+    throw new RolloutError('invalid_response', 'no log-probs in the choice (was logprobs ignored by the server?)', {
+      field: `choices.${c.index}.logprobs`,
+    });
   const ids = c.token_ids ?? tokenIdsFromStrings(lp!.tokens, `choices.${c.index}.logprobs.tokens`);
   return completion(c.index, ids, logprobs, c.finish_reason, c.text);
 }
 
 function fromChatChoice(c: ChatChoice): SampledCompletion {
   const content = c.logprobs?.content ?? null;
-  if (content === null) throw new RolloutError('invalid_response', 'no log-probs in the choice (was logprobs ignored by the server?)', { field: `choices.${c.index}.logprobs` });
-  const ids = c.token_ids ?? tokenIdsFromStrings(content.map((x) => x.token), `choices.${c.index}.logprobs.content`);
-  return completion(c.index, ids, content.map((x) => x.logprob), c.finish_reason, c.message.content ?? '');
+  if (content === null)
+    throw new RolloutError('invalid_response', 'no log-probs in the choice (was logprobs ignored by the server?)', {
+      field: `choices.${c.index}.logprobs`,
+    });
+  const ids =
+    c.token_ids ??
+    tokenIdsFromStrings(
+      content.map((x) => x.token),
+      `choices.${c.index}.logprobs.content`,
+    );
+  return completion(
+    c.index,
+    ids,
+    content.map((x) => x.logprob),
+    c.finish_reason,
+    c.message.content ?? '',
+  );
 }
 
-function completion(index: number, ids: readonly number[], logprobs: readonly (number | null)[], finishReason: string | null, text: string): SampledCompletion {
+function completion(
+  index: number,
+  ids: readonly number[],
+  logprobs: readonly (number | null)[],
+  finishReason: string | null,
+  text: string,
+): SampledCompletion {
   const field = `choices.${index}`;
-  if (ids.length !== logprobs.length) throw new RolloutError('invalid_response', `${ids.length} token ids but ${logprobs.length} log-probs`, { field });
+  if (ids.length !== logprobs.length)
+    throw new RolloutError('invalid_response', `${ids.length} token ids but ${logprobs.length} log-probs`, { field });
   const lps = logprobs.map((x, t) => {
     if (x === null) throw new RolloutError('invalid_response', `log-prob of token ${t} is null`, { field });
     return x;
   });
   // an own-property lookup: "constructor" or "__proto__" are not finish reasons
   const finish = FINISH.get(finishReason ?? '');
-  if (finish === undefined) return { tokens: [], finish: 'error', error: `server ended the completion with finish_reason ${JSON.stringify(finishReason)}` };
+  if (finish === undefined)
+    return { tokens: [], finish: 'error', error: `server ended the completion with finish_reason ${JSON.stringify(finishReason)}` };
   return { tokens: ids, logprobs: lps, finish, text };
 }
 
@@ -203,10 +300,15 @@ function tokenIdsFromStrings(tokens: readonly string[], field: string): number[]
   return tokens.map((s, t) => {
     const m = /^token_id:(\d{1,10})$/.exec(s);
     if (m === null) {
-      throw new RolloutError('invalid_response', `token ${t} is ${JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)}, not "token_id:N": the server must support return_tokens_as_token_ids`, { field });
+      throw new RolloutError(
+        'invalid_response',
+        `token ${t} is ${JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)}, not "token_id:N": the server must support return_tokens_as_token_ids`,
+        { field },
+      );
     }
     const id = Number(m[1]);
-    if (id > MAX_TOKEN_ID) throw new RolloutError('invalid_response', `token ${t} has id ${m[1]}, over the largest token id ${MAX_TOKEN_ID}`, { field });
+    if (id > MAX_TOKEN_ID)
+      throw new RolloutError('invalid_response', `token ${t} has id ${m[1]}, over the largest token id ${MAX_TOKEN_ID}`, { field });
     return id;
   });
 }

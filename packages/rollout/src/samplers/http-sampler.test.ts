@@ -26,7 +26,11 @@ const params = { temperature: 1, topP: 1, topK: 0, maxNewTokens: 64, stop: [], s
 
 describeSamplerContract('http /v1/completions (token-id prompts) against the vLLM protocol double', async () => {
   const s = await server();
-  return { sampler: httpSampler({ baseUrl: s.url, model: 'fake-model', ...FAST }), prompts: [{ tokens: [5, 6, 7] }, { tokens: [8] }, { tokens: [9, 9] }], stop: 'The answer' };
+  return {
+    sampler: httpSampler({ baseUrl: s.url, model: 'fake-model', ...FAST }),
+    prompts: [{ tokens: [5, 6, 7] }, { tokens: [8] }, { tokens: [9, 9] }],
+    stop: 'The answer',
+  };
 });
 
 describeSamplerContract('http /v1/chat/completions against the vLLM protocol double', async () => {
@@ -46,8 +50,18 @@ describe('httpSampler: protocol', () => {
     expect(s.requests).toHaveLength(1);
     expect(s.requests[0]!.path).toBe('/v1/completions');
     expect(s.requests[0]!.body).toEqual({
-      model: 'fake-model', prompt: [1, 2, 3], n: 3, max_tokens: 64, temperature: 1, top_p: 1, top_k: 20, seed: 5,
-      stop: ['\n\n'], logprobs: 0, return_tokens_as_token_ids: true, repetition_penalty: 1,
+      model: 'fake-model',
+      prompt: [1, 2, 3],
+      n: 3,
+      max_tokens: 64,
+      temperature: 1,
+      top_p: 1,
+      top_k: 20,
+      seed: 5,
+      stop: ['\n\n'],
+      logprobs: 0,
+      return_tokens_as_token_ids: true,
+      repetition_penalty: 1,
     });
     expect(out!.promptTokens).toEqual([1, 2, 3]);
     // choices came back in reverse order; completions are in index order
@@ -69,11 +83,19 @@ describe('httpSampler: protocol', () => {
 
   it('sends chat messages with logprobs on', async () => {
     const s = await server();
-    const [out] = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint: 'chat', extraBody: { chat_template_kwargs: { enable_thinking: false } } }).sample([
-      { prompt: { messages: [{ role: 'user', content: 'Q' }] }, n: 2, params },
-    ]);
+    const [out] = await httpSampler({
+      baseUrl: s.url,
+      model: 'fake-model',
+      endpoint: 'chat',
+      extraBody: { chat_template_kwargs: { enable_thinking: false } },
+    }).sample([{ prompt: { messages: [{ role: 'user', content: 'Q' }] }, n: 2, params }]);
     expect(s.requests[0]!.path).toBe('/v1/chat/completions');
-    expect(s.requests[0]!.body).toMatchObject({ messages: [{ role: 'user', content: 'Q' }], logprobs: true, top_logprobs: 0, chat_template_kwargs: { enable_thinking: false } });
+    expect(s.requests[0]!.body).toMatchObject({
+      messages: [{ role: 'user', content: 'Q' }],
+      logprobs: true,
+      top_logprobs: 0,
+      chat_template_kwargs: { enable_thinking: false },
+    });
     expect(out!.promptTokens).toEqual([]);
     expect(out!.completions[1]!.tokens).toEqual(fakeGeneration(JSON.stringify([{ role: 'user', content: 'Q' }]), 5, 1).ids);
     expect(out!.completions[0]!.text).toMatch(/^.*The answer is \\boxed\{\d+\}\.$/s);
@@ -81,7 +103,9 @@ describe('httpSampler: protocol', () => {
 
   it('takes prompt token ids from the response when the prompt has none', async () => {
     const s = await server({ promptTokenIds: true });
-    const [out] = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint: 'chat' }).sample([{ prompt: { messages: [{ role: 'user', content: 'Q' }] }, n: 1, params }]);
+    const [out] = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint: 'chat' }).sample([
+      { prompt: { messages: [{ role: 'user', content: 'Q' }] }, n: 1, params },
+    ]);
     expect(out!.promptTokens).toEqual([...JSON.stringify([{ role: 'user', content: 'Q' }])].map((c) => c.charCodeAt(0)));
   });
 
@@ -91,7 +115,9 @@ describe('httpSampler: protocol', () => {
     const s = await server();
     const chat = httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint: 'chat' });
     await expect(chat.sample([{ prompt: { text: 'x' }, n: 2, params }])).rejects.toThrow(/needs messages/);
-    await expect(httpSampler({ baseUrl: s.url, model: 'fake-model' }).sample([{ prompt: {}, n: 1, params }])).rejects.toBeInstanceOf(RolloutError);
+    await expect(httpSampler({ baseUrl: s.url, model: 'fake-model' }).sample([{ prompt: {}, n: 1, params }])).rejects.toBeInstanceOf(
+      RolloutError,
+    );
     expect(s.requests).toHaveLength(0);
   });
 });
@@ -131,7 +157,16 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
 
   it('marks a request that exhausts its retries as error, reports it, and keeps every other rollout in order', async () => {
     const always = (f: Fault): Fault[] => Array(10).fill(f);
-    const { out, events, warnings, attemptsOf } = await run([[], always('503'), [], always('drop'), always('slow'), ['schema'], ['400'], []]);
+    const { out, events, warnings, attemptsOf } = await run([
+      [],
+      always('503'),
+      [],
+      always('drop'),
+      always('slow'),
+      ['schema'],
+      ['400'],
+      [],
+    ]);
     // the retry budget: 1 + maxRetries attempts for retryable faults, 1 for protocol errors and 4xx
     expect([0, 1, 2, 3, 4, 5, 6, 7].map(attemptsOf)).toEqual([1, 4, 1, 4, 4, 1, 1, 1]);
     expect(out).toHaveLength(8);
@@ -151,17 +186,26 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
     expect(out[4]!.completions[0]!.error).toMatch(/timed out/);
     expect(out[5]!.completions[0]!.error).toMatch(/invalid response: .*does not match the completions protocol.*\(after 1 attempt\)$/);
     expect(out[6]!.completions[0]!.error).toMatch(/^HTTP 400/);
-    const failedEvents = events.filter((e) => e.type === 'failed').map((e) => (e as { request: number }).request).sort();
+    const failedEvents = events
+      .filter((e) => e.type === 'failed')
+      .map((e) => (e as { request: number }).request)
+      .sort();
     expect(failedEvents).toEqual([1, 3, 4, 5, 6]);
     expect(warnings).toHaveLength(5);
-    expect(warnings.find((w) => w.startsWith('request for prompt 1 '))).toMatch(/failed after 4 attempt\(s\); its 2 rollouts are marked "error"/);
+    expect(warnings.find((w) => w.startsWith('request for prompt 1 '))).toMatch(
+      /failed after 4 attempt\(s\); its 2 rollouts are marked "error"/,
+    );
   });
 
   it('honours Retry-After on 429, capped at backoffMaxMs', async () => {
     const s = await server({ fault: (_, attempt) => (attempt === 0 ? '429' : undefined), retryAfter: '3' });
     const events: HttpSamplerEvent[] = [];
-    await httpSampler({ baseUrl: s.url, model: 'fake-model', ...FAST }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [1] }, n: 1, params }]);
-    expect(events.filter((e) => e.type === 'retry')).toEqual([{ type: 'retry', request: 0, attempt: 0, reason: expect.stringMatching(/^HTTP 429/), delayMs: FAST.backoffMaxMs }]);
+    await httpSampler({ baseUrl: s.url, model: 'fake-model', ...FAST }, { onEvent: (e) => events.push(e) }).sample([
+      { prompt: { tokens: [1] }, n: 1, params },
+    ]);
+    expect(events.filter((e) => e.type === 'retry')).toEqual([
+      { type: 'retry', request: 0, attempt: 0, reason: expect.stringMatching(/^HTTP 429/), delayMs: FAST.backoffMaxMs },
+    ]);
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
@@ -178,7 +222,9 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
     const url = s.url;
     await s.close();
     const events: HttpSamplerEvent[] = [];
-    const [r] = await httpSampler({ baseUrl: url, model: 'fake-model', ...FAST }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [1] }, n: 3, params }]);
+    const [r] = await httpSampler({ baseUrl: url, model: 'fake-model', ...FAST }, { onEvent: (e) => events.push(e) }).sample([
+      { prompt: { tokens: [1] }, n: 3, params },
+    ]);
     expect(r!.completions.map((c) => c.finish)).toEqual(['error', 'error', 'error']);
     expect(r!.completions[0]!.error).toMatch(/connection error.*ECONNREFUSED/);
     expect(events.filter((e) => e.type === 'retry')).toHaveLength(3);
@@ -187,13 +233,19 @@ describe('httpSampler: faults (fault-injecting vLLM protocol double)', () => {
   it('stops when the caller aborts', async () => {
     const s = await server({ fault: () => 'slow', slowMs: 5000 });
     const ac = new AbortController();
-    const p = httpSampler({ baseUrl: s.url, model: 'fake-model', timeoutMs: 10_000 }).sample([{ prompt: { tokens: [1] }, n: 1, params }], ac.signal);
+    const p = httpSampler({ baseUrl: s.url, model: 'fake-model', timeoutMs: 10_000 }).sample(
+      [{ prompt: { tokens: [1] }, n: 1, params }],
+      ac.signal,
+    );
     setTimeout(() => ac.abort(new Error('stop now')), 50);
     await expect(p).rejects.toThrow('stop now');
     // also while waiting to retry
     const s2 = await server({ fault: () => '503' });
     const ac2 = new AbortController();
-    const q = httpSampler({ baseUrl: s2.url, model: 'fake-model', backoffBaseMs: 5000, backoffMaxMs: 5000, maxRetries: 5 }).sample([{ prompt: { tokens: [1] }, n: 1, params }], ac2.signal);
+    const q = httpSampler({ baseUrl: s2.url, model: 'fake-model', backoffBaseMs: 5000, backoffMaxMs: 5000, maxRetries: 5 }).sample(
+      [{ prompt: { tokens: [1] }, n: 1, params }],
+      ac2.signal,
+    );
     setTimeout(() => ac2.abort(new Error('stop waiting')), 50);
     await expect(q).rejects.toThrow('stop waiting');
   });
@@ -204,7 +256,10 @@ describe('httpSampler: stream and echo', () => {
     const s = await server();
     for (const endpoint of ['completions', 'chat'] as const) {
       const prompt = endpoint === 'chat' ? { messages: [{ role: 'user' as const, content: 'q' }] } : { tokens: [3, 4] };
-      const req: SampleRequest[] = [{ prompt, n: 3, params: { ...params, stop: ['The answer'] } }, { prompt, n: 2, params: { ...params, seed: 9 } }];
+      const req: SampleRequest[] = [
+        { prompt, n: 3, params: { ...params, stop: ['The answer'] } },
+        { prompt, n: 2, params: { ...params, seed: 9 } },
+      ];
       const whole = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, ...FAST }).sample(req);
       const streamed = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, stream: true, ...FAST }).sample(req);
       expect(streamed).toEqual(whole);
@@ -212,9 +267,14 @@ describe('httpSampler: stream and echo', () => {
     }
     const cut = await server({ fault: (_, attempt) => (attempt === 0 ? 'cut-stream' : undefined) });
     const events: HttpSamplerEvent[] = [];
-    const [r] = await httpSampler({ baseUrl: cut.url, model: 'fake-model', stream: true, ...FAST }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [1] }, n: 2, params }]);
+    const [r] = await httpSampler(
+      { baseUrl: cut.url, model: 'fake-model', stream: true, ...FAST },
+      { onEvent: (e) => events.push(e) },
+    ).sample([{ prompt: { tokens: [1] }, n: 2, params }]);
     expect(r!.completions.map((c) => c.tokens)).toEqual([0, 1].map((j) => fakeGeneration('[1]', 5, j).ids));
-    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual([expect.stringMatching(/^stream: the stream ended without \[DONE\]/)]);
+    expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual([
+      expect.stringMatching(/^stream: the stream ended without \[DONE\]/),
+    ]);
   });
 
   it('echo: a text prompt comes back with its token ids, the same ids the server returns as prompt_token_ids, streamed or not', async () => {
@@ -237,7 +297,10 @@ describe('httpSampler: returns text', () => {
     const s = await server({ reverseChoices: true });
     for (const endpoint of ['completions', 'chat'] as const) {
       const prompt = endpoint === 'chat' ? { messages: [{ role: 'user' as const, content: 'q' }] } : { text: 'Ann has 3 cats.' };
-      const req: SampleRequest[] = [{ prompt, n: 3, params: { ...params, stop: ['The answer'] } }, { prompt, n: 2, params: { ...params, seed: 9, maxNewTokens: 5 } }];
+      const req: SampleRequest[] = [
+        { prompt, n: 3, params: { ...params, stop: ['The answer'] } },
+        { prompt, n: 2, params: { ...params, seed: 9, maxNewTokens: 5 } },
+      ];
       const tokens = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, ...FAST }).sample(req);
       for (const stream of [false, true]) {
         const text = await httpSampler({ baseUrl: s.url, model: 'fake-model', endpoint, returns: 'text', stream, ...FAST }).sample(req);
@@ -255,7 +318,9 @@ describe('httpSampler: returns text', () => {
   });
 
   it('refuses echo with text (the prompt ids come through the log-probs)', () => {
-    expect(() => httpSampler({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', returns: 'text', echo: true })).toThrow(/echo: echo gives the prompt token ids through the log-probs: it needs returns "tokens"/);
+    expect(() => httpSampler({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', returns: 'text', echo: true })).toThrow(
+      /echo: echo gives the prompt token ids through the log-probs: it needs returns "tokens"/,
+    );
   });
 });
 
@@ -271,7 +336,9 @@ describe('httpSampler: a stream is read as it arrives', () => {
     expect(r!.completions.map((c) => c.tokens)).toEqual(want);
     const stall = await server({ fault: (_, attempt) => (attempt === 0 ? 'stall-stream' : undefined) });
     const events: HttpSamplerEvent[] = [];
-    const [q] = await httpSampler({ baseUrl: stall.url, model: 'fake-model', ...opts }, { onEvent: (e) => events.push(e) }).sample([{ prompt: { tokens: [4] }, n: 2, params }]);
+    const [q] = await httpSampler({ baseUrl: stall.url, model: 'fake-model', ...opts }, { onEvent: (e) => events.push(e) }).sample([
+      { prompt: { tokens: [4] }, n: 2, params },
+    ]);
     expect(q!.completions.map((c) => c.tokens)).toEqual([0, 1].map((j) => fakeGeneration('[4]', 5, j).ids));
     expect(events.filter((e) => e.type === 'retry').map((e) => (e as { reason: string }).reason)).toEqual(['stream: no data for 1500 ms']);
   });

@@ -53,7 +53,10 @@ export const HttpSamplerOptionsSchema = z
     returns: z.enum(['tokens', 'text']).default('tokens'),
   })
   .strict()
-  .refine((o) => !(o.echo && o.returns === 'text'), { message: 'echo gives the prompt token ids through the log-probs: it needs returns "tokens"', path: ['echo'] });
+  .refine((o) => !(o.echo && o.returns === 'text'), {
+    message: 'echo gives the prompt token ids through the log-probs: it needs returns "tokens"',
+    path: ['echo'],
+  });
 export type HttpSamplerOptions = z.output<typeof HttpSamplerOptionsSchema>;
 export type HttpSamplerOptionsInput = z.input<typeof HttpSamplerOptionsSchema>;
 
@@ -71,7 +74,9 @@ export interface HttpSamplerHooks {
 }
 
 /** The outcome of one attempt: a body, or a reason with whether another attempt may help. */
-type Attempt = { ok: true; json: unknown; status: number } | { ok: false; retry: boolean; reason: string; status?: number; retryAfterMs?: number };
+type Attempt =
+  | { ok: true; json: unknown; status: number }
+  | { ok: false; retry: boolean; reason: string; status?: number; retryAfterMs?: number };
 
 /**
  * A sampler for OpenAI-compatible inference servers (vLLM, SGLang). One request
@@ -83,13 +88,19 @@ type Attempt = { ok: true; json: unknown; status: number } | { ok: false; retry:
  * completions, an `onEvent({type: 'failed'})` and a logger warning; it is never
  * dropped. Every response is validated with zod.
  */
-export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSamplerHooks = {}): Sampler & { readonly options: HttpSamplerOptions } {
+export function httpSampler(
+  options: HttpSamplerOptionsInput,
+  hooks: HttpSamplerHooks = {},
+): Sampler & { readonly options: HttpSamplerOptions } {
   const o = parseConfig(HttpSamplerOptionsSchema, options, 'HTTP sampler');
   const url = o.baseUrl.replace(/\/+$/, '') + (o.endpoint === 'completions' ? '/completions' : '/chat/completions');
   const logger = hooks.logger ?? silentLogger;
   const emit = hooks.onEvent ?? (() => undefined);
   const jitter = new Rng('http-sampler-jitter');
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: o.stream ? 'text/event-stream, application/json' : 'application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: o.stream ? 'text/event-stream, application/json' : 'application/json',
+  };
   if (o.apiKey !== undefined) headers.authorization = `Bearer ${o.apiKey}`;
 
   const mode: RequestMode = { stream: o.stream, echo: o.echo, returns: o.returns };
@@ -121,16 +132,28 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
       } else text = await res.text();
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
-      if (timeout.signal.aborted) return { ok: false, retry: true, reason: streaming ? `stream: no data for ${o.timeoutMs} ms` : `timed out after ${o.timeoutMs} ms` };
+      if (timeout.signal.aborted)
+        return {
+          ok: false,
+          retry: true,
+          reason: streaming ? `stream: no data for ${o.timeoutMs} ms` : `timed out after ${o.timeoutMs} ms`,
+        };
       if (e instanceof RolloutError) return { ok: false, retry: true, reason: `stream: ${e.message}` }; // a broken stream may heal
       return { ok: false, retry: true, reason: `connection error: ${describeFetchError(e)}` };
     } finally {
       clearTimeout(timer);
     }
     if (res.status === 429 || res.status >= 500) {
-      return { ok: false, retry: true, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}`, retryAfterMs: retryAfter(res.headers.get('retry-after')) };
+      return {
+        ok: false,
+        retry: true,
+        status: res.status,
+        reason: `HTTP ${res.status}: ${snippet(text)}`,
+        retryAfterMs: retryAfter(res.headers.get('retry-after')),
+      };
     }
-    if (res.status < 200 || res.status >= 300) return { ok: false, retry: false, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}` };
+    if (res.status < 200 || res.status >= 300)
+      return { ok: false, retry: false, status: res.status, reason: `HTTP ${res.status}: ${snippet(text)}` };
     if (streamed !== undefined) {
       try {
         return { ok: true, json: streamed.finish(), status: res.status };
@@ -176,9 +199,16 @@ export function httpSampler(options: HttpSamplerOptionsInput, hooks: HttpSampler
       }
     }
     emit({ type: 'failed', request: index, attempts, reason });
-    logger.warn(`request for prompt ${index} failed after ${attempts} attempt(s); its ${req.n} rollouts are marked "error": ${reason}`, { request: index, attempts, url });
+    logger.warn(`request for prompt ${index} failed after ${attempts} attempt(s); its ${req.n} rollouts are marked "error": ${reason}`, {
+      request: index,
+      attempts,
+      url,
+    });
     const error = `${reason} (after ${attempts} attempt${attempts > 1 ? 's' : ''})`;
-    return { promptTokens: req.prompt.tokens ?? [], completions: Array.from({ length: req.n }, () => ({ tokens: [], finish: 'error' as const, error })) };
+    return {
+      promptTokens: req.prompt.tokens ?? [],
+      completions: Array.from({ length: req.n }, () => ({ tokens: [], finish: 'error' as const, error })),
+    };
   }
 
   const sampler = {

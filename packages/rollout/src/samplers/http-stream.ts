@@ -52,10 +52,26 @@ export class StreamAssembler {
     if (!this.done) throw new RolloutError('invalid_response', 'the stream ended without [DONE]');
     const choices = [...this.acc.values()].map((a) =>
       this.endpoint === 'completions'
-        ? { index: a.index, text: a.text, logprobs: a.hasLogprobs ? { tokens: a.tokens, token_logprobs: a.logprobs } : null, finish_reason: a.finish, ...(a.tokenIds ? { token_ids: a.tokenIds } : {}) }
-        : { index: a.index, message: { content: a.text }, logprobs: a.hasLogprobs ? { content: a.content } : null, finish_reason: a.finish, ...(a.tokenIds ? { token_ids: a.tokenIds } : {}) },
+        ? {
+            index: a.index,
+            text: a.text,
+            logprobs: a.hasLogprobs ? { tokens: a.tokens, token_logprobs: a.logprobs } : null,
+            finish_reason: a.finish,
+            ...(a.tokenIds ? { token_ids: a.tokenIds } : {}),
+          }
+        : {
+            index: a.index,
+            message: { content: a.text },
+            logprobs: a.hasLogprobs ? { content: a.content } : null,
+            finish_reason: a.finish,
+            ...(a.tokenIds ? { token_ids: a.tokenIds } : {}),
+          },
     );
-    return { choices, ...(this.usage !== undefined ? { usage: this.usage } : {}), ...(this.promptTokenIds !== undefined ? { prompt_token_ids: this.promptTokenIds } : {}) };
+    return {
+      choices,
+      ...(this.usage !== undefined ? { usage: this.usage } : {}),
+      ...(this.promptTokenIds !== undefined ? { prompt_token_ids: this.promptTokenIds } : {}),
+    };
   }
 
   private event(block: string): void {

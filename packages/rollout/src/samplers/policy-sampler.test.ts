@@ -18,10 +18,22 @@ beforeAll(async () => {
 });
 afterAll(() => tiny.dispose());
 
-const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({ temperature: 1, topP: 1, topK: 0, maxNewTokens: 16, stop: [], seed: 7, ...over });
+const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({
+  temperature: 1,
+  topP: 1,
+  topK: 0,
+  maxNewTokens: 16,
+  stop: [],
+  seed: 7,
+  ...over,
+});
 const enc = (text: string) => tiny.tokenizer.encode(text);
 /** Prompts of different lengths (1, a few, many tokens), so batches are left-padded. */
-const PROMPTS = () => [enc('Ann'), enc('Ben has 12 apples.'), enc('Tom has 80 stones. He buys 53 more, then gives away 59. How many stones does Tom have?')];
+const PROMPTS = () => [
+  enc('Ann'),
+  enc('Ben has 12 apples.'),
+  enc('Tom has 80 stones. He buys 53 more, then gives away 59. How many stones does Tom have?'),
+];
 
 describeSamplerContract('policy sampler (KV cache)', async () => ({
   sampler: policySampler(tiny.model, tiny.tokenizer, { batchSize: 12 }),
@@ -103,12 +115,18 @@ describe('policySampler', () => {
     expect(new Set(lengths).size).toBeGreaterThan(3); // staggered ends
     expect(lengths.filter((n) => n < 12).length).toBeGreaterThan(6); // more than half done by step 12: compacted
     expect(b.map((r) => r.completions.map((c) => c.tokens))).toEqual(a.map((r) => r.completions.map((c) => c.tokens)));
-    a.forEach((r, i) => r.completions.forEach((c, j) => c.logprobs!.forEach((x, t) => expect(Math.abs(x - b[i]!.completions[j]!.logprobs![t]!)).toBeLessThan(1e-4))));
+    a.forEach((r, i) =>
+      r.completions.forEach((c, j) =>
+        c.logprobs!.forEach((x, t) => expect(Math.abs(x - b[i]!.completions[j]!.logprobs![t]!)).toBeLessThan(1e-4)),
+      ),
+    );
   });
 
   it('a row does not depend on the padding or the other rows of its batch', async () => {
     const prompts = PROMPTS();
-    const alone = await policySampler(tiny.model, tiny.tokenizer).sample(requests([prompts[0]!], 2, { temperature: 0.8, maxNewTokens: 15 }));
+    const alone = await policySampler(tiny.model, tiny.tokenizer).sample(
+      requests([prompts[0]!], 2, { temperature: 0.8, maxNewTokens: 15 }),
+    );
     // the same request after a long prompt: prompt 0 is now left-padded by many columns
     const both = await policySampler(tiny.model, tiny.tokenizer).sample([
       { ...requests([prompts[2]!], 1)[0]!, params: params({ seed: 5 }) },
@@ -123,14 +141,17 @@ describe('policySampler', () => {
     const greedy = await s.sample(requests(prompts, 1, { temperature: 0 }));
     const k1 = await s.sample(requests(prompts, 2, { temperature: 1.5, topK: 1 }));
     const p0 = await s.sample(requests(prompts, 2, { temperature: 1.5, topP: 1e-9 }));
-    for (const out of [k1, p0]) out.forEach((r, i) => r.completions.forEach((c) => expect(c.tokens).toEqual(greedy[i]!.completions[0]!.tokens)));
+    for (const out of [k1, p0])
+      out.forEach((r, i) => r.completions.forEach((c) => expect(c.tokens).toEqual(greedy[i]!.completions[0]!.tokens)));
     const sampled = await s.sample(requests(prompts, 4, { temperature: 1 }));
     for (const r of sampled) expect(new Set(r.completions.map((c) => c.tokens.join(','))).size).toBeGreaterThan(1);
   });
 
   it('ends at an EOS id with finish "stop", keeping the EOS token and leaving it out of the text', async () => {
     const prompt = PROMPTS()[1]!;
-    const free = await policySampler(tiny.model, tiny.tokenizer, { eosTokenIds: [] }).sample(requests([prompt], 1, { temperature: 0, maxNewTokens: 8 }));
+    const free = await policySampler(tiny.model, tiny.tokenizer, { eosTokenIds: [] }).sample(
+      requests([prompt], 1, { temperature: 0, maxNewTokens: 8 }),
+    );
     const t = free[0]!.completions[0]!.tokens;
     // declare the greedy token at step 3 to be EOS: decoding must stop right there
     const s = policySampler(tiny.model, tiny.tokenizer, { eosTokenIds: [t[3]!] });
@@ -150,14 +171,18 @@ describe('policySampler', () => {
     const full = (await s.sample(requests([prompt], 1, { temperature: 0, maxNewTokens: 24 })))[0]!.completions[0]!;
     const pieces = full.tokens.map((id) => Buffer.from(tiny.tokenizer.tokenBytes(id)).toString('latin1'));
     // a stop string made of the last byte of token 4 and the first byte of token 5
-    const k = pieces.findIndex((p, i) => i >= 4 && p.length > 0 && pieces[i + 1]!.length > 0 && /^[\x20-\x7e]$/.test(p.at(-1)!) && /^[\x20-\x7e]/.test(pieces[i + 1]!));
+    const k = pieces.findIndex(
+      (p, i) =>
+        i >= 4 && p.length > 0 && pieces[i + 1]!.length > 0 && /^[\x20-\x7e]$/.test(p.at(-1)!) && /^[\x20-\x7e]/.test(pieces[i + 1]!),
+    );
     expect(k).toBeGreaterThanOrEqual(0);
     const stop = pieces[k]!.at(-1)! + pieces[k + 1]![0]!;
     const text = pieces.join('');
     const at = text.indexOf(stop);
     let end = 0; // tokens up to the one that completes the first occurrence
     for (let len = 0; len < at + stop.length; end++) len += pieces[end]!.length;
-    const c = (await s.sample(requests([prompt], 1, { temperature: 0, maxNewTokens: 24, stop: ['no such text', stop] })))[0]!.completions[0]!;
+    const c = (await s.sample(requests([prompt], 1, { temperature: 0, maxNewTokens: 24, stop: ['no such text', stop] })))[0]!
+      .completions[0]!;
     expect(c.finish).toBe('stop');
     expect(c.tokens).toEqual(full.tokens.slice(0, end));
     expect(c.logprobs).toEqual(full.logprobs!.slice(0, end));
@@ -175,8 +200,15 @@ describe('policySampler', () => {
   });
 
   it('encodes text prompts, renders messages with a chat template, and fails bad prompts as "error" rollouts', async () => {
-    const chat = new ChatTemplate("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}");
-    const s = policySampler(tiny.model, tiny.tokenizer, {}, { applyChatTemplate: (m, o) => chat.render([...m], { addGenerationPrompt: o.addGenerationPrompt }) });
+    const chat = new ChatTemplate(
+      '{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}',
+    );
+    const s = policySampler(
+      tiny.model,
+      tiny.tokenizer,
+      {},
+      { applyChatTemplate: (m, o) => chat.render([...m], { addGenerationPrompt: o.addGenerationPrompt }) },
+    );
     const messages = [{ role: 'user' as const, content: 'Ann has 12 apples.' }];
     const out = await s.sample([
       { prompt: { text: 'Ben has 12 apples.' }, n: 1, params: params() },
@@ -189,7 +221,10 @@ describe('policySampler', () => {
     expect(out[1]!.promptTokens).toEqual(enc(chatmlTemplate(messages, { addGenerationPrompt: true, enableThinking: true })));
     expect(out[1]!.promptTokens).toContain(tiny.tokenizer.specialId('<|im_start|>'));
     expect(out[0]!.completions[0]!.finish).not.toBe('error');
-    expect(out[2]!.completions.map((c) => [c.finish, c.error])).toEqual([['error', 'the prompt is empty: the first token needs context'], ['error', 'the prompt is empty: the first token needs context']]);
+    expect(out[2]!.completions.map((c) => [c.finish, c.error])).toEqual([
+      ['error', 'the prompt is empty: the first token needs context'],
+      ['error', 'the prompt is empty: the first token needs context'],
+    ]);
     expect(out[3]!.completions[0]!.error).toMatch(/prompt token 1 = 99999 is not an id in \[0, \d+\)/);
     expect(out[4]!.completions[0]!.error).toMatch(/prompt \(2 tokens\) \+ maxNewTokens \(255\) exceeds the model's context of 256/);
     const noTemplate = await policySampler(tiny.model, tiny.tokenizer).sample([{ prompt: { messages }, n: 1, params: params() }]);
@@ -232,7 +267,9 @@ describe('policySampler', () => {
     expect(() => policySampler(tiny.model, tiny.tokenizer, { batchSize: 0 })).toThrow(CoreError);
     expect(() => policySampler(tiny.model, tiny.tokenizer, { batchSize: 0 })).toThrow(/batchSize/);
     expect(() => policySampler(tiny.model, tiny.tokenizer, { beams: 2 } as never)).toThrow(/beams/);
-    expect(() => policySampler(tiny.model, tiny.tokenizer, { eosTokenIds: [1, 100000] })).toThrow(/eosTokenIds has id 100000, outside the model's vocabulary/);
+    expect(() => policySampler(tiny.model, tiny.tokenizer, { eosTokenIds: [1, 100000] })).toThrow(
+      /eosTokenIds has id 100000, outside the model's vocabulary/,
+    );
     expect(() => policySampler(tiny.model, tiny.tokenizer, { padTokenId: 100000 })).toThrow(CoreError);
     const s = policySampler(tiny.model, tiny.tokenizer);
     expect(() => s.promptIds({ prompt: {}, n: 1, params: params() })).toThrow(RolloutError);
@@ -251,7 +288,11 @@ describe('policySampler', () => {
     expect(errors.every((e) => e === null)).toBe(true);
     expect([...batch.finish].every((f) => f === FINISH_CODES.stop || f === FINISH_CODES.length)).toBe(true);
     expect(texts).toHaveLength(9);
-    const again = await sampleGroups(PROMPTS().map((tokens) => ({ tokens })), s, { groupSize: 3, maxNewTokens: 12, temperature: 1, topK: 20, seed: 3 });
+    const again = await sampleGroups(
+      PROMPTS().map((tokens) => ({ tokens })),
+      s,
+      { groupSize: 3, maxNewTokens: 12, temperature: 1, topK: 20, seed: 3 },
+    );
     expect(again.batch.completionTokens).toEqual(batch.completionTokens);
   });
 });

@@ -72,15 +72,24 @@ export interface PolicySampler extends Sampler {
  * - A prompt that cannot be decoded (empty, an id outside the vocabulary, longer than the model's
  *   context with `maxNewTokens`) gives `n` completions with finish `error`; nothing is thrown.
  */
-export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: PolicySamplerOptionsInput = {}, hooks: PolicySamplerHooks = {}): PolicySampler {
+export function policySampler(
+  model: Qwen3Model,
+  tokenizer: Tokenizer,
+  options: PolicySamplerOptionsInput = {},
+  hooks: PolicySamplerHooks = {},
+): PolicySampler {
   const o = parseConfig(PolicySamplerOptionsSchema, options, 'policy sampler');
   const V = model.dims.V;
   const maxPositions = model.config.max_position_embeddings;
   const bytes = policyTokenBytes(tokenizer);
   const eosIds = o.eosTokenIds ?? defaultEosTokenIds(model.config, tokenizer);
-  for (const [field, ids] of [['padTokenId', [o.padTokenId]], ['eosTokenIds', eosIds]] as const) {
+  for (const [field, ids] of [
+    ['padTokenId', [o.padTokenId]],
+    ['eosTokenIds', eosIds],
+  ] as const) {
     const bad = ids.find((id) => id >= V);
-    if (bad !== undefined) throw new CoreError('invalid_config', `policy sampler: ${field} has id ${bad}, outside the model's vocabulary [0, ${V})`, { field });
+    if (bad !== undefined)
+      throw new CoreError('invalid_config', `policy sampler: ${field} has id ${bad}, outside the model's vocabulary [0, ${V})`, { field });
   }
   const eos = new Set(eosIds);
   const queue = new DecodeQueue([new DecodeBatch(model, { capacity: o.batchSize, padTokenId: o.padTokenId, kvCache: o.kvCache })]);
@@ -90,8 +99,13 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
     if (p.tokens !== undefined) return [...p.tokens];
     if (p.text !== undefined) return tokenizer.encode(p.text);
     if (p.messages !== undefined) {
-      if (!hooks.applyChatTemplate) throw new RolloutError('invalid_row', 'a messages prompt needs a chat template (hooks.applyChatTemplate)', { field: 'prompt.messages' });
-      return tokenizer.encode(hooks.applyChatTemplate(p.messages, { addGenerationPrompt: true, enableThinking: hooks.enableThinking ?? false }));
+      if (!hooks.applyChatTemplate)
+        throw new RolloutError('invalid_row', 'a messages prompt needs a chat template (hooks.applyChatTemplate)', {
+          field: 'prompt.messages',
+        });
+      return tokenizer.encode(
+        hooks.applyChatTemplate(p.messages, { addGenerationPrompt: true, enableThinking: hooks.enableThinking ?? false }),
+      );
     }
     throw new RolloutError('invalid_row', 'the prompt has none of tokens, text or messages', { field: 'prompt' });
   };
@@ -130,7 +144,14 @@ export function policySampler(model: Qwen3Model, tokenizer: Tokenizer, options: 
       completions:
         failed[r] !== null
           ? Array.from({ length: req.n }, () => ({ tokens: [], finish: 'error' as const, error: failed[r]! }))
-          : rows[r]!.map((row): SampledCompletion => ({ tokens: row.tokens, logprobs: row.logprobs, finish: row.end!.finish, text: decoder.decode(row.text()) })),
+          : rows[r]!.map(
+              (row): SampledCompletion => ({
+                tokens: row.tokens,
+                logprobs: row.logprobs,
+                finish: row.end!.finish,
+                text: decoder.decode(row.text()),
+              }),
+            ),
     }));
   }
 

@@ -19,7 +19,13 @@ export function policyTokenBytes(tokenizer: Tokenizer, options: { strict?: boole
       try {
         return tokenizer.tokenBytes(id);
       } catch (cause) {
-        if (options.strict) throw new RolloutError('invalid_tokenizer', `token id ${id} is not in the vocabulary (${tokenizer.vocabSize} ids, ${tokenizer.info.name})`, {}, { cause });
+        if (options.strict)
+          throw new RolloutError(
+            'invalid_tokenizer',
+            `token id ${id} is not in the vocabulary (${tokenizer.vocabSize} ids, ${tokenizer.info.name})`,
+            {},
+            { cause },
+          );
         return empty;
       }
     },

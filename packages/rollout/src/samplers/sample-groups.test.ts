@@ -85,7 +85,10 @@ describe('sampleGroups over the HTTP sampler (vLLM protocol double)', () => {
         if (batch.finish[i] === FINISH_CODES.length) expect(len).toBe(3);
         expect(errors[i]).toBeNull();
       }
-      if (len <= 3 && !Array.from(batch.completionTokens.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!)).includes(2)) {
+      if (
+        len <= 3 &&
+        !Array.from(batch.completionTokens.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!)).includes(2)
+      ) {
         expect(getSpans(batch, i)).toBeNull();
       }
     }
@@ -97,13 +100,21 @@ describe('sampleGroups over the HTTP sampler (vLLM protocol double)', () => {
     const { batch } = await sampleGroups(prompts, httpSampler({ baseUrl: s.url, model: 'fake-model' }), { groupSize: 1, maxNewTokens: 64 });
     expect(Array.from(batch.spans).every((x) => x === -1)).toBe(true);
     // token bytes given in the context are used
-    const withBytes = await sampleGroups(prompts, httpSampler({ baseUrl: s.url, model: 'fake-model' }), { groupSize: 1, maxNewTokens: 64 }, { tokenBytes: vocab });
+    const withBytes = await sampleGroups(
+      prompts,
+      httpSampler({ baseUrl: s.url, model: 'fake-model' }),
+      { groupSize: 1, maxNewTokens: 64 },
+      { tokenBytes: vocab },
+    );
     expect(getSpans(withBytes.batch, 0)).not.toBeNull();
   });
 
   it('returns an empty batch for no prompts', async () => {
     const s = await fake();
-    const { batch, texts } = await sampleGroups([], httpSampler({ baseUrl: s.url, model: 'fake-model' }), { groupSize: 4, maxNewTokens: 8 });
+    const { batch, texts } = await sampleGroups([], httpSampler({ baseUrl: s.url, model: 'fake-model' }), {
+      groupSize: 4,
+      maxNewTokens: 8,
+    });
     expect(batch.numRollouts).toBe(0);
     expect(Array.from(batch.completionOffsets)).toEqual([0]);
     expect(texts).toEqual([]);
@@ -115,7 +126,9 @@ describe('sampleGroups over the HTTP sampler (vLLM protocol double)', () => {
     const text = httpSampler({ baseUrl: s.url, model: 'fake-model', returns: 'text', ...FAST });
     const err = await sampleGroups(prompts, text, { groupSize: 2, maxNewTokens: 64 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RolloutError);
-    expect((err as RolloutError).message).toMatch(/sampler http:completions: prompt 0: the completions carry 0 token ids of the \d+ sampled: a rollout batch needs them \(an HTTP sampler needs returns "tokens"\)$/);
+    expect((err as RolloutError).message).toMatch(
+      /sampler http:completions: prompt 0: the completions carry 0 token ids of the \d+ sampled: a rollout batch needs them \(an HTTP sampler needs returns "tokens"\)$/,
+    );
     expect((err as RolloutError).location).toEqual({ rollout: 0, field: 'completionTokens' });
   });
 
@@ -124,7 +137,9 @@ describe('sampleGroups over the HTTP sampler (vLLM protocol double)', () => {
     const sampler = httpSampler({ baseUrl: s.url, model: 'fake-model' });
     await expect(sampleGroups(prompts, sampler, { groupSize: 0, maxNewTokens: 8 })).rejects.toThrow(/groupSize/);
     await expect(sampleGroups(prompts, sampler, { groupSize: 2, maxNewTokens: 8, topP: 0 })).rejects.toBeInstanceOf(CoreError);
-    await expect(sampleGroups(prompts, sampler, { groupSize: 2, maxNewTokens: 8, spans: { which: 'middle' as 'last' } })).rejects.toThrow(/spans\.which/);
+    await expect(sampleGroups(prompts, sampler, { groupSize: 2, maxNewTokens: 8, spans: { which: 'middle' as 'last' } })).rejects.toThrow(
+      /spans\.which/,
+    );
     expect(s.requests).toHaveLength(0);
   });
 });
@@ -134,10 +149,17 @@ describe('sampleGroups: the sampler contract is checked', () => {
   function sampler(f: (reqs: readonly SampleRequest[]) => PromptSamples[], tokenBytes?: typeof vocab): Sampler {
     return { name: 'custom', sample: async (reqs) => f(reqs), ...(tokenBytes ? { tokenBytes } : {}) };
   }
-  const ok = (n: number): PromptSamples => ({ promptTokens: [1], completions: Array.from({ length: n }, () => ({ tokens: [1, 5, 2, 0], logprobs: [-1, -1, -1, -1], finish: 'stop' as const })) });
+  const ok = (n: number): PromptSamples => ({
+    promptTokens: [1],
+    completions: Array.from({ length: n }, () => ({ tokens: [1, 5, 2, 0], logprobs: [-1, -1, -1, -1], finish: 'stop' as const })),
+  });
 
   it('decodes text from token bytes when the sampler gives none', async () => {
-    const { batch, texts } = await sampleGroups([{ tokens: [1] }], sampler((r) => r.map((x) => ok(x.n)), vocab), { groupSize: 2, maxNewTokens: 8 });
+    const { batch, texts } = await sampleGroups(
+      [{ tokens: [1] }],
+      sampler((r) => r.map((x) => ok(x.n)), vocab),
+      { groupSize: 2, maxNewTokens: 8 },
+    );
     expect(texts).toEqual(['\\boxed{2}', '\\boxed{2}']);
     expect(totalTokens(batch)).toBe(8);
     expect(getSpans(batch, 1)).toEqual({ open: [0, 1], content: [1, 2], close: [2, 3] });
@@ -145,8 +167,18 @@ describe('sampleGroups: the sampler contract is checked', () => {
 
   it('omits behaviorLogprobs (with a warning) when some completion lacks them', async () => {
     const warnings: string[] = [];
-    const s = sampler((r) => r.map((x) => ({ promptTokens: [], completions: ok(x.n).completions.map((c, j) => (j === 0 ? { tokens: c.tokens, finish: c.finish } : c)) })));
-    const { batch } = await sampleGroups([{ tokens: [1] }], s, { groupSize: 2, maxNewTokens: 8 }, { logger: { info: () => undefined, warn: (m) => warnings.push(m) } });
+    const s = sampler((r) =>
+      r.map((x) => ({
+        promptTokens: [],
+        completions: ok(x.n).completions.map((c, j) => (j === 0 ? { tokens: c.tokens, finish: c.finish } : c)),
+      })),
+    );
+    const { batch } = await sampleGroups(
+      [{ tokens: [1] }],
+      s,
+      { groupSize: 2, maxNewTokens: 8 },
+      { logger: { info: () => undefined, warn: (m) => warnings.push(m) } },
+    );
     expect(batch.behaviorLogprobs).toBeUndefined();
     expect(warnings[0]).toMatch(/no behaviorLogprobs/);
   });
@@ -154,10 +186,22 @@ describe('sampleGroups: the sampler contract is checked', () => {
   it.each([
     ['too few results', (r: readonly SampleRequest[]) => r.slice(1).map((x) => ok(x.n)), /returned 1 results for 2 prompts/],
     ['too few completions', (r: readonly SampleRequest[]) => r.map((x) => ok(x.n - 1)), /prompt 0: returned 2 completions, expected 3/],
-    ['log-probs of the wrong length', (r: readonly SampleRequest[]) => r.map(() => ({ promptTokens: [], completions: [...ok(2).completions, { tokens: [1], logprobs: [], finish: 'stop' as const }] })), /rollout 2, field behaviorLogprobs: .*0 log-probs for 1 tokens/],
-    ['an error with tokens', (r: readonly SampleRequest[]) => r.map(() => ({ promptTokens: [], completions: [...ok(2).completions, { tokens: [1], finish: 'error' as const }] })), /a failed completion carries tokens/],
+    [
+      'log-probs of the wrong length',
+      (r: readonly SampleRequest[]) =>
+        r.map(() => ({ promptTokens: [], completions: [...ok(2).completions, { tokens: [1], logprobs: [], finish: 'stop' as const }] })),
+      /rollout 2, field behaviorLogprobs: .*0 log-probs for 1 tokens/,
+    ],
+    [
+      'an error with tokens',
+      (r: readonly SampleRequest[]) =>
+        r.map(() => ({ promptTokens: [], completions: [...ok(2).completions, { tokens: [1], finish: 'error' as const }] })),
+      /a failed completion carries tokens/,
+    ],
   ])('throws invalid_response for %s', async (_, f, message) => {
-    const err = await sampleGroups([{ tokens: [1] }, { tokens: [2] }], sampler(f), { groupSize: 3, maxNewTokens: 8 }).catch((e: unknown) => e);
+    const err = await sampleGroups([{ tokens: [1] }, { tokens: [2] }], sampler(f), { groupSize: 3, maxNewTokens: 8 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RolloutError);
     expect((err as RolloutError).code).toBe('invalid_response');
     expect((err as Error).message).toMatch(message);

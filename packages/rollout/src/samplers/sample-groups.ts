@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { FINISH_CODES, parseConfig, Rng, SPAN_STRIDE, setSpans, silentLogger, validateBatch, type Logger, type RolloutBatch } from '@rlvr/core';
+import {
+  FINISH_CODES,
+  parseConfig,
+  Rng,
+  SPAN_STRIDE,
+  setSpans,
+  silentLogger,
+  validateBatch,
+  type Logger,
+  type RolloutBatch,
+} from '@rlvr/core';
 import { RolloutError } from '../errors.js';
 import { SpanOptionsSchema, spanLocator, tokensBytes, type TokenBytes } from '../spans/locate.js';
 import type { PromptSamples, SamplePrompt, Sampler, SampleRequest } from './sampler.js';
@@ -117,7 +127,8 @@ export async function sampleGroups(
           setSpans(batch.spans, i, locator.fromTokens(c.tokens, bytes));
           if (text === undefined) text = decoder.decode(tokensBytes(c.tokens, bytes));
         } catch (cause) {
-          if (cause instanceof RolloutError) throw new RolloutError(cause.code, cause.message, { rollout: i, field: 'completionTokens' }, { cause });
+          if (cause instanceof RolloutError)
+            throw new RolloutError(cause.code, cause.message, { rollout: i, field: 'completionTokens' }, { cause });
           throw cause;
         }
       }
@@ -127,25 +138,32 @@ export async function sampleGroups(
   });
   const failed = errors.filter((e) => e !== null).length;
   if (failed > 0) logger.warn(`${failed} of ${B} rollouts failed and are marked "error"`, { sampler: sampler.name, failed, rollouts: B });
-  if (!withLogprobs) logger.warn('the sampler did not report log-probs for every completion: the batch has no behaviorLogprobs', { sampler: sampler.name });
+  if (!withLogprobs)
+    logger.warn('the sampler did not report log-probs for every completion: the batch has no behaviorLogprobs', { sampler: sampler.name });
   return { batch: validateBatch(batch), texts, errors };
 }
 
 function checkContract(name: string, requests: readonly SampleRequest[], results: readonly PromptSamples[]): void {
-  const bad = (msg: string, at: { rollout?: number; field?: string } = {}) => new RolloutError('invalid_response', `sampler ${name}: ${msg}`, at);
+  const bad = (msg: string, at: { rollout?: number; field?: string } = {}) =>
+    new RolloutError('invalid_response', `sampler ${name}: ${msg}`, at);
   if (results.length !== requests.length) throw bad(`returned ${results.length} results for ${requests.length} prompts`);
   results.forEach((r, g) => {
-    if (r.completions.length !== requests[g]!.n) throw bad(`prompt ${g}: returned ${r.completions.length} completions, expected ${requests[g]!.n}`);
+    if (r.completions.length !== requests[g]!.n)
+      throw bad(`prompt ${g}: returned ${r.completions.length} completions, expected ${requests[g]!.n}`);
     const sum = r.completions.reduce((n, c) => n + c.tokens.length, 0);
     if (r.completionTokens !== undefined && r.completionTokens !== sum) {
-      throw bad(`prompt ${g}: the completions carry ${sum} token ids of the ${r.completionTokens} sampled: a rollout batch needs them (an HTTP sampler needs returns "tokens")`, { rollout: g * requests[g]!.n, field: 'completionTokens' });
+      throw bad(
+        `prompt ${g}: the completions carry ${sum} token ids of the ${r.completionTokens} sampled: a rollout batch needs them (an HTTP sampler needs returns "tokens")`,
+        { rollout: g * requests[g]!.n, field: 'completionTokens' },
+      );
     }
     r.completions.forEach((c, j) => {
       const at = { rollout: g * requests[g]!.n + j };
       if (c.logprobs !== undefined && c.logprobs.length !== c.tokens.length) {
         throw bad(`${c.logprobs.length} log-probs for ${c.tokens.length} tokens`, { ...at, field: 'behaviorLogprobs' });
       }
-      if (c.finish === 'error' && c.tokens.length > 0) throw bad('a failed completion carries tokens', { ...at, field: 'completionTokens' });
+      if (c.finish === 'error' && c.tokens.length > 0)
+        throw bad('a failed completion carries tokens', { ...at, field: 'completionTokens' });
     });
   });
 }

@@ -25,24 +25,28 @@ describe('StopMatcher', () => {
 
   it('property: the first piece that completes any stop string is where indexOf first finds one', () => {
     fc.assert(
-      fc.property(fc.array(fc.stringMatching(/^[ab]{0,4}$/), { maxLength: 12 }), fc.array(fc.stringMatching(/^[ab]{1,3}$/), { minLength: 1, maxLength: 3 }), (pieces, stops) => {
-        const m = new StopMatcher(stops);
-        let hit = -1;
-        pieces.forEach((p, i) => {
-          if (m.push(te.encode(p)) && hit < 0) hit = i;
-        });
-        // reference: grow the text and search it whole after each piece
-        let text = '';
-        let refHit = -1;
-        let refAt = -1;
-        for (let i = 0; i < pieces.length && refHit < 0; i++) {
-          text += pieces[i];
-          const found = stops.map((s) => text.indexOf(s)).filter((x) => x >= 0);
-          if (found.length > 0) [refHit, refAt] = [i, Math.min(...found)];
-        }
-        expect(hit).toBe(refHit);
-        if (refHit >= 0) expect(td.decode(m.text())).toBe(text.slice(0, refAt));
-      }),
+      fc.property(
+        fc.array(fc.stringMatching(/^[ab]{0,4}$/), { maxLength: 12 }),
+        fc.array(fc.stringMatching(/^[ab]{1,3}$/), { minLength: 1, maxLength: 3 }),
+        (pieces, stops) => {
+          const m = new StopMatcher(stops);
+          let hit = -1;
+          pieces.forEach((p, i) => {
+            if (m.push(te.encode(p)) && hit < 0) hit = i;
+          });
+          // reference: grow the text and search it whole after each piece
+          let text = '';
+          let refHit = -1;
+          let refAt = -1;
+          for (let i = 0; i < pieces.length && refHit < 0; i++) {
+            text += pieces[i];
+            const found = stops.map((s) => text.indexOf(s)).filter((x) => x >= 0);
+            if (found.length > 0) [refHit, refAt] = [i, Math.min(...found)];
+          }
+          expect(hit).toBe(refHit);
+          if (refHit >= 0) expect(td.decode(m.text())).toBe(text.slice(0, refAt));
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -100,7 +100,9 @@ describe('pickToken', () => {
     expect(run(10, 1)).not.toEqual(run(10, 2));
     // k = 10 keeps a buffer; k = V/4 sorts everything: both keep the same top 10
     const byBuffer = new Set(run(10, 5));
-    const top10 = Array.from({ length: V }, (_, i) => i).sort((a, b) => logits[b]! - logits[a]!).slice(0, 10);
+    const top10 = Array.from({ length: V }, (_, i) => i)
+      .sort((a, b) => logits[b]! - logits[a]!)
+      .slice(0, 10);
     for (const id of byBuffer) expect(top10).toContain(id);
   });
 });

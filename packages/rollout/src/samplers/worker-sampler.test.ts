@@ -29,24 +29,40 @@ describe('workerSampler', () => {
   });
 
   const requests = (): SampleRequest[] =>
-    ['Ann', 'Ben has 12 apples.', 'Tom has 80 stones. He buys 53 more.', 'Cy'].map((text, i) => ({ prompt: { tokens: tokenizer.encode(text) }, n: 3, params: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 12, stop: [], seed: 40 + i } }));
+    ['Ann', 'Ben has 12 apples.', 'Tom has 80 stones. He buys 53 more.', 'Cy'].map((text, i) => ({
+      prompt: { tokens: tokenizer.encode(text) },
+      n: 3,
+      params: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 12, stop: [], seed: 40 + i },
+    }));
 
   it('decodes the requests split over the workers into the same completions as one sampler here, in request order', async () => {
     const ws = workerSampler(workers, model, base, { modelDir: dir.dir, options: { batchSize: 8, eosTokenIds: [...base.eosTokenIds] } });
     const want = await base.sample(requests());
     const got = await ws.sample(requests());
-    expect(got.map((r) => r.completions.map((c) => [c.tokens, c.finish, c.text]))).toEqual(want.map((r) => r.completions.map((c) => [c.tokens, c.finish, c.text])));
+    expect(got.map((r) => r.completions.map((c) => [c.tokens, c.finish, c.text]))).toEqual(
+      want.map((r) => r.completions.map((c) => [c.tokens, c.finish, c.text])),
+    );
     expect(got.map((r) => r.promptTokens)).toEqual(want.map((r) => r.promptTokens));
-    for (const [r, w] of got.map((g, i) => [g, want[i]!] as const)) for (const [c, d] of r.completions.map((c, j) => [c, w.completions[j]!] as const)) expect(Array.from(c.logprobs!)).toEqual(Array.from(d.logprobs!).map((x) => expect.closeTo(x, 5)));
+    for (const [r, w] of got.map((g, i) => [g, want[i]!] as const))
+      for (const [c, d] of r.completions.map((c, j) => [c, w.completions[j]!] as const))
+        expect(Array.from(c.logprobs!)).toEqual(Array.from(d.logprobs!).map((x) => expect.closeTo(x, 5)));
     // both workers decoded
     expect(workers.lastRun!.task.every((s) => s > 0)).toBe(true);
     // and it is a Sampler: sampleGroups lays its results out as a batch
-    const { batch } = await sampleGroups(requests().map((r) => r.prompt), ws, { groupSize: 2, maxNewTokens: 8, seed: 5 });
+    const { batch } = await sampleGroups(
+      requests().map((r) => r.prompt),
+      ws,
+      { groupSize: 2, maxNewTokens: 8, seed: 5 },
+    );
     expect(batch.numRollouts).toBe(8);
   });
 
   it('splits requests into contiguous chunks of about equal rows', () => {
-    const r = (n: number): SampleRequest => ({ prompt: { tokens: [1] }, n, params: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 1, stop: [], seed: 0 } });
+    const r = (n: number): SampleRequest => ({
+      prompt: { tokens: [1] },
+      n,
+      params: { temperature: 1, topP: 1, topK: 0, maxNewTokens: 1, stop: [], seed: 0 },
+    });
     const reqs = [r(4), r(4), r(4), r(4)];
     expect(splitRequests(reqs, 2).map((c) => c.length)).toEqual([2, 2]);
     expect(splitRequests(reqs, 1)).toEqual([reqs]);

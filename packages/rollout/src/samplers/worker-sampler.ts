@@ -16,7 +16,12 @@ let taskUrl: string | null = null;
  * completions fail). `base`, the same sampler in this thread, gives the token bytes and name.
  * An abort `signal` is checked before the call only.
  */
-export function workerSampler(workers: PolicyWorkers, model: Qwen3Model, base: PolicySampler, spec: { modelDir: string; options: PolicySamplerOptionsInput }): Sampler {
+export function workerSampler(
+  workers: PolicyWorkers,
+  model: Qwen3Model,
+  base: PolicySampler,
+  spec: { modelDir: string; options: PolicySamplerOptionsInput },
+): Sampler {
   return {
     name: base.name,
     tokenBytes: base.tokenBytes,
@@ -25,7 +30,9 @@ export function workerSampler(workers: PolicyWorkers, model: Qwen3Model, base: P
       taskUrl ??= compiledModuleUrl(new URL('./workers/sample-task.js', import.meta.url));
       workers.publish(model);
       const chunks = splitRequests(requests, workers.size);
-      const inputs = chunks.map((c): SampleTaskInput | null => (c.length === 0 ? null : { modelDir: spec.modelDir, options: spec.options, requests: c }));
+      const inputs = chunks.map((c): SampleTaskInput | null =>
+        c.length === 0 ? null : { modelDir: spec.modelDir, options: spec.options, requests: c },
+      );
       return (await workers.run<SampleTaskInput | null, PromptSamples[]>(taskUrl, 'sampleShare', inputs)).flat();
     },
   };

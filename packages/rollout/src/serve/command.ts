@@ -34,7 +34,8 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
   const maxBodyBytes = intFlag(values, 'max-body-bytes', { min: 1024 })!;
   const apiKey = values['api-key'] as string | undefined;
   const backend = values.backend as string;
-  if (backend !== 'auto' && !(BACKEND_NAMES as readonly string[]).includes(backend)) throw usageError(`must be auto or one of ${BACKEND_NAMES.join(', ')} (got ${JSON.stringify(backend)})`, 'backend');
+  if (backend !== 'auto' && !(BACKEND_NAMES as readonly string[]).includes(backend))
+    throw usageError(`must be auto or one of ${BACKEND_NAMES.join(', ')} (got ${JSON.stringify(backend)})`, 'backend');
   const log = streamLogger(io.stderr, 'rlvr-serve');
   await selectBackend({ backend: backend as 'auto' }, log);
   const opened = openPolicyDir(dir, { trainable: false, tokenizer: values.tokenizer as string | undefined, requireEos: false });
@@ -51,7 +52,12 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
       { info: (m) => (quiet ? undefined : log.info(m)), warn: (m) => log.warn(m) },
     ).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
-        throw new RolloutError('listen_failed', `cannot listen on ${String(values.host)}:${port}: ${e.code}`, { field: '--port' }, { cause: e });
+        throw new RolloutError(
+          'listen_failed',
+          `cannot listen on ${String(values.host)}:${port}: ${e.code}`,
+          { field: '--port' },
+          { cause: e },
+        );
       }
       throw e;
     });

@@ -36,13 +36,21 @@ describe('models and the extra routes', () => {
     expect(card).toMatchObject({ id: 'tiny', object: 'model', owned_by: 'rlvr', max_model_len: 256 });
     expect(Number.isInteger(card.created)).toBe(true);
     expect(await client.models.retrieve('tiny')).toEqual(card);
-    await expect(client.models.retrieve('other')).rejects.toMatchObject({ status: 404, message: expect.stringContaining('The model `other` does not exist') });
+    await expect(client.models.retrieve('other')).rejects.toMatchObject({
+      status: 404,
+      message: expect.stringContaining('The model `other` does not exist'),
+    });
   });
 
   it('/tokenize, /detokenize and /version', async () => {
     const t = await call(s, '/tokenize', { model: 'tiny', prompt: PROMPT, return_token_strs: true });
     expect(t.status).toBe(200);
-    expect(t.json).toEqual({ count: ids().length, max_model_len: 256, tokens: ids(), token_strs: ids().map((id) => s.tokenizer.decode([id])) });
+    expect(t.json).toEqual({
+      count: ids().length,
+      max_model_len: 256,
+      tokens: ids(),
+      token_strs: ids().map((id) => s.tokenizer.decode([id])),
+    });
     const chat = await call(s, '/tokenize', { messages: [{ role: 'user', content: 'Hi' }] });
     expect(chat.json.tokens).toEqual(s.tokenizer.encode('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n'));
     expect((await call(s, '/detokenize', { model: 'tiny', tokens: ids() })).json).toEqual({ prompt: PROMPT });
@@ -59,7 +67,9 @@ describe('/v1/completions', () => {
     expect(r).toMatchObject({ id: expect.stringMatching(/^cmpl-/), object: 'text_completion', model: 'tiny' });
     expect(Number.isInteger(r.created)).toBe(true);
     const ref = greedyReference(s.model, ids(), 8, undefined, new Set([eosId()]));
-    expect(r.choices).toEqual([{ index: 0, text: decode(ref), logprobs: null, finish_reason: ref.at(-1) === eosId() ? 'stop' : 'length', stop_reason: null }]);
+    expect(r.choices).toEqual([
+      { index: 0, text: decode(ref), logprobs: null, finish_reason: ref.at(-1) === eosId() ? 'stop' : 'length', stop_reason: null },
+    ]);
     expect(r.usage).toEqual({ prompt_tokens: ids().length, completion_tokens: ref.length, total_tokens: ids().length + ref.length });
   });
 
@@ -84,7 +94,9 @@ describe('/v1/completions', () => {
     const special = new Set(s.tokenizer.specialTokens.values());
     expect(tl.tokens).toEqual(out.map((id) => s.tokenizer.decode([id])));
     const dec = new TextDecoder();
-    const lens = out.map((id) => [...dec.decode(special.has(id) ? new Uint8Array(0) : s.tokenizer.tokenBytes(id), { stream: true })].length);
+    const lens = out.map(
+      (id) => [...dec.decode(special.has(id) ? new Uint8Array(0) : s.tokenizer.tokenBytes(id), { stream: true })].length,
+    );
     expect(tl.text_offset).toEqual(lens.map((_, i) => lens.slice(0, i).reduce((a, b) => a + b, 0)));
     expect(tl.top_logprobs!.map((d) => Object.keys(d))).toEqual(tl.tokens!.map((t) => [t]));
   });
@@ -99,7 +111,8 @@ describe('/v1/completions', () => {
     expect(tokensOf(c)).toEqual(p);
     expect(c.logprobs.token_logprobs[0]).toBeNull();
     expect(c.logprobs.top_logprobs[0]).toBeNull();
-    for (let t = 1; t < p.length; t++) expect(c.logprobs.token_logprobs[t]).toBeCloseTo(logSoftmax(nextLogits(s.model, p.slice(0, t)))[p[t]!]!, 4);
+    for (let t = 1; t < p.length; t++)
+      expect(c.logprobs.token_logprobs[t]).toBeCloseTo(logSoftmax(nextLogits(s.model, p.slice(0, t)))[p[t]!]!, 4);
     expect(r.json.usage).toEqual({ prompt_tokens: p.length, completion_tokens: 0, total_tokens: p.length });
     // echo before a completion: the prompt's tokens, then the completion's, in one list
     const g = await call(s, '/v1/completions', { ...greedy, prompt: p, echo: true, max_tokens: 4 });
@@ -112,10 +125,20 @@ describe('/v1/completions', () => {
   });
 
   it('stream: the same text, tokens and log-probs as one response, finish reason last, then the usage chunk and [DONE]', async () => {
-    const body = { model: 'tiny', prompt: [PROMPT, 'Ann has 12 apples.'], n: 2, max_tokens: 10, temperature: 0.8, seed: 3, logprobs: 1, stop: ['e '] };
+    const body = {
+      model: 'tiny',
+      prompt: [PROMPT, 'Ann has 12 apples.'],
+      n: 2,
+      max_tokens: 10,
+      temperature: 0.8,
+      seed: 3,
+      logprobs: 1,
+      stop: ['e '],
+    };
     const whole = await client.completions.create(body);
     const chunks: OpenAI.Completions.Completion[] = [];
-    for await (const c of await client.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })) chunks.push(c);
+    for await (const c of await client.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }))
+      chunks.push(c);
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
     expect(last.usage).toEqual(whole.usage);
@@ -130,7 +153,11 @@ describe('/v1/completions', () => {
     }
     // the wire: text/event-stream, data: events, [DONE] last; continuous usage stats on every chunk,
     // as vLLM counts them: the chunk's prompt and its choice's tokens so far
-    const raw = await call(s, '/v1/completions', { ...body, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } });
+    const raw = await call(s, '/v1/completions', {
+      ...body,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+    });
     expect(raw.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const { events, done } = sseEvents(raw.text);
     expect(done).toBe(true);
@@ -157,7 +184,9 @@ describe('/v1/completions', () => {
     expect(r.json.choices[0]).toMatchObject({ text: text.slice(0, text.indexOf(stop)), finish_reason: 'stop', stop_reason: stop });
     const inc = await call(s, '/v1/completions', { ...greedy, prompt: PROMPT, max_tokens: 12, stop, include_stop_str_in_output: true });
     expect(inc.json.choices[0].text).toBe(text.slice(0, text.indexOf(stop) + stop.length));
-    const streamed = sseEvents((await call(s, '/v1/completions', { ...greedy, prompt: PROMPT, max_tokens: 12, stop, stream: true })).text).events;
+    const streamed = sseEvents(
+      (await call(s, '/v1/completions', { ...greedy, prompt: PROMPT, max_tokens: 12, stop, stream: true })).text,
+    ).events;
     expect(streamed.map((e) => e.choices[0].text).join('')).toBe(r.json.choices[0].text);
     expect(streamed.at(-1).choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: stop });
   });
@@ -165,21 +194,33 @@ describe('/v1/completions', () => {
   it('penalties, logit bias and allowed ids: the tokens of a greedy reference with the logit changes written from their definitions', async () => {
     const p = ids();
     const cases: [Record<string, unknown>, (x: Float32Array, out: readonly number[]) => void][] = [
-      [{ presence_penalty: 1.5, frequency_penalty: 0.7 }, (x, out) => {
-        const count = new Map<number, number>();
-        for (const id of out) count.set(id, (count.get(id) ?? 0) + 1);
-        for (const [id, c] of count) x[id] = x[id]! - 0.7 * c - 1.5;
-      }],
-      [{ repetition_penalty: 1.3 }, (x, out) => {
-        for (const id of new Set([...p, ...out])) x[id] = x[id]! > 0 ? x[id]! / 1.3 : x[id]! * 1.3;
-      }],
-      [{ logit_bias: { '5': 3.5, '9': -100 } }, (x) => {
-        x[5] = x[5]! + 3.5;
-        x[9] = x[9]! - 100;
-      }],
-      [{ allowed_token_ids: [3, 4, 5, 6] }, (x) => {
-        for (let v = 0; v < x.length; v++) if (![3, 4, 5, 6].includes(v)) x[v] = -Infinity;
-      }],
+      [
+        { presence_penalty: 1.5, frequency_penalty: 0.7 },
+        (x, out) => {
+          const count = new Map<number, number>();
+          for (const id of out) count.set(id, (count.get(id) ?? 0) + 1);
+          for (const [id, c] of count) x[id] = x[id]! - 0.7 * c - 1.5;
+        },
+      ],
+      [
+        { repetition_penalty: 1.3 },
+        (x, out) => {
+          for (const id of new Set([...p, ...out])) x[id] = x[id]! > 0 ? x[id]! / 1.3 : x[id]! * 1.3;
+        },
+      ],
+      [
+        { logit_bias: { '5': 3.5, '9': -100 } },
+        (x) => {
+          x[5] = x[5]! + 3.5;
+          x[9] = x[9]! - 100;
+        },
+      ],
+      [
+        { allowed_token_ids: [3, 4, 5, 6] },
+        (x) => {
+          for (let v = 0; v < x.length; v++) if (![3, 4, 5, 6].includes(v)) x[v] = -Infinity;
+        },
+      ],
     ];
     for (const [extra, process] of cases) {
       const r = await call(s, '/v1/completions', { ...greedy, prompt: p, max_tokens: 10, ...extra });
@@ -206,7 +247,14 @@ describe('/v1/completions', () => {
     expect(tokensOf(c.json.choices[0])).toEqual([eos, eos, eos]);
     expect(c.json.choices[0].finish_reason).toBe('length');
     // skip_special_tokens false keeps "<|im_end|>" in the text
-    const d = await call(s, '/v1/completions', { ...greedy, prompt: PROMPT, max_tokens: 3, ignore_eos: true, skip_special_tokens: false, ...force });
+    const d = await call(s, '/v1/completions', {
+      ...greedy,
+      prompt: PROMPT,
+      max_tokens: 3,
+      ignore_eos: true,
+      skip_special_tokens: false,
+      ...force,
+    });
     expect(d.json.choices[0].text).toBe('<|im_end|>'.repeat(3));
     // stop_token_ids: the third greedy token ends it; stop_reason is the id, its text left out
     const free = greedyReference(s.model, ids(), 6, undefined, new Set([eos]));
@@ -234,7 +282,18 @@ describe('/v1/completions', () => {
 
   it('n, best_of = n, truncate_prompt_tokens, return_token_ids, prompt_logprobs, user and add_special_tokens', async () => {
     const p = ids();
-    const r = await call(s, '/v1/completions', { model: 'tiny', prompt: p, n: 2, best_of: 2, max_tokens: 3, seed: 1, return_token_ids: true, prompt_logprobs: 2, user: 'someone', add_special_tokens: true });
+    const r = await call(s, '/v1/completions', {
+      model: 'tiny',
+      prompt: p,
+      n: 2,
+      best_of: 2,
+      max_tokens: 3,
+      seed: 1,
+      return_token_ids: true,
+      prompt_logprobs: 2,
+      user: 'someone',
+      add_special_tokens: true,
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.json.choices.map((c: { index: number }) => c.index)).toEqual([0, 1]);
     const c = r.json.choices[0];
@@ -274,11 +333,24 @@ describe('/v1/completions', () => {
       expect(r.json.error.message).toMatch(message);
       expect(r.json).toMatchObject({ object: 'error', error: { type: 'BadRequestError', code: 400 } });
     }
-    for (const extra of [{ suffix: null }, { use_beam_search: false }, { best_of: 1 }, { length_penalty: 1 }, { spaces_between_special_tokens: true }, { priority: 0 }]) {
-      expect((await call(s, '/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 1, ...extra })).status, JSON.stringify(extra)).toBe(200);
+    for (const extra of [
+      { suffix: null },
+      { use_beam_search: false },
+      { best_of: 1 },
+      { length_penalty: 1 },
+      { spaces_between_special_tokens: true },
+      { priority: 0 },
+    ]) {
+      expect(
+        (await call(s, '/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 1, ...extra })).status,
+        JSON.stringify(extra),
+      ).toBe(200);
     }
     // the openai client surfaces the parameter
-    await expect(client.completions.create({ model: 'tiny', prompt: 'x', suffix: 'y' })).rejects.toMatchObject({ status: 400, param: 'suffix' });
+    await expect(client.completions.create({ model: 'tiny', prompt: 'x', suffix: 'y' })).rejects.toMatchObject({
+      status: 400,
+      param: 'suffix',
+    });
   });
 });
 
@@ -287,11 +359,22 @@ describe('/v1/chat/completions', () => {
   const chatml = () => s.tokenizer.encode('<|im_start|>user\nAnn has 12 apples.<|im_end|>\n<|im_start|>assistant\n');
 
   it("vLLM's response shape; the text of a greedy reference over the rendered template; top_logprobs", async () => {
-    const r = await client.chat.completions.create({ model: 'tiny', messages, max_tokens: 6, temperature: 0, logprobs: true, top_logprobs: 2 });
+    const r = await client.chat.completions.create({
+      model: 'tiny',
+      messages,
+      max_tokens: 6,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 2,
+    });
     expect(r).toMatchObject({ id: expect.stringMatching(/^chatcmpl-/), object: 'chat.completion', model: 'tiny' });
     const ref = greedyReference(s.model, chatml(), 6, undefined, new Set([eosId()]));
     const c = r.choices[0]!;
-    expect(c).toMatchObject({ index: 0, message: { role: 'assistant', content: decode(ref) }, finish_reason: ref.at(-1) === eosId() ? 'stop' : 'length' });
+    expect(c).toMatchObject({
+      index: 0,
+      message: { role: 'assistant', content: decode(ref) },
+      finish_reason: ref.at(-1) === eosId() ? 'stop' : 'length',
+    });
     expect(c.logprobs!.content!.map((x) => x.token)).toEqual(ref.map((id) => s.tokenizer.decode([id])));
     c.logprobs!.content!.forEach((x, t) => {
       const lp = logSoftmax(nextLogits(s.model, [...chatml(), ...ref.slice(0, t)]));
@@ -307,7 +390,8 @@ describe('/v1/chat/completions', () => {
     const body = { model: 'tiny', messages, max_tokens: 8, temperature: 0.7, seed: 5, n: 2 };
     const whole = await client.chat.completions.create(body);
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const c of await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })) chunks.push(c);
+    for await (const c of await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }))
+      chunks.push(c);
     expect(chunks.at(-1)!.usage).toEqual(whole.usage);
     for (const choice of whole.choices) {
       const mine = chunks.flatMap((c) => c.choices.filter((x) => x.index === choice.index));
@@ -319,11 +403,28 @@ describe('/v1/chat/completions', () => {
   });
 
   it('chat_template_kwargs, add_generation_prompt, a request chat_template; tools and other refusals name the parameter', async () => {
-    const rendered = async (extra: Record<string, unknown>) => (await call(s, '/v1/chat/completions', { model: 'tiny', messages, max_tokens: 1, ...extra })).json.usage?.prompt_tokens;
-    expect(await rendered({ chat_template_kwargs: { enable_thinking: false } })).toBe(s.tokenizer.encode('<|im_start|>user\nAnn has 12 apples.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n').length);
-    expect(await rendered({ add_generation_prompt: false })).toBe(s.tokenizer.encode('<|im_start|>user\nAnn has 12 apples.<|im_end|>\n').length);
-    expect(await rendered({ chat_template: '{% for m in messages %}{{ m.content }}{% endfor %}|{{ extra_var }}', chat_template_kwargs: { extra_var: 'X' } })).toBe(s.tokenizer.encode('Ann has 12 apples.|X').length);
-    expect(await rendered({ tools: [], response_format: { type: 'text' }, tool_choice: 'none', messages: [{ role: 'user', content: [{ type: 'text', text: 'Ann has 12 apples.' }] }] })).toBe(chatml().length);
+    const rendered = async (extra: Record<string, unknown>) =>
+      (await call(s, '/v1/chat/completions', { model: 'tiny', messages, max_tokens: 1, ...extra })).json.usage?.prompt_tokens;
+    expect(await rendered({ chat_template_kwargs: { enable_thinking: false } })).toBe(
+      s.tokenizer.encode('<|im_start|>user\nAnn has 12 apples.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n').length,
+    );
+    expect(await rendered({ add_generation_prompt: false })).toBe(
+      s.tokenizer.encode('<|im_start|>user\nAnn has 12 apples.<|im_end|>\n').length,
+    );
+    expect(
+      await rendered({
+        chat_template: '{% for m in messages %}{{ m.content }}{% endfor %}|{{ extra_var }}',
+        chat_template_kwargs: { extra_var: 'X' },
+      }),
+    ).toBe(s.tokenizer.encode('Ann has 12 apples.|X').length);
+    expect(
+      await rendered({
+        tools: [],
+        response_format: { type: 'text' },
+        tool_choice: 'none',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Ann has 12 apples.' }] }],
+      }),
+    ).toBe(chatml().length);
     for (const [extra, param] of [
       [{ tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
       [{ response_format: { type: 'json_object' } }, 'response_format.type'],
@@ -348,7 +449,12 @@ describe('/metrics', () => {
     const after = await call(s, '/metrics');
     expect(after.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(gen(after.text) - gen(before)).toBe(r.json.usage.completion_tokens);
-    for (const line of ['# TYPE vllm:num_requests_running gauge', 'vllm:num_requests_waiting{model_name="tiny"} 0', '# TYPE vllm:e2e_request_latency_seconds histogram']) expect(after.text).toContain(line);
+    for (const line of [
+      '# TYPE vllm:num_requests_running gauge',
+      'vllm:num_requests_waiting{model_name="tiny"} 0',
+      '# TYPE vllm:e2e_request_latency_seconds histogram',
+    ])
+      expect(after.text).toContain(line);
     expect(after.text).toMatch(/^rlvr:http_requests_total\{route="\/v1\/completions",status="200"\} \d+$/m);
     expect(after.text).toMatch(/^vllm:request_success_total\{finished_reason="(stop|length)",model_name="tiny"\} \d+$/m);
   });

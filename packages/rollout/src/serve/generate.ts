@@ -59,7 +59,11 @@ export function encodePrompt(e: Engine, text: string, field: string, maxTokens: 
   // a token is at most `longest` bytes: fewer tokens than this are impossible
   const atLeast = maxTokens === null ? 0 : Math.ceil(Buffer.byteLength(text, 'utf8') / longestToken(e.tokenizer));
   if (maxTokens !== null && atLeast + maxTokens > context) {
-    throw new HttpError(400, `${field} has ${text.length} characters, at least ${atLeast} tokens: over the model's context of ${context} tokens with ${maxTokens} to generate`, field);
+    throw new HttpError(
+      400,
+      `${field} has ${text.length} characters, at least ${atLeast} tokens: over the model's context of ${context} tokens with ${maxTokens} to generate`,
+      field,
+    );
   }
   try {
     checkEncodable(text);
@@ -120,7 +124,11 @@ function checkPrompt(e: Engine, ids: readonly number[], maxTokens: number, field
   const bad = ids.findIndex((id) => id >= V);
   if (bad >= 0) throw new HttpError(400, `token id ${ids[bad]} at position ${bad} is not in the vocabulary [0, ${V})`, field);
   if (ids.length + maxTokens > context) {
-    throw new HttpError(400, `This model's maximum context length is ${context} tokens. However, you requested ${ids.length + maxTokens} tokens (${ids.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`, field);
+    throw new HttpError(
+      400,
+      `This model's maximum context length is ${context} tokens. However, you requested ${ids.length + maxTokens} tokens (${ids.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
+      field,
+    );
   }
 }
 
@@ -129,9 +137,17 @@ const finishReasons = (rows: readonly DecodeRow[]): string[] => rows.map((r) => 
 export async function completions(e: Engine, r: ServeCompletionRequest, res: ServerResponse, signal: AbortSignal): Promise<unknown> {
   const maxTokens = r.max_tokens ?? e.defaultMaxTokens;
   if (maxTokens === 0 && r.echo !== true) throw new HttpError(400, 'max_tokens 0 needs echo: true (scoring the prompt)', 'max_tokens');
-  const list: (string | number[])[] = typeof r.prompt === 'string' || (r.prompt.length > 0 && typeof r.prompt[0] === 'number') ? [r.prompt as string | number[]] : (r.prompt as (string | number[])[]);
+  const list: (string | number[])[] =
+    typeof r.prompt === 'string' || (r.prompt.length > 0 && typeof r.prompt[0] === 'number')
+      ? [r.prompt as string | number[]]
+      : (r.prompt as (string | number[])[]);
   if (list.length === 0) throw new HttpError(400, 'the prompt list is empty', 'prompt');
-  if (list.length * r.n > e.maxRowsPerRequest) throw new HttpError(400, `${list.length} prompts x n = ${r.n} is ${list.length * r.n} completions, over the limit of ${e.maxRowsPerRequest} per request`, 'n');
+  if (list.length * r.n > e.maxRowsPerRequest)
+    throw new HttpError(
+      400,
+      `${list.length} prompts x n = ${r.n} is ${list.length * r.n} completions, over the limit of ${e.maxRowsPerRequest} per request`,
+      'n',
+    );
   const prompts = list.map((p, i) => {
     const field = list.length > 1 ? `prompt.${i}` : 'prompt';
     let ids = typeof p === 'string' ? encodePrompt(e, p, field, maxTokens) : p;
@@ -161,11 +177,21 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
   const echoOf = (i: number) => {
     const ids = prompts[i]!;
     const scores = promptScores[i]!;
-    return { text: promptTexts[i]!, tokens: ids, logprobs: scores.logprobs, top: scores.top.map((t) => (t === null ? null : k > 0 ? t : [])) };
+    return {
+      text: promptTexts[i]!,
+      tokens: ids,
+      logprobs: scores.logprobs,
+      top: scores.top.map((t) => (t === null ? null : k > 0 ? t : [])),
+    };
   };
   const extraFields = (i: number, row: DecodeRow | null): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
-    if (r.prompt_logprobs != null) out.prompt_logprobs = promptLogprobsField(prompts[i]!, { logprobs: promptScores[i]!.logprobs, top: promptScores[i]!.top.map((t) => t?.slice(0, r.prompt_logprobs!) ?? null) }, name);
+    if (r.prompt_logprobs != null)
+      out.prompt_logprobs = promptLogprobsField(
+        prompts[i]!,
+        { logprobs: promptScores[i]!.logprobs, top: promptScores[i]!.top.map((t) => t?.slice(0, r.prompt_logprobs!) ?? null) },
+        name,
+      );
     if (r.return_token_ids === true) Object.assign(out, { prompt_token_ids: prompts[i], token_ids: row?.tokens ?? [] });
     return out;
   };
@@ -179,7 +205,11 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
         return { index: i * r.n + j, text: echo.text, logprobs, finish_reason: 'length', stop_reason: null, ...extraFields(i, null) };
       }),
     );
-    e.onFinished(promptTokens, 0, choices.map(() => 'length'));
+    e.onFinished(
+      promptTokens,
+      0,
+      choices.map(() => 'length'),
+    );
     return { ...head, choices, usage: usage(promptTokens, 0) };
   }
 
@@ -200,7 +230,13 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
           const t = row.tokens.length - 1;
           const step = { tokens: [row.tokens[t]!], logprobs: [row.logprobs[t]!], top: [row.top[t] ?? []] };
           const text = state.advance(row);
-          const choice: Record<string, unknown> = { index, text, logprobs: withLogprobs ? completionLogprobs(step, name, state.offsets(step.tokens)) : null, finish_reason: row.end?.finish ?? null, stop_reason: row.end?.stopReason ?? null };
+          const choice: Record<string, unknown> = {
+            index,
+            text,
+            logprobs: withLogprobs ? completionLogprobs(step, name, state.offsets(step.tokens)) : null,
+            finish_reason: row.end?.finish ?? null,
+            stop_reason: row.end?.stopReason ?? null,
+          };
           if (row.done && r.return_token_ids === true) Object.assign(choice, { token_ids: row.tokens });
           // vLLM's continuous usage: this choice's prompt and its tokens so far
           sse.send({ ...head, choices: [choice], ...(continuous ? { usage: usage(ids.length, row.tokens.length) } : {}) });
@@ -213,7 +249,19 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
           const echo = echoOf(i);
           const index = i * r.n + j;
           states[index]!.startAt(codePoints(echo.text));
-          sse.send({ ...head, choices: [{ index, text: echo.text, logprobs: withLogprobs ? completionLogprobs(echo, name, textOffsets(echo.tokens, bytesOf)) : null, finish_reason: null, stop_reason: null, ...extraFields(i, null) }] });
+          sse.send({
+            ...head,
+            choices: [
+              {
+                index,
+                text: echo.text,
+                logprobs: withLogprobs ? completionLogprobs(echo, name, textOffsets(echo.tokens, bytesOf)) : null,
+                finish_reason: null,
+                stop_reason: null,
+                ...extraFields(i, null),
+              },
+            ],
+          });
         }
       });
     }
@@ -232,7 +280,12 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
     if (r.echo === true) {
       const echo = echoOf(i);
       full = echo.text + text;
-      if (withLogprobs) logprobs = completionLogprobs({ tokens: [...echo.tokens, ...gen.tokens], logprobs: [...echo.logprobs, ...gen.logprobs], top: [...echo.top, ...gen.top] }, name, textOffsets([...echo.tokens, ...gen.tokens], bytesOf));
+      if (withLogprobs)
+        logprobs = completionLogprobs(
+          { tokens: [...echo.tokens, ...gen.tokens], logprobs: [...echo.logprobs, ...gen.logprobs], top: [...echo.top, ...gen.top] },
+          name,
+          textOffsets([...echo.tokens, ...gen.tokens], bytesOf),
+        );
     } else if (withLogprobs) logprobs = completionLogprobs(gen, name, textOffsets(gen.tokens, bytesOf));
     return { index, text: full, logprobs, finish_reason: row.end!.finish, stop_reason: row.end!.stopReason, ...extraFields(i, row) };
   });
@@ -252,12 +305,21 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
     }
   }
   if (!apply) throw new HttpError(400, 'this model has no chat template: use /v1/completions, or send chat_template', 'messages');
-  const messages: ChatMessage[] = r.messages.map((m) => ({ role: m.role, content: messageText(m.content), ...(m.reasoning_content != null ? { reasoning_content: m.reasoning_content } : {}) }));
+  const messages: ChatMessage[] = r.messages.map((m) => ({
+    role: m.role,
+    content: messageText(m.content),
+    ...(m.reasoning_content != null ? { reasoning_content: m.reasoning_content } : {}),
+  }));
   const { enable_thinking, ...extra } = kwargs;
-  if (enable_thinking !== undefined && typeof enable_thinking !== 'boolean') throw new HttpError(400, 'chat_template_kwargs.enable_thinking must be a boolean', 'chat_template_kwargs.enable_thinking');
+  if (enable_thinking !== undefined && typeof enable_thinking !== 'boolean')
+    throw new HttpError(400, 'chat_template_kwargs.enable_thinking must be a boolean', 'chat_template_kwargs.enable_thinking');
   let text: string;
   try {
-    text = apply(messages, { addGenerationPrompt: r.add_generation_prompt ?? true, enableThinking: enable_thinking ?? true, ...(Object.keys(extra).length > 0 ? { extra } : {}) });
+    text = apply(messages, {
+      addGenerationPrompt: r.add_generation_prompt ?? true,
+      enableThinking: enable_thinking ?? true,
+      ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    });
   } catch (err) {
     throw new HttpError(400, (err as Error).message, Object.keys(extra).length > 0 ? 'chat_template_kwargs' : 'messages');
   }
@@ -267,7 +329,8 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
   if (r.truncate_prompt_tokens != null && ids.length > r.truncate_prompt_tokens) ids = ids.slice(ids.length - r.truncate_prompt_tokens);
   const maxTokens = requested ?? Math.max(1, context - ids.length); // chat default: the rest of the context
   checkPrompt(e, ids, maxTokens, 'messages');
-  if (r.n > e.maxRowsPerRequest) throw new HttpError(400, `n = ${r.n} is over the limit of ${e.maxRowsPerRequest} completions per request`, 'n');
+  if (r.n > e.maxRowsPerRequest)
+    throw new HttpError(400, `n = ${r.n} is over the limit of ${e.maxRowsPerRequest} completions per request`, 'n');
   const withLogprobs = r.logprobs === true;
   const params = decodeParams(e, r, maxTokens, withLogprobs ? (r.top_logprobs ?? 0) : 0);
   const name = tokenNamer(e, r.return_tokens_as_token_ids === true);
@@ -287,7 +350,12 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
     const continuous = r.stream_options?.continuous_usage_stats === true;
     let completionTokens = 0;
     // every choice opens with the assistant role, as vLLM and OpenAI stream it
-    for (let j = 0; j < r.n; j++) sse.send({ ...head, choices: [{ index: j, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], ...(continuous ? { usage: usage(promptTokens, 0) } : {}) });
+    for (let j = 0; j < r.n; j++)
+      sse.send({
+        ...head,
+        choices: [{ index: j, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+        ...(continuous ? { usage: usage(promptTokens, 0) } : {}),
+      });
     const rows = Array.from({ length: r.n }, (_, j) => {
       const state = new ChoiceStream(bytesOf);
       return new DecodeRow(ids, params, j, eos, bytes, (row) => {
@@ -295,7 +363,12 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
         const t = row.tokens.length - 1;
         const step = { tokens: [row.tokens[t]!], logprobs: [row.logprobs[t]!], top: [row.top[t] ?? []] };
         const content = state.advance(row);
-        const choice: Record<string, unknown> = { index: j, delta: { content }, logprobs: withLogprobs ? { content: chatLogprobs(step, name, bytesOf) } : null, finish_reason: row.end?.finish ?? null };
+        const choice: Record<string, unknown> = {
+          index: j,
+          delta: { content },
+          logprobs: withLogprobs ? { content: chatLogprobs(step, name, bytesOf) } : null,
+          finish_reason: row.end?.finish ?? null,
+        };
         if (row.done) choice.stop_reason = row.end?.stopReason ?? null;
         if (row.done && r.return_token_ids === true) choice.token_ids = row.tokens;
         // vLLM's continuous usage: this choice's tokens so far
@@ -311,7 +384,15 @@ export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, 
   const choices = rows.map((row, index) => ({
     index,
     message: { role: 'assistant', content: decoder.decode(row.text()), tool_calls: [] },
-    logprobs: withLogprobs ? { content: chatLogprobs({ tokens: row.tokens, logprobs: row.logprobs, top: row.tokens.map((_, t) => row.top[t] ?? []) }, name, bytesOf) } : null,
+    logprobs: withLogprobs
+      ? {
+          content: chatLogprobs(
+            { tokens: row.tokens, logprobs: row.logprobs, top: row.tokens.map((_, t) => row.top[t] ?? []) },
+            name,
+            bytesOf,
+          ),
+        }
+      : null,
     finish_reason: row.end!.finish,
     stop_reason: row.end!.stopReason,
     ...(r.return_token_ids === true ? { token_ids: row.tokens } : {}),
@@ -338,7 +419,14 @@ export const STREAMED = Symbol('streamed');
  * the chunk's id fields, when `include_usage` asked for it) and `[DONE]`; a failure after the
  * stream began is one error event. A client that went away rejects as before.
  */
-async function finishStream(e: Engine, rows: readonly DecodeRow[], sse: SseStream, signal: AbortSignal, total: () => ReturnType<typeof usage>, usageHead: Record<string, unknown> | null): Promise<typeof STREAMED> {
+async function finishStream(
+  e: Engine,
+  rows: readonly DecodeRow[],
+  sse: SseStream,
+  signal: AbortSignal,
+  total: () => ReturnType<typeof usage>,
+  usageHead: Record<string, unknown> | null,
+): Promise<typeof STREAMED> {
   try {
     await e.sampler.decode(rows, signal);
   } catch (err) {

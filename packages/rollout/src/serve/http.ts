@@ -18,17 +18,31 @@ export class HttpError extends Error {
   }
 }
 
-const TYPES: Record<number, string> = { 400: 'BadRequestError', 401: 'AuthenticationError', 404: 'NotFoundError', 405: 'MethodNotAllowedError', 413: 'RequestTooLargeError', 503: 'ServiceUnavailableError' };
+const TYPES: Record<number, string> = {
+  400: 'BadRequestError',
+  401: 'AuthenticationError',
+  404: 'NotFoundError',
+  405: 'MethodNotAllowedError',
+  413: 'RequestTooLargeError',
+  503: 'ServiceUnavailableError',
+};
 
 /** The body of an error response, as vLLM writes it. */
 export function errorBody(err: HttpError): Record<string, unknown> {
-  return { object: 'error', error: { message: err.message, type: TYPES[err.status] ?? 'InternalServerError', param: err.param, code: err.status } };
+  return {
+    object: 'error',
+    error: { message: err.message, type: TYPES[err.status] ?? 'InternalServerError', param: err.param, code: err.status },
+  };
 }
 
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed || res.headersSent) return;
   const payload = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; version=0.0.4; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
+  res.writeHead(status, {
+    'content-type': typeof body === 'string' ? 'text/plain; version=0.0.4; charset=utf-8' : 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...headers,
+  });
   res.end(payload);
 }
 
@@ -43,7 +57,9 @@ export function send(res: ServerResponse, status: number, body: unknown, headers
 export function refuseTooLarge(req: IncomingMessage, limit: number): void {
   const payload = JSON.stringify(errorBody(new HttpError(413, `the body is larger than ${limit} bytes`)));
   const socket = req.socket;
-  socket.write(`HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`);
+  socket.write(
+    `HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n${payload}`,
+  );
   const stop = (): void => void socket.destroy();
   const total = setTimeout(stop, 30_000);
   let idle = setTimeout(stop, 5_000);

@@ -15,7 +15,11 @@ beforeAll(async () => {
 afterAll(() => s?.close());
 
 /** Send a raw HTTP request with a declared body of `size` bytes over one socket; `whole`: write all of it before reading anything. */
-function rawPost(port: number, size: number, mode: 'whole' | 'headers-only'): Promise<{ head: string; body: string; closed: boolean; wrote: number }> {
+function rawPost(
+  port: number,
+  size: number,
+  mode: 'whole' | 'headers-only',
+): Promise<{ head: string; body: string; closed: boolean; wrote: number }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let got = '';
@@ -65,7 +69,10 @@ describe('rlvr-serve input limits', () => {
     const long = 'a'.repeat(1_000_000);
     const r = await call(s, '/v1/completions', { model: 'tiny', prompt: long, max_tokens: 4 });
     expect(r.status).toBe(400);
-    expect(r.json.error).toMatchObject({ param: 'prompt', message: expect.stringMatching(/^prompt has 1000000 characters, at least \d+ tokens: over the model's context of 256 tokens/) });
+    expect(r.json.error).toMatchObject({
+      param: 'prompt',
+      message: expect.stringMatching(/^prompt has 1000000 characters, at least \d+ tokens: over the model's context of 256 tokens/),
+    });
     const list = await call(s, '/v1/completions', { model: 'tiny', prompt: ['ok', long], max_tokens: 4 });
     expect(list.json.error.param).toBe('prompt.1');
     const chat = await call(s, '/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: long }], max_tokens: 4 });
@@ -80,7 +87,10 @@ describe('rlvr-serve input limits', () => {
 
   it('more completions than a request may ask for (prompts x n) is a 400 naming n', async () => {
     const r = await call(s, '/v1/completions', { model: 'tiny', prompt: Array.from({ length: 8 }, () => 'Ann'), n: 200, max_tokens: 1 });
-    expect(r.json.error).toMatchObject({ param: 'n', message: '8 prompts x n = 200 is 1600 completions, over the limit of 1024 per request' });
+    expect(r.json.error).toMatchObject({
+      param: 'n',
+      message: '8 prompts x n = 200 is 1600 completions, over the limit of 1024 per request',
+    });
   });
 });
 

@@ -48,16 +48,29 @@ export class ServerMetrics {
       for (const [labels, v] of samples) lines.push(`${name}{${labels}} ${v}`);
     };
     metric('vllm:num_requests_running', 'gauge', 'Requests with a completion in the decode batch.', [[m, queue.runningRequests]]);
-    metric('vllm:num_requests_waiting', 'gauge', 'Requests waiting for room in the decode batch (the queue length).', [[m, queue.waitingRequests]]);
+    metric('vllm:num_requests_waiting', 'gauge', 'Requests waiting for room in the decode batch (the queue length).', [
+      [m, queue.waitingRequests],
+    ]);
     metric('rlvr:num_sequences_running', 'gauge', 'Completions (rows) in the decode batch.', [[m, queue.runningRows]]);
     metric('rlvr:num_sequences_waiting', 'gauge', 'Completions (rows) waiting for room in the decode batch.', [[m, queue.waitingRows]]);
     metric('vllm:prompt_tokens_total', 'counter', 'Prompt tokens of finished requests.', [[m, this.promptTokens]]);
     metric('vllm:generation_tokens_total', 'counter', 'Generated tokens of finished requests.', [[m, this.generationTokens]]);
-    metric('vllm:request_success_total', 'counter', 'Finished completions by finish reason.', [...this.finished].sort().map(([r, n]) => [`finished_reason="${label(r)}",${m}`, n]));
-    lines.push('# HELP vllm:e2e_request_latency_seconds Seconds from the arrival of a generation request to its last byte.', '# TYPE vllm:e2e_request_latency_seconds histogram');
+    metric(
+      'vllm:request_success_total',
+      'counter',
+      'Finished completions by finish reason.',
+      [...this.finished].sort().map(([r, n]) => [`finished_reason="${label(r)}",${m}`, n]),
+    );
+    lines.push(
+      '# HELP vllm:e2e_request_latency_seconds Seconds from the arrival of a generation request to its last byte.',
+      '# TYPE vllm:e2e_request_latency_seconds histogram',
+    );
     LATENCY_BUCKETS.forEach((le, i) => lines.push(`vllm:e2e_request_latency_seconds_bucket{le="${le}",${m}} ${this.latency[i]}`));
     lines.push(`vllm:e2e_request_latency_seconds_bucket{le="+Inf",${m}} ${this.latencyCount}`);
-    lines.push(`vllm:e2e_request_latency_seconds_sum{${m}} ${this.latencySum}`, `vllm:e2e_request_latency_seconds_count{${m}} ${this.latencyCount}`);
+    lines.push(
+      `vllm:e2e_request_latency_seconds_sum{${m}} ${this.latencySum}`,
+      `vllm:e2e_request_latency_seconds_count{${m}} ${this.latencyCount}`,
+    );
     metric(
       'rlvr:http_requests_total',
       'counter',

@@ -11,7 +11,11 @@ import { z } from 'zod';
 const MAX_LOGPROBS = 20;
 
 const Stop = z.union([z.string(), z.array(z.string()).max(64)]).nullish();
-const TokenId = z.number().int().min(0).max(2 ** 31 - 1);
+const TokenId = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 const Penalty = z.number().min(-2).max(2).nullish();
 
 /** Fields shared by both endpoints (vLLM's `SamplingParams` as request fields). */
@@ -98,7 +102,12 @@ export const ServeChatRequestSchema = z.strictObject({
 export type ServeChatRequest = z.output<typeof ServeChatRequestSchema>;
 
 export const TokenizeRequestSchema = z.union([
-  z.strictObject({ model: z.string().nullish(), prompt: z.string(), add_special_tokens: z.boolean().nullish(), return_token_strs: z.boolean().nullish() }),
+  z.strictObject({
+    model: z.string().nullish(),
+    prompt: z.string(),
+    add_special_tokens: z.boolean().nullish(),
+    return_token_strs: z.boolean().nullish(),
+  }),
   z.strictObject({
     model: z.string().nullish(),
     messages: z.array(Message).min(1),
@@ -130,7 +139,10 @@ const REFUSED: Record<string, { noop: (v: unknown) => boolean; why: string }> = 
   structured_outputs: { noop: (v) => v == null, why: 'guided decoding is not supported' },
   logits_processors: { noop: (v) => v == null || (Array.isArray(v) && v.length === 0), why: 'custom logits processors are not supported' },
   bad_words: { noop: (v) => v == null || (Array.isArray(v) && v.length === 0), why: 'bad_words is not supported' },
-  spaces_between_special_tokens: { noop: (v) => v == null || v === true, why: 'only spaces_between_special_tokens: true (the default) is supported' },
+  spaces_between_special_tokens: {
+    noop: (v) => v == null || v === true,
+    why: 'only spaces_between_special_tokens: true (the default) is supported',
+  },
   continue_final_message: { noop: (v) => v == null || v === false, why: 'continue_final_message is not supported' },
   documents: { noop: (v) => v == null, why: 'documents (RAG templates) are not supported' },
   modalities: { noop: (v) => v == null || (Array.isArray(v) && v.length === 1 && v[0] === 'text'), why: 'only text output is supported' },
@@ -147,17 +159,25 @@ const REFUSED: Record<string, { noop: (v: unknown) => boolean; why: string }> = 
 };
 
 /** The first parameter of the body this server refuses, with why; or null. Runs before the schema. */
-export function refusedParameter(body: Record<string, unknown>, endpoint: 'completions' | 'chat'): { param: string; message: string } | null {
+export function refusedParameter(
+  body: Record<string, unknown>,
+  endpoint: 'completions' | 'chat',
+): { param: string; message: string } | null {
   for (const [param, rule] of Object.entries(REFUSED)) {
     if (Object.hasOwn(body, param) && !rule.noop(body[param])) return { param, message: rule.why };
   }
-  if (endpoint === 'chat' && Object.hasOwn(body, 'echo') && body.echo != null && body.echo !== false) return { param: 'echo', message: 'echo on /v1/chat/completions is not supported (it is on /v1/completions)' };
+  if (endpoint === 'chat' && Object.hasOwn(body, 'echo') && body.echo != null && body.echo !== false)
+    return { param: 'echo', message: 'echo on /v1/chat/completions is not supported (it is on /v1/completions)' };
   if (body.best_of != null && body.best_of !== (body.n ?? 1)) return { param: 'best_of', message: 'best_of other than n is not supported' };
   if (body.stream_options != null && body.stream !== true) return { param: 'stream_options', message: 'stream_options needs stream: true' };
-  if (endpoint === 'chat' && body.top_logprobs != null && body.top_logprobs !== 0 && body.logprobs !== true) return { param: 'top_logprobs', message: 'top_logprobs needs logprobs: true' };
+  if (endpoint === 'chat' && body.top_logprobs != null && body.top_logprobs !== 0 && body.logprobs !== true)
+    return { param: 'top_logprobs', message: 'top_logprobs needs logprobs: true' };
   if (endpoint === 'chat' && Array.isArray(body.messages)) {
-    const at = (body.messages as unknown[]).findIndex((m) => typeof m === 'object' && m !== null && ('tool_calls' in m || 'tool_call_id' in m || 'name' in m));
-    if (at >= 0) return { param: `messages.${at}`, message: 'message fields name, tool_calls and tool_call_id are not supported (no tool calling)' };
+    const at = (body.messages as unknown[]).findIndex(
+      (m) => typeof m === 'object' && m !== null && ('tool_calls' in m || 'tool_call_id' in m || 'name' in m),
+    );
+    if (at >= 0)
+      return { param: `messages.${at}`, message: 'message fields name, tool_calls and tool_call_id are not supported (no tool calling)' };
   }
   return null;
 }

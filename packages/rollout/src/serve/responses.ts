@@ -94,4 +94,8 @@ export interface Usage {
   total_tokens: number;
 }
 
-export const usage = (prompt: number, completion: number): Usage => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+export const usage = (prompt: number, completion: number): Usage => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});

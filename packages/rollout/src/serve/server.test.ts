@@ -12,7 +12,6 @@ import { startPolicyServer, type PolicyServer } from './server.js';
 import { describeSamplerContract } from '../test-utils/sampler-contract.js';
 import { tinyModelDir, useCpu } from '../test-utils/tiny-policy.js';
 
-
 const io = () => {
   const out = { stdout: '', stderr: '' };
   return { out, io: { stdout: { write: (s: string) => (out.stdout += s) }, stderr: { write: (s: string) => (out.stderr += s) } } };
@@ -29,7 +28,10 @@ beforeAll(async () => {
   await useCpu();
   dir = await tinyModelDir();
   const { out, io: cli } = io();
-  const r = await runServe(['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', '--batch-size', '8'], cli);
+  const r = await runServe(
+    ['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', '--batch-size', '8'],
+    cli,
+  );
   expect(r.code, out.stderr).toBe(0);
   server = r.server!;
   dispose = r.dispose!;
@@ -47,16 +49,24 @@ afterAll(async () => {
 });
 
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(server.url.replace(/\/v1$/, '') + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(server.url.replace(/\/v1$/, '') + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, any> };
 };
-const PROMPTS = () => ['Ann has 12 apples.', 'Tom has 80 stones. He buys 53 more. How many stones does Tom have?'].map((t) => tokenizer.encode(t));
+const PROMPTS = () =>
+  ['Ann has 12 apples.', 'Tom has 80 stones. He buys 53 more. How many stones does Tom have?'].map((t) => tokenizer.encode(t));
 const OPTIONS: SampleOptionsInput = { groupSize: 3, maxNewTokens: 12, temperature: 0.9, topK: 30, topP: 0.95, seed: 5 };
 
 // One request at a time: requests in flight together share the decode batch, and how they
 // overlap (arrival timing) can move a completion's floats in the last bits, as with vLLM.
 describeSamplerContract('httpSampler against rlvr-serve on loopback', async () => ({
-  sampler: httpSampler({ baseUrl: server.url, model: 'tiny', maxRetries: 0, concurrency: 1 }, { tokenBytes: policySampler(model, tokenizer).tokenBytes }),
+  sampler: httpSampler(
+    { baseUrl: server.url, model: 'tiny', maxRetries: 0, concurrency: 1 },
+    { tokenBytes: policySampler(model, tokenizer).tokenBytes },
+  ),
   prompts: PROMPTS().map((tokens) => ({ tokens })),
   stop: 'e',
 }));
@@ -69,10 +79,14 @@ describe('rlvr-serve', () => {
     expect(models.data.map((m) => [m.id, m.max_model_len])).toEqual([['tiny', 256]]);
   });
 
-  it('httpSampler through the server gives the in-process sampler\'s batch for the same seed (token prompts)', async () => {
+  it("httpSampler through the server gives the in-process sampler's batch for the same seed (token prompts)", async () => {
     const prompts = PROMPTS().map((tokens) => ({ tokens }));
     const local = await sampleGroups(prompts, policySampler(model, tokenizer), OPTIONS);
-    const remote = await sampleGroups(prompts, httpSampler({ baseUrl: server.url, model: 'tiny' }, { tokenBytes: policySampler(model, tokenizer).tokenBytes }), OPTIONS);
+    const remote = await sampleGroups(
+      prompts,
+      httpSampler({ baseUrl: server.url, model: 'tiny' }, { tokenBytes: policySampler(model, tokenizer).tokenBytes }),
+      OPTIONS,
+    );
     expect(remote.errors.every((e) => e === null)).toBe(true);
     expect(remote.batch.completionTokens).toEqual(local.batch.completionTokens);
     expect(remote.batch.completionOffsets).toEqual(local.batch.completionOffsets);
@@ -86,14 +100,22 @@ describe('rlvr-serve', () => {
     const texts = [{ text: 'Ann has 12 apples.' }];
     const opts = { ...OPTIONS, stop: ['e'] };
     const local = await sampleGroups(texts, policySampler(model, tokenizer), opts);
-    const remote = await sampleGroups(texts, httpSampler({ baseUrl: server.url, model: 'tiny' }), opts, { tokenBytes: policySampler(model, tokenizer).tokenBytes });
+    const remote = await sampleGroups(texts, httpSampler({ baseUrl: server.url, model: 'tiny' }), opts, {
+      tokenBytes: policySampler(model, tokenizer).tokenBytes,
+    });
     expect(remote.batch.completionTokens).toEqual(local.batch.completionTokens);
     expect(remote.texts).toEqual(local.texts);
     expect(remote.texts.some((t) => t.includes('e'))).toBe(false);
 
     const messages = [{ messages: [{ role: 'user' as const, content: 'Ann has 12 apples.' }] }];
-    const localChat = await sampleGroups(messages, policySampler(model, tokenizer, {}, { applyChatTemplate: chatmlTemplate, enableThinking: true }), OPTIONS);
-    const remoteChat = await sampleGroups(messages, httpSampler({ baseUrl: server.url, model: 'tiny', endpoint: 'chat' }), OPTIONS, { tokenBytes: policySampler(model, tokenizer).tokenBytes });
+    const localChat = await sampleGroups(
+      messages,
+      policySampler(model, tokenizer, {}, { applyChatTemplate: chatmlTemplate, enableThinking: true }),
+      OPTIONS,
+    );
+    const remoteChat = await sampleGroups(messages, httpSampler({ baseUrl: server.url, model: 'tiny', endpoint: 'chat' }), OPTIONS, {
+      tokenBytes: policySampler(model, tokenizer).tokenBytes,
+    });
     expect(remoteChat.batch.completionTokens).toEqual(localChat.batch.completionTokens);
     expect(remoteChat.texts).toEqual(localChat.texts);
   });
@@ -103,13 +125,21 @@ describe('rlvr-serve', () => {
     const bytes = policySampler(model, tokenizer).tokenBytes;
     const tokenPrompts = PROMPTS().map((tokens) => ({ tokens }));
     const whole = await sampleGroups(tokenPrompts, httpSampler({ baseUrl: server.url, model: 'tiny' }, { tokenBytes: bytes }), opts);
-    const streamed = await sampleGroups(tokenPrompts, httpSampler({ baseUrl: server.url, model: 'tiny', stream: true }, { tokenBytes: bytes }), opts);
+    const streamed = await sampleGroups(
+      tokenPrompts,
+      httpSampler({ baseUrl: server.url, model: 'tiny', stream: true }, { tokenBytes: bytes }),
+      opts,
+    );
     expect(streamed.batch).toEqual(whole.batch);
     expect(streamed.texts).toEqual(whole.texts);
     const texts = [{ text: 'Ann has 12 apples.' }, { text: 'Tom has 80 stones.' }];
     const local = await sampleGroups(texts, policySampler(model, tokenizer), opts);
     for (const stream of [false, true]) {
-      const echoed = await sampleGroups(texts, httpSampler({ baseUrl: server.url, model: 'tiny', echo: true, stream }, { tokenBytes: bytes }), opts);
+      const echoed = await sampleGroups(
+        texts,
+        httpSampler({ baseUrl: server.url, model: 'tiny', echo: true, stream }, { tokenBytes: bytes }),
+        opts,
+      );
       expect(echoed.batch.promptTokens).toEqual(local.batch.promptTokens);
       expect(echoed.batch.completionTokens).toEqual(local.batch.completionTokens);
       expect(echoed.batch.behaviorLogprobs).toEqual(local.batch.behaviorLogprobs);
@@ -119,10 +149,25 @@ describe('rlvr-serve', () => {
 
   it('a list of prompts: choice i*n+j is completion j of prompt i; token strings without return_tokens_as_token_ids; usage', async () => {
     const [a, b] = PROMPTS();
-    const { status, json } = await post('/v1/completions', { model: 'tiny', prompt: [a, b], n: 2, max_tokens: 4, temperature: 0, logprobs: 0 });
+    const { status, json } = await post('/v1/completions', {
+      model: 'tiny',
+      prompt: [a, b],
+      n: 2,
+      max_tokens: 4,
+      temperature: 0,
+      logprobs: 0,
+    });
     expect(status).toBe(200);
     expect(json.choices.map((c: { index: number }) => c.index)).toEqual([0, 1, 2, 3]);
-    const one = await post('/v1/completions', { model: 'tiny', prompt: b, n: 1, max_tokens: 4, temperature: 0, logprobs: 0, return_tokens_as_token_ids: true });
+    const one = await post('/v1/completions', {
+      model: 'tiny',
+      prompt: b,
+      n: 1,
+      max_tokens: 4,
+      temperature: 0,
+      logprobs: 0,
+      return_tokens_as_token_ids: true,
+    });
     const ids = one.json.choices[0].logprobs.tokens.map((t: string) => Number(t.slice('token_id:'.length)));
     expect(json.choices[2].logprobs.tokens).toEqual(ids.map((id: number) => new TextDecoder().decode(tokenizer.tokenBytes(id))));
     expect(json.choices[2].text).toBe(json.choices[2].logprobs.tokens.filter((t: string) => t !== '<|im_end|>').join(''));
@@ -167,15 +212,23 @@ describe('rlvr-serve', () => {
 
   it('answers /health while decoding; a client that disconnects cancels its request; nothing leaks', async () => {
     const lines: string[] = [];
-    const own = await startPolicyServer({ model, tokenizer }, { port: 0, servedModelName: 'tiny' }, { info: (m) => lines.push(m), warn: (m) => lines.push(m) });
+    const own = await startPolicyServer(
+      { model, tokenizer },
+      { port: 0, servedModelName: 'tiny' },
+      { info: (m) => lines.push(m), warn: (m) => lines.push(m) },
+    );
     try {
-      const call = (body: unknown, signal?: AbortSignal) => fetch(`${own.url}/completions`, { method: 'POST', body: JSON.stringify(body), signal });
+      const call = (body: unknown, signal?: AbortSignal) =>
+        fetch(`${own.url}/completions`, { method: 'POST', body: JSON.stringify(body), signal });
       await (await call({ model: 'tiny', prompt: 'Ann', max_tokens: 2 })).json();
       const before = tf.memory().numTensors;
       const ac = new AbortController();
       const long = call({ model: 'tiny', prompt: 'Ann', n: 8, max_tokens: 240 }, ac.signal);
       let longSettled = false;
-      long.then(() => (longSettled = true), () => (longSettled = true));
+      long.then(
+        () => (longSettled = true),
+        () => (longSettled = true),
+      );
       // the server answers /health between decoding steps
       expect((await fetch(own.url.replace(/\/v1$/, '/health'))).status).toBe(200);
       expect(longSettled).toBe(false);
@@ -192,7 +245,15 @@ describe('rlvr-serve', () => {
   });
 
   it('serves concurrent requests in one batch, each with the result it gets alone', async () => {
-    const body = (seed: number) => ({ model: 'tiny', prompt: PROMPTS()[0], n: 2, max_tokens: 6, seed, logprobs: 0, return_tokens_as_token_ids: true });
+    const body = (seed: number) => ({
+      model: 'tiny',
+      prompt: PROMPTS()[0],
+      n: 2,
+      max_tokens: 6,
+      seed,
+      logprobs: 0,
+      return_tokens_as_token_ids: true,
+    });
     const alone = await Promise.all([post('/v1/completions', body(1)), post('/v1/completions', body(2))]);
     const again = await post('/v1/completions', body(2));
     expect(alone[1]!.json.choices).toEqual(again.json.choices);
@@ -202,7 +263,8 @@ describe('rlvr-serve', () => {
 
 describe('rlvr-serve command line', () => {
   it("renders chat with the model directory's tokenizer_config.json template", async () => {
-    const template = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}";
+    const template =
+      '{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}';
     writeFileSync(join(dir.dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: template }));
     const { out, io: cli } = io();
     const r = await runServe(['--model', dir.dir, '--port', '0', '--backend', 'cpu', '--quiet'], cli);

@@ -9,7 +9,15 @@ import { tokensBytes } from '../spans/locate.js';
 import { chat, completions, encodePrompt, STREAMED, type Engine } from './generate.js';
 import { declaredTooLarge, errorBody, HttpError, readJson, refuseTooLarge, send } from './http.js';
 import { ServerMetrics } from './metrics.js';
-import { DetokenizeRequestSchema, messageText, refusedParameter, ServeChatRequestSchema, ServeCompletionRequestSchema, TokenizeRequestSchema, withoutNoops } from './protocol.js';
+import {
+  DetokenizeRequestSchema,
+  messageText,
+  refusedParameter,
+  ServeChatRequestSchema,
+  ServeCompletionRequestSchema,
+  TokenizeRequestSchema,
+  withoutNoops,
+} from './protocol.js';
 
 export const PolicyServerOptionsSchema = z
   .object({
@@ -23,7 +31,11 @@ export const PolicyServerOptionsSchema = z
     /** `max_tokens` when a completion request leaves it out (OpenAI's default is 16) */
     defaultMaxTokens: z.number().int().min(1).default(16),
     /** a body over this many bytes is answered 413 */
-    maxBodyBytes: z.number().int().min(1).default(32 * 1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(32 * 1024 * 1024),
     /** completions (prompts x n) one request may ask for */
     maxRowsPerRequest: z.number().int().min(1).default(1024),
     /** when set, `/v1/*` needs `Authorization: Bearer <apiKey>` (vLLM's `--api-key`) */
@@ -65,7 +77,11 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
  * parameter is implemented or refused, none ignored); a wrong `model` or route a 404; a wrong
  * method a 405; a body over `maxBodyBytes` a 413, sent before the body is read.
  */
-export async function startPolicyServer(policy: ServedPolicy, options: PolicyServerOptionsInput, logger: Logger = silentLogger): Promise<PolicyServer> {
+export async function startPolicyServer(
+  policy: ServedPolicy,
+  options: PolicyServerOptionsInput,
+  logger: Logger = silentLogger,
+): Promise<PolicyServer> {
   const o = parseConfig(PolicyServerOptionsSchema, options, 'server');
   const { model, tokenizer } = policy;
   const sampler = policySampler(model, tokenizer, { batchSize: o.batchSize, name: o.servedModelName });
@@ -82,7 +98,15 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
   };
   const created = Math.floor(Date.now() / 1000);
   const context = model.config.max_position_embeddings;
-  const modelCard = { id: o.servedModelName, object: 'model', created, owned_by: 'rlvr', root: o.servedModelName, parent: null, max_model_len: context };
+  const modelCard = {
+    id: o.servedModelName,
+    object: 'model',
+    created,
+    owned_by: 'rlvr',
+    root: o.servedModelName,
+    parent: null,
+    max_model_len: context,
+  };
   const inFlight = new Set<Promise<void>>();
 
   const checkModel = (m: string | null | undefined): void => {
@@ -105,7 +129,11 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
     if (unknown && 'keys' in unknown) {
       const keys = unknown.keys as string[];
       const at = unknown.path.length > 0 ? `${unknown.path.join('.')}.` : '';
-      throw new HttpError(400, `unknown parameter${keys.length > 1 ? 's' : ''} ${keys.map((k) => at + k).join(', ')} (rlvr-serve refuses what it does not implement; see docs/serve.md)`, at + keys[0]!);
+      throw new HttpError(
+        400,
+        `unknown parameter${keys.length > 1 ? 's' : ''} ${keys.map((k) => at + k).join(', ')} (rlvr-serve refuses what it does not implement; see docs/serve.md)`,
+        at + keys[0]!,
+      );
     }
     throw new HttpError(400, `invalid request: ${formatZodIssues(r.error.issues, fields)}`, issue.path.join('.') || null);
   }
@@ -120,7 +148,11 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
       const { enable_thinking, ...extra } = r.chat_template_kwargs ?? {};
       text = policy.applyChatTemplate(
         r.messages.map((m) => ({ role: m.role, content: messageText(m.content) })),
-        { addGenerationPrompt: r.add_generation_prompt ?? true, enableThinking: typeof enable_thinking === 'boolean' ? enable_thinking : true, ...(Object.keys(extra).length > 0 ? { extra } : {}) },
+        {
+          addGenerationPrompt: r.add_generation_prompt ?? true,
+          enableThinking: typeof enable_thinking === 'boolean' ? enable_thinking : true,
+          ...(Object.keys(extra).length > 0 ? { extra } : {}),
+        },
       );
     }
     const tokens = encodePrompt(engine, text, 'prompt' in r ? 'prompt' : 'messages', null);
@@ -133,7 +165,8 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
     const r = parse(DetokenizeRequestSchema, body, 'tokenize');
     checkModel(r.model);
     const bad = r.tokens.findIndex((id) => id >= model.dims.V);
-    if (bad >= 0) throw new HttpError(400, `token id ${r.tokens[bad]} at position ${bad} is not in the vocabulary [0, ${model.dims.V})`, 'tokens');
+    if (bad >= 0)
+      throw new HttpError(400, `token id ${r.tokens[bad]} at position ${bad} is not in the vocabulary [0, ${model.dims.V})`, 'tokens');
     return { prompt: new TextDecoder().decode(tokensBytes(r.tokens, sampler.tokenBytes)) };
   };
 
@@ -205,7 +238,8 @@ export async function startPolicyServer(policy: ServedPolicy, options: PolicySer
     try {
       if (!found) throw new HttpError(404, `no route ${path} (routes: ${[...Object.keys(routes), '/v1/models/{id}'].join(', ')})`);
       if (req.method !== found.route.method) throw new HttpError(405, `${path} takes ${found.route.method}, not ${req.method}`);
-      if (o.apiKey !== undefined && path.startsWith('/v1/') && req.headers.authorization !== `Bearer ${o.apiKey}`) throw new HttpError(401, 'missing or wrong API key (Authorization: Bearer ...)');
+      if (o.apiKey !== undefined && path.startsWith('/v1/') && req.headers.authorization !== `Bearer ${o.apiKey}`)
+        throw new HttpError(401, 'missing or wrong API key (Authorization: Bearer ...)');
       if (req.method === 'POST' && declaredTooLarge(req, o.maxBodyBytes)) {
         refuseTooLarge(req, o.maxBodyBytes);
         metrics.response(name, 413);

@@ -12,7 +12,11 @@ const first = spanLocator({ which: 'first' });
 describe('spanLocator: hand-checked tokenisations', () => {
   it('finds open, content and close tokens of a cleanly split box', () => {
     // 0:"So " 1:"\" 2:"boxed" 3:"{" 4:"1" 5:"4" 6:"}" 7:"."
-    expect(last.fromPieces(pieces('So ', '\\', 'boxed', '{', '1', '4', '}', '.'))).toEqual({ open: [1, 4], content: [4, 6], close: [6, 7] });
+    expect(last.fromPieces(pieces('So ', '\\', 'boxed', '{', '1', '4', '}', '.'))).toEqual({
+      open: [1, 4],
+      content: [4, 6],
+      close: [6, 7],
+    });
   });
 
   it('gives a token straddling the marker and the content to open, content and close to close', () => {
@@ -96,7 +100,11 @@ describe('spanLocator: hand-checked tokenisations', () => {
   });
 
   it('fills the spans of a whole batch, skipping failed rollouts', () => {
-    const vocab = vocabFromJson({ encoding: 'utf8', tokens: ['\\boxed{', '4', '}', ' is wrong; the right answer is ', '<eos>'], special: [4] });
+    const vocab = vocabFromJson({
+      encoding: 'utf8',
+      tokens: ['\\boxed{', '4', '}', ' is wrong; the right answer is ', '<eos>'],
+      special: [4],
+    });
     const batch = batchFromRows([
       { group: 0, completion: [0, 1, 2, 3, 0, 1, 1, 2, 4], reward: 0 },
       { group: 0, completion: [3, 1], reward: 0 },
@@ -128,7 +136,14 @@ const plain = fc.constantFrom('a', ' ', '1', '+', '=', 'π', '√', '😀', '\n'
 const atom = fc.constantFrom('x', '2', ' ', 'π', '√', '😀', '\\frac', '\\{', '\\}', '\\\\');
 const balanced: fc.Arbitrary<string> = fc.letrec<{ b: string }>((tie) => ({
   b: fc
-    .array(fc.oneof({ depthSize: 'small', withCrossShrink: true }, atom, tie('b').map((s) => `{${s}}`)), { maxLength: 5 })
+    .array(
+      fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        atom,
+        tie('b').map((s) => `{${s}}`),
+      ),
+      { maxLength: 5 },
+    )
     .map((xs) => xs.join('')),
 })).b;
 

@@ -145,7 +145,11 @@ function assignTokens(ends: Int32Array, o: number, c: number, k: number, e: numb
   if (e > k) {
     // the token holding byte k (the `}`), unless it is already in open
     const kTok = firstEndingAfter(ends, k);
-    return { open: [openStart, openEnd], content: [openEnd, Math.max(kTok, openEnd)], close: [Math.max(kTok, openEnd), Math.max(kTok + 1, openEnd)] };
+    return {
+      open: [openStart, openEnd],
+      content: [openEnd, Math.max(kTok, openEnd)],
+      close: [Math.max(kTok, openEnd), Math.max(kTok + 1, openEnd)],
+    };
   }
   // no brace: the token holding the last content byte closes when it runs past the content
   const last = k > c ? firstEndingAfter(ends, k - 1) : openEnd - 1;

@@ -23,7 +23,9 @@ describe('vocabFromJson', () => {
   it('throws typed errors naming the token and the source', () => {
     expect(() => vocabFromJson({ tokens: ['zz'] }, 'v.json')).toThrow(/v\.json, field tokens\.0: token 0: "zz" is not hex bytes/);
     expect(() => vocabFromJson({ encoding: 'base64', tokens: ['a'] })).toThrow(/not base64/);
-    expect(() => vocabFromJson({ tokens: { x: 'aa' } }, 'v.json')).toThrow('v.json, field tokens.x: token key "x" is not a decimal token id');
+    expect(() => vocabFromJson({ tokens: { x: 'aa' } }, 'v.json')).toThrow(
+      'v.json, field tokens.x: token key "x" is not a decimal token id',
+    );
     expect(() => vocabFromJson({ tokens: 3 }, 'v.json')).toThrow(/v\.json: not a vocabulary file: tokens/);
     const v = vocabFromJson({ tokens: ['aa'] }, 'v.json');
     try {

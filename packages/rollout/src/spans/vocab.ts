@@ -34,17 +34,26 @@ const EMPTY = new Uint8Array(0);
 /** Build a vocabulary from parsed JSON; `source` names it in errors (a file path). */
 export function vocabFromJson(json: unknown, source = 'vocabulary'): Vocab {
   const r = VocabFileSchema.safeParse(json);
-  if (!r.success) throw new RolloutError('invalid_file', `not a vocabulary file: ${formatZodIssues(r.error.issues)}`, { file: source }, { cause: r.error });
+  if (!r.success)
+    throw new RolloutError(
+      'invalid_file',
+      `not a vocabulary file: ${formatZodIssues(r.error.issues)}`,
+      { file: source },
+      { cause: r.error },
+    );
   const { encoding, tokens, special } = r.data;
   const table = new Map<number, Uint8Array>();
-  const entries: [number, string][] = Array.isArray(tokens) ? tokens.map((t, i) => [i, t]) : Object.entries(tokens).map(([k, v]) => [idKey(k, source), v]);
+  const entries: [number, string][] = Array.isArray(tokens)
+    ? tokens.map((t, i) => [i, t])
+    : Object.entries(tokens).map(([k, v]) => [idKey(k, source), v]);
   for (const [id, text] of entries) table.set(id, decodeBytes(text, encoding, id, source));
   for (const id of special) table.set(id, EMPTY);
   return {
     size: table.size,
     tokenBytes(id: number): Uint8Array {
       const b = table.get(id);
-      if (b === undefined) throw new RolloutError('invalid_tokenizer', `token id ${id} is not in the vocabulary (${table.size} ids)`, { file: source });
+      if (b === undefined)
+        throw new RolloutError('invalid_tokenizer', `token id ${id} is not in the vocabulary (${table.size} ids)`, { file: source });
       return b;
     },
   };
@@ -68,14 +77,16 @@ export async function loadVocab(file: string): Promise<Vocab> {
 }
 
 function idKey(key: string, source: string): number {
-  if (!/^(?:0|[1-9]\d*)$/.test(key)) throw new RolloutError('invalid_file', `token key "${key}" is not a decimal token id`, { file: source, field: `tokens.${key}` });
+  if (!/^(?:0|[1-9]\d*)$/.test(key))
+    throw new RolloutError('invalid_file', `token key "${key}" is not a decimal token id`, { file: source, field: `tokens.${key}` });
   return Number(key);
 }
 
 function decodeBytes(text: string, encoding: 'hex' | 'base64' | 'utf8', id: number, source: string): Uint8Array {
   if (encoding === 'utf8') return new TextEncoder().encode(text);
   if (encoding === 'hex') {
-    if (!/^(?:[0-9a-fA-F]{2})*$/.test(text)) throw new RolloutError('invalid_file', `token ${id}: "${text}" is not hex bytes`, { file: source, field: `tokens.${id}` });
+    if (!/^(?:[0-9a-fA-F]{2})*$/.test(text))
+      throw new RolloutError('invalid_file', `token ${id}: "${text}" is not hex bytes`, { file: source, field: `tokens.${id}` });
     return new Uint8Array(Buffer.from(text, 'hex'));
   }
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {

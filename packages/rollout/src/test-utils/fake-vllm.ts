@@ -72,7 +72,11 @@ export function fakeGeneration(key: string, seed: number, index: number): { ids:
 /** The log-prob the double reports for token `id` at position `t` (a multiple of 1/8, exact in float32). */
 export const fakeLogprob = (id: number, t: number): number => -(1 + ((id * 7 + t) % 10)) / 8;
 
-const text = (ids: number[]): string => ids.filter((i) => i !== EOS).map((i) => FAKE_VOCAB.tokens[i]).join('');
+const text = (ids: number[]): string =>
+  ids
+    .filter((i) => i !== EOS)
+    .map((i) => FAKE_VOCAB.tokens[i])
+    .join('');
 
 /**
  * Write the choices as vLLM streams them: the echoed prompt first, then one chunk per token per
@@ -80,15 +84,34 @@ const text = (ids: number[]): string => ids.filter((i) => i !== EOS).map((i) => 
  * chunk, `[DONE]`; `gapMs` before each event; `fault` cuts the stream (the connection ends) or
  * stalls it (nothing more is sent) after the first token.
  */
-async function stream(res: ServerResponse, chat: boolean, logprobs: boolean, echo: string | null, promptIds: number[], pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[], usage: object | null, fault: Fault | undefined, gapMs: number): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  chat: boolean,
+  logprobs: boolean,
+  echo: string | null,
+  promptIds: number[],
+  pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[],
+  usage: object | null,
+  fault: Fault | undefined,
+  gapMs: number,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const send = async (choice: object) => {
     if (gapMs > 0) await sleep(gapMs);
-    if (!res.destroyed) res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: chat ? 'chat.completion.chunk' : 'text_completion', created: 0, model: 'fake', choices: [choice] })}\n\n`);
+    if (!res.destroyed)
+      res.write(
+        `data: ${JSON.stringify({ id: 'cmpl-stream', object: chat ? 'chat.completion.chunk' : 'text_completion', created: 0, model: 'fake', choices: [choice] })}\n\n`,
+      );
   };
   for (const [index] of pieces.entries()) {
     if (chat) await send({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null });
-    if (echo !== null) await send({ index, text: echo, logprobs: { tokens: promptIds.map((id) => `token_id:${id}`), token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5)] }, finish_reason: null });
+    if (echo !== null)
+      await send({
+        index,
+        text: echo,
+        logprobs: { tokens: promptIds.map((id) => `token_id:${id}`), token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5)] },
+        finish_reason: null,
+      });
   }
   const longest = Math.max(0, ...pieces.map((p) => p.tokens.length));
   for (let t = 0; t < longest; t++) {
@@ -98,13 +121,28 @@ async function stream(res: ServerResponse, chat: boolean, logprobs: boolean, ech
       const text = p.out.slice(Math.min(start, p.out.length), Math.min(start + p.texts[t]!.length, p.out.length));
       const last = t === p.tokens.length - 1;
       const finish = last ? p.finish : null;
-      if (chat) await send({ index, delta: { content: text }, logprobs: logprobs ? { content: [{ token: p.tokens[t], logprob: p.lps[t], bytes: [], top_logprobs: [] }] } : null, finish_reason: finish });
-      else await send({ index, text, logprobs: logprobs ? { tokens: [p.tokens[t]], token_logprobs: [p.lps[t]] } : null, finish_reason: finish });
+      if (chat)
+        await send({
+          index,
+          delta: { content: text },
+          logprobs: logprobs ? { content: [{ token: p.tokens[t], logprob: p.lps[t], bytes: [], top_logprobs: [] }] } : null,
+          finish_reason: finish,
+        });
+      else
+        await send({
+          index,
+          text,
+          logprobs: logprobs ? { tokens: [p.tokens[t]], token_logprobs: [p.lps[t]] } : null,
+          finish_reason: finish,
+        });
     }
     if (fault === 'cut-stream' && t === 0) return void res.end(); // the connection ends before [DONE]
     if (fault === 'stall-stream' && t === 0) return; // nothing more until the client gives up
   }
-  if (usage !== null) res.write(`data: ${JSON.stringify({ id: 'cmpl-stream', object: 'text_completion', created: 0, model: 'fake', choices: [], usage })}\n\n`);
+  if (usage !== null)
+    res.write(
+      `data: ${JSON.stringify({ id: 'cmpl-stream', object: 'text_completion', created: 0, model: 'fake', choices: [], usage })}\n\n`,
+    );
   res.end('data: [DONE]\n\n');
 }
 
@@ -144,20 +182,27 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
       const fault = options.fault?.(key, attempt);
       if (fault === 'drop') return void req.socket.destroy();
       if (fault === '500' || fault === '503') return send(Number(fault), JSON.stringify({ error: { message: 'engine error' } }));
-      if (fault === '429') return send(429, JSON.stringify({ error: { message: 'rate limited' } }), { 'retry-after': options.retryAfter ?? '0' });
+      if (fault === '429')
+        return send(429, JSON.stringify({ error: { message: 'rate limited' } }), { 'retry-after': options.retryAfter ?? '0' });
       if (fault === '400') return send(400, JSON.stringify({ error: { message: 'bad request' } }));
       if (fault === 'malformed') return send(200, '{"choices": [{"index": 0, "te');
       if (fault === 'schema') return send(200, JSON.stringify({ choices: [{ index: 0, text: 7 }] }));
 
       if (body.model !== model) return send(404, JSON.stringify({ error: { message: `model ${String(body.model)} does not exist` } }));
       const logprobs = chat ? body.logprobs === true : body.logprobs != null;
-      if (logprobs && body.return_tokens_as_token_ids !== true) return send(400, JSON.stringify({ error: { message: 'this double needs return_tokens_as_token_ids with logprobs' } }));
+      if (logprobs && body.return_tokens_as_token_ids !== true)
+        return send(400, JSON.stringify({ error: { message: 'this double needs return_tokens_as_token_ids with logprobs' } }));
       const n = typeof body.n === 'number' ? body.n : 1;
       const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : 16;
       const seed = typeof body.seed === 'number' ? body.seed : 0;
       const stop = Array.isArray(body.stop) ? (body.stop as string[]) : [];
       const echo = !chat && body.echo === true && typeof body.prompt === 'string';
-      const promptIds = typeof body.prompt === 'string' ? [...body.prompt].map((ch) => ch.charCodeAt(0)) : Array.isArray(body.prompt) ? (body.prompt as number[]) : [];
+      const promptIds =
+        typeof body.prompt === 'string'
+          ? [...body.prompt].map((ch) => ch.charCodeAt(0))
+          : Array.isArray(body.prompt)
+            ? (body.prompt as number[])
+            : [];
       let completionTokens = 0;
       /** per choice: the token texts (to stream) and the final text */
       const pieces: { tokens: string[]; texts: string[]; lps: number[]; out: string; finish: string }[] = [];
@@ -194,14 +239,53 @@ export async function startFakeVllm(options: FakeVllmOptions = {}): Promise<Fake
         }
         if (echo) {
           const p = body.prompt as string;
-          return { index, text: p + out, logprobs: { text_offset: [], token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5), ...lps], tokens: [...promptIds.map((id) => `token_id:${id}`), ...tokens], top_logprobs: [] }, finish_reason: finish, stop_reason: null };
+          return {
+            index,
+            text: p + out,
+            logprobs: {
+              text_offset: [],
+              token_logprobs: [null, ...promptIds.slice(1).map(() => -0.5), ...lps],
+              tokens: [...promptIds.map((id) => `token_id:${id}`), ...tokens],
+              top_logprobs: [],
+            },
+            finish_reason: finish,
+            stop_reason: null,
+          };
         }
-        return { index, text: out, logprobs: logprobs ? { text_offset: [], token_logprobs: lps, tokens, top_logprobs: [] } : null, finish_reason: finish, stop_reason: null };
+        return {
+          index,
+          text: out,
+          logprobs: logprobs ? { text_offset: [], token_logprobs: lps, tokens, top_logprobs: [] } : null,
+          finish_reason: finish,
+          stop_reason: null,
+        };
       });
       if (options.reverseChoices) choices.reverse();
-      const usage = { prompt_tokens: promptIds.length, completion_tokens: completionTokens, total_tokens: promptIds.length + completionTokens };
-      if (body.stream === true) return void stream(res, chat, logprobs, echo ? (body.prompt as string) : null, promptIds, pieces, (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true ? usage : null, fault, options.streamGapMs ?? 0);
-      const response: Record<string, unknown> = { id: `cmpl-${state.requests.length}`, object: chat ? 'chat.completion' : 'text_completion', created: 0, model, choices, usage };
+      const usage = {
+        prompt_tokens: promptIds.length,
+        completion_tokens: completionTokens,
+        total_tokens: promptIds.length + completionTokens,
+      };
+      if (body.stream === true)
+        return void stream(
+          res,
+          chat,
+          logprobs,
+          echo ? (body.prompt as string) : null,
+          promptIds,
+          pieces,
+          (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true ? usage : null,
+          fault,
+          options.streamGapMs ?? 0,
+        );
+      const response: Record<string, unknown> = {
+        id: `cmpl-${state.requests.length}`,
+        object: chat ? 'chat.completion' : 'text_completion',
+        created: 0,
+        model,
+        choices,
+        usage,
+      };
       if (options.promptTokenIds) response.prompt_token_ids = [...key].map((ch) => ch.charCodeAt(0));
       const payload = JSON.stringify(response);
       if (fault === 'slow') {

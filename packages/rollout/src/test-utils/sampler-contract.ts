@@ -14,7 +14,15 @@ export interface ContractSetup {
   stop: string;
 }
 
-const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({ temperature: 1, topP: 1, topK: 0, maxNewTokens: 64, stop: [], seed: 1, ...over });
+const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({
+  temperature: 1,
+  topP: 1,
+  topK: 0,
+  maxNewTokens: 64,
+  stop: [],
+  seed: 1,
+  ...over,
+});
 
 export function describeSamplerContract(name: string, setup: () => Promise<ContractSetup>): void {
   describe(`Sampler contract: ${name}`, () => {

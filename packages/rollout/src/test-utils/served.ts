@@ -26,14 +26,19 @@ export async function serveTiny(extraArgs: string[] = []): Promise<Served> {
   await useCpu();
   const dir = await tinyModelDir();
   let stderr = '';
-  const io = { stdout: { write: () => true }, stderr: {
+  const io = {
+    stdout: { write: () => true },
+    stderr: {
       write: (s: string) => {
         stderr += s;
         return true;
       },
     },
   };
-  const r = await runServe(['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', ...extraArgs], io);
+  const r = await runServe(
+    ['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', ...extraArgs],
+    io,
+  );
   if (r.server === undefined) throw new Error(`rlvr-serve did not start: ${stderr}`);
   const model = loadModel(dir.dir, { trainable: false });
   const tokenizer = loadTokenizer(dir.dir);
@@ -56,7 +61,12 @@ export async function serveTiny(extraArgs: string[] = []): Promise<Served> {
 }
 
 /** Raw HTTP: status, headers and parsed JSON (or text) of a request to the server. */
-export async function call(s: Served, path: string, body?: unknown, init: RequestInit = {}): Promise<{ status: number; headers: Headers; json: any; text: string }> {
+export async function call(
+  s: Served,
+  path: string,
+  body?: unknown,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; json: any; text: string }> {
   const res = await fetch(s.origin + path, {
     method: body === undefined ? 'GET' : 'POST',
     headers: { 'content-type': 'application/json' },
@@ -109,7 +119,13 @@ export function logSoftmax(row: ArrayLike<number>, temperature = 1): Float64Arra
  * row of logits first (the reference for penalties, biases and masks); ends at `eos` or after
  * `steps` tokens.
  */
-export function greedyReference(model: Qwen3Model, prompt: readonly number[], steps: number, process: (logits: Float32Array, out: readonly number[]) => void = () => undefined, eos: ReadonlySet<number> = new Set()): number[] {
+export function greedyReference(
+  model: Qwen3Model,
+  prompt: readonly number[],
+  steps: number,
+  process: (logits: Float32Array, out: readonly number[]) => void = () => undefined,
+  eos: ReadonlySet<number> = new Set(),
+): number[] {
   const out: number[] = [];
   for (let t = 0; t < steps; t++) {
     const logits = nextLogits(model, [...prompt, ...out]);

@@ -7,7 +7,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PRUNED_FILE, Qwen3Model, parseModelConfig, prunedTokenizer, prunedVocab, saveModel, savePrunedVocab, selectBackend, type Tokenizer } from '@rlvr/policy';
+import {
+  PRUNED_FILE,
+  Qwen3Model,
+  parseModelConfig,
+  prunedTokenizer,
+  prunedVocab,
+  saveModel,
+  savePrunedVocab,
+  selectBackend,
+  type Tokenizer,
+} from '@rlvr/policy';
 import { BOXED_INSTRUCTION } from '../data/prompt.js';
 import { syntheticGenerator } from '../data/synthetic.js';
 
@@ -51,7 +61,10 @@ export async function tinyPolicy(seed = 1, std = 0.3): Promise<TinyPolicy> {
     eos_token_id: tokenizer.specialId('<|im_end|>'),
   });
   const model = Qwen3Model.random(config, seed, std);
-  return { model, tokenizer, dispose: () => {
+  return {
+    model,
+    tokenizer,
+    dispose: () => {
       model.dispose();
       tokenizer.free();
     },

@@ -32,7 +32,7 @@ export function advantagesOf(batch: RolloutBatch): Float32Array {
   for (let i = 0; i < batch.numRollouts; i++) {
     let s = 0;
     let n = 0;
-    for (let j = 0; j < batch.numRollouts; j++) 
+    for (let j = 0; j < batch.numRollouts; j++)
       if (batch.groupIndex[j] === batch.groupIndex[i]) {
         s += batch.rewards[j]!;
         n++;
