@@ -84,7 +84,7 @@ const pick = (b: RolloutBatch, a: ArrayLike<number>, rows: readonly number[]) =>
 
 describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy fixture)', () => {
   const cases = Object.keys(F.options).flatMap((name) => (['minibatch', 'epoch'] as const).map((every) => [name, every] as const));
-  test.each(cases)('%s, refresh %s: every update trains on A * w(the scores of its moment)', (name, every) => {
+  test.each(cases)('%s, refresh %s: every update trains on A * w(the scores of its moment)', async (name, every) => {
     const b = batch();
     const all = [...Array(b.numRollouts).keys()];
     const estimatorConfig = F.options[name]!;
@@ -125,7 +125,7 @@ describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy 
     };
     const model = Qwen3Model.random(tiny, 3, 0.3);
     try {
-      new Trainer(model, { epochs: F.epochs, miniBatches: M, schedule: { lr: 1e-2 }, seed: 4 }).step(b, given, { refresh: recording });
+      await new Trainer(model, { epochs: F.epochs, miniBatches: M, schedule: { lr: 1e-2 }, seed: 4 }).step(b, given, { refresh: recording });
     } finally {
       model.dispose();
     }
