@@ -125,7 +125,9 @@ describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy 
     };
     const model = Qwen3Model.random(tiny, 3, 0.3);
     try {
-      await new Trainer(model, { epochs: F.epochs, miniBatches: M, schedule: { lr: 1e-2 }, seed: 4 }).step(b, given, { refresh: recording });
+      await new Trainer(model, { epochs: F.epochs, miniBatches: M, schedule: { lr: 1e-2 }, seed: 4 }).step(b, given, {
+        refresh: recording,
+      });
     } finally {
       model.dispose();
     }
