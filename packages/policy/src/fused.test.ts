@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
 import { attention, rmsNorm, rope, swiglu } from './fused.js';
-import { bmm, linear2d, matmul } from './ops.js';
+import { bmm, linear2d, matmul, unstackRows } from './ops.js';
 import { TEST_BACKENDS, relError, useBackend } from './test-utils/fixtures.js';
 
 /** Values and gradients of `fast` and `slow` (plain tfjs ops, tfjs autodiff) for the same inputs. */
@@ -19,6 +19,20 @@ function compare(fast: (...x: tf.Tensor[]) => tf.Tensor, slow: (...x: tf.Tensor[
 }
 
 describe.each(TEST_BACKENDS)('fused ops equal their plain-op twins on %s (values and gradients)', (backend) => {
+  it('unstackRows gives tf.unstack\'s pieces bit for bit and keeps no temporaries', async () => {
+    await useBackend(backend);
+    const x = tf.randomNormal([5, 7, 3], 0, 1, 'float32', 11);
+    const before = tf.memory().numTensors;
+    const rows = unstackRows(x);
+    expect(tf.memory().numTensors - before).toBe(5);
+    const ref = tf.unstack(x);
+    rows.forEach((r, i) => {
+      expect(r.shape).toEqual([7, 3]);
+      expect(Array.from(r.dataSync())).toEqual(Array.from(ref[i].dataSync()));
+    });
+    tf.dispose([x, ...rows, ...ref]);
+  });
+
   it('attention, short and long query blocks (the per-group wasm path needs M >= 64), with a mask', async () => {
     await useBackend(backend);
     for (const [B, KV, M, S, hd] of [

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { bmm, customGradTidy, swapLast } from './ops.js';
+import { bmm, customGradTidy, swapLast, unstackRows } from './ops.js';
 
 /**
  * Fused blocks with hand-written gradients. Why: the tape of plain tfjs ops keeps every
@@ -116,9 +116,9 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
   // keeps the split bias for the next layers, which share it.
   const bs = biasRows(bias, B, M, S);
   const f: GradFn = (qq, kk, vv, save) => {
-    const qs = tf.unstack(tf.reshape(qq as tf.Tensor, [n, M, hd]));
-    const ks = tf.unstack(tf.reshape(kk as tf.Tensor, [n, S, hd]));
-    const vs = tf.unstack(tf.reshape(vv as tf.Tensor, [n, S, hd]));
+    const qs = unstackRows(tf.reshape(qq as tf.Tensor, [n, M, hd]));
+    const ks = unstackRows(tf.reshape(kk as tf.Tensor, [n, S, hd]));
+    const vs = unstackRows(tf.reshape(vv as tf.Tensor, [n, S, hd]));
     const Ps = qs.map((qi, i) =>
       tf.softmax(tf.add(tf.matMul(qi as tf.Tensor2D, tf.transpose(ks[i]) as tf.Tensor2D), bs[Math.floor(i / KV)]), -1),
     );
@@ -131,13 +131,13 @@ function attentionPerGroup(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias:
         const sk = saved.slice(n, 2 * n);
         const sv = saved.slice(2 * n, 3 * n);
         const sp = saved.slice(3 * n, 4 * n);
-        const dYs = tf.unstack(tf.reshape(dY, [n, M, hd]));
+        const dYs = unstackRows(tf.reshape(dY, [n, M, hd]));
         const dQ: tf.Tensor[] = [];
         const dKT: tf.Tensor[] = [];
         const dVT: tf.Tensor[] = [];
         // Only head-size-wide operands are transposed ([M, hd], [S, hd]: small), so that dV and dK
         // come out transposed, [hd, S] = dY^T P and Q^T dS: the [M, S] matrices P and dS never are.
-        // (Transposing dY or Q once per call and splitting it costs more: an Unpack per tensor.)
+        // (Transposing dY or Q once per call and splitting it costs more: a split per tensor.)
         for (let i = 0; i < n; i++) {
           const P = sp[i] as tf.Tensor2D;
           dVT.push(tf.matMul(tf.transpose(dYs[i]) as tf.Tensor2D, P)); // [hd, S]
@@ -158,14 +158,14 @@ const biasRowsCache = new WeakMap<tf.Tensor, tf.Tensor[]>();
 
 /**
  * The attention bias `[B, 1, M, S]` split into its B rows `[M, S]`, once per bias tensor: every
- * layer of a forward pass uses the same bias, and a split (Unpack) of it costs as much as a
+ * layer of a forward pass uses the same bias, and a split of it costs as much as a
  * product on wasm. The rows belong to the scope that first split them; once that scope has
  * disposed them they are split again.
  */
 function biasRows(bias: tf.Tensor, B: number, M: number, S: number): tf.Tensor[] {
   const hit = biasRowsCache.get(bias);
   if (hit?.every((t) => !t.isDisposed)) return hit;
-  const rows = tf.unstack(tf.reshape(bias, [B, M, S]));
+  const rows = unstackRows(tf.reshape(bias, [B, M, S]));
   biasRowsCache.set(bias, rows);
   return rows;
 }
