@@ -1,5 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DocTestError, parseBlocks, scriptOf, splitFirstCommand, TINY } from './blocks.js';
+import { npmGuard, pathWithoutNodeModules } from './npm-guard.js';
 
 const doc = (...lines: string[]) => lines.join('\n');
 
@@ -131,6 +136,43 @@ describe('scriptOf', () => {
     expect(() => scriptOf(block('<!-- doc-test: short (s)\ndrop: vllm\n-->', 'rlvr train'), 1)).toThrow(
       new DocTestError('x.md:4: doc-test drop: no command contains "vllm" (the doc changed?)'),
     );
+  });
+  it('refuses a block that would run an npm command writing node_modules, and lets the others through', () => {
+    for (const cmd of [
+      'npm ci && npm run train',
+      'cd x && npm install --no-save a',
+      'npm --silent i a',
+      'true; npm  update',
+      'npm ci \\\n  --quiet',
+    ]) {
+      expect(() => scriptOf(block('', cmd), 1), cmd).toThrow(DocTestError);
+    }
+    expect(() => scriptOf(block('', 'npm ci && npm run train'), 1)).toThrow(
+      new DocTestError(
+        'x.md:2: the block runs "npm ci && npm run train": through the scratch directory\'s link it would rewrite the repository\'s node_modules (test/install covers installing); mark the block skip, or drop or replace the command in a short variant',
+      ),
+    );
+    const fine = doc('npm run build', 'npm test', 'npx rlvr train --install-dir x', '# then npm ci', 'echo "npm" install', 'npm run ci');
+    expect(scriptOf(block('', fine), 1)).toBe(fine);
+    expect(scriptOf(block('<!-- doc-test: short (s)\ndrop: npm ci\n-->', 'npm ci', 'npm test'), 1)).toBe('npm test');
+  });
+});
+
+describe('the npm guard of the doc test', () => {
+  it('refuses npm ci and install in a block, and runs every other npm command', () => {
+    const dir = npmGuard(pathWithoutNodeModules());
+    // in an empty folder: should the guard let an install through, it writes there, not in the repository
+    const cwd = mkdtempSync(join(tmpdir(), 'rlvr-doc-guard-'));
+    const run = (args: string[]) =>
+      spawnSync(join(dir, 'npm'), args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_offline: 'true' } });
+    const ci = run(['ci']);
+    expect(ci.status).toBe(97);
+    expect(ci.stderr).toBe("doc test: `npm ci` refused: it would rewrite the repository's node_modules\n");
+    expect(run(['--loglevel', 'silent', 'install', 'a']).status).toBe(97);
+    expect(run(['run', 'install']).status, 'a script named install').not.toBe(97);
+    const version = run(['--version']);
+    expect(version.status).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
 

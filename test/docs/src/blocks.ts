@@ -185,8 +185,41 @@ export function scriptOf(block: Block, port: number): string {
     if (!hit) throw new DocTestError(`${where}: doc-test append: no command contains "${fill(what, port)}" (the doc changed?)`);
     text = lines.join('\n');
   }
+  const install = commands(text).find((c) => INSTALL.test(splitComment(c.replace(/\\\n/g, ' '))[0]));
+  if (install !== undefined)
+    throw new DocTestError(
+      `${where}: the block runs "${install.trim()}": through the scratch directory's link it would rewrite the repository's node_modules (test/install covers installing); mark the block skip, or drop or replace the command in a short variant`,
+    );
   return text;
 }
+
+/** npm's commands that write node_modules (with their aliases): never run by the doc test */
+export const INSTALL_COMMANDS = [
+  'ci',
+  'clean-install',
+  'install-clean',
+  'install',
+  'i',
+  'add',
+  'isntall',
+  'install-test',
+  'it',
+  'cit',
+  'uninstall',
+  'remove',
+  'rm',
+  'un',
+  'unlink',
+  'update',
+  'up',
+  'upgrade',
+  'link',
+  'ln',
+  'dedupe',
+  'ddp',
+  'prune',
+];
+const INSTALL = new RegExp(`(?:^|[;&|(]|\\s)npm\\s+(?:-\\S+\\s+)*(?:${INSTALL_COMMANDS.join('|')})(?:\\s|$|[;&|)])`);
 
 /** The block's lines grouped into commands: a line and the continuation lines after a trailing backslash. */
 function commands(text: string): string[] {

@@ -14,18 +14,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Block, fill, parseBlocks, scriptOf, splitFirstCommand } from './blocks.js';
+import { npmGuard, pathWithoutNodeModules } from './npm-guard.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** never linked into a scratch directory: what blocks write, and the repository's own state */
 const PRIVATE = new Set(['.git', '.nx', 'runs', 'tmp', '.bench-out', 'coverage']);
 
+const userPath = pathWithoutNodeModules();
+
 const env: NodeJS.ProcessEnv = {
   ...process.env,
-  // a user's shell: the node_modules/.bin folders that npm and vitest put on PATH are not on it
-  PATH: (process.env.PATH ?? '')
-    .split(':')
-    .filter((d) => !d.includes('node_modules'))
-    .join(':'),
+  PATH: `${npmGuard(userPath)}:${userPath}`,
   npm_config_offline: 'true',
   npm_config_registry: 'http://127.0.0.1:9/',
   npm_config_update_notifier: 'false',
