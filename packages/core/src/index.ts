@@ -1,6 +1,9 @@
 export { RlvrError, CoreError, isRlvrError, formatLocation } from './errors.js';
 export type { CoreErrorCode, ErrorLocation } from './errors.js';
 export { parseConfig, formatZodIssues } from './config.js';
+export { readConfigFile, readConfigObject, deepMerge } from './config-file.js';
+export { applyOverrides, parseWithOverrides } from './overrides.js';
+export type { DottedOverride } from './overrides.js';
 export {
   FinishReasonSchema,
   FINISH_CODES,

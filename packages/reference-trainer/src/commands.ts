@@ -9,7 +9,6 @@ import { evalCommand } from '@rlvr/eval/command';
 import { reportCommand } from '@rlvr/report';
 import { compareCommand } from './compare/command.js';
 import { pretrainCommand } from './pretrain/command.js';
-import type { DottedCommand } from './overrides.js';
 import { trainCommand } from './train/command.js';
 
 /** A command that parses its own arguments; resolves to the exit code. */
@@ -32,9 +31,6 @@ export const RLVR_COMMANDS: Readonly<Record<string, Command>> = {
   verify: listed('grade answers: rlvr-verify of @rlvr/math-verify, with the same arguments'),
   advantages: listed('per-token advantages from rollout JSONL: rlvr-advantages of @rlvr/advantages'),
 };
-
-/** The commands that take dotted flags (`--trainer.schedule.lr 1e-5`): `withDottedFlags` takes them out before core parses the rest. */
-export const DOTTED: Readonly<Record<string, DottedCommand>> = { train: trainCommand, compare: compareCommand };
 
 export const PASSTHROUGH: Readonly<Record<string, Passthrough>> = {
   verify: async (argv) => (await import('./delegate.js')).runDelegate('verify', argv),
