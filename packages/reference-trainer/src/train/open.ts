@@ -14,8 +14,8 @@ import { readConfigFile, writeFileAtomic } from '@rlvr/core';
 import type { Logger, RolloutBatch } from '@rlvr/core';
 import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
-import type { PromptBuilder, Sampler } from '@rlvr/rollout';
+import { checkPrompts, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
+import type { ProblemStream, PromptBuilder, PromptTask, Sampler } from '@rlvr/rollout';
 import { parseSignalConfig } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
@@ -28,8 +28,6 @@ import { signalRefresh } from './refresh.js';
 import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
 import { assertCreatable, makeRunDir, removeStaleExports, repairLogs, startLogs } from './run-files.js';
-import { checkPrompts } from './tasks.js';
-import type { ProblemStream, PromptTask } from './tasks.js';
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
 export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { METRIC, describeFsError } from '@rlvr/core';
+import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import { resumeKey } from './config.js';
 import type { TrainConfig } from './config.js';
@@ -8,7 +9,6 @@ import { openRun, TRAIN_DIRS } from './open.js';
 import type { OpenRun, TrainEval } from './open.js';
 import { appendRecords, exportModel } from './run-files.js';
 import { rlStep, sampleRecords } from './step.js';
-import { toPromptTasks } from './tasks.js';
 
 /** Where progress goes: the CLI prints it; library code never does. */
 export interface TrainLogger {
