@@ -39,11 +39,13 @@ export {
   writeFileAtomicSync,
   AtomicWriter,
   assertWritable,
+  assertCreatable,
+  createDirectory,
   describeFsError,
   removePendingTempFiles,
   tempPathFor,
 } from './files.js';
-export { readJsonl, parseJsonl, repairJsonl } from './jsonl.js';
+export { readJsonl, parseJsonl, appendJsonl, repairJsonl } from './jsonl.js';
 export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
 export { runCommand, runCommands, cliMain, usageError, schemaUsageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';
 export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';

@@ -2,10 +2,9 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRUNED_FILE, Qwen3Model, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
 import { AdamW, learningRate } from '@rlvr/trainer';
-import { METRIC, writeFileAtomic } from '@rlvr/core';
+import { METRIC, appendJsonl, writeFileAtomic } from '@rlvr/core';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
-import { appendRecords } from '../train/run-files.js';
 import type { PretrainConfig } from './config.js';
 import { SyntheticCorpus } from '@rlvr/rollout';
 import { greedyEval } from '@rlvr/eval';
@@ -147,7 +146,7 @@ export async function runPretrain(
         record[METRIC.evalFinished] = e.finished;
         record[METRIC.evalMeanTokens] = e.meanTokens;
       }
-      await appendRecords(metricsFile, [record]);
+      await appendJsonl(metricsFile, [record]);
       if (config.logEvery > 0 && ((step + 1) % config.logEvery === 0 || last)) {
         logger.info(
           `step ${step + 1}/${config.steps}: loss ${r.loss.toFixed(4)}, lr ${lr.toExponential(2)}, grad_norm ${r.gradNorm.toFixed(3)}, ${Math.round(tokens / trainWallS)} tokens/s, ${trainWallS.toFixed(0)} s`,

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
 import type { PreparedEstimator } from '@rlvr/advantages';
-import { readConfigFile, writeFileAtomic } from '@rlvr/core';
+import { assertCreatable, createDirectory, readConfigFile, writeFileAtomic } from '@rlvr/core';
 import type { Logger, RolloutBatch } from '@rlvr/core';
 import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
@@ -27,7 +27,7 @@ import { loadPlugins } from './plugins.js';
 import { signalRefresh } from './refresh.js';
 import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
-import { assertCreatable, makeRunDir, removeStaleExports, repairLogs, startLogs } from './run-files.js';
+import { removeStaleExports, repairLogs, startLogs } from './run-files.js';
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
 export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;
@@ -189,7 +189,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       );
     }
 
-    await makeRunDir(outDir);
+    await createDirectory(outDir);
     await removeStaleExports(outDir, TRAIN_DIRS.model);
     await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify(runConfig satisfies TrainRunConfig, null, 2) + '\n');
     const threads = workerCount(config.workers);
