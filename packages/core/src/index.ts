@@ -66,4 +66,4 @@ export {
 } from './metrics.js';
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
 export { textTable, percent } from './text-table.js';
-export { StatusLine, timestamp } from './status-line.js';
+export { StatusLine, timestamp, stoppable } from './status-line.js';

@@ -2,11 +2,10 @@
  * `rlvr compare`: argument parsing and terminal output. The runs and the statistics are
  * `runCompare` (run.ts) and `summarize` (stats.ts).
  */
-import { applyOverrides, intFlag, readConfigObject, usageError } from '@rlvr/core';
+import { StatusLine, applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError } from '@rlvr/core';
 import type { CliIo, Command } from '@rlvr/core';
 import { CONFIG_FLAGS, withPlugins, workersFlag } from '../command-input.js';
 import { progressLine } from '../train/progress.js';
-import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import { formatCompare } from '@rlvr/report';
 import type { CompareLogger } from './run.js';
 import { COMPARE_FILE } from '@rlvr/report';

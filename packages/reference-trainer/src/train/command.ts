@@ -1,7 +1,7 @@
 /**
  * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
  */
-import { deepMerge, parseWithOverrides, readConfigObject, usageError } from '@rlvr/core';
+import { StatusLine, deepMerge, parseWithOverrides, readConfigObject, stoppable, timestamp, usageError } from '@rlvr/core';
 import type { CliIo, Command } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,6 @@ import { CONFIG_FLAGS, withPlugins, withStepsAndSeed, workersFlag } from '../com
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { progressLine } from './progress.js';
-import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import type { TrainLogger, TrainSummary } from './run.js';
 
 const TRAIN_USAGE = `usage: rlvr train [options]

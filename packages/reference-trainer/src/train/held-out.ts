@@ -2,7 +2,8 @@ import { METRIC, appendJsonl, passAtMetric } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
 import { percent } from '@rlvr/core';
 import { heldOutEval } from '@rlvr/eval';
-import type { OpenRun, TrainEval } from './open.js';
+import type { EvalRecord } from '@rlvr/report';
+import type { OpenRun } from './open.js';
 import { recordCheckpointWeights } from './checkpoint-weights.js';
 
 /**
@@ -19,7 +20,7 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
     eosIds: run.eosIds,
     ...(run.evalSampler === undefined ? {} : { sampler: run.evalSampler }),
   });
-  const record: TrainEval = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
+  const record: EvalRecord = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
   if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
   run.evals.push(record);
   await appendJsonl(run.logs.evals, [record]);

@@ -6,7 +6,8 @@ import { resumeKey } from './config.js';
 import type { TrainConfig } from './config.js';
 import { evaluateRun } from './held-out.js';
 import { openRun, TRAIN_DIRS } from './open.js';
-import type { OpenRun, TrainEval } from './open.js';
+import type { OpenRun } from './open.js';
+import type { EvalRecord } from '@rlvr/report';
 import { exportModel } from './run-files.js';
 import { rlStep, sampleRecords } from './step.js';
 
@@ -35,7 +36,7 @@ export interface TrainSummary {
   seed: number;
   steps: number;
   /** step 0 (the starting checkpoint) first, then every `eval.every` steps and the last step */
-  evals: TrainEval[];
+  evals: EvalRecord[];
   /** median wall seconds of a training step (sample, verify, signals, advantages, update), evaluation excluded; the median keeps a process's slow first step out */
   secondsPerStep: number;
   /** wall seconds of this process's run, evaluation included */
