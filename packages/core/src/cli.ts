@@ -18,6 +18,7 @@ import { formatZodIssues } from './config.js';
 import type { IssueLike } from './config.js';
 import { CoreError, isRlvrError } from './errors.js';
 import { removePendingTempFiles } from './files.js';
+import { splitDottedFlags, type DottedOverride } from './overrides.js';
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 export type FlagValues = Record<string, string | boolean | string[] | boolean[] | undefined>;
@@ -42,6 +43,8 @@ export interface CommandContext {
   color: boolean;
   /** `prog command`, for messages. */
   prog: string;
+  /** The dotted flags of a `dotted` command, in order (`overrides.ts`: `applyOverrides` sets them on a config). */
+  overrides?: readonly DottedOverride[];
 }
 
 export interface Command {
@@ -52,6 +55,11 @@ export interface Command {
   options: FlagSpec;
   /** Positional arguments allowed (default: none). */
   positionals?: boolean;
+  /**
+   * Nested config options as dotted flags (`--trainer.schedule.lr 1e-5`): taken out of the
+   * arguments before the parser sees them, and handed to `run` as `ctx.overrides`.
+   */
+  dotted?: boolean;
   /**
    * A command that stops cleanly on Ctrl-C (saves a checkpoint, drains requests): the first signal
    * aborts `ctx.signal` and the command decides its exit code; a second one exits 130 at once.
@@ -144,9 +152,12 @@ export async function runCommand(
   const env = io.env ?? process.env;
   let values: FlagValues;
   let positionals: string[];
+  let overrides: DottedOverride[] | undefined;
+  let args = [...argv];
   try {
+    if (command.dotted === true) ({ rest: args, overrides } = splitDottedFlags(argv));
     ({ values, positionals } = parseArgs({
-      args: [...argv],
+      args,
       options: { ...HELP, ...command.options },
       strict: true,
       allowPositionals: command.positionals === true,
@@ -160,7 +171,15 @@ export async function runCommand(
     return 0;
   }
   try {
-    const ctx: CommandContext = { values, positionals, io, signal, color: useColor(io.stderr, env), prog };
+    const ctx: CommandContext = {
+      values,
+      positionals,
+      io,
+      signal,
+      color: useColor(io.stderr, env),
+      prog,
+      ...(overrides === undefined ? {} : { overrides }),
+    };
     const code = command.graceful === true ? await command.run(ctx) : await untilAborted(command.run(ctx), signal);
     return code ?? 0;
   } catch (e) {

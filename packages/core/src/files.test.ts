@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AtomicWriter, assertWritable, writeFileAtomic, writeFileAtomicSync } from './files.js';
+import { AtomicWriter, assertCreatable, assertWritable, createDirectory, writeFileAtomic, writeFileAtomicSync } from './files.js';
 import { CoreError } from './errors.js';
 
 const scratch = (): Promise<string> => mkdtemp(join(tmpdir(), 'rlvr-core-files-'));
@@ -77,5 +77,20 @@ describe('AtomicWriter', () => {
   it('refuses a directory target before anything is written', async () => {
     const dir = await scratch();
     await expect(AtomicWriter.open(dir)).rejects.toMatchObject({ code: 'write_failed' });
+  });
+});
+
+describe('createDirectory and assertCreatable', () => {
+  it('create a directory and its parents; under a file, both fail with the same message and create nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rlvr-mkdir-'));
+    await assertCreatable(join(dir, 'a', 'b'));
+    await createDirectory(join(dir, 'a', 'b'));
+    expect(await readdir(join(dir, 'a'))).toEqual(['b']);
+    await writeFile(join(dir, 'file'), 'x');
+    const under = join(dir, 'file', 'run');
+    const message = `${under}: cannot create the output directory ${under}: a path component is a file, not a directory`;
+    await expect(assertCreatable(under)).rejects.toThrow(new CoreError('write_failed', message.slice(under.length + 2), { file: under }));
+    await expect(createDirectory(under)).rejects.toThrow(message);
+    await expect(assertCreatable(join(dir, 'file'))).rejects.toThrow('a path component is a file, not a directory');
   });
 });

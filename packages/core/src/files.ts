@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { access, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { access, mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { CoreError } from './errors.js';
 
 const pending = new Set<string>();
@@ -213,4 +213,46 @@ async function syncDir(dir: string): Promise<void> {
   } finally {
     await fh?.close().catch(() => undefined);
   }
+}
+
+/** Create directory `dir` (and its parents); a failure is a `CoreError('write_failed')` saying why in words. */
+export async function createDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (err) {
+    throw new CoreError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(err)}`, { file: dir }, { cause: err });
+  }
+}
+
+/**
+ * Fail before any work, with the message `createDirectory` would give, when `dir` could not be
+ * created: its nearest existing ancestor is a file or not writable.
+ */
+export async function assertCreatable(dir: string): Promise<void> {
+  let p = resolve(dir);
+  for (;;) {
+    const st = await stat(p).catch(() => null);
+    if (st !== null) {
+      const fail = (code: string) => {
+        throw new CoreError(
+          'write_failed',
+          `cannot create the output directory ${dir}: ${mkdirReason(Object.assign(new Error(code), { code }))}`,
+          { file: dir },
+        );
+      };
+      if (!st.isDirectory()) fail(p === resolve(dir) ? 'EEXIST' : 'ENOTDIR');
+      await access(p, constants.W_OK).catch(() => fail('EACCES'));
+      return;
+    }
+    const up = dirname(p);
+    if (up === p) return;
+    p = up;
+  }
+}
+
+function mkdirReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a path component is a file, not a directory';
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';
+  return (err as Error).message;
 }

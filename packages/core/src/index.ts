@@ -1,6 +1,9 @@
 export { RlvrError, CoreError, isRlvrError, formatLocation } from './errors.js';
 export type { CoreErrorCode, ErrorLocation } from './errors.js';
 export { parseConfig, formatZodIssues } from './config.js';
+export { readConfigFile, readConfigObject, deepMerge } from './config-file.js';
+export { applyOverrides, parseWithOverrides } from './overrides.js';
+export type { DottedOverride } from './overrides.js';
 export {
   FinishReasonSchema,
   FINISH_CODES,
@@ -36,11 +39,13 @@ export {
   writeFileAtomicSync,
   AtomicWriter,
   assertWritable,
+  assertCreatable,
+  createDirectory,
   describeFsError,
   removePendingTempFiles,
   tempPathFor,
 } from './files.js';
-export { readJsonl, parseJsonl, repairJsonl } from './jsonl.js';
+export { readJsonl, parseJsonl, appendJsonl, repairJsonl } from './jsonl.js';
 export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
 export { runCommand, runCommands, cliMain, usageError, schemaUsageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';
 export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
@@ -61,4 +66,4 @@ export {
 } from './metrics.js';
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
 export { textTable, percent } from './text-table.js';
-export { StatusLine, timestamp } from './status-line.js';
+export { StatusLine, timestamp, stoppable } from './status-line.js';

@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseJsonl, readJsonl, repairJsonl } from './jsonl.js';
+import { appendJsonl, parseJsonl, readJsonl, repairJsonl } from './jsonl.js';
 
 const scratch = (): Promise<string> => mkdtemp(join(tmpdir(), 'rlvr-core-jsonl-'));
 const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
@@ -74,5 +75,26 @@ describe('repairJsonl', () => {
     expect(await readFile(f, 'utf8')).toBe('{"step":1}\n');
     await writeFile(f, '{"step":1}\n{bad\n{"step":3}\n');
     await expect(repairJsonl(f)).rejects.toThrow(/m.jsonl:2: not JSON \(the log is corrupt before its last line\)/);
+  });
+});
+
+describe('appendJsonl', () => {
+  it('appends one line per record; nothing for none', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rlvr-append-'));
+    const file = join(dir, 'metrics.jsonl');
+    await appendJsonl(file, [{ step: 1 }]);
+    await appendJsonl(file, []);
+    await appendJsonl(file, [{ step: 2 }, { step: 3, x: null }]);
+    expect(await readFile(file, 'utf8')).toBe('{"step":1}\n{"step":2}\n{"step":3,"x":null}\n');
+  });
+
+  it.runIf(existsSync('/dev/full'))('a full disk names the log it could not append to', async () => {
+    await expect(appendJsonl('/dev/full', [{ step: 1 }])).rejects.toThrow('/dev/full: cannot write: no space left on device');
+  });
+
+  it('a log path that is a directory is named too', async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), 'rlvr-append-')), 'metrics.jsonl');
+    await mkdir(dir);
+    await expect(appendJsonl(dir, [{ step: 1 }])).rejects.toThrow(`${dir}: cannot write: ${dir} is a directory`);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * JSON Lines in and out: one reader for every package (files and stdin, UTF-8 BOM, CRLF, blank
- * lines skipped, errors naming file and line), and the repair a resumed run needs after a crash or
- * a full disk left a torn last line.
+ * lines skipped, errors naming file and line), appending to a log, and the repair a resumed run
+ * needs after a crash or a full disk left a torn last line.
  */
 import { createReadStream } from 'node:fs';
-import { open, readFile, truncate } from 'node:fs/promises';
+import { appendFile, open, readFile, truncate } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { CoreError } from './errors.js';
@@ -105,6 +105,20 @@ function describeReadError(err: unknown): string {
   if (code === 'EISDIR') return 'is a directory';
   if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code})`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Append `records` to the JSONL log `file`, one line each (nothing for none). A failure is a
+ * `CoreError('write_failed')` naming the file in words (`metrics.jsonl: cannot write: no space left
+ * on device`, not `ENOSPC ... write`).
+ */
+export async function appendJsonl(file: string, records: readonly unknown[]): Promise<void> {
+  if (records.length === 0) return;
+  try {
+    await appendFile(file, records.map((r) => JSON.stringify(r) + '\n').join(''));
+  } catch (err) {
+    throw new CoreError('write_failed', `cannot write: ${describeFsError(err, file)}`, { file }, { cause: err });
+  }
 }
 
 /** What `repairJsonl` changed: nothing (`droppedLines` 0), or the lines it cut from the end. */

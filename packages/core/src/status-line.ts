@@ -54,3 +54,22 @@ export class StatusLine {
 export function timestamp(date = new Date()): string {
   return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
+
+/**
+ * Run `work` (a graceful command's run, `Command.graceful`), saying on `out` (its `StatusLine`
+ * logger) that Ctrl-C stops it after the current step; the status line is closed however `work` ends.
+ */
+export async function stoppable<T>(
+  signal: AbortSignal,
+  out: { info(message: string): void; done(): void },
+  work: () => Promise<T>,
+): Promise<T> {
+  const onAbort = (): void => out.info('stopping after this step (Ctrl-C again to exit now)');
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await work();
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    out.done();
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StatusLine, percent, textTable, timestamp } from './index.js';
+import { StatusLine, percent, stoppable, textTable, timestamp } from './index.js';
 
 describe('textTable and percent', () => {
   it('align the first column left and the others right, with an optional rule', () => {
@@ -56,6 +56,22 @@ describe('StatusLine', () => {
     s.line('y');
     s.done();
     expect(out).toEqual([]);
+  });
+
+  it('stoppable says once that Ctrl-C stops after this step, and closes the status line however the work ends', async () => {
+    const { out, stream } = sink();
+    const s = new StatusLine(stream, 'p', { live: false });
+    const logger = { info: (m: string) => s.line(m), done: () => out.push('<done>') };
+    const controller = new AbortController();
+    const result = await stoppable(controller.signal, logger, async () => {
+      controller.abort();
+      return 7;
+    });
+    expect(result).toBe(7);
+    expect(out).toEqual(['p: stopping after this step (Ctrl-C again to exit now)\n', '<done>']);
+    await expect(stoppable(new AbortController().signal, logger, () => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    expect(out.at(-1)).toBe('<done>');
+    expect(out).toHaveLength(3);
   });
 
   it('timestamps in UTC, sortable', () => {

@@ -1,15 +1,16 @@
 /**
  * The `rlvr` commands, each a core `Command` object: `rlvr X` runs the same code as the
  * package's own bin where there is one (`rlvr eval` is `rlvr-eval` of @rlvr/eval, `rlvr report`
- * is `rlvr-report` of @rlvr/report). `verify` and `advantages` still run their package's bin
- * with the raw arguments (`PASSTHROUGH`) until those packages export `Command` objects.
+ * is `rlvr-report` of @rlvr/report). `verify` and `advantages` (`PASSTHROUGH`) run their
+ * package's command under the package bin's own name (`rlvr-verify`, `rlvr-advantages`), so that
+ * their output, errors included, is that bin's word for word; they load only when run.
  */
+import { runCommand } from '@rlvr/core';
 import type { CliIo, Command } from '@rlvr/core';
 import { evalCommand } from '@rlvr/eval/command';
 import { reportCommand } from '@rlvr/report';
 import { compareCommand } from './compare/command.js';
 import { pretrainCommand } from './pretrain/command.js';
-import type { DottedCommand } from './overrides.js';
 import { trainCommand } from './train/command.js';
 
 /** A command that parses its own arguments; resolves to the exit code. */
@@ -33,10 +34,8 @@ export const RLVR_COMMANDS: Readonly<Record<string, Command>> = {
   advantages: listed('per-token advantages from rollout JSONL: rlvr-advantages of @rlvr/advantages'),
 };
 
-/** The commands that take dotted flags (`--trainer.schedule.lr 1e-5`): `withDottedFlags` takes them out before core parses the rest. */
-export const DOTTED: Readonly<Record<string, DottedCommand>> = { train: trainCommand, compare: compareCommand };
-
 export const PASSTHROUGH: Readonly<Record<string, Passthrough>> = {
-  verify: async (argv) => (await import('./delegate.js')).runDelegate('verify', argv),
-  advantages: async (argv) => (await import('./delegate.js')).runDelegate('advantages', argv),
+  verify: async (argv, io, signal) => runCommand('rlvr-verify', (await import('@rlvr/math-verify')).verifyCommand, argv, io, signal),
+  advantages: async (argv, io, signal) =>
+    runCommand('rlvr-advantages', (await import('@rlvr/advantages')).advantagesCommand, argv, io, signal),
 };

@@ -20,9 +20,8 @@ export {
 } from './train/config.js';
 export type { TrainConfig, TrainConfigInput, TrainRunConfig } from './train/config.js';
 export { runTrain } from './train/run.js';
-export { TRAIN_DIRS, TRAIN_FILES } from './train/open.js';
+export { TRAIN_DIRS } from './train/open.js';
 export type { TrainLogger, TrainProgress, TrainSummary } from './train/run.js';
-export type { TrainEval } from './train/open.js';
 export { loadPlugins, PLUGIN_API } from './train/plugins.js';
 export { SignalRefresh, SignalRefreshOptionsSchema, signalRefresh } from './train/refresh.js';
 export type { SignalRefreshOptions } from './train/refresh.js';

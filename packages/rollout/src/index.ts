@@ -26,6 +26,9 @@ export type {
   SyntheticTask,
   SyntheticGenerator,
 } from './data/synthetic.js';
+export { TaskStream, FileStream, splitHeldOut, toPromptTasks, checkPrompts } from './data/problems.js';
+export type { Problem, PromptTask, ProblemStream } from './data/problems.js';
+export { SyntheticCorpus } from './data/synthetic-corpus.js';
 // defined in @rlvr/policy (one meaning); re-exported while callers move their imports there
 export { plainChatTemplate, chatmlTemplate, modelChatTemplate } from '@rlvr/policy';
 export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, ModelChatTemplate } from '@rlvr/policy';

@@ -2,13 +2,10 @@
  * `rlvr compare`: argument parsing and terminal output. The runs and the statistics are
  * `runCompare` (run.ts) and `summarize` (stats.ts).
  */
-import { intFlag, usageError } from '@rlvr/core';
-import type { CliIo } from '@rlvr/core';
-import { CONFIG_FLAGS, readConfigObject, withPlugins, workersFlag } from '../command-input.js';
-import { applyOverrides } from '../overrides.js';
-import type { DottedCommand } from '../overrides.js';
+import { StatusLine, applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError } from '@rlvr/core';
+import type { CliIo, Command } from '@rlvr/core';
+import { CONFIG_FLAGS, withPlugins, workersFlag } from '../command-input.js';
 import { progressLine } from '../train/progress.js';
-import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import { formatCompare } from '@rlvr/report';
 import type { CompareLogger } from './run.js';
 import { COMPARE_FILE } from '@rlvr/report';
@@ -50,7 +47,7 @@ options:
 Ctrl-C stops after the current step of the current run (checkpoint saved; --resume continues).`;
 
 /** `rlvr compare`. */
-export const compareCommand: DottedCommand = {
+export const compareCommand: Command = {
   summary: 'train estimators on the same seeds; accuracy ± std, pass@n, steps to threshold, time',
   usage: COMPARE_USAGE,
   options: {
@@ -65,6 +62,7 @@ export const compareCommand: DottedCommand = {
     json: { type: 'boolean' },
   },
   graceful: true,
+  dotted: true,
   async run({ values, io, signal, color, overrides = [] }) {
     const listed = values.estimators === undefined ? undefined : parseList('estimators', values.estimators as string);
     const steps = intFlag(values, 'steps', { min: 1 });

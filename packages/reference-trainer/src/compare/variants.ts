@@ -3,11 +3,10 @@
  * estimator, saliency and trainer options, so an ablation (GRAIL with `symmetry: "both"`, the
  * last box, a per-mini-batch refresh) is one more row of one comparison, without a plugin.
  */
-import { formatLocation } from '@rlvr/core';
+import { deepMerge, formatLocation } from '@rlvr/core';
 import type { ErrorLocation } from '@rlvr/core';
 import { z } from 'zod';
 import { ReferenceTrainerError } from '../errors.js';
-import { deepMerge } from '../overrides.js';
 
 const Options = z.record(z.string(), z.unknown());
 

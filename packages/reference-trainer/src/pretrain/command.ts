@@ -1,9 +1,9 @@
 /**
  * `rlvr pretrain`: argument parsing and output. The training itself is `runPretrain` (run.ts).
  */
-import { streamLogger } from '@rlvr/core';
+import { readConfigObject, streamLogger } from '@rlvr/core';
 import type { Command } from '@rlvr/core';
-import { CONFIG_FLAGS, readConfigObject, withStepsAndSeed } from '../command-input.js';
+import { CONFIG_FLAGS, withStepsAndSeed } from '../command-input.js';
 
 const PRETRAIN_USAGE = `usage: rlvr pretrain [options]
 

@@ -1,14 +1,12 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PRUNED_FILE, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
+import { PRUNED_FILE, Qwen3Model, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
 import { AdamW, learningRate } from '@rlvr/trainer';
-import { METRIC, writeFileAtomic } from '@rlvr/core';
+import { METRIC, appendJsonl, writeFileAtomic } from '@rlvr/core';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
-import { appendRecords } from '../train/run-files.js';
 import type { PretrainConfig } from './config.js';
-import { SyntheticCorpus } from './data.js';
-import { initModel } from './init.js';
+import { SyntheticCorpus } from '@rlvr/rollout';
 import { greedyEval } from '@rlvr/eval';
 import type { GreedyEval } from '@rlvr/eval';
 import { packSft, sftStep } from '@rlvr/trainer';
@@ -83,7 +81,8 @@ export async function runPretrain(
     bos_token_id: corpus.eosId,
     eos_token_id: corpus.eosId,
   });
-  const model = initModel(modelConfig, config.seed);
+  // drawn on the host from a seeded Rng: the same weights for a seed on every backend
+  const model = Qwen3Model.random(modelConfig, config.seed);
   const parameters = model.numParameters();
   logger.info(
     `model: ${parameters.toLocaleString('en')} parameters, vocabulary ${corpus.tokenizer.vocabSize} (pruned cl100k_base), ${config.model.num_hidden_layers} layers x ${config.model.hidden_size}`,
@@ -147,7 +146,7 @@ export async function runPretrain(
         record[METRIC.evalFinished] = e.finished;
         record[METRIC.evalMeanTokens] = e.meanTokens;
       }
-      await appendRecords(metricsFile, [record]);
+      await appendJsonl(metricsFile, [record]);
       if (config.logEvery > 0 && ((step + 1) % config.logEvery === 0 || last)) {
         logger.info(
           `step ${step + 1}/${config.steps}: loss ${r.loss.toFixed(4)}, lr ${lr.toExponential(2)}, grad_norm ${r.gradNorm.toFixed(3)}, ${Math.round(tokens / trainWallS)} tokens/s, ${trainWallS.toFixed(0)} s`,

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The real built CLI (dist/cli.js); nx builds the package before its tests. */
@@ -27,4 +30,11 @@ export function runNode(script: string, args: readonly string[]): Promise<CliRes
 /** Run `rlvr ...args` as a child process and collect its exit code and output. */
 export function rlvr(...args: string[]): Promise<CliResult> {
   return runNode(CLI, args);
+}
+
+/** The absolute path of bin `bin` of package `pkg` (e.g. `rlvr-verify` of `@rlvr/math-verify`). */
+export function binPath(pkg: string, bin: string): string {
+  const manifest = createRequire(import.meta.url).resolve(`${pkg}/package.json`);
+  const bins = (JSON.parse(readFileSync(manifest, 'utf8')) as { bin: Record<string, string> }).bin;
+  return join(dirname(manifest), bins[bin]!);
 }

@@ -8,14 +8,13 @@
  */
 import { existsSync } from 'node:fs';
 import { prepareEstimator } from '@rlvr/advantages';
-import { FINISH_CODES, batchFromRows, batchToRows, getSpans, readJsonl } from '@rlvr/core';
+import { FINISH_CODES, appendJsonl, batchFromRows, batchToRows, getSpans, readJsonl } from '@rlvr/core';
 import type { RolloutBatch, RolloutRow } from '@rlvr/core';
 import { mathReward } from '@rlvr/math-verify';
 import type { CheckpointWeightRecord } from '@rlvr/report';
 import { sampleGroups } from '@rlvr/rollout';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
 import type { OpenRun } from './open.js';
-import { appendRecords } from './run-files.js';
 
 /** A record of the file: the report's fields and the rollout itself (to read the set back on resume). */
 type Stored = CheckpointWeightRecord & { row: RolloutRow };
@@ -48,7 +47,7 @@ export async function recordCheckpointWeights(run: OpenRun, step: number): Promi
       row,
     };
   });
-  await appendRecords(run.logs.checkpointWeights, records);
+  await appendJsonl(run.logs.checkpointWeights, records);
 }
 
 /** The set of an earlier process of this run: the rows of the file's first step, or null. */

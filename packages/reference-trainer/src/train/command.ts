@@ -1,17 +1,14 @@
 /**
  * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
  */
-import { usageError } from '@rlvr/core';
-import type { CliIo } from '@rlvr/core';
+import { StatusLine, deepMerge, parseWithOverrides, readConfigObject, stoppable, timestamp, usageError } from '@rlvr/core';
+import type { CliIo, Command } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_FLAGS, readConfigObject, withPlugins, withStepsAndSeed, workersFlag } from '../command-input.js';
-import { deepMerge, parseWithOverrides } from '../overrides.js';
-import type { DottedCommand } from '../overrides.js';
+import { CONFIG_FLAGS, withPlugins, withStepsAndSeed, workersFlag } from '../command-input.js';
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { progressLine } from './progress.js';
-import { StatusLine, stoppable, timestamp } from '../terminal.js';
 import type { TrainLogger, TrainSummary } from './run.js';
 
 const TRAIN_USAGE = `usage: rlvr train [options]
@@ -45,7 +42,7 @@ options:
 Ctrl-C stops after the current step and saves a checkpoint (a second Ctrl-C exits at once).`;
 
 /** `rlvr train` (and `rlvr-train`-style use from code through core's `runCommand`). */
-export const trainCommand: DottedCommand = {
+export const trainCommand: Command = {
   summary: 'the RLVR loop (embedded default: warm-up checkpoint, synthetic arithmetic, GRAIL)',
   usage: TRAIN_USAGE,
   options: {
@@ -60,6 +57,7 @@ export const trainCommand: DottedCommand = {
     json: { type: 'boolean' },
   },
   graceful: true,
+  dotted: true,
   async run({ values, io, signal, color, overrides = [] }) {
     if (values.resume === true && values.out === undefined) throw usageError('needs --out: the run directory to continue', '--resume');
     const configFile = values.config as string | undefined;

@@ -6,9 +6,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { loadTokenizer, modelChatTemplate, plainChatTemplate } from '@rlvr/policy';
-import { promptBuilder } from '@rlvr/rollout';
+import { promptBuilder, syntheticGenerator, toPromptTasks } from '@rlvr/rollout';
 import { EMBEDDED_CHECKPOINT, HELD_OUT_SEED, parseTrainConfig } from './config.js';
-import { heldOutTasks, toPromptTasks } from './tasks.js';
 
 describe("the embedded checkpoint's chat template", () => {
   const tokenizer = loadTokenizer(EMBEDDED_CHECKPOINT);
@@ -21,7 +20,7 @@ describe("the embedded checkpoint's chat template", () => {
   });
 
   test('gives rlvr train the prompt bytes and token ids of the plain layout, problem by problem', () => {
-    const tasks = heldOutTasks(HELD_OUT_SEED, 64, config.task);
+    const tasks = syntheticGenerator(config.task).tasks(HELD_OUT_SEED, 64);
     const viaShipped = toPromptTasks(tasks, tokenizer, promptBuilder(config.prompt, shipped.apply!));
     const viaPlain = toPromptTasks(tasks, tokenizer, promptBuilder(config.prompt, plainChatTemplate));
     expect(viaShipped).toEqual(viaPlain);

@@ -1,10 +1,10 @@
-import { METRIC, passAtMetric } from '@rlvr/core';
+import { METRIC, appendJsonl, passAtMetric } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
 import { percent } from '@rlvr/core';
 import { heldOutEval } from '@rlvr/eval';
-import type { OpenRun, TrainEval } from './open.js';
+import type { EvalRecord } from '@rlvr/report';
+import type { OpenRun } from './open.js';
 import { recordCheckpointWeights } from './checkpoint-weights.js';
-import { appendRecords } from './run-files.js';
 
 /**
  * The held-out evaluation of `run` at `step`: `eval.n` samples per problem (and greedy decoding
@@ -20,10 +20,10 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
     eosIds: run.eosIds,
     ...(run.evalSampler === undefined ? {} : { sampler: run.evalSampler }),
   });
-  const record: TrainEval = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
+  const record: EvalRecord = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
   if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
   run.evals.push(record);
-  await appendRecords(run.logs.evals, [record]);
+  await appendJsonl(run.logs.evals, [record]);
   const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
   await recordCheckpointWeights(run, step);
   logger.info(

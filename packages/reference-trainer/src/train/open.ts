@@ -10,48 +10,28 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
 import type { PreparedEstimator } from '@rlvr/advantages';
-import { writeFileAtomic } from '@rlvr/core';
+import { assertCreatable, createDirectory, readConfigFile, writeFileAtomic } from '@rlvr/core';
 import type { Logger, RolloutBatch } from '@rlvr/core';
 import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
-import { modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
-import type { PromptBuilder, Sampler } from '@rlvr/rollout';
+import { checkPrompts, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
+import type { ProblemStream, PromptBuilder, PromptTask, Sampler } from '@rlvr/rollout';
 import { parseSignalConfig } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { ReferenceTrainerError } from '../errors.js';
-import { readConfigFile } from '../command-input.js';
 import { RUN_FILES } from '@rlvr/report';
+import type { EvalRecord } from '@rlvr/report';
 import { parseTrainConfig, resumeDifferences, resumeKey, runConfigOf } from './config.js';
 import type { TrainConfig, TrainRunConfig } from './config.js';
 import { loadPlugins } from './plugins.js';
 import { signalRefresh } from './refresh.js';
 import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
-import { assertCreatable, makeRunDir, removeStaleExports, repairLogs, startLogs } from './run-files.js';
-import { checkPrompts } from './tasks.js';
-import type { ProblemStream, PromptTask } from './tasks.js';
+import { removeStaleExports, repairLogs, startLogs } from './run-files.js';
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
 export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;
-/** `evals.jsonl`: one `TrainEval` per held-out evaluation, with per-problem counts (for paired comparisons). */
-export const TRAIN_FILES = { evals: 'evals.jsonl' } as const;
-
-/** One held-out evaluation, as `evals.jsonl` holds it. */
-export interface TrainEval {
-  step: number;
-  /** mean over problems of correct / n */
-  accuracy: number;
-  passAtN: number;
-  n: number;
-  problems: number;
-  greedyAccuracy?: number;
-  /** [problems] correct samples (of n) per held-out problem, in the held-out order */
-  correct: number[];
-  /** [problems] 1 where the greedy completion is correct */
-  greedyCorrect?: number[];
-}
-
 /** The paths of a run directory's logs. */
 interface RunLogs {
   metrics: string;
@@ -85,7 +65,7 @@ export interface OpenRun {
   weightSet?: RolloutBatch;
   /** the last step done (0 for a fresh run) */
   start: number;
-  evals: TrainEval[];
+  evals: EvalRecord[];
   /** wall seconds of every step done, restored ones included */
   stepSeconds: number[];
   /** the policy workers of the update (none with `workers: 1`) */
@@ -116,7 +96,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   const logs: RunLogs = {
     metrics: join(outDir, RUN_FILES.metrics),
     samples: join(outDir, RUN_FILES.samples),
-    evals: join(outDir, TRAIN_FILES.evals),
+    evals: join(outDir, RUN_FILES.evals),
     checkpointWeights: join(outDir, RUN_FILES.checkpointWeights),
   };
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
@@ -192,7 +172,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       );
     }
 
-    await makeRunDir(outDir);
+    await createDirectory(outDir);
     await removeStaleExports(outDir, TRAIN_DIRS.model);
     await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify(runConfig satisfies TrainRunConfig, null, 2) + '\n');
     const threads = workerCount(config.workers);
@@ -247,7 +227,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     const state = await trainer.restore(store, latest, resumeKey(config)).catch(cannotResume);
     run.start = state.step as number;
     run.stream.cursor = state.cursor as number;
-    run.evals = state.evals as TrainEval[];
+    run.evals = state.evals as EvalRecord[];
     run.stepSeconds = state.stepSeconds as number[];
     for (const note of await repairLogs(Object.values(logs), run.start)) logger.info(note);
     logger.info(`resumed from ${latest} (step ${run.start})`);

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { loadTasks } from '@rlvr/rollout';
+import { FileStream, TaskStream, loadTasks, splitHeldOut, syntheticGenerator } from '@rlvr/rollout';
+import type { Problem, ProblemStream } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import type { TrainConfig } from './config.js';
-import { FileStream, TaskStream, heldOutTasks, splitHeldOut } from './tasks.js';
-import type { Problem, ProblemStream } from './tasks.js';
 
 /**
  * The held-out and training problems: the synthetic task, or the `data` files (read before
@@ -13,7 +12,8 @@ export async function loadProblems(
   config: TrainConfig,
 ): Promise<{ heldOut: Problem[]; stream: ProblemStream; train?: readonly Problem[] }> {
   if (config.data === undefined) {
-    const heldOut = heldOutTasks(config.eval.seed, config.eval.problems, config.evalTask ?? config.task);
+    // the held-out problems are the first of stream `eval.seed`: the ones `rlvr pretrain` held out with the same settings
+    const heldOut = syntheticGenerator(config.evalTask ?? config.task).tasks(config.eval.seed, config.eval.problems);
     return { heldOut, stream: new TaskStream(config.seed, config.task, heldOut) };
   }
   const { train, eval: evalFile, format } = config.data;

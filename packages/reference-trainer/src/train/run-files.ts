@@ -1,11 +1,10 @@
 /**
- * Run-directory I/O of `rlvr train`: creating it, appending to its logs, cutting them back on
- * resume, exporting the final model. Every failure is a `ReferenceTrainerError` naming its file
- * (a full disk says `metrics.jsonl: cannot write: no space left on device`, not `ENOSPC ... write`).
+ * Run-directory I/O of `rlvr train` beyond core's (`createDirectory`, `appendJsonl`): starting its
+ * logs, cutting them back on resume, exporting the final model. Every failure names its file.
  */
-import { constants, existsSync } from 'node:fs';
-import { access, appendFile, copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { copyFile, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { describeFsError, repairJsonl } from '@rlvr/core';
 import { PRUNED_FILE, saveModel } from '@rlvr/policy';
 import type { Qwen3Model } from '@rlvr/policy';
@@ -13,16 +12,6 @@ import { ReferenceTrainerError } from '../errors.js';
 
 /** Tokenizer files copied from the starting checkpoint into `OUT/model`. */
 const TOKENIZER_FILES = [PRUNED_FILE, 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
-
-/** Append JSONL records to `file`; a failure names the file. */
-export async function appendRecords(file: string, records: readonly unknown[]): Promise<void> {
-  if (records.length === 0) return;
-  try {
-    await appendFile(file, records.map((r) => JSON.stringify(r) + '\n').join(''));
-  } catch (err) {
-    throw new ReferenceTrainerError('write_failed', `cannot write: ${describeFsError(err, file)}`, { file }, { cause: err });
-  }
-}
 
 /** A fresh run's logs: none yet (a `--resume` without a checkpoint starts over). */
 export async function startLogs(files: readonly string[]): Promise<void> {
@@ -53,20 +42,6 @@ export async function repairLogs(files: readonly string[], step: number): Promis
     if (parts.length > 0) notes.push(`${file}: cut ${parts.join(' and ')}; ${after.keptLines} kept`);
   }
   return notes;
-}
-
-/** Create the run directory (and its parents). */
-export async function makeRunDir(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (err) {
-    throw new ReferenceTrainerError(
-      'write_failed',
-      `cannot create the output directory ${dir}: ${mkdirReason(err)}`,
-      { file: dir },
-      { cause: err },
-    );
-  }
 }
 
 /** The temporary directory an export of `OUT/NAME` writes to: hidden, per process. */
@@ -106,34 +81,4 @@ export async function exportModel(model: Qwen3Model, from: string, dir: string):
       { cause: err },
     );
   }
-}
-
-/** Fail before any work when `dir` could not be created: its nearest existing ancestor is a file or not writable. */
-export async function assertCreatable(dir: string): Promise<void> {
-  let p = resolve(dir);
-  for (;;) {
-    const st = await stat(p).catch(() => null);
-    if (st !== null) {
-      const fail = (code: string) => {
-        throw new ReferenceTrainerError(
-          'write_failed',
-          `cannot create the output directory ${dir}: ${mkdirReason(Object.assign(new Error(code), { code }))}`,
-          { file: dir },
-        );
-      };
-      if (!st.isDirectory()) fail(p === resolve(dir) ? 'EEXIST' : 'ENOTDIR');
-      await access(p, constants.W_OK).catch(() => fail('EACCES'));
-      return;
-    }
-    const up = dirname(p);
-    if (up === p) return;
-    p = up;
-  }
-}
-
-function mkdirReason(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a path component is a file, not a directory';
-  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';
-  return (err as Error).message;
 }

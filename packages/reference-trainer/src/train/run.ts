@@ -1,14 +1,15 @@
 import { join } from 'node:path';
-import { METRIC, describeFsError } from '@rlvr/core';
+import { METRIC, appendJsonl, describeFsError } from '@rlvr/core';
+import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import { resumeKey } from './config.js';
 import type { TrainConfig } from './config.js';
 import { evaluateRun } from './held-out.js';
 import { openRun, TRAIN_DIRS } from './open.js';
-import type { OpenRun, TrainEval } from './open.js';
-import { appendRecords, exportModel } from './run-files.js';
+import type { OpenRun } from './open.js';
+import type { EvalRecord } from '@rlvr/report';
+import { exportModel } from './run-files.js';
 import { rlStep, sampleRecords } from './step.js';
-import { toPromptTasks } from './tasks.js';
 
 /** Where progress goes: the CLI prints it; library code never does. */
 export interface TrainLogger {
@@ -35,7 +36,7 @@ export interface TrainSummary {
   seed: number;
   steps: number;
   /** step 0 (the starting checkpoint) first, then every `eval.every` steps and the last step */
-  evals: TrainEval[];
+  evals: EvalRecord[];
   /** median wall seconds of a training step (sample, verify, signals, advantages, update), evaluation excluded; the median keeps a process's slow first step out */
   secondsPerStep: number;
   /** wall seconds of this process's run, evaluation included */
@@ -93,7 +94,7 @@ export async function runTrain(
     if (run.start >= c.steps && run.evals.some((e) => e.step === run.start))
       logger.info(`nothing to do: the run already has ${run.start} steps`);
     if (run.start === 0) {
-      await appendRecords(run.logs.metrics, [{ step: 0, ...(await evaluateRun(run, 0, logger)) }]);
+      await appendJsonl(run.logs.metrics, [{ step: 0, ...(await evaluateRun(run, 0, logger)) }]);
       progress(0, Number.NaN);
     }
     let step = run.start;
@@ -108,12 +109,9 @@ export async function runTrain(
       const last = step === c.steps;
       const record: Record<string, number | null> = { step, ...out.metrics, [METRIC.timeStep]: seconds };
       if (last || every(c.eval.every, step)) Object.assign(record, await evaluateRun(run, step, logger));
-      await appendRecords(run.logs.metrics, [record]);
+      await appendJsonl(run.logs.metrics, [record]);
       if (c.samples > 0 && c.sampleEvery > 0 && (step === 1 || last || every(c.sampleEvery, step))) {
-        await appendRecords(
-          run.logs.samples,
-          sampleRecords(step, out.batch, out.adv, tasks, run.tokenizer, c.rollout.groupSize, c.samples),
-        );
+        await appendJsonl(run.logs.samples, sampleRecords(step, out.batch, out.adv, tasks, run.tokenizer, c.rollout.groupSize, c.samples));
       }
       interrupted = options.signal?.aborted === true && !last;
       if (last || interrupted || every(c.checkpointEvery, step)) await saveCheckpoint(run, step);

@@ -4,12 +4,11 @@ import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
 import type { PolicyWorkers, Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
-import type { Sampler } from '@rlvr/rollout';
+import type { PromptTask, Sampler } from '@rlvr/rollout';
 import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
 import type { SampleRecord } from '@rlvr/report';
 import type { TrainConfig } from './config.js';
-import type { PromptTask } from './tasks.js';
 import type { SignalRefresh } from './refresh.js';
 
 /** What one RL step produced: its metrics, and the batch and advantages (for samples.jsonl). */

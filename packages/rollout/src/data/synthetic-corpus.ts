@@ -1,17 +1,27 @@
-import { prunedTokenizer, prunedVocab } from '@rlvr/policy';
-import type { PrunedVocab, Tokenizer } from '@rlvr/policy';
-import { promptBuilder, syntheticGenerator } from '@rlvr/rollout';
-import type { PromptBuilder, SyntheticGenerator, SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
-import type { SftRow } from '@rlvr/trainer';
+/**
+ * The synthetic task as supervised rows (prompt and worked-solution token ids) with its own
+ * pruned vocabulary: the corpus a tiny policy is warmed up on before RL (`rlvr pretrain`), in the
+ * row shape of `@rlvr/trainer`'s `packSft`.
+ */
+import { prunedTokenizer, prunedVocab } from '@rlvr/policy/tokenizer';
+import type { PrunedVocab, Tokenizer } from '@rlvr/policy/tokenizer';
+import { promptBuilder } from './prompt.js';
+import type { PromptBuilder } from './prompt.js';
+import { syntheticGenerator } from './synthetic.js';
+import type { SyntheticGenerator, SyntheticOptions, SyntheticTask } from './synthetic.js';
 
 /** The end-of-text token that closes every completion (so that greedy decoding stops). */
 const EOS_TOKEN = '<|endoftext|>';
 
 /** A synthetic problem tokenized for supervised training and for evaluation. */
-export interface SftTask extends SftRow {
+export interface SftTask {
   question: string;
   /** the gold final answer */
   answer: string;
+  /** [P] token ids of the rendered prompt */
+  prompt: number[];
+  /** [C] token ids of the worked solution, then EOS */
+  completion: number[];
 }
 
 /**

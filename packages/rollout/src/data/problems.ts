@@ -1,8 +1,14 @@
+/**
+ * The problems of a training run, in the order it trains on them: the synthetic task stream or a
+ * file's problems epoch by epoch (`cursor` is what a checkpoint stores to resume the order), a
+ * seeded held-out split, and prompts rendered, tokenized and checked to fit the policy's context.
+ */
 import { Rng } from '@rlvr/core';
-import { ReferenceTrainerError } from '../errors.js';
-import type { Tokenizer } from '@rlvr/policy';
-import { syntheticGenerator } from '@rlvr/rollout';
-import type { PromptBuilder, SyntheticOptions, SyntheticTask } from '@rlvr/rollout';
+import type { Tokenizer } from '@rlvr/policy/tokenizer';
+import { RolloutError } from '../errors.js';
+import type { PromptBuilder } from './prompt.js';
+import { syntheticGenerator } from './synthetic.js';
+import type { SyntheticOptions, SyntheticTask } from './synthetic.js';
 
 /** A problem ready to sample: its question, gold answer and prompt token ids. */
 export interface PromptTask {
@@ -24,11 +30,6 @@ export interface Problem {
 export interface ProblemStream {
   next(n: number): Problem[];
   cursor: number;
-}
-
-/** The held-out problems: `count` tasks of stream `seed` (index 0 ..), the ones `rlvr pretrain` held out with the same settings. */
-export function heldOutTasks(seed: number, count: number, options: SyntheticOptions): SyntheticTask[] {
-  return syntheticGenerator(options).tasks(seed, count, 0);
 }
 
 /**
@@ -135,16 +136,16 @@ export function checkPrompts(
     const where = p.source ?? { index: i };
     const what = p.source === undefined ? `${o.field === 'eval' ? 'held-out' : 'training'} problem ${i}` : 'question';
     if (p.question.length > maxChars) {
-      throw new ReferenceTrainerError(
-        'invalid_record',
+      throw new RolloutError(
+        'invalid_row',
         `${what} is ${p.question.length.toLocaleString('en')} characters, too long for the policy's context of ${o.context} tokens (at most ${maxChars.toLocaleString('en')} characters)`,
         where,
       );
     }
     const [task] = toPromptTasks([p], tokenizer, builder);
     if (task!.prompt.length + o.maxNewTokens > o.context) {
-      throw new ReferenceTrainerError(
-        'invalid_record',
+      throw new RolloutError(
+        'invalid_row',
         `${what}: its prompt is ${task!.prompt.length} tokens; with ${o.field}.maxNewTokens ${o.maxNewTokens} it exceeds the policy's context of ${o.context} tokens (max_position_embeddings)`,
         where,
       );

@@ -5,8 +5,7 @@
  * type (a number, a boolean, `null`, a string, or JSON for lists and objects). The zod schema
  * then checks the values as it checks a config file.
  */
-import { usageError } from '@rlvr/core';
-import type { Command, CommandContext } from '@rlvr/core';
+import { usageError } from './cli.js';
 
 /** One dotted flag: `--trainer.schedule.lr 1e-5` is `{ flag: '--trainer.schedule.lr', path: ['trainer', 'schedule', 'lr'], value: '1e-5' }`. */
 export interface DottedOverride {
@@ -14,13 +13,6 @@ export interface DottedOverride {
   path: string[];
   value: string;
 }
-
-/** What the `run` of a command taking dotted flags gets: core's context and the overrides, in order. */
-type DottedContext = CommandContext & { overrides: readonly DottedOverride[] };
-
-/** A command whose `run` reads dotted flags (`rlvr train`, `rlvr compare`); `withDottedFlags` makes it a core `Command` for an argv. */
-// biome-ignore lint/suspicious/noConfusingVoidType: as core's Command, a run may end without returning (exit 0)
-export type DottedCommand = Omit<Command, 'run'> & { run(ctx: DottedContext): Promise<number | void> };
 
 /**
  * Take the dotted flags (`--a.b VALUE`, `--a.b=VALUE`) out of `argv`, up to a `--`. Each needs a
@@ -53,21 +45,6 @@ export function splitDottedFlags(argv: readonly string[]): { rest: string[]; ove
     overrides.push({ flag, path, value });
   }
   return { rest, overrides };
-}
-
-/**
- * `command` (whose `run` reads `ctx.overrides`) as a core `Command` for `argv` with its dotted
- * flags taken out: core's parser then sees only the command's own flags. A malformed dotted flag
- * is a usage error, like any other.
- */
-export function withDottedFlags(command: DottedCommand, argv: readonly string[]): { command: Command; argv: string[] } {
-  let split: { rest: string[]; overrides: DottedOverride[] };
-  try {
-    split = splitDottedFlags(argv);
-  } catch (err) {
-    return { command: { ...command, run: () => Promise.reject(err) }, argv: [] };
-  }
-  return { command: { ...command, run: (ctx) => command.run({ ...ctx, overrides: split.overrides }) }, argv: split.rest };
 }
 
 type JsonSchema = {
@@ -107,7 +84,9 @@ function schemaAt(root: JsonSchema, o: DottedOverride): JsonSchema[] {
     const objects = nodes.flatMap(alternatives).filter((n) => n.properties !== undefined || typeof n.additionalProperties === 'object');
     const where = i === 0 ? 'the config' : o.path.slice(0, i).join('.');
     if (objects.length === 0) {
-      const hint = o.path[0] === 'estimator' ? " (the estimator's options are --estimatorConfig.KEY)" : '';
+      // `--estimator.wMin` where the config has `estimator` and `estimatorConfig`: point at the options
+      const options = `${o.path[0]!}Config`;
+      const hint = i === 1 && root.properties?.[options] !== undefined ? ` (the ${o.path[0]!}'s options are --${options}.KEY)` : '';
       throw usageError(`unknown option: ${where} takes a value, not options${hint}`, o.flag);
     }
     const next = objects.flatMap((n) =>
@@ -181,15 +160,4 @@ export function parseWithOverrides<T>(
     }
     throw err;
   }
-}
-
-/** `base` with `over` laid on top: objects merge key by key, anything else (arrays included) replaces. */
-export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    const b = out[k];
-    const isObj = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
-    out[k] = isObj(b) && isObj(v) ? deepMerge(b, v) : v;
-  }
-  return out;
 }
