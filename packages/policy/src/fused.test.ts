@@ -19,7 +19,7 @@ function compare(fast: (...x: tf.Tensor[]) => tf.Tensor, slow: (...x: tf.Tensor[
 }
 
 describe.each(TEST_BACKENDS)('fused ops equal their plain-op twins on %s (values and gradients)', (backend) => {
-  it('unstackRows gives tf.unstack\'s pieces bit for bit and keeps no temporaries', async () => {
+  it("unstackRows gives tf.unstack's pieces bit for bit and keeps no temporaries", async () => {
     await useBackend(backend);
     const x = tf.randomNormal([5, 7, 3], 0, 1, 'float32', 11);
     const before = tf.memory().numTensors;
