@@ -2,14 +2,18 @@
 // Qwen3-architecture config, beside the same model in PyTorch on the CPU (2 threads), same run.
 //
 //   npx tsc -b packages/policy && node tools/bench/policy/bench.mjs [--backend wasm|cpu|tensorflow]
-//        [--steps 3] [--new-tokens 64] [--profile] [--no-torch] [--threads 2]
+//        [--steps 3] [--new-tokens 64] [--profile] [--no-torch] [--threads 2] [--workers 2]
+//
+// --workers N (N > 1) also times the training step on N policy workers (PolicyWorkers: the rows
+// split across N worker threads, each with its own backend and replica, gradients summed here in
+// worker order, as Trainer.step does), so both cores are used; 1 skips it.
 //
 // Prints a JSON summary (and, with --profile, where a training step's time goes by kernel).
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
-import { Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
+import { PolicyWorkers, Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
 import { BENCH_CONFIG } from './config.mjs';
 
 const { values } = parseArgs({
@@ -29,9 +33,11 @@ const { values } = parseArgs({
     // 16 x 256 fit the wasm heap in one pass, at the cost of about one extra forward.
     checkpoint: { type: 'boolean', default: false },
     'no-torch': { type: 'boolean', default: false },
+    workers: { type: 'string', default: '2' },
   },
 });
 
+const uptimeBefore = execFileSync('uptime', { encoding: 'utf8' }).trim();
 const B = Number(values.batch);
 const T = Number(values.seq);
 const steps = Number(values.steps);
@@ -116,6 +122,72 @@ const tfjs = {
   rss_mb: Math.round(process.memoryUsage().rss / 1e6),
 };
 
+/**
+ * The same training step on `n` policy workers: publish the weights (free after the first step:
+ * nothing changes them), each worker runs `train-share.mjs` on its rows, and the gradients are
+ * read from the shared buffers and summed here in worker order. Returns seconds per step, CPU
+ * seconds per step (main thread and workers: process-wide), and the reduce's seconds per step.
+ */
+async function workersTrain(n) {
+  const engine = await PolicyWorkers.start(model, { workers: n, backend });
+  const taskUrl = new URL('./train-share.mjs', import.meta.url).href;
+  const per = Math.ceil(B / n);
+  const inputs = Array.from({ length: n }, (_, w) => ({
+    rows: Math.max(0, Math.min(per, B - w * per)),
+    batch: B,
+    seq: T,
+    microBatch: mb,
+    seed: 1000 * (w + 1),
+  }));
+  let reduceS = 0;
+  const step = async () => {
+    engine.publish(model);
+    const results = await engine.run(taskUrl, 'trainShare', inputs);
+    const r0 = performance.now();
+    for (const slot of engine.layout.slots) {
+      let acc;
+      for (let w = 0; w < n; w++) {
+        if (!results[w].present.includes(slot.name)) continue;
+        const t = tf.tensor(engine.gradients(w).slice(slot.offset, slot.offset + slot.size), slot.shape, 'float32');
+        if (acc === undefined) acc = t;
+        else {
+          const sum = tf.add(acc, t);
+          tf.dispose([acc, t]);
+          acc = sum;
+        }
+      }
+      acc?.dataSync();
+      acc?.dispose();
+    }
+    reduceS += (performance.now() - r0) / 1000;
+  };
+  try {
+    await step(); // warm-up (each worker's kernels, the first publish)
+    reduceS = 0;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < steps; i++) await step();
+    return {
+      step_s: (performance.now() - t0) / 1000 / steps,
+      cpu_s: cpuSeconds(process.cpuUsage(c0)) / steps,
+      reduce_s: reduceS / steps,
+    };
+  } finally {
+    await engine.close();
+  }
+}
+
+const nWorkers = Number(values.workers);
+if (nWorkers > 1) {
+  const w = await workersTrain(nWorkers);
+  tfjs.workers = nWorkers;
+  tfjs.workers_train_step_s = w.step_s;
+  tfjs.workers_train_tokens_per_s = (B * T) / w.step_s;
+  tfjs.workers_train_tokens_per_cpu_s = (B * T) / w.cpu_s;
+  tfjs.workers_grad_reduce_s = w.reduce_s;
+  tfjs.workers_speedup_vs_one_thread = +(trainS / w.step_s).toFixed(3);
+}
+
 let profile;
 if (values.profile) {
   const p = await tf.profile(() => trainStep());
@@ -171,11 +243,16 @@ const summary = {
   torch,
   ratio_vs_torch: torch && {
     train_wall: +(tfjs.train_tokens_per_s / torch.train_tokens_per_s).toFixed(3),
+    ...(tfjs.workers === undefined
+      ? {}
+      : { [`train_wall_${tfjs.workers}_workers`]: +(tfjs.workers_train_tokens_per_s / torch.train_tokens_per_s).toFixed(3) }),
     decode_wall: +(tfjs.decode_tokens_per_s / torch.decode_tokens_per_s).toFixed(3),
     train_per_cpu_second: +(tfjs.train_tokens_per_cpu_s / torch.train_tokens_per_cpu_s).toFixed(3),
     decode_per_cpu_second: +(tfjs.decode_tokens_per_cpu_s / torch.decode_tokens_per_cpu_s).toFixed(3),
   },
   load: (await import('node:os')).loadavg(),
+  uptime_before: uptimeBefore,
+  uptime_after: execFileSync('uptime', { encoding: 'utf8' }).trim(),
   profile,
 };
 console.log(JSON.stringify(summary, null, 2));
