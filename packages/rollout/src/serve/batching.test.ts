@@ -9,7 +9,7 @@ import { call, greedyReference, serveTiny, type Served } from '../test-utils/ser
 
 let s: Served;
 beforeAll(async () => {
-  s = await serveTiny(['--batch-size', '16']);
+  s = await serveTiny(['--batch-size', '16', '--workers', '1']);
 });
 afterAll(() => s?.close());
 

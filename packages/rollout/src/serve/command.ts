@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { availableParallelism } from 'node:os';
 import { intFlag, runCommand, streamLogger, usageError, type CliIo, type Command, type CommandContext, type FlagValues } from '@rlvr/core';
 import { BACKEND_NAMES, openPolicyDir, selectBackend } from '@rlvr/policy';
 import { RolloutError } from '../errors.js';
@@ -6,19 +7,32 @@ import { startPolicyServer, type PolicyServer } from './server.js';
 
 const USAGE = `usage: rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [--served-model-name NAME]
            [--tokenizer SPEC] [--backend auto|${BACKEND_NAMES.join('|')}] [--batch-size 16]
-           [--max-body-bytes 33554432] [--api-key KEY] [--quiet]
+           [--workers auto|N] [--max-body-bytes 33554432] [--api-key KEY] [--quiet]
 
   Serve a @rlvr/policy model directory (config.json + safetensors) over the OpenAI-compatible
   protocol as vLLM speaks it: POST /v1/completions and /v1/chat/completions (streamed or not),
   GET /v1/models[/{id}], POST /tokenize, /detokenize, GET /version, /metrics, /health. Concurrent
-  requests share one decode batch of --batch-size rows. The first stdout line says where;
-  Ctrl-C or SIGTERM drains the requests in flight. Parameters: docs/serve.md.
+  requests share the running decode batches (--batch-size rows on each of --workers threads). The
+  first stdout line says where; Ctrl-C or SIGTERM drains the requests in flight.
+  Parameters: docs/serve.md.
   --served-model-name  the name clients send as "model" (default: --model as given, as vLLM does)
   --tokenizer          tiktoken:NAME, hf:PATH, pruned:PATH or a directory (default: the model directory)
   --port 0             picks a free port
+  --workers N|auto     policy worker threads decoding side by side, each with a replica of the
+                       model and a batch of --batch-size rows (default auto: one per available
+                       core; 1: one batch in this thread)
   --max-body-bytes     a larger request body gets a 413 at once
   --api-key            /v1/* then needs "Authorization: Bearer KEY" (as vLLM's --api-key)
 `;
+
+/** `--workers N|auto` (as `rlvr train` and `rlvr eval` take it): 1 .. 256 threads, `auto` one per available core. */
+function workersFlag(value: string): number {
+  if (value === 'auto') return Math.min(256, availableParallelism());
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 256)
+    throw usageError(`must be auto or an integer from 1 to 256, got ${JSON.stringify(value)}`, '--workers');
+  return n;
+}
 
 /** A started server and how to free its model. */
 interface Started {
@@ -31,6 +45,7 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
   if (dir === undefined) throw usageError('is required', 'model');
   const port = intFlag(values, 'port', { min: 0, max: 65535 })!;
   const batchSize = intFlag(values, 'batch-size', { min: 1, max: 4096 })!;
+  const workers = workersFlag(values.workers as string);
   const maxBodyBytes = intFlag(values, 'max-body-bytes', { min: 1024 })!;
   const apiKey = values['api-key'] as string | undefined;
   const backend = values.backend as string;
@@ -48,7 +63,7 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
     const quiet = values.quiet === true;
     const server = await startPolicyServer(
       { model, tokenizer, applyChatTemplate: chatTemplate.apply },
-      { host: values.host as string, port, servedModelName: name, batchSize, maxBodyBytes, ...(apiKey ? { apiKey } : {}) },
+      { host: values.host as string, port, servedModelName: name, batchSize, workers, maxBodyBytes, ...(apiKey ? { apiKey } : {}) },
       { info: (m) => (quiet ? undefined : log.info(m)), warn: (m) => log.warn(m) },
     ).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
@@ -86,6 +101,7 @@ export const serveCommand: Command = {
     tokenizer: { type: 'string' },
     backend: { type: 'string', default: 'auto' },
     'batch-size': { type: 'string', default: '16' },
+    workers: { type: 'string', default: 'auto' },
     'max-body-bytes': { type: 'string', default: String(32 * 1024 * 1024) },
     'api-key': { type: 'string' },
     quiet: { type: 'boolean', default: false },

@@ -11,7 +11,7 @@ import { call, greedyReference, logSoftmax, nextLogits, serveTiny, sseEvents, ty
 let s: Served;
 let client: OpenAI;
 beforeAll(async () => {
-  s = await serveTiny();
+  s = await serveTiny(['--workers', '1']);
   client = new OpenAI({ baseURL: s.server.url, apiKey: 'unused', maxRetries: 0 });
 });
 afterAll(() => s?.close());

@@ -19,7 +19,8 @@ import { SseStream } from './sse.js';
 export interface Engine {
   model: Qwen3Model;
   tokenizer: Tokenizer;
-  sampler: PolicySampler;
+  /** the policy sampler's token bytes and EOS ids, and the decode queue (in process, or on policy workers) */
+  sampler: Pick<PolicySampler, 'tokenBytes' | 'eosTokenIds' | 'decode'>;
   applyChatTemplate: ApplyChatTemplate | undefined;
   servedModelName: string;
   defaultMaxTokens: number;

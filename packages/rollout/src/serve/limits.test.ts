@@ -10,7 +10,7 @@ import { call, serveTiny, type Served } from '../test-utils/served.js';
 let s: Served;
 const LIMIT = 1024 * 1024;
 beforeAll(async () => {
-  s = await serveTiny();
+  s = await serveTiny(['--workers', '1']);
 });
 afterAll(() => s?.close());
 
@@ -97,7 +97,7 @@ describe('rlvr-serve input limits', () => {
 describe('413 for a body over the limit', () => {
   let small: Served;
   beforeAll(async () => {
-    small = await serveTiny(['--max-body-bytes', String(LIMIT)]);
+    small = await serveTiny(['--max-body-bytes', String(LIMIT), '--workers', '1']);
   });
   afterAll(() => small?.close());
 

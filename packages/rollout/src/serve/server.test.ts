@@ -29,7 +29,21 @@ beforeAll(async () => {
   dir = await tinyModelDir();
   const { out, io: cli } = io();
   const r = await runServe(
-    ['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', '--batch-size', '8'],
+    [
+      '--model',
+      dir.dir,
+      '--port',
+      '0',
+      '--served-model-name',
+      'tiny',
+      '--backend',
+      'cpu',
+      '--quiet',
+      '--batch-size',
+      '8',
+      '--workers',
+      '1',
+    ],
     cli,
   );
   expect(r.code, out.stderr).toBe(0);

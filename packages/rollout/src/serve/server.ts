@@ -2,9 +2,11 @@ import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { formatZodIssues, parseConfig, silentLogger, type Logger } from '@rlvr/core';
-import type { ApplyChatTemplate, Qwen3Model, Tokenizer } from '@rlvr/policy';
+import { CoreError, formatZodIssues, parseConfig, silentLogger, type Logger } from '@rlvr/core';
+import { PolicyWorkers, type ApplyChatTemplate, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
+import { DecodeQueue } from '../samplers/decode-queue.js';
 import { policySampler } from '../samplers/policy-sampler.js';
+import { WorkerDecodeExecutor } from '../samplers/worker-decode.js';
 import { tokensBytes } from '../spans/locate.js';
 import { chat, completions, encodePrompt, STREAMED, type Engine } from './generate.js';
 import { declaredTooLarge, errorBody, HttpError, readJson, refuseTooLarge, send } from './http.js';
@@ -26,8 +28,13 @@ export const PolicyServerOptionsSchema = z
     port: z.number().int().min(0).max(65535).default(8000),
     /** the name clients put in `model` */
     servedModelName: z.string().min(1),
-    /** rows (completions) decoded together: concurrent requests share this batch */
+    /** rows (completions) decoded together: concurrent requests share this batch (with workers: per worker) */
     batchSize: z.number().int().min(1).default(16),
+    /**
+     * policy worker threads that decode (`PolicyWorkers` of `@rlvr/policy`, started with the server
+     * and closed by `close()`); default 1: the in-process decode batch, no worker
+     */
+    workers: z.number().int().min(1).max(256).optional(),
     /** `max_tokens` when a completion request leaves it out (OpenAI's default is 16) */
     defaultMaxTokens: z.number().int().min(1).default(16),
     /** a body over this many bytes is answered 413 */
@@ -51,6 +58,11 @@ export interface ServedPolicy {
   tokenizer: Tokenizer;
   /** the model's chat template; without one, `/v1/chat/completions` needs a `chat_template` */
   applyChatTemplate?: ApplyChatTemplate;
+  /**
+   * policy workers to decode on instead of starting them (`options.workers`): replicas of `model`'s
+   * config, given its weights at the start; the caller closes them after `close()`
+   */
+  workers?: PolicyWorkers;
 }
 
 export interface PolicyServer {
@@ -61,6 +73,9 @@ export interface PolicyServer {
   /** Stop taking connections, finish the requests in flight, then resolve. */
   close(): Promise<void>;
 }
+
+/** The answer to a request after the decode workers failed: the server cannot generate any more. */
+const deadMessage = (failure: Error): string => `the decode workers failed, restart rlvr-serve: ${failure.message}`;
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -84,12 +99,35 @@ export async function startPolicyServer(
 ): Promise<PolicyServer> {
   const o = parseConfig(PolicyServerOptionsSchema, options, 'server');
   const { model, tokenizer } = policy;
+  if (policy.workers !== undefined && o.workers !== undefined && o.workers !== policy.workers.size)
+    throw new CoreError('invalid_config', `server: workers is ${o.workers}, but the policy workers given are ${policy.workers.size}`, {
+      field: 'workers',
+    });
   const sampler = policySampler(model, tokenizer, { batchSize: o.batchSize, name: o.servedModelName });
+  // with workers, the rows decode on one executor of a lane per worker (padTokenId: the sampler's default)
+  const ownWorkers = policy.workers === undefined && (o.workers ?? 1) > 1;
+  const workers = policy.workers ?? (ownWorkers ? await PolicyWorkers.start(model, { workers: o.workers! }) : null);
+  if (workers !== null) {
+    try {
+      workers.publish(model);
+    } catch (e) {
+      if (ownWorkers) await workers.close();
+      throw e;
+    }
+    logger.info(`decoding on ${workers.size} policy workers, ${o.batchSize} rows each`);
+  }
+  const executor =
+    workers === null ? null : new WorkerDecodeExecutor(workers, model.dims.V, { capacityPerWorker: o.batchSize, padTokenId: 0 });
+  const queue: Pick<DecodeQueue, 'submit' | 'stats'> =
+    executor === null ? { submit: sampler.decode, stats: sampler.stats } : new DecodeQueue([executor]);
+  let closing = false;
+  /** the workers' failure, once they cannot decode (not after `close()`) */
+  const failure = (): Error | null => (closing ? null : (executor?.failure() ?? null));
   const metrics = new ServerMetrics(o.servedModelName);
   const engine: Engine = {
     model,
     tokenizer,
-    sampler,
+    sampler: { tokenBytes: sampler.tokenBytes, eosTokenIds: sampler.eosTokenIds, decode: (rows, signal) => queue.submit(rows, signal) },
     applyChatTemplate: policy.applyChatTemplate,
     servedModelName: o.servedModelName,
     defaultMaxTokens: o.defaultMaxTokens,
@@ -178,9 +216,15 @@ export async function startPolicyServer(
   }
   const body = (req: IncomingMessage) => readJson(req, o.maxBodyBytes);
   const routes: Record<string, Route> = {
-    '/health': { method: 'GET', run: async () => undefined },
+    '/health': {
+      method: 'GET',
+      run: async () => {
+        const f = failure();
+        if (f !== null) throw new HttpError(503, deadMessage(f));
+      },
+    },
     '/version': { method: 'GET', run: async () => ({ version: VERSION }) },
-    '/metrics': { method: 'GET', run: async () => metrics.render(sampler.stats()) },
+    '/metrics': { method: 'GET', run: async () => metrics.render(queue.stats()) },
     '/v1/models': { method: 'GET', run: async () => ({ object: 'list', data: [modelCard] }) },
     '/tokenize': { method: 'POST', run: async (req) => tokenize(await body(req)) },
     '/detokenize': { method: 'POST', run: async (req) => detokenize(await body(req)) },
@@ -245,6 +289,10 @@ export async function startPolicyServer(
         metrics.response(name, 413);
         return;
       }
+      if (found.route.generates) {
+        const f = failure();
+        if (f !== null) throw new HttpError(503, deadMessage(f));
+      }
       const result = await found.route.run(req, res, ac.signal);
       if (result === STREAMED) {
         metrics.response(name, 200, (performance.now() - started) / 1000);
@@ -258,7 +306,14 @@ export async function startPolicyServer(
         metrics.response(name, 499);
         return void logger.info(`${req.method} ${path}: client disconnected, request cancelled`);
       }
-      const err = e instanceof HttpError ? e : new HttpError(500, `internal error: ${(e as Error).message}`);
+      // a request the decode workers failed under: 503 with their error, as every later one gets
+      const dead = e instanceof HttpError ? null : failure();
+      const err =
+        e instanceof HttpError
+          ? e
+          : dead !== null
+            ? new HttpError(503, deadMessage(e as Error))
+            : new HttpError(500, `internal error: ${(e as Error).message}`);
       if (err.status >= 500) logger.warn(`${req.method} ${path} ${err.status}: ${err.message}`);
       if (err.status === 413) {
         refuseTooLarge(req, o.maxBodyBytes);
@@ -294,6 +349,9 @@ export async function startPolicyServer(
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (e: unknown) => {
+    if (ownWorkers) await workers!.close();
+    throw e;
   });
   const port = (server.address() as AddressInfo).port;
   const hostInUrl = o.host.includes(':') ? `[${o.host}]` : o.host;
@@ -307,6 +365,8 @@ export async function startPolicyServer(
       await Promise.allSettled([...inFlight]);
       server.closeAllConnections();
       await closed;
+      closing = true;
+      if (ownWorkers) await workers!.close();
     },
   };
 }
