@@ -174,6 +174,11 @@ export function exitOnStep(ctx, input) {
     return step(...args);
   };
   return null;
+}
+
+export function exitSoon(ctx, input) {
+  if (ctx.index === input.worker) setTimeout(() => process.exit(9), 20);
+  return null;
 }`)}`;
 
 describe('a policy worker that dies', () => {
@@ -206,6 +211,28 @@ describe('a policy worker that dies', () => {
       const metrics = await fetch(server.url.replace(/\/v1$/, '/metrics'));
       expect(metrics.status).toBe(200);
       expect(await metrics.text()).toMatch(/^vllm:num_requests_running\{[^}]*\} 0$/m);
+    } finally {
+      await server.close();
+      await engine.close();
+      model.dispose();
+      tokenizer.free();
+    }
+  });
+
+  it('a worker that dies between requests: the next request and /health get a 503 naming it', async () => {
+    const model = loadModel(dir.dir, { trainable: false });
+    const tokenizer = loadTokenizer(dir.dir);
+    const engine = await PolicyWorkers.start(model, { workers: 2 });
+    const server = await startPolicyServer({ model, tokenizer, workers: engine }, { port: 0, servedModelName: 'tiny', batchSize: 4 });
+    try {
+      expect((await post(server, '/v1/completions', body(2, { temperature: 0 }))).status).toBe(200);
+      await engine.run(POISON, 'exitSoon', [{ worker: 0 }, { worker: 0 }]);
+      while (engine.usable) await new Promise((r) => setTimeout(r, 20));
+      const health = await fetch(server.url.replace(/\/v1$/, '/health'));
+      expect(health.status).toBe(503);
+      const r = await post(server, '/v1/completions', body(2, { temperature: 0 }));
+      expect(r.status).toBe(503);
+      expect(r.json.error.message).toMatch(/^the decode workers failed, restart rlvr-serve: .*policy worker 0 of 2 exited with code 9/);
     } finally {
       await server.close();
       await engine.close();
