@@ -26,5 +26,5 @@ export {
   refreshSignals,
 } from './signals.js';
 export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals, SignalRefresh } from './signals.js';
-export { computeSignalsOnWorkers } from './signals-workers.js';
+export { computeSignalsOnWorkers, refreshSignalsOnWorkers } from './signals-workers.js';
 export { saliencyCommand, methods as saliencyMethods } from './command.js';

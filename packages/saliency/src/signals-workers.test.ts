@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNAL_NAMES } from '@rlvr/core';
 import { PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
-import { computeSignals, parseSignalConfig } from './signals.js';
-import { computeSignalsOnWorkers } from './signals-workers.js';
+import { computeSignals, parseSignalConfig, refreshSignals } from './signals.js';
+import { tf } from './tf.js';
+import { computeSignalsOnWorkers, refreshSignalsOnWorkers } from './signals-workers.js';
 import { fixtureBatch, relError, tinyModel, useBackend } from './test-utils/fixtures.js';
 
 // The workers load the signals task from dist/ (a worker cannot run TypeScript): build first.
@@ -52,5 +53,38 @@ describe('computeSignalsOnWorkers', () => {
     const kl = parseSignalConfig({}, [SIGNAL_NAMES.noisyKl]);
     const local = await computeSignalsOnWorkers(two, model, batch, kl, pass);
     expect(local.results['noisy-kl']).toEqual(computeSignals(model, batch, kl, pass).results['noisy-kl']);
+  });
+
+  it('refreshSignalsOnWorkers: the signals of some rows recomputed there, 1 worker bit for bit, 2 within float rounding', async () => {
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.logprobsOld]);
+    const base = computeSignals(model, batch, plan, pass).signals;
+    // parameters moved since the behaviour pass, so the refreshed rows differ from the base
+    const moved = tinyModel();
+    for (const v of moved.params.values()) tf.tidy(() => v.assign(tf.mul(v, 1.01)));
+    const rows = [1, 0]; // in the order a shuffled mini-batch gives them
+    const want = refreshSignals(moved, batch, rows, plan, base);
+    const [m1, m2] = await Promise.all([PolicyWorkers.start(moved, { workers: 1 }), PolicyWorkers.start(moved, { workers: 2 })]);
+    try {
+      const a = await refreshSignalsOnWorkers(m1, moved, batch, rows, plan, base);
+      for (const name of want.names()) expect(Array.from(a.get(name)), name).toEqual(Array.from(want.get(name)));
+      const b = await refreshSignalsOnWorkers(m2, moved, batch, rows, plan, base);
+      expect(relError(b.get(SIGNAL_NAMES.gradXEmb), want.get(SIGNAL_NAMES.gradXEmb))).toBeLessThan(1e-5);
+      expect(Array.from(b.get(SIGNAL_NAMES.logprobsOld))).toEqual(Array.from(base.get(SIGNAL_NAMES.logprobsOld)));
+      expect(m2.lastRun!.task.every((s) => s > 0)).toBe(true);
+      // the refreshed rows changed, the others kept the base's scores
+      const changed = (i: number) =>
+        Array.from(want.get(SIGNAL_NAMES.gradXEmb).subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!)).some(
+          (v, t) => v !== base.get(SIGNAL_NAMES.gradXEmb)[batch.completionOffsets[i]! + t],
+        );
+      expect(rows.every(changed)).toBe(true);
+      expect(
+        Array.from({ length: batch.numRollouts }, (_, i) => i)
+          .filter((i) => !rows.includes(i))
+          .some(changed),
+      ).toBe(false);
+    } finally {
+      await Promise.all([m1.close(), m2.close()]);
+      moved.dispose();
+    }
   });
 });

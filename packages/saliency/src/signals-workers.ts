@@ -1,9 +1,18 @@
-import { takeRollouts, type RolloutBatch } from '@rlvr/core';
+import { takeRollouts, type RolloutBatch, type Signals } from '@rlvr/core';
 import { batchLogprobs, compiledModuleUrl, splitRollouts, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
 import { gradXEmbBackend } from './grad-x-emb.js';
 import { perturbationBackend } from './perturbation.js';
 import type { SaliencyResult } from './result.js';
-import { assembleSignals, computeSignals, needsPolicyPass, type BatchSignals, type SignalPlan } from './signals.js';
+import {
+  assembleSignals,
+  computeSignals,
+  needsPolicyPass,
+  refreshSignals,
+  withRefreshed,
+  type BatchSignals,
+  type SignalPlan,
+  type SignalSource,
+} from './signals.js';
 import type { SignalsTaskInput, SignalsTaskResult } from './workers/signals-task.js';
 
 let taskUrl: string | null = null;
@@ -32,13 +41,51 @@ export async function computeSignalsOnWorkers(
   pass: { padId: number; tokenBudget: number },
 ): Promise<BatchSignals> {
   if (batch.numRollouts === 0) return computeSignals(model, batch, plan, pass);
-  const remote = plan.sources.filter((s) => ROW_LOCAL.includes(s.backend) && !holdsTypedArray(s.config));
-  const local = plan.sources.filter((s) => !remote.includes(s));
-  const policy = needsPolicyPass(plan);
+  const policy = needsPolicyPass(plan) ? { ...pass, temperature: plan.temperature } : null;
+  const { results, policyPass } = await sourcesOnWorkers(workers, model, batch, plan.sources, policy);
+  return assembleSignals(batch, plan, results, () => policyPass ?? batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
+}
+
+/**
+ * `refreshSignals` on policy workers: `base` with the saliency signals of rollouts `rows` recomputed
+ * with `model` as it is now (its weights are published first), those rows cut into contiguous chunks
+ * of about equal length, one per worker, as `computeSignalsOnWorkers` cuts a batch; other backends
+ * run on those rows in this thread. With 1 worker bit-identical to `refreshSignals`; with more,
+ * within float rounding. What a `saliency.refresh` of `epoch` or `minibatch` feeds the estimator
+ * in `rlvr train --workers N`.
+ */
+export async function refreshSignalsOnWorkers(
+  workers: PolicyWorkers,
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  rows: readonly number[],
+  plan: SignalPlan,
+  base: Signals,
+): Promise<Signals> {
+  if (plan.sources.length === 0 || rows.length === 0) return refreshSignals(model, batch, rows, plan, base);
+  const sub = takeRollouts(batch, rows);
+  const { results } = await sourcesOnWorkers(workers, model, sub, plan.sources, null);
+  return withRefreshed(batch, rows, sub, plan, base, results);
+}
+
+/**
+ * Each source backend's result on `batch` (at least one rollout), and the policy pass's log-probs and
+ * entropies when `policy` asks for them: the row-local backends and the policy pass on the workers
+ * (contiguous chunks, concatenated in worker order), the others on the whole batch in this thread.
+ */
+async function sourcesOnWorkers(
+  workers: PolicyWorkers,
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  sources: readonly SignalSource[],
+  policy: { padId: number; tokenBudget: number; temperature: number } | null,
+): Promise<{ results: Record<string, SaliencyResult>; policyPass: { logprobs: Float32Array; entropy: Float32Array } | null }> {
+  const remote = sources.filter((s) => ROW_LOCAL.includes(s.backend) && !holdsTypedArray(s.config));
+  const local = sources.filter((s) => !remote.includes(s));
   const results: Record<string, SaliencyResult> = {};
   for (const { backend, config } of local) results[backend.name] = backend.compute(model, batch, config);
   let policyPass: { logprobs: Float32Array; entropy: Float32Array } | null = null;
-  if (remote.length > 0 || policy) {
+  if (remote.length > 0 || policy !== null) {
     taskUrl ??= compiledModuleUrl(new URL('./workers/signals-task.js', import.meta.url));
     workers.publish(model);
     const all = Array.from({ length: batch.numRollouts }, (_, i) => i);
@@ -49,7 +96,7 @@ export async function computeSignalsOnWorkers(
         : {
             batch: takeRollouts(batch, rows),
             sources: remote.map((s) => ({ name: s.backend.name, config: s.config })),
-            policy: policy ? { ...pass, temperature: plan.temperature } : null,
+            policy,
           },
     );
     const parts = (await workers.run<SignalsTaskInput | null, SignalsTaskResult | null>(taskUrl, 'signalsShare', inputs)).filter(
@@ -58,10 +105,10 @@ export async function computeSignalsOnWorkers(
     remote.forEach((s, k) => {
       results[s.backend.name] = concatResults(parts.map((p) => p.results[k]!));
     });
-    if (policy)
+    if (policy !== null)
       policyPass = { logprobs: concat(parts.map((p) => p.policy!.logprobs)), entropy: concat(parts.map((p) => p.policy!.entropy)) };
   }
-  return assembleSignals(batch, plan, results, () => policyPass ?? batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
+  return { results, policyPass };
 }
 
 /** The results of contiguous chunks of rollouts, in order: the result of the whole batch. */

@@ -225,12 +225,31 @@ export function assembleSignals(
  * `minibatch` feeds the estimator.
  */
 export function refreshSignals(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], plan: SignalPlan, base: Signals): Signals {
+  if (plan.sources.length === 0 || rows.length === 0) return withRefreshed(batch, rows, null, plan, base, {});
+  const sub = takeRollouts(batch, rows);
+  const results: Record<string, SaliencyResult> = {};
+  for (const { backend, config } of plan.sources) results[backend.name] = backend.compute(model, sub, config);
+  return withRefreshed(batch, rows, sub, plan, base, results);
+}
+
+/**
+ * `base` with the scores of each of the plan's backends in `results` (computed on `sub`, the
+ * rollouts `rows` of `batch` taken in that order) written over the tokens of those rows: what
+ * `refreshSignals` returns. `sub` null: nothing was recomputed.
+ */
+export function withRefreshed(
+  batch: RolloutBatch,
+  rows: readonly number[],
+  sub: RolloutBatch | null,
+  plan: SignalPlan,
+  base: Signals,
+  results: Record<string, SaliencyResult>,
+): Signals {
   const out = new Signals(totalTokens(batch));
   for (const name of base.names()) out.set(name, base.get(name));
-  if (plan.sources.length === 0 || rows.length === 0) return out;
-  const sub = takeRollouts(batch, rows);
-  for (const { backend, signal, config } of plan.sources) {
-    const scores = backend.compute(model, sub, config).scores;
+  if (sub === null) return out;
+  for (const { backend, signal } of plan.sources) {
+    const scores = results[backend.name]!.scores;
     const values = base.has(signal) ? base.get(signal).slice() : new Float32Array(totalTokens(batch));
     rows.forEach((i, k) =>
       values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!),

@@ -1,10 +1,12 @@
-import { type RolloutBatch, planMicroBatches } from '@rlvr/core';
+import { type RolloutBatch, planMicroBatches, totalTokens } from '@rlvr/core';
 import { compiledModuleUrl, splitRollouts, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { addTokenSums, maskOf, type StepLossInput, type Tally } from './loss.js';
 import type { GradientTaskInput, GradientTaskResult } from './workers/gradient-task.js';
+import type { LogprobsTaskInput } from './workers/logprobs-task.js';
 
 let taskUrl: string | null = null;
+let logprobsUrl: string | null = null;
 
 /**
  * The rows of one optimizer step in micro-batch planning order (shortest first), cut into `n`
@@ -64,4 +66,51 @@ export async function parallelGradients(
   }
   tally.gradReduceSeconds += (performance.now() - t0) / 1000;
   return { loss, grads };
+}
+
+/**
+ * The forward-only log-probs of every completion token of `rows` under `model`, scattered into
+ * `[totalTokens]` (other tokens 0), computed by the policy workers: `model`'s weights are published
+ * (the policy, or a model of the same config such as the frozen reference: the replicas then hold
+ * it until the next publish), the rows cut as the update cuts them (`splitRows`), each worker runs
+ * `batchLogprobs` on its chunk, and the rows are put back in worker order. With 1 worker the
+ * log-probs are those of the in-process pass bit for bit (the same micro-batches). With more, a row
+ * lands in another micro-batch (other rows, other padding): on the cpu backend its log-probs are
+ * still the same bit for bit; on wasm a few tokens differ by under 1e-6 (the kernels' summation
+ * depends on the shapes). The seconds of the weight sync go into `tally`.
+ */
+export async function parallelLogprobs(
+  workers: PolicyWorkers,
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  rows: readonly number[],
+  pass: { tokenBudget: number; padId: number; temperature: number },
+  tally: Pick<Tally, 'weightSyncSeconds'>,
+): Promise<Float32Array> {
+  logprobsUrl ??= compiledModuleUrl(new URL('./workers/logprobs-task.js', import.meta.url));
+  const sync0 = syncSeconds(workers);
+  workers.publish(model);
+  const chunks = splitRows(batch, rows, pass.tokenBudget, workers.size);
+  const parts = await workers.run<LogprobsTaskInput, Float32Array>(
+    logprobsUrl,
+    'logprobsShare',
+    chunks.map((chunk) => ({ batch, rows: chunk, ...pass })),
+  );
+  tally.weightSyncSeconds += syncSeconds(workers) - sync0;
+  const out = new Float32Array(totalTokens(batch));
+  chunks.forEach((chunk, w) => {
+    let at = 0;
+    for (const i of chunk) {
+      const n = batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
+      out.set(parts[w]!.subarray(at, at + n), batch.completionOffsets[i]!);
+      at += n;
+    }
+  });
+  return out;
+}
+
+/** The seconds the engine has spent publishing and (slowest replica per run) re-loading so far. */
+export function syncSeconds(workers: PolicyWorkers): number {
+  const s = workers.syncStats;
+  return s.publishSeconds + s.reloadSeconds;
 }

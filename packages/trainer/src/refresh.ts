@@ -1,5 +1,5 @@
 import type { RolloutBatch } from '@rlvr/core';
-import type { Qwen3Model } from '@rlvr/policy';
+import type { PolicyWorkers, Qwen3Model } from '@rlvr/policy';
 import { TrainerError } from './errors.js';
 
 /**
@@ -44,6 +44,19 @@ export interface AdvantageRefresh {
    * token of the result), computed with `model`'s current parameters.
    */
   advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], ctx: RefreshContext): Float32Array;
+  /**
+   * Optional: the same advantages with the model passes run on the trainer's policy workers
+   * (replicas of `model`, its current weights already published when the trainer calls it). A
+   * trainer with workers calls this instead of `advantages` when it is there; with one worker it
+   * should give `advantages`'s result bit for bit. A worker failure rejects it, and the step with it.
+   */
+  advantagesOnWorkers?(
+    workers: PolicyWorkers,
+    model: Qwen3Model,
+    batch: RolloutBatch,
+    rows: readonly number[],
+    ctx: RefreshContext,
+  ): Promise<Float32Array>;
 }
 
 /** A factory a `RefreshSpec` names: options (JSON) in, a refresh out. */
@@ -81,6 +94,7 @@ export async function resolveRefresh(spec: RefreshSpec): Promise<AdvantageRefres
     refresh === null ||
     typeof refresh !== 'object' ||
     typeof refresh.advantages !== 'function' ||
+    (refresh.advantagesOnWorkers !== undefined && typeof refresh.advantagesOnWorkers !== 'function') ||
     (refresh.every !== 'epoch' && refresh.every !== 'minibatch')
   ) {
     throw new TrainerError('invalid_config', `${where} did not return an advantage refresh ({ every, spec, advantages })`, {

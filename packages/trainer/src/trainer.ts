@@ -14,7 +14,7 @@ import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from
 import { AdamW, clipGradNorm, type AdamWSnapshot } from './adamw.js';
 import { learningRate } from './schedule.js';
 import { accumulateGradients, emptyTally, lossScale, maskOf, type StepLossInput, type Tally } from './loss.js';
-import { parallelGradients } from './data-parallel.js';
+import { parallelGradients, parallelLogprobs, syncSeconds } from './data-parallel.js';
 import { selectRollouts, batchMetrics } from './batch-filters.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
@@ -62,8 +62,11 @@ export interface TrainerOptions {
   /**
    * Policy workers holding replicas of `model` (`PolicyWorkers.start(model, ...)`): each optimizer
    * step's gradients are then computed data-parallel, the rows split into contiguous chunks, one
-   * per worker, and summed here in worker order; the AdamW update runs on `model`. The caller
-   * starts and closes them.
+   * per worker, and summed here in worker order; the AdamW update runs on `model`. The step's
+   * forward-only passes run on them too: the recomputed old log-probs, the reference model's
+   * log-probs (its weights published into the replicas for that pass, when it has the policy's
+   * config) and the advantage refreshes that can use workers (`AdvantageRefresh.advantagesOnWorkers`).
+   * The caller starts and closes them.
    */
   workers?: PolicyWorkers;
 }
@@ -86,6 +89,8 @@ export class Trainer {
   readonly #refModel: Qwen3Model | undefined;
   readonly #padId: number;
   readonly #workers: PolicyWorkers | undefined;
+  /** whether the reference model's pass runs on the policy workers (it has the policy's config) */
+  readonly #refOnWorkers: boolean;
   #rng: Rng;
   /** optimizer steps attempted, skipped ones included (the LR schedule's clock) */
   #steps = 0;
@@ -103,6 +108,10 @@ export class Trainer {
     this.#padId = options.padId ?? 0;
     this.#workers = options.workers;
     if (options.workers) checkReplicas(options.workers, model);
+    this.#refOnWorkers =
+      options.workers !== undefined &&
+      options.refModel !== undefined &&
+      JSON.stringify(options.refModel.config) === JSON.stringify(model.config);
     this.#rng = new Rng(this.config.seed);
   }
 
@@ -163,19 +172,20 @@ export class Trainer {
             { field: 'refresh' },
           );
         }
-        const old = options.oldLogprobs ?? this.#oldLogprobs(batch, rows);
-        const ref = this.#refModel ? this.#perToken(this.#refModel, batch, rows) : null;
+        const old = options.oldLogprobs ?? (await this.#oldLogprobs(batch, rows, tally));
+        const ref = this.#refModel ? await this.#perToken(this.#refModel, batch, rows, tally) : null;
         const given = typeof advantages === 'function' ? null : checkLength(advantages, T, 'advantages');
         for (let pass = 0; pass < cfg.epochs; pass++) {
           let adv = given ?? checkLength((advantages as (pass: number) => Float32Array)(pass), T, 'advantages');
-          if (refresh?.every === 'epoch' && pass > 0) adv = this.#refresh(refresh, batch, rows, { pass, miniBatch: 0 }, given!, tally);
+          if (refresh?.every === 'epoch' && pass > 0)
+            adv = await this.#refresh(refresh, batch, rows, { pass, miniBatch: 0 }, given!, tally);
           const order = this.#rng.shuffle([...rows]);
           const per = Math.ceil(order.length / cfg.miniBatches);
           for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
             const mb = order.slice(m * per, (m + 1) * per);
             const advMb =
               refresh?.every === 'minibatch' && (pass > 0 || m > 0)
-                ? this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally)
+                ? await this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally)
                 : adv;
             const fault = await this.#update(batch, mb, advMb, old, ref, maxLen, tally);
             firstFault ??= fault;
@@ -273,17 +283,31 @@ export class Trainer {
     this.#rng = Rng.fromState(saved.rng);
   }
 
-  /** The refreshed advantages of `rows` (checked), with their change from the given ones in `tally`. */
-  #refresh(
+  /**
+   * The refreshed advantages of `rows` (checked), with their change from the given ones in `tally`.
+   * With policy workers and a refresh that can use them (`advantagesOnWorkers`), the current weights
+   * are published first and the refresh runs its model passes on the workers.
+   */
+  async #refresh(
     refresh: AdvantageRefresh,
     batch: RolloutBatch,
     rows: readonly number[],
     ctx: { pass: number; miniBatch: number },
     given: Float32Array,
     tally: Tally,
-  ): Float32Array {
+  ): Promise<Float32Array> {
     const t0 = performance.now();
-    const adv = checkLength(refresh.advantages(this.model, batch, rows, ctx), given.length, 'refreshed advantages');
+    const workers = this.#workers;
+    let result: Float32Array;
+    if (workers !== undefined && refresh.advantagesOnWorkers !== undefined) {
+      const sync0 = syncSeconds(workers);
+      workers.publish(this.model);
+      result = await refresh.advantagesOnWorkers(workers, this.model, batch, rows, ctx);
+      tally.weightSyncSeconds += syncSeconds(workers) - sync0;
+    } else {
+      result = refresh.advantages(this.model, batch, rows, ctx);
+    }
+    const adv = checkLength(result, given.length, 'refreshed advantages');
     tally.refreshSeconds += (performance.now() - t0) / 1000;
     tally.refreshes++;
     for (const i of rows) {
@@ -302,7 +326,7 @@ export class Trainer {
   }
 
   /** Old log-probs per token: the sampler's, or recomputed with the current policy (no gradient). */
-  #oldLogprobs(batch: RolloutBatch, rows: number[]): Float32Array {
+  async #oldLogprobs(batch: RolloutBatch, rows: number[], tally: Tally): Promise<Float32Array> {
     if (this.config.oldLogprobs === 'behavior') {
       if (!batch.behaviorLogprobs)
         throw new TrainerError(
@@ -312,17 +336,19 @@ export class Trainer {
         );
       return batch.behaviorLogprobs;
     }
-    return this.#perToken(this.model, batch, rows);
+    return this.#perToken(this.model, batch, rows, tally);
   }
 
-  /** log-probs of every completion token of `rows` under `model`, scattered into `[T]`. */
-  #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[]): Float32Array {
-    return batchLogprobs(model, batch, {
-      tokenBudget: this.config.tokenBudget,
-      padId: this.#padId,
-      include: maskOf(batch.numRollouts, rows),
-      temperature: this.config.temperature,
-    }).logprobs;
+  /**
+   * log-probs of every completion token of `rows` under `model` (the policy or the reference),
+   * scattered into `[T]`: on the policy workers when they can hold `model` (the reference's weights
+   * are published into the replicas for the pass; the update publishes the policy's again).
+   */
+  async #perToken(model: Qwen3Model, batch: RolloutBatch, rows: number[], tally: Tally): Promise<Float32Array> {
+    const pass = { tokenBudget: this.config.tokenBudget, padId: this.#padId, temperature: this.config.temperature };
+    if (this.#workers !== undefined && (model === this.model || this.#refOnWorkers))
+      return parallelLogprobs(this.#workers, model, batch, rows, pass, tally);
+    return batchLogprobs(model, batch, { ...pass, include: maskOf(batch.numRollouts, rows) }).logprobs;
   }
 
   /** One optimizer step over `rows`. Returns the name of the first non-finite gradient, if any. */

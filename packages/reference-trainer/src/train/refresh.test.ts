@@ -1,7 +1,7 @@
-import { beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { prepareEstimator } from '@rlvr/advantages';
 import { batchFromRows, METRIC, Signals, totalTokens, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
-import { Qwen3Model, parseModelConfig, selectBackend, type HostTensor } from '@rlvr/policy';
+import { PolicyWorkers, Qwen3Model, parseModelConfig, selectBackend, type HostTensor } from '@rlvr/policy';
 import { GradXEmbConfigSchema, computeSignals, gradXEmbBackend, parseSignalConfig } from '@rlvr/saliency';
 import { Trainer, resolveRefresh, type AdvantageRefresh } from '@rlvr/trainer';
 import { signalRefresh } from './refresh.js';
@@ -50,6 +50,11 @@ function independent(params: Map<string, HostTensor>, b: RolloutBatch): Float32A
   }
 }
 
+/** Copies of the parameters of `model`. */
+function hostParams(model: Qwen3Model): Map<string, Float32Array> {
+  return new Map([...model.toHost()].map(([k, t]) => [k, Float32Array.from(t.data)]));
+}
+
 /** max |a - b| over the completion tokens of `rows`. */
 function maxDiff(b: RolloutBatch, rows: readonly number[], x: Float32Array, y: Float32Array): number {
   let m = 0;
@@ -95,6 +100,57 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
       expect(maxDiff(b, c.rows, c.adv, given) / scale, `update ${k + 2}`).toBeGreaterThan(1e-3);
     }
     model.dispose();
+  });
+
+  test('minibatch on policy workers: the signals are refreshed there; 1 worker bit-identical, 2 within 1e-5, the same refresh count', async () => {
+    // the workers load the saliency and trainer tasks from dist/: build those packages first
+    const b = batch();
+    const estimator = prepareEstimator('grail');
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, estimator.needs, { estimator: 'grail' });
+    const run = async (workers: number | null) => {
+      const model = Qwen3Model.random(tiny, 7, 0.3);
+      const engine = workers === null ? undefined : await PolicyWorkers.start(model, { workers });
+      try {
+        const { signals, oldLogprobs } = computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+        const given = estimator.estimate(b, signals).advantages;
+        const refresh = await signalRefresh({ every: 'minibatch', estimator: 'grail', saliency: { refresh: 'minibatch' } });
+        refresh.useSignals(b, signals);
+        const here = vi.spyOn(refresh, 'advantages');
+        const there = vi.spyOn(refresh, 'advantagesOnWorkers');
+        const trainer = new Trainer(
+          model,
+          { epochs: 2, miniBatches: 2, schedule: { lr: 3e-2 }, maxGradNorm: 100 },
+          engine ? { workers: engine } : {},
+        );
+        const { metrics } = await trainer.step(b, given, { oldLogprobs: oldLogprobs!, refresh });
+        const params = hostParams(model);
+        return { params, metrics, calls: { here: here.mock.calls.length, there: there.mock.calls.length } };
+      } finally {
+        await engine?.close();
+        model.dispose();
+      }
+    };
+    const maxRel = (x: Map<string, Float32Array>, y: Map<string, Float32Array>) =>
+      Math.max(
+        ...[...x].map(([k, a]) => {
+          const c = y.get(k)!;
+          return Math.max(...a.map((v, i) => Math.abs(v - c[i]!))) / Math.max(...c.map(Math.abs));
+        }),
+      );
+    const inProcess = await run(null);
+    expect(inProcess.calls).toEqual({ here: 3, there: 0 });
+    expect(inProcess.metrics[METRIC.refreshCount]).toBe(3);
+    const one = await run(1);
+    expect(one.calls).toEqual({ here: 0, there: 3 });
+    for (const [k, x] of inProcess.params) expect(Array.from(one.params.get(k)!), k).toEqual(Array.from(x));
+    const two = await run(2);
+    expect(two.calls).toEqual({ here: 0, there: 3 });
+    expect(maxRel(two.params, inProcess.params)).toBeLessThan(1e-5);
+    for (const r of [one, two]) expect(r.metrics[METRIC.refreshCount]).toBe(3);
+    // the parameters moved: the comparison means something
+    const initial = Qwen3Model.random(tiny, 7, 0.3);
+    expect(maxRel(inProcess.params, hostParams(initial))).toBeGreaterThan(1e-3);
+    initial.dispose();
   });
 
   test('is described as data: resolveRefresh builds the same refresh from its spec', async () => {

@@ -1,15 +1,16 @@
 /**
  * `saliency.refresh: epoch | minibatch`: the advantage refresh `rlvr train` hands the trainer. It
  * recomputes the saliency signals of the rows about to be updated with the current parameters
- * (`refreshSignals`) and re-runs the estimator; the trainer only calls it. Built from data
+ * (`refreshSignals`; on the trainer's policy workers when it has some: `refreshSignalsOnWorkers`)
+ * and re-runs the estimator; the trainer only calls it. Built from data
  * (`RefreshSpec`: this module, `signalRefresh`, JSON options), so a data-parallel worker can build
  * the same refresh with `resolveRefresh(refresh.spec)`.
  */
 import { prepareEstimator } from '@rlvr/advantages';
 import type { PreparedEstimator } from '@rlvr/advantages';
 import type { RolloutBatch, Signals } from '@rlvr/core';
-import type { Qwen3Model } from '@rlvr/policy';
-import { parseSignalConfig, refreshSignals } from '@rlvr/saliency';
+import type { PolicyWorkers, Qwen3Model } from '@rlvr/policy';
+import { parseSignalConfig, refreshSignals, refreshSignalsOnWorkers } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import type { AdvantageRefresh, RefreshContext, RefreshEvery, RefreshSpec } from '@rlvr/trainer';
 import { z } from 'zod';
@@ -57,13 +58,29 @@ export class SignalRefresh implements AdvantageRefresh {
   }
 
   advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Float32Array {
+    return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, this.#baseOf(batch))).advantages;
+  }
+
+  /** `advantages` with the saliency backends run on the trainer's policy workers (`refreshSignalsOnWorkers`). */
+  async advantagesOnWorkers(
+    workers: PolicyWorkers,
+    model: Qwen3Model,
+    batch: RolloutBatch,
+    rows: readonly number[],
+    _ctx?: RefreshContext,
+  ): Promise<Float32Array> {
+    const base = this.#baseOf(batch);
+    return this.#estimator.estimate(batch, await refreshSignalsOnWorkers(workers, model, batch, rows, this.#plan, base)).advantages;
+  }
+
+  #baseOf(batch: RolloutBatch): Signals {
     if (this.#base?.batch !== batch)
       throw new ReferenceTrainerError(
         'invalid_options',
         "the advantage refresh was not given this batch's signals (call useSignals before Trainer.step)",
         { field: 'saliency.refresh' },
       );
-    return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, this.#base.signals)).advantages;
+    return this.#base.signals;
   }
 }
 
