@@ -1,6 +1,7 @@
 // One `rlvr compare` table from runs made in several processes (or on several machines): seeds added later,
 // ablation variants beside the committed runs of their baseline.
 //   node tools/bench/reference-trainer/merge-compare.mjs [--baseline NAME] [--estimators A,B] [--json FILE] SOURCE...
+// --estimators picks the rows (in that order) and leaves the sources' other runs out.
 // A SOURCE is a compare.json (every run in it) or a run directory OUT/ROW/seed-S of `rlvr compare` (its row and
 // seed come from the path; its evaluations from evals.jsonl; its s/step is the median training step of
 // metrics.jsonl, evaluation excluded, as rlvr compare takes it). A row and seed given twice is an error. Prints the
@@ -58,16 +59,22 @@ function fromRunDir(dir) {
   };
 }
 
+// With --estimators, a source's runs of other estimators are left out (a committed compare.json holds every
+// estimator of its table; an ablation takes only its baseline's runs from it).
+const wanted = values.estimators?.split(',');
 const runs = [];
 for (const source of positionals) {
   const found = statSync(source).isDirectory() ? [fromRunDir(source)] : JSON.parse(readFileSync(source, 'utf8')).runs;
   for (const run of found) {
+    if (wanted && !wanted.includes(run.estimator)) continue;
     const twice = runs.find((r) => r.estimator === run.estimator && r.seed === run.seed);
     if (twice) throw new Error(`${run.estimator} seed ${run.seed} is given twice: ${twice.dir} and ${run.dir} (${source})`);
     runs.push(run);
   }
 }
-const estimators = values.estimators?.split(',') ?? [...new Set(runs.map((r) => r.estimator))];
+const estimators = wanted ?? [...new Set(runs.map((r) => r.estimator))];
+const missing = estimators.filter((e) => !runs.some((r) => r.estimator === e));
+if (missing.length) throw new Error(`--estimators ${missing.join(', ')}: no run of it in the sources`);
 const finals = new Set(runs.map((r) => r.evals.at(-1).step));
 if (finals.size !== 1) throw new Error(`the runs end at different steps (${[...finals].join(', ')}): not one comparison`);
 const table = summarize(runs, estimators, values.baseline === undefined ? {} : { baseline: values.baseline });
