@@ -50,6 +50,27 @@ describe('AdamW', () => {
     copy.dispose();
   });
 
+  it('holds at most 5 parameter-sized temporaries per update, after the moments exist', async () => {
+    // One large parameter, as Qwen3-0.6B's embedding is: the update's peak above what lives before
+    // it (weight, gradient, moments) is what bounds the optimizer's memory. One tidy over the whole
+    // update held 16 tensors of the parameter's size at once.
+    const n = 1 << 18;
+    const bytes = 4 * n;
+    const opt = new AdamW(AdamWConfigSchema.parse({ weightDecay: 0.01 }));
+    const params = new Map([['w', tf.variable(tf.randomUniform([n], -1, 1, 'float32', 1))]]);
+    const grads = new Map([['w', tf.randomUniform([n], -1, 1, 'float32', 2)]]);
+    opt.apply(params, grads, 1e-3); // creates the moments
+    tf.env().set('CHECK_COMPUTATION_FOR_ERRORS', false); // tf.profile would read back every output
+    const before = tf.memory().numBytes;
+    const info = await tf.profile(() => opt.apply(params, grads, 1e-3));
+    tf.env().set('CHECK_COMPUTATION_FOR_ERRORS', true);
+    expect(tf.memory().numBytes).toBe(before); // nothing leaks
+    expect(info.peakBytes - before).toBeLessThanOrEqual(5 * bytes);
+    expect(info.peakBytes - before).toBeGreaterThanOrEqual(3 * bytes); // the profile saw the update
+    opt.dispose();
+    tf.dispose([...params.values(), ...grads.values()]);
+  });
+
   it('refuses optimizer state of the wrong shape, naming it', () => {
     const opt = new AdamW(AdamWConfigSchema.parse({}));
     const params = new Map([['w', tf.variable(tf.zeros([2, 2]))]]);
