@@ -8,67 +8,26 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModel, loadTokenizer, PolicyWorkers } from '@rlvr/policy';
-import { runServe } from './command.js';
 import { startPolicyServer, type PolicyServer } from './server.js';
-import { tinyModelDir, useCpu } from '../test-utils/tiny-policy.js';
+import { call, serveTiny, type Served } from '../test-utils/served.js';
 
 // The workers load the decode task from dist/ (a worker cannot run TypeScript): build first.
 
-interface Started {
-  server: PolicyServer;
-  stderr: () => string;
-  close(): Promise<void>;
-}
-
-let dir: { dir: string; remove(): void };
-let one: Started;
-let two: Started;
-
-async function serve(args: string[]): Promise<Started> {
-  let stderr = '';
-  const io = {
-    stdout: { write: () => true },
-    stderr: {
-      write: (s: string) => {
-        stderr += s;
-        return true;
-      },
-    },
-  };
-  const r = await runServe(['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', ...args], io);
-  if (r.server === undefined) throw new Error(`rlvr-serve did not start: ${stderr}`);
-  const server = r.server;
-  return {
-    server,
-    stderr: () => stderr,
-    close: async () => {
-      await server.close();
-      r.dispose?.();
-    },
-  };
-}
-
-async function post(server: PolicyServer, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(server.url.replace(/\/v1$/, '') + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
+let one: Served;
+let two: Served;
 
 beforeAll(async () => {
-  await useCpu();
-  dir = await tinyModelDir();
-  // the same total room: one batch of 8 rows, or two of 4
-  one = await serve(['--workers', '1', '--batch-size', '8', '--quiet']);
-  two = await serve(['--workers', '2', '--batch-size', '4']);
+  // the same total room: one batch of 8 rows, or two of 4 (each server on its own copy of the seeded tiny model)
+  one = await serveTiny(['--workers', '1', '--batch-size', '8']);
+  two = await serveTiny(['--workers', '2', '--batch-size', '4'], { quiet: false });
 });
 afterAll(async () => {
   await one?.close();
   await two?.close();
-  dir?.remove();
 });
+
+/** the origin of a server started in the test itself */
+const at = (server: PolicyServer) => ({ origin: server.url.replace(/\/v1$/, '') });
 
 const PROMPTS = [
   'Ann has 12 apples.',
@@ -90,8 +49,8 @@ const body = (i: number, extra: Record<string, unknown>) => ({
   ...extra,
 });
 /** every request at once; per request, per choice: the token ids, the log-probs and the finish reason */
-async function together(s: Started, extra: (i: number) => Record<string, unknown>) {
-  const rs = await Promise.all(PROMPTS.map((_, i) => post(s.server, '/v1/completions', body(i, extra(i)))));
+async function together(s: Served, extra: (i: number) => Record<string, unknown>) {
+  const rs = await Promise.all(PROMPTS.map((_, i) => call(s, '/v1/completions', body(i, extra(i)))));
   for (const r of rs) expect(r.status, JSON.stringify(r.json)).toBe(200);
   return rs.map((r) =>
     (r.json.choices as { logprobs: { tokens: string[]; token_logprobs: number[] }; finish_reason: string }[]).map((c) => ({
@@ -116,7 +75,7 @@ describe('rlvr-serve --workers', () => {
     const got = await together(two, greedy);
     expectSame(got, want);
     // a request alone gets what it got among the others
-    const alone = await post(two.server, '/v1/completions', body(1, { temperature: 0 }));
+    const alone = await call(two, '/v1/completions', body(1, { temperature: 0 }));
     expect(alone.json.choices.map((c: { logprobs: { tokens: string[] } }) => c.logprobs.tokens.map((t) => Number(t.slice(9))))).toEqual(
       want[1]!.map((c) => c.tokens),
     );
@@ -149,7 +108,7 @@ describe('rlvr-serve --workers', () => {
           const r = await client.completions.create(params as any);
           return [r.usage!.completion_tokens, 2 * maxTokens];
         }
-        const r = await post(two.server, '/v1/completions', params);
+        const r = await call(two, '/v1/completions', params);
         expect(r.status).toBe(200);
         return [r.json.usage.completion_tokens, 2 * maxTokens];
       }),
@@ -183,12 +142,12 @@ export function exitSoon(ctx, input) {
 
 describe('a policy worker that dies', () => {
   it('fails the requests in flight with its error, then answers 503 naming it; /metrics still answers; close() returns', async () => {
-    const model = loadModel(dir.dir, { trainable: false });
-    const tokenizer = loadTokenizer(dir.dir);
+    const model = loadModel(one.dir, { trainable: false });
+    const tokenizer = loadTokenizer(one.dir);
     const engine = await PolicyWorkers.start(model, { workers: 2 });
     const server = await startPolicyServer({ model, tokenizer, workers: engine }, { port: 0, servedModelName: 'tiny', batchSize: 4 });
     try {
-      const request = (i: number) => post(server, '/v1/completions', body(i, { temperature: 0, max_tokens: 12, ignore_eos: true }));
+      const request = (i: number) => call(at(server), '/v1/completions', body(i, { temperature: 0, max_tokens: 12, ignore_eos: true }));
       expect((await request(0)).status).toBe(200);
       // idle now: worker 1 exits at its third decode step from here
       await engine.run(POISON, 'exitOnStep', [
@@ -220,17 +179,17 @@ describe('a policy worker that dies', () => {
   });
 
   it('a worker that dies between requests: the next request and /health get a 503 naming it', async () => {
-    const model = loadModel(dir.dir, { trainable: false });
-    const tokenizer = loadTokenizer(dir.dir);
+    const model = loadModel(one.dir, { trainable: false });
+    const tokenizer = loadTokenizer(one.dir);
     const engine = await PolicyWorkers.start(model, { workers: 2 });
     const server = await startPolicyServer({ model, tokenizer, workers: engine }, { port: 0, servedModelName: 'tiny', batchSize: 4 });
     try {
-      expect((await post(server, '/v1/completions', body(2, { temperature: 0 }))).status).toBe(200);
+      expect((await call(at(server), '/v1/completions', body(2, { temperature: 0 }))).status).toBe(200);
       await engine.run(POISON, 'exitSoon', [{ worker: 0 }, { worker: 0 }]);
       while (engine.usable) await new Promise((r) => setTimeout(r, 20));
       const health = await fetch(server.url.replace(/\/v1$/, '/health'));
       expect(health.status).toBe(503);
-      const r = await post(server, '/v1/completions', body(2, { temperature: 0 }));
+      const r = await call(at(server), '/v1/completions', body(2, { temperature: 0 }));
       expect(r.status).toBe(503);
       expect(r.json.error.message).toMatch(/^the decode workers failed, restart rlvr-serve: .*policy worker 0 of 2 exited with code 9/);
     } finally {

@@ -21,8 +21,11 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** A tiny model directory served on a free loopback port as `tiny` (cpu backend), and the same model in process. */
-export async function serveTiny(extraArgs: string[] = []): Promise<Served> {
+/**
+ * A tiny model directory served on a free loopback port as `tiny` (cpu backend), and the same model in
+ * process. `quiet: false` keeps the server's startup lines in `stderr()`.
+ */
+export async function serveTiny(extraArgs: string[] = [], { quiet = true }: { quiet?: boolean } = {}): Promise<Served> {
   await useCpu();
   const dir = await tinyModelDir();
   let stderr = '';
@@ -36,7 +39,7 @@ export async function serveTiny(extraArgs: string[] = []): Promise<Served> {
     },
   };
   const r = await runServe(
-    ['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', '--quiet', ...extraArgs],
+    ['--model', dir.dir, '--port', '0', '--served-model-name', 'tiny', '--backend', 'cpu', ...(quiet ? ['--quiet'] : []), ...extraArgs],
     io,
   );
   if (r.server === undefined) throw new Error(`rlvr-serve did not start: ${stderr}`);
@@ -62,7 +65,7 @@ export async function serveTiny(extraArgs: string[] = []): Promise<Served> {
 
 /** Raw HTTP: status, headers and parsed JSON (or text) of a request to the server. */
 export async function call(
-  s: Served,
+  s: Pick<Served, 'origin'>,
   path: string,
   body?: unknown,
   init: RequestInit = {},
