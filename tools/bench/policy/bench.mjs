@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { PolicyWorkers, Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
 import { BENCH_CONFIG } from './config.mjs';
+import { randomMicroBatch, summedGrads } from './loss.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -49,30 +50,14 @@ const config = parseModelConfig(BENCH_CONFIG);
 const model = Qwen3Model.random(config, 0, 0.02);
 
 const mb = Math.min(B, Number(values['micro-batch']));
-const ids = tf.randomUniform([B, T], 0, config.vocab_size, 'int32', 1);
-const targets = tf.concat([tf.slice(ids, [0, 1], [B, T - 1]), tf.zeros([B, 1], 'int32')], 1);
-const mask = tf.ones([B, T], 'int32');
+const { ids, targets, mask } = randomMicroBatch(tf, config.vocab_size, B, T, 1);
 const micro = [];
 for (let s = 0; s < B; s += mb)
-  micro.push([tf.slice(ids, [s, 0], [mb, T]), tf.slice(targets, [s, 0], [mb, T]), tf.slice(mask, [s, 0], [mb, T])]);
+  micro.push({ ids: tf.slice(ids, [s, 0], [mb, T]), targets: tf.slice(targets, [s, 0], [mb, T]), mask: tf.slice(mask, [s, 0], [mb, T]) });
 
 /** One optimisation step's gradients: sum over micro-batches of d(-mean log p)/d(params). */
 function trainStep() {
-  let acc = null;
-  for (const [i, t, m] of micro) {
-    const { value, grads } = tf.variableGrads(() => {
-      const h = model.hidden({ ids: i, attentionMask: m, checkpoint: values.checkpoint });
-      return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, t).logprobs)), B * T);
-    }, model.variables());
-    value.dispose();
-    if (acc === null) acc = grads;
-    else
-      for (const k of Object.keys(grads)) {
-        const s = tf.add(acc[k], grads[k]);
-        tf.dispose([acc[k], grads[k]]);
-        acc[k] = s;
-      }
-  }
+  const acc = summedGrads(tf, model, micro, B * T, { checkpoint: values.checkpoint });
   Object.values(acc)[0].dataSync();
   tf.dispose(Object.values(acc));
 }

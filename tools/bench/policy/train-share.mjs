@@ -2,6 +2,7 @@
 // the same forward + backward (mean token log-prob loss over the whole batch, gradients of every
 // parameter, summed over micro-batches) on this worker's rows, the sums written into its
 // gradient buffer for the main thread to reduce.
+import { randomMicroBatch, summedGrads } from './loss.mjs';
 
 /**
  * @param {import('@rlvr/policy').WorkerContext} ctx
@@ -11,25 +12,11 @@
 export function trainShare(ctx, input) {
   const { tf, model } = ctx;
   const { rows, batch, seq: T, microBatch, seed } = input;
-  const vocab = model.config.vocab_size;
-  let acc = null;
-  for (let s = 0; s < rows; s += microBatch) {
-    const mb = Math.min(microBatch, rows - s);
-    const { grads, value } = tf.variableGrads(() => {
-      const ids = tf.randomUniform([mb, T], 0, vocab, 'int32', seed + s);
-      const targets = tf.concat([tf.slice(ids, [0, 1], [mb, T - 1]), tf.zeros([mb, 1], 'int32')], 1);
-      const h = model.hidden({ ids, attentionMask: tf.ones([mb, T], 'int32') });
-      return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, targets).logprobs)), batch * T);
-    }, model.variables());
-    value.dispose();
-    if (acc === null) acc = grads;
-    else
-      for (const k of Object.keys(grads)) {
-        const sum = tf.add(acc[k], grads[k]);
-        tf.dispose([acc[k], grads[k]]);
-        acc[k] = sum;
-      }
-  }
+  const micro = [];
+  for (let s = 0; s < rows; s += microBatch)
+    micro.push(randomMicroBatch(tf, model.config.vocab_size, Math.min(microBatch, rows - s), T, seed + s));
+  const acc = rows > 0 ? summedGrads(tf, model, micro, batch * T) : null;
+  tf.dispose(micro.flatMap((m) => [m.ids, m.targets, m.mask]));
   const present = [];
   for (const slot of ctx.layout.slots) {
     const v = model.params.get(slot.name);
