@@ -5,7 +5,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { intFlag, numberFlag, choiceFlag, runCommand, runCommands, schemaUsageError, useColor, type Command, type CliIo } from './cli.js';
+import {
+  intFlag,
+  numberFlag,
+  choiceFlag,
+  workersFlag,
+  runCommand,
+  runCommands,
+  schemaUsageError,
+  useColor,
+  type Command,
+  type CliIo,
+} from './cli.js';
 import { CoreError } from './errors.js';
 
 function buffers(): CliIo & { out: () => string; err: () => string } {
@@ -80,6 +91,17 @@ describe('flag helpers', () => {
     expect(() => intFlag({ n: '1.5' }, 'n')).toThrow('--n: must be an integer (got "1.5")');
     expect(choiceFlag({ m: 'last' }, 'm', ['first', 'last'])).toBe('last');
     expect(() => choiceFlag({ m: 'mid' }, 'm', ['first', 'last'])).toThrow('--m: must be one of first, last (got "mid")');
+  });
+
+  it('parse --workers: auto, 1 .. 256, or a usage error naming the flag', () => {
+    expect(workersFlag({})).toBeUndefined();
+    expect(workersFlag({ workers: 'auto' })).toBe('auto');
+    expect(workersFlag({ workers: '1' })).toBe(1);
+    expect(workersFlag({ workers: '256' })).toBe(256);
+    for (const bad of ['0', '257', '2.5', '-1', '', ' 2', 'two', '1e1'])
+      expect(() => workersFlag({ workers: bad })).toThrow(
+        `--workers: must be auto or an integer from 1 to 256 (got ${JSON.stringify(bad)})`,
+      );
   });
 
   it('name schema issues by their flags, with the values given', () => {

@@ -139,6 +139,19 @@ export function choiceFlag<T extends string>(values: FlagValues, name: string, a
   throw usageError(`must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`, name);
 }
 
+/**
+ * `--workers N|auto`, as every command that runs the policy takes it: an integer from 1 to 256, or
+ * `auto` (the caller resolves it: one worker per available core); `undefined` when not given.
+ */
+export function workersFlag(values: FlagValues, name = 'workers'): number | 'auto' | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (raw === 'auto') return raw;
+  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= 1 && n <= 256)) throw usageError(`must be auto or an integer from 1 to 256 (got ${JSON.stringify(raw)})`, name);
+  return n;
+}
+
 const HELP: FlagSpec = { help: { type: 'boolean', short: 'h' } };
 
 /** Run one command on `argv` (without node and the script). Never throws: returns the exit code. */

@@ -47,7 +47,18 @@ export {
 } from './files.js';
 export { readJsonl, parseJsonl, appendJsonl, repairJsonl } from './jsonl.js';
 export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
-export { runCommand, runCommands, cliMain, usageError, schemaUsageError, numberFlag, intFlag, choiceFlag, useColor } from './cli.js';
+export {
+  runCommand,
+  runCommands,
+  cliMain,
+  usageError,
+  schemaUsageError,
+  numberFlag,
+  intFlag,
+  choiceFlag,
+  workersFlag,
+  useColor,
+} from './cli.js';
 export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
 export { findBoxes, answerBoxes, joinsBoxes } from './boxes.js';
 export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';

@@ -1,8 +1,8 @@
 /**
  * Pieces the commands share to turn flags into a config (the `--config` file itself is core's
- * `readConfigObject`): `--plugin` flags appended to its `plugins`, `--steps`, `--seed`, `--workers`.
+ * `readConfigObject`): `--plugin` flags appended to its `plugins`, `--steps`, `--seed` (`--workers` is core's `workersFlag`).
  */
-import { intFlag, usageError } from '@rlvr/core';
+import { intFlag } from '@rlvr/core';
 import type { FlagSpec, FlagValues } from '@rlvr/core';
 
 /** `config` with the `--plugin` flags after the plugins it lists. */
@@ -24,13 +24,4 @@ export function withStepsAndSeed(config: Record<string, unknown>, values: FlagVa
   const steps = intFlag(values, 'steps', { min: 1 });
   const seed = intFlag(values, 'seed', { min: 0, max: 0xffffffff });
   return { ...config, ...(steps === undefined ? {} : { steps }), ...(seed === undefined ? {} : { seed }) };
-}
-
-/** `--workers N|auto`: a count of policy worker threads (1 .. 256) or `auto`; anything else is a usage error. */
-export function workersFlag(value: string): number | 'auto' {
-  if (value === 'auto') return value;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 256)
-    throw usageError(`must be auto or an integer from 1 to 256, got ${JSON.stringify(value)}`, '--workers');
-  return n;
 }

@@ -2,9 +2,9 @@
  * `rlvr compare`: argument parsing and terminal output. The runs and the statistics are
  * `runCompare` (run.ts) and `summarize` (stats.ts).
  */
-import { StatusLine, applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError } from '@rlvr/core';
+import { StatusLine, applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
 import type { CliIo, Command } from '@rlvr/core';
-import { CONFIG_FLAGS, withPlugins, workersFlag } from '../command-input.js';
+import { CONFIG_FLAGS, withPlugins } from '../command-input.js';
 import { progressLine } from '../train/progress.js';
 import { formatCompare } from '@rlvr/report';
 import type { CompareLogger } from './run.js';
@@ -77,7 +77,8 @@ export const compareCommand: Command = {
       overrides,
       schema,
     );
-    if (values.workers !== undefined) config.workers = workersFlag(values.workers as string);
+    const workers = workersFlag(values);
+    if (workers !== undefined) config.workers = workers;
     const seeds = parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
     // default rows: the four built-in estimators, then every variant of the config
     const variants = config.variants !== null && typeof config.variants === 'object' ? Object.keys(config.variants) : [];

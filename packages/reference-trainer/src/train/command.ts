@@ -1,11 +1,11 @@
 /**
  * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
  */
-import { StatusLine, deepMerge, parseWithOverrides, readConfigObject, stoppable, timestamp, usageError } from '@rlvr/core';
+import { StatusLine, deepMerge, parseWithOverrides, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
 import type { CliIo, Command } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_FLAGS, withPlugins, withStepsAndSeed, workersFlag } from '../command-input.js';
+import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js';
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { progressLine } from './progress.js';
@@ -64,7 +64,8 @@ export const trainCommand: Command = {
     let input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
     if (values.estimator !== undefined) input.estimator = values.estimator;
     if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
-    if (values.workers !== undefined) input.workers = workersFlag(values.workers as string);
+    const workers = workersFlag(values);
+    if (workers !== undefined) input.workers = workers;
     // --resume continues the run's own config: what is given again lays over it (and must agree where it shapes the trajectory).
     const runConfig = values.resume === true ? join(values.out as string, RUN_FILES.config) : undefined;
     if (runConfig !== undefined && existsSync(runConfig)) input = deepMerge(await readConfigObject(runConfig), input);

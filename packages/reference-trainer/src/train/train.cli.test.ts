@@ -248,7 +248,7 @@ describe('rlvr train', () => {
     expect((await readRunDir(two)).metrics.map((m) => m.step)).toEqual([0, 1, 2, 3]);
     const bad = await rlvr('train', '--config', cfg, '--workers', '0');
     expect(bad).toMatchObject({ code: 2 });
-    expect(bad.stderr).toContain('--workers: must be auto or an integer from 1 to 256, got "0"');
+    expect(bad.stderr).toContain('--workers: must be auto or an integer from 1 to 256 (got "0")');
   });
 
   test('Ctrl-C stops after the step with a checkpoint, exit code 130; --resume finishes the run', async () => {

@@ -1,6 +1,16 @@
 import { once } from 'node:events';
 import { availableParallelism } from 'node:os';
-import { intFlag, runCommand, streamLogger, usageError, type CliIo, type Command, type CommandContext, type FlagValues } from '@rlvr/core';
+import {
+  intFlag,
+  runCommand,
+  streamLogger,
+  usageError,
+  workersFlag,
+  type CliIo,
+  type Command,
+  type CommandContext,
+  type FlagValues,
+} from '@rlvr/core';
 import { BACKEND_NAMES, openPolicyDir, selectBackend } from '@rlvr/policy';
 import { RolloutError } from '../errors.js';
 import { startPolicyServer, type PolicyServer } from './server.js';
@@ -25,15 +35,6 @@ const USAGE = `usage: rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [-
   --api-key            /v1/* then needs "Authorization: Bearer KEY" (as vLLM's --api-key)
 `;
 
-/** `--workers N|auto` (as `rlvr train` and `rlvr eval` take it): 1 .. 256 threads, `auto` one per available core. */
-function workersFlag(value: string): number {
-  if (value === 'auto') return Math.min(256, availableParallelism());
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 256)
-    throw usageError(`must be auto or an integer from 1 to 256, got ${JSON.stringify(value)}`, '--workers');
-  return n;
-}
-
 /** A started server and how to free its model. */
 interface Started {
   server: PolicyServer;
@@ -45,7 +46,8 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
   if (dir === undefined) throw usageError('is required', 'model');
   const port = intFlag(values, 'port', { min: 0, max: 65535 })!;
   const batchSize = intFlag(values, 'batch-size', { min: 1, max: 4096 })!;
-  const workers = workersFlag(values.workers as string);
+  const asked = workersFlag(values) ?? 'auto';
+  const workers = asked === 'auto' ? Math.min(256, availableParallelism()) : asked;
   const maxBodyBytes = intFlag(values, 'max-body-bytes', { min: 1024 })!;
   const apiKey = values['api-key'] as string | undefined;
   const backend = values.backend as string;
