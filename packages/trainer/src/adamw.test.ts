@@ -50,7 +50,7 @@ describe('AdamW', () => {
     copy.dispose();
   });
 
-  it('holds at most 5 parameter-sized temporaries per update, after the moments exist', async () => {
+  it('holds its moments and at most 5 parameter-sized temporaries per update; dispose frees them', async () => {
     // One large parameter, as Qwen3-0.6B's embedding is: the update's peak above what lives before
     // it (weight, gradient, moments) is what bounds the optimizer's memory. One tidy over the whole
     // update held 16 tensors of the parameter's size at once.
@@ -59,7 +59,9 @@ describe('AdamW', () => {
     const opt = new AdamW(AdamWConfigSchema.parse({ weightDecay: 0.01 }));
     const params = new Map([['w', tf.variable(tf.randomUniform([n], -1, 1, 'float32', 1))]]);
     const grads = new Map([['w', tf.randomUniform([n], -1, 1, 'float32', 2)]]);
-    opt.apply(params, grads, 1e-3); // creates the moments
+    const start = tf.memory().numBytes;
+    opt.apply(params, grads, 1e-3); // creates the moments: two tensors of the parameter's size, nothing beside them
+    expect(tf.memory().numBytes - start).toBe(2 * bytes);
     tf.env().set('CHECK_COMPUTATION_FOR_ERRORS', false); // tf.profile would read back every output
     const before = tf.memory().numBytes;
     const info = await tf.profile(() => opt.apply(params, grads, 1e-3));
@@ -67,7 +69,12 @@ describe('AdamW', () => {
     expect(tf.memory().numBytes).toBe(before); // nothing leaks
     expect(info.peakBytes - before).toBeLessThanOrEqual(5 * bytes);
     expect(info.peakBytes - before).toBeGreaterThanOrEqual(3 * bytes); // the profile saw the update
+    const restored = new AdamW(opt.config);
+    restored.importState(params, opt.exportState());
+    expect(tf.memory().numBytes - before).toBe(2 * bytes);
     opt.dispose();
+    restored.dispose();
+    expect(tf.memory().numBytes).toBe(start); // dispose frees the moments whole
     tf.dispose([...params.values(), ...grads.values()]);
   });
 

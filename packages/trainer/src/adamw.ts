@@ -69,7 +69,8 @@ export class AdamW {
   #slot(name: string, p: tf.Variable): Moments {
     let mo = this.#moments.get(name);
     if (mo === undefined) {
-      mo = { m: tf.variable(tf.zerosLike(p), false), v: tf.variable(tf.zerosLike(p), false) };
+      // in a tidy: the zeros a variable starts from would otherwise stay allocated beside it
+      mo = tf.tidy(() => ({ m: tf.variable(tf.zerosLike(p), false), v: tf.variable(tf.zerosLike(p), false) }));
       this.#moments.set(name, mo);
     }
     return mo;
@@ -104,7 +105,10 @@ export class AdamW {
           throw new RangeError(`optimizer state ${name}.${what}: expected shape [${p.shape.join(', ')}], found [${t.shape.join(', ')}]`);
         }
       }
-      this.#moments.set(name, { m: tf.variable(tf.tensor(m.data, p.shape), false), v: tf.variable(tf.tensor(v.data, p.shape), false) });
+      this.#moments.set(
+        name,
+        tf.tidy(() => ({ m: tf.variable(tf.tensor(m.data, p.shape), false), v: tf.variable(tf.tensor(v.data, p.shape), false) })),
+      );
     }
   }
 
