@@ -3,7 +3,7 @@
 // reply is checked (status, count, order, every reward equal to in-process mathReward). Run after building:
 //   npx tsc -b packages/reward-server && node tools/bench/reward-server/bench.mjs [--seconds 12] [--clients 4] \
 //     [--batch 256] [--slow 2] [--timeout-ms 250] [--concurrency N] [--rounds 5] [--json out.json]
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -141,10 +141,13 @@ const overHttp = (b) =>
 await Promise.all(batches.slice(0, 2).map(inProcess));
 await Promise.all(batches.slice(0, 2).map(overHttp));
 
+const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
+const uptimeBefore = uptime();
 const load0 = loadavg()[0];
 const rounds = [];
 for (let r = 0; r < ROUNDS; r++) rounds.push({ inProcessPool: await drive(inProcess), server: await drive(overHttp) });
 const load1 = loadavg()[0];
+const uptimeAfter = uptime();
 agent.destroy();
 child.kill('SIGTERM');
 await new Promise((resolve) => child.on('exit', resolve));
@@ -156,8 +159,11 @@ const baseline = median(rounds.map((x) => x.inProcessPool.answersPerSecond));
 const served = median(rounds.map((x) => x.server.answersPerSecond));
 const ratios = rounds.map((x) => +(x.server.answersPerSecond / x.inProcessPool.answersPerSecond).toFixed(2));
 const result = {
-  machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), availableParallelism ${availableParallelism()}, node ${process.version}; shared with other engineers' jobs`,
+  machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), availableParallelism ${availableParallelism()}, node ${process.version}`,
+  // what else ran: the load average around the timed rounds (the warm-up is before them)
   loadAverage1mBeforeAfter: [+load0.toFixed(2), +load1.toFixed(2)],
+  uptimeBefore,
+  uptimeAfter,
   pathologicalItemInProcessMs: pathologicalMs,
   settings: {
     seconds: SECONDS,
