@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs-core';
 import { PolicyWorkers, Qwen3Model, parseModelConfig, selectBackend } from '@rlvr/policy';
 import { BENCH_CONFIG } from './config.mjs';
-import { randomMicroBatch, summedGrads } from './loss.mjs';
+import { randomMicroBatch, summedGrads, tokenLoss } from './loss.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +57,7 @@ for (let s = 0; s < B; s += mb)
 
 /** One optimisation step's gradients: sum over micro-batches of d(-mean log p)/d(params). */
 function trainStep() {
-  const acc = summedGrads(tf, model, micro, B * T, { checkpoint: values.checkpoint });
+  const acc = summedGrads(tf, model, micro, tokenLoss(tf, model, B * T, { checkpoint: values.checkpoint }));
   Object.values(acc)[0].dataSync();
   tf.dispose(Object.values(acc));
 }

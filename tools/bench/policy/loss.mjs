@@ -1,22 +1,19 @@
-// The training step that the policy benchmarks time, in one place for the main thread
-// (bench.mjs) and a policy worker's share (train-share.mjs).
+// The training step that the benchmarks time, in one place for the main thread (policy's
+// bench.mjs, saliency's bench.mjs) and a policy worker's share (train-share.mjs).
 
 /**
- * Gradients of every parameter of -(sum of token log-probs) / `denom`, summed over micro-batches:
- * one forward + backward per micro-batch. Returns the sums by variable name (the caller disposes them).
+ * Gradients of every parameter of `lossOf(item)`, summed over `items` (one forward + backward
+ * per item, a micro-batch). Returns the sums by variable name (the caller disposes them).
  * @param {typeof import('@tensorflow/tfjs-core')} tf
  * @param {import('@rlvr/policy').Qwen3Model} model
- * @param {Array<{ ids: object, targets: object, mask: object }>} micro  int32 [mb, T] each
- * @param {number} denom  the whole batch's token count (the loss is a mean over it)
- * @param {{ checkpoint?: boolean }} [options]
+ * @template T
+ * @param {T[]} items
+ * @param {(item: T) => object} lossOf  a scalar tensor, built inside the gradient tape
  */
-export function summedGrads(tf, model, micro, denom, options = {}) {
+export function summedGrads(tf, model, items, lossOf) {
   let acc = null;
-  for (const { ids, targets, mask } of micro) {
-    const { value, grads } = tf.variableGrads(() => {
-      const h = model.hidden({ ids, attentionMask: mask, checkpoint: options.checkpoint ?? false });
-      return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, targets).logprobs)), denom);
-    }, model.variables());
+  for (const item of items) {
+    const { value, grads } = tf.variableGrads(() => lossOf(item), model.variables());
     value.dispose();
     if (acc === null) acc = grads;
     else
@@ -28,6 +25,17 @@ export function summedGrads(tf, model, micro, denom, options = {}) {
   }
   return acc ?? {};
 }
+
+/**
+ * The policy benchmark's loss of a micro-batch `{ ids, targets, mask }` (int32 `[mb, T]` each):
+ * -(sum of its token log-probs) / `denom`, the whole batch's token count (a mean over the batch).
+ */
+export const tokenLoss =
+  (tf, model, denom, { checkpoint = false } = {}) =>
+  ({ ids, targets, mask }) => {
+    const h = model.hidden({ ids, attentionMask: mask, checkpoint });
+    return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, targets).logprobs)), denom);
+  };
 
 /** Random ids `[mb, T]` (seeded), their next-token targets (0 after the last) and an all-ones mask. */
 export function randomMicroBatch(tf, vocab, mb, T, seed) {

@@ -2,7 +2,7 @@
 // the same forward + backward (mean token log-prob loss over the whole batch, gradients of every
 // parameter, summed over micro-batches) on this worker's rows, the sums written into its
 // gradient buffer for the main thread to reduce.
-import { randomMicroBatch, summedGrads } from './loss.mjs';
+import { randomMicroBatch, summedGrads, tokenLoss } from './loss.mjs';
 
 /**
  * @param {import('@rlvr/policy').WorkerContext} ctx
@@ -15,7 +15,7 @@ export function trainShare(ctx, input) {
   const micro = [];
   for (let s = 0; s < rows; s += microBatch)
     micro.push(randomMicroBatch(tf, model.config.vocab_size, Math.min(microBatch, rows - s), T, seed + s));
-  const acc = rows > 0 ? summedGrads(tf, model, micro, batch * T) : null;
+  const acc = rows > 0 ? summedGrads(tf, model, micro, tokenLoss(tf, model, batch * T)) : null;
   tf.dispose(micro.flatMap((m) => [m.ids, m.targets, m.mask]));
   const present = [];
   for (const slot of ctx.layout.slots) {

@@ -12,6 +12,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { logprobsWithGradXEmb, noisyKl, packRows } from '@rlvr/saliency';
 import { setup, timeCases, uptime } from './setup.mjs';
+import { summedGrads } from '../policy/loss.mjs';
 
 const { B, S, P, C, mb, steps, backend, log, config, model, batch } = await setup();
 const tokenBudget = mb * S;
@@ -39,24 +40,15 @@ function oldLogprobs() {
 
 /** (d) one training forward + backward over every parameter (the update a PPO epoch runs), gradients summed over micro-batches. */
 function trainStep() {
-  let acc = null;
-  for (const p of micro) {
+  const inputs = micro.map((p) => {
     const ids = tf.tensor2d(p.ids, [p.n, S], 'int32');
-    const mask = tf.tensor2d(p.attentionMask, [p.n, S]);
-    const targets = tf.slice(ids, [0, P], [p.n, C]);
-    const { value, grads } = tf.variableGrads(() => {
-      const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [p.n, C, config.hidden_size]);
-      return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, targets).logprobs)), B * C);
-    }, model.variables());
-    tf.dispose([value, ids, mask, targets]);
-    if (acc === null) acc = grads;
-    else
-      for (const k of Object.keys(grads)) {
-        const sum = tf.add(acc[k], grads[k]);
-        tf.dispose([acc[k], grads[k]]);
-        acc[k] = sum;
-      }
-  }
+    return { n: p.n, ids, mask: tf.tensor2d(p.attentionMask, [p.n, S]), targets: tf.slice(ids, [0, P], [p.n, C]) };
+  });
+  const acc = summedGrads(tf, model, inputs, ({ n, ids, mask, targets }) => {
+    const h = tf.slice(model.hidden({ ids, attentionMask: mask }), [0, P - 1, 0], [n, C, config.hidden_size]);
+    return tf.div(tf.neg(tf.sum(model.tokenLogprobs(h, targets).logprobs)), B * C);
+  });
+  tf.dispose(inputs.flatMap((x) => [x.ids, x.mask, x.targets]));
   Object.values(acc)[0].dataSync();
   tf.dispose(Object.values(acc));
 }
