@@ -53,13 +53,17 @@ describe('runCommand', () => {
     expect(h.out()).toBe('usage: t echo --count N\n');
   });
 
-  it('exits 2 naming the flag for unknown flags and out-of-range values, with the usage', async () => {
+  it('exits 2 naming the flag (and the nearest one for a typo) for unknown flags and out-of-range values, then a line naming --help', async () => {
     const a = buffers();
     expect(await runCommand('t echo', echo, ['--cuont', '3'], a)).toBe(2);
-    expect(a.err()).toBe("t echo: Unknown option '--cuont'\nusage: t echo --count N\n");
+    expect(a.err()).toBe("t echo: Unknown option '--cuont' (did you mean --count?)\n(t echo --help lists the options)\n");
     const b = buffers();
     expect(await runCommand('t echo', echo, ['--count', '0'], b)).toBe(2);
-    expect(b.err()).toBe('t echo: --count: must be an integer from 1 to 10 (got "0")\nusage: t echo --count N\n');
+    expect(b.err()).toBe('t echo: --count: must be an integer from 1 to 10 (got "0")\n(t echo --help lists the options)\n');
+    // nothing near: no suggestion
+    const c = buffers();
+    expect(await runCommand('t echo', echo, ['--verbose'], c)).toBe(2);
+    expect(c.err()).toBe("t echo: Unknown option '--verbose'\n(t echo --help lists the options)\n");
   });
 
   it('prints a typed error as one line (exit 1), and an unexpected one without a stack', async () => {
@@ -77,7 +81,7 @@ describe('runCommand', () => {
     expect(a.out()).toContain('  echo         prints its count');
     const b = buffers();
     expect(await runCommands('t', { echo }, ['ehco'], b)).toBe(2);
-    expect(b.err()).toBe('t: unknown command "ehco"; known: echo\n');
+    expect(b.err()).toBe('t: unknown command "ehco" (did you mean echo?); known: echo\n');
     const c = buffers();
     expect(await runCommands('t', { echo }, ['__proto__'], c)).toBe(2);
   });

@@ -6,7 +6,7 @@
  * |---|---|
  * | 0 | done (also when a downstream pipe closed early: `rlvr-verify ... \| head -1`) |
  * | 1 | bad input or a failure, one line on stderr naming file, line or field |
- * | 2 | bad usage: an unknown flag, a malformed or out-of-range value; the message names the flag, then the usage |
+ * | 2 | bad usage: an unknown flag, a malformed or out-of-range value; the message names the flag (and the nearest one for a typo), then a line pointing at `--help` |
  * | 130 | interrupted (Ctrl-C); unfinished output files are removed |
  *
  * A command never prints a stack trace: an unexpected error is one line too, and `RLVR_DEBUG=1` adds
@@ -16,7 +16,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Readable } from 'node:stream';
 import { formatZodIssues } from './config.js';
 import type { IssueLike } from './config.js';
-import { CoreError, isRlvrError } from './errors.js';
+import { type CoreError, isRlvrError, usageError } from './errors.js';
+import { didYouMean } from './suggest.js';
 import { removePendingTempFiles } from './files.js';
 import { splitDottedFlags, type DottedOverride } from './overrides.js';
 
@@ -50,7 +51,7 @@ export interface CommandContext {
 export interface Command {
   /** One line for the list of commands. */
   summary?: string;
-  /** The full help text, printed on `-h` and after a usage error. */
+  /** The full help text, printed on `-h` (a usage error points at it). */
   usage: string;
   options: FlagSpec;
   /** Positional arguments allowed (default: none). */
@@ -69,11 +70,6 @@ export interface Command {
   /** Returns the exit code (default 0). Throw `usageError` for exit 2, any rlvr error for exit 1. */
   // biome-ignore lint/suspicious/noConfusingVoidType: a command may end without returning (exit 0)
   run(ctx: CommandContext): Promise<number | void>;
-}
-
-/** A usage error (exit 2): names the flag when given. */
-export function usageError(message: string, flag?: string): CoreError {
-  return new CoreError('usage', message, flag === undefined ? {} : { field: flag.startsWith('-') ? flag : `--${flag}` });
 }
 
 /**
@@ -176,7 +172,8 @@ export async function runCommand(
       allowPositionals: command.positionals === true,
     }) as { values: FlagValues; positionals: string[] });
   } catch (e) {
-    io.stderr.write(`${prog}: ${parseArgsMessage(e)}\n${command.usage.trimEnd()}\n`);
+    if (isRlvrError(e)) return reportError(prog, e, io, env);
+    io.stderr.write(`${prog}: ${parseArgsMessage(e, ['help', ...Object.keys(command.options)])}\n${helpHint(prog)}\n`);
     return 2;
   }
   if (values.help === true) {
@@ -196,7 +193,7 @@ export async function runCommand(
     const code = command.graceful === true ? await command.run(ctx) : await untilAborted(command.run(ctx), signal);
     return code ?? 0;
   } catch (e) {
-    return reportError(prog, e, io, command.usage, env);
+    return reportError(prog, e, io, env);
   }
 }
 
@@ -220,7 +217,9 @@ export async function runCommands(
     return name === undefined ? 2 : 0;
   }
   if (!Object.hasOwn(commands, name)) {
-    io.stderr.write(`${prog}: unknown command ${JSON.stringify(name)}; known: ${Object.keys(commands).join(', ')}\n`);
+    io.stderr.write(
+      `${prog}: unknown command ${JSON.stringify(name)}${didYouMean(name, Object.keys(commands))}; known: ${Object.keys(commands).join(', ')}\n`,
+    );
     return 2;
   }
   return runCommand(`${prog} ${name}`, commands[name]!, rest, io, signal);
@@ -245,15 +244,21 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function parseArgsMessage(e: unknown): string {
+/** node's message, with the nearest flag of `flags` for an unknown long one (`--stpes`: did you mean --steps?). */
+function parseArgsMessage(e: unknown, flags: readonly string[]): string {
   const msg = e instanceof Error ? e.message : String(e);
+  const unknown = /^Unknown option '--([^'=]+)'/.exec(msg)?.[1];
   // node's messages end with advice about '--' that does not apply to these commands
-  return msg.replace(/\. To specify a positional argument.*$/s, '').replace(/\s*\n\s*/g, ' ');
+  const text = msg.replace(/\. To specify a positional argument.*$/s, '').replace(/\s*\n\s*/g, ' ');
+  return unknown === undefined ? text : `${text}${didYouMean(unknown, flags, '--')}`;
 }
 
-function reportError(prog: string, e: unknown, io: CliIo, usage: string, env: Record<string, string | undefined>): number {
+/** The one line after a usage error: where the options are. */
+const helpHint = (prog: string): string => `(${prog} --help lists the options)`;
+
+function reportError(prog: string, e: unknown, io: CliIo, env: Record<string, string | undefined>): number {
   if (isRlvrError(e) && e.code === 'usage') {
-    io.stderr.write(`${prog}: ${oneLine(e.message)}\n${usage.trimEnd()}\n`);
+    io.stderr.write(`${prog}: ${oneLine(e.message)}\n${helpHint(prog)}\n`);
     return 2;
   }
   if (isAbort(e)) {
@@ -299,7 +304,7 @@ export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo,
       return;
     }
     removePendingTempFiles();
-    process.exitCode = reportError(prog, e, { stdout: process.stdout, stderr: process.stderr }, '', process.env);
+    process.exitCode = reportError(prog, e, { stdout: process.stdout, stderr: process.stderr }, process.env);
     process.exit();
   };
   process.on('uncaughtException', fatal);

@@ -60,6 +60,11 @@ export class CoreError extends RlvrError<CoreErrorCode> {
   override readonly name = 'CoreError';
 }
 
+/** A usage error (a CLI exits 2 on it): names the flag when given. */
+export function usageError(message: string, flag?: string): CoreError {
+  return new CoreError('usage', message, flag === undefined ? {} : { field: flag.startsWith('-') ? flag : `--${flag}` });
+}
+
 /** `file:line: rollout 3, field rewards: ` — only the parts that are known. */
 export function formatLocation(loc: ErrorLocation): string {
   const parts: string[] = [];

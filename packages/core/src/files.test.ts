@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,4 +94,15 @@ describe('createDirectory and assertCreatable', () => {
     await expect(createDirectory(under)).rejects.toThrow(message);
     await expect(assertCreatable(join(dir, 'file'))).rejects.toThrow('a path component is a file, not a directory');
   });
+
+  // node's recursive mkdir retries /proc/x forever (ENOENT under an existing parent); this one rejects
+  it.runIf(existsSync('/proc/self'))(
+    'a directory the file system refuses under an existing parent (/proc/x) rejects, naming it',
+    async () => {
+      await expect(createDirectory('/proc/rlvr-x/run')).rejects.toThrow(
+        /^\/proc\/rlvr-x\/run: cannot create the output directory \/proc\/rlvr-x\/run: /,
+      );
+    },
+    60_000,
+  );
 });

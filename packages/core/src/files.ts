@@ -218,7 +218,7 @@ async function syncDir(dir: string): Promise<void> {
 /** Create directory `dir` (and its parents); a failure is a `CoreError('write_failed')` saying why in words. */
 export async function createDirectory(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdirParents(resolve(dir));
   } catch (err) {
     throw new CoreError('write_failed', `cannot create the output directory ${dir}: ${mkdirReason(err)}`, { file: dir }, { cause: err });
   }
@@ -250,8 +250,30 @@ export async function assertCreatable(dir: string): Promise<void> {
   }
 }
 
+/**
+ * `mkdir -p` one level at a time: node's `mkdir(dir, { recursive: true })` never settles where the
+ * parent exists but the child cannot be made with ENOENT (`/proc/x`: it retries the parent forever).
+ */
+async function mkdirParents(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let p = dir; ; p = dirname(p)) {
+    const st = await stat(p).catch(() => null);
+    if (st !== null) break;
+    missing.push(p);
+    if (dirname(p) === p) break;
+  }
+  for (const p of missing.reverse()) {
+    await mkdir(p).catch(async (err: NodeJS.ErrnoException) => {
+      // made meanwhile by someone else: fine if it is a directory
+      if (err.code !== 'EEXIST' || !(await stat(p)).isDirectory()) throw err;
+    });
+  }
+  if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
+}
+
 function mkdirReason(err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'the file system refuses a directory there (ENOENT)';
   if (code === 'ENOTDIR' || code === 'EEXIST') return 'a path component is a file, not a directory';
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return 'permission denied';
   return (err as Error).message;

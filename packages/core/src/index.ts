@@ -1,6 +1,9 @@
-export { RlvrError, CoreError, isRlvrError, formatLocation } from './errors.js';
+export { RlvrError, CoreError, isRlvrError, formatLocation, usageError } from './errors.js';
 export type { CoreErrorCode, ErrorLocation } from './errors.js';
 export { parseConfig, formatZodIssues } from './config.js';
+export { jsonDepthExceeded, previewValue } from './json-limits.js';
+export type { DepthExceeded } from './json-limits.js';
+export { didYouMean, nearestName } from './suggest.js';
 export { readConfigFile, readConfigObject, deepMerge } from './config-file.js';
 export { applyOverrides, parseWithOverrides } from './overrides.js';
 export type { DottedOverride } from './overrides.js';
@@ -27,7 +30,7 @@ export type { RolloutRow, RolloutRowInput } from './rows.js';
 export { groupStats, segmentSum, segmentMean, segmentMeanStd, broadcastSegments } from './segments.js';
 export type { GroupStats } from './segments.js';
 export { Signals, SIGNAL_NAMES } from './signals.js';
-export type { SignalName } from './signals.js';
+export type { SignalName, SignalShape, RolloutSignal } from './signals.js';
 export { Registry } from './registry.js';
 export { Rng } from './rng.js';
 export { planMicroBatches, packRollouts, gatherPacked, scatterPacked } from './layout.js';
@@ -51,7 +54,6 @@ export {
   runCommand,
   runCommands,
   cliMain,
-  usageError,
   schemaUsageError,
   numberFlag,
   intFlag,

@@ -81,6 +81,10 @@ describe('dotted flags', () => {
       /^--trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: clipLow, /,
     );
     expect(() => applyOverrides({}, [o('--stepz', '1')], train)).toThrow(/unknown option: the config has no key "stepz"/);
+    // a typo names the nearest key, as a flag
+    expect(() => applyOverrides({}, [o('--trainer.cliplow', '1')], train)).toThrow(
+      /^--trainer\.cliplow: unknown option: trainer has no key "cliplow" \(did you mean --trainer\.clipLow\?\) \(keys: clipLow, /,
+    );
     expect(() => applyOverrides({}, [o('--seed.x', '1')], train)).toThrow('--seed.x: unknown option: seed takes a value, not options');
     expect(() => applyOverrides({}, [o('--plugins', 'a.mjs')], train)).toThrow(/--plugins: takes JSON here/);
     expect(() => applyOverrides({}, [o('--estimator.wMin', '0.3')], train)).toThrow(
@@ -102,7 +106,7 @@ describe('dotted flags', () => {
     expect(parseWithOverrides(parse, {}, [o('--eval.greedy', 'false')], train).eval).toEqual({ greedy: false });
   });
 
-  test('a dotted command gets its dotted flags as ctx.overrides; core parses the rest; a malformed one exits 2 with the usage', async () => {
+  test('a dotted command gets its dotted flags as ctx.overrides; core parses the rest; a malformed one exits 2 with a line naming --help', async () => {
     const out: string[] = [];
     const io: CliIo = { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => out.push(s) } };
     let seen: CommandContext | undefined;
@@ -118,7 +122,7 @@ describe('dotted flags', () => {
     expect(seen?.values.out).toBe('x');
     expect(seen?.overrides).toEqual([o('--a.b', '1'), o('--c.d', '2')]);
     expect(await runCommand('t', command, ['--a.b'], io)).toBe(2);
-    expect(out.join('')).toBe('t: --a.b: takes a value (e.g. --a.b VALUE or --a.b=VALUE)\nusage: t [--out DIR] [--KEY.KEY VALUE]\n');
+    expect(out.join('')).toBe('t: --a.b: takes a value (e.g. --a.b VALUE or --a.b=VALUE)\n(t --help lists the options)\n');
     // without `dotted`, a dotted flag is an unknown option
     expect(await runCommand('t', { ...command, dotted: false }, ['--a.b', '1'], io)).toBe(2);
   });

@@ -5,7 +5,8 @@
  * type (a number, a boolean, `null`, a string, or JSON for lists and objects). The zod schema
  * then checks the values as it checks a config file.
  */
-import { usageError } from './cli.js';
+import { usageError } from './errors.js';
+import { didYouMean } from './suggest.js';
 
 /** One dotted flag: `--trainer.schedule.lr 1e-5` is `{ flag: '--trainer.schedule.lr', path: ['trainer', 'schedule', 'lr'], value: '1e-5' }`. */
 export interface DottedOverride {
@@ -98,7 +99,15 @@ function schemaAt(root: JsonSchema, o: DottedOverride): JsonSchema[] {
     );
     if (next.length === 0) {
       const keys = [...new Set(objects.flatMap((n) => Object.keys(n.properties ?? {})))].filter((k) => k !== '$schema');
-      throw usageError(`unknown option: ${where} has no key ${JSON.stringify(key)} (keys: ${keys.join(', ')})`, o.flag);
+      const near = didYouMean(
+        key,
+        keys,
+        `--${o.path
+          .slice(0, i)
+          .map((p) => `${p}.`)
+          .join('')}`,
+      );
+      throw usageError(`unknown option: ${where} has no key ${JSON.stringify(key)}${near} (keys: ${keys.join(', ')})`, o.flag);
     }
     nodes = next;
   }

@@ -58,16 +58,37 @@ export function timestamp(date = new Date()): string {
 /**
  * Run `work` (a graceful command's run, `Command.graceful`), saying on `out` (its `StatusLine`
  * logger) that Ctrl-C stops it after the current step; the status line is closed however `work` ends.
+ * With `idle: true`, a signal while no step is in flight (`work` marks its steps with `inStep`:
+ * start-up, the first evaluation, between steps) rejects at once with an AbortError (exit 130);
+ * one during a step lets the step finish.
  */
 export async function stoppable<T>(
   signal: AbortSignal,
   out: { info(message: string): void; done(): void },
-  work: () => Promise<T>,
+  work: (inStep: (inFlight: boolean) => void) => Promise<T>,
+  options: { idle?: boolean } = {},
 ): Promise<T> {
-  const onAbort = (): void => out.info('stopping after this step (Ctrl-C again to exit now)');
+  let stepping = options.idle !== true;
+  let stopNow: (err: Error) => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    stopNow = reject;
+  });
+  const abortError = (): Error => new DOMException('interrupted', 'AbortError');
+  const onAbort = (): void => {
+    if (stepping) out.info('stopping after this step (Ctrl-C again to exit now)');
+    else stopNow(abortError());
+  };
+  const inStep = (inFlight: boolean): void => {
+    stepping = inFlight || options.idle !== true;
+    if (!stepping && signal.aborted) stopNow(abortError());
+  };
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    return await work();
+    const running = work(inStep);
+    // what `work` does after an abort stopped waiting for it is no one's concern: the process exits
+    running.catch(() => undefined);
+    if (signal.aborted) onAbort();
+    return await Promise.race([running, aborted]);
   } finally {
     signal.removeEventListener('abort', onAbort);
     out.done();
