@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { totalTokens, type RolloutBatch, type Signals } from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
 import { applyWeights } from './metrics.js';
 import type { MergedSchema } from './option-types.js';
-import type { AdvantageEstimator, AdvantageResult, ConfigSchema, SequenceBaseline, TokenWeighting } from './types.js';
+import { defineMethod } from './method.js';
+import type { AdvantageEstimator, ConfigSchema, SequenceBaseline, TokenWeighting } from './types.js';
 
 /**
  * One strict schema holding both parts' options. A key declared by both parts is
@@ -48,9 +48,9 @@ export function mergeConfigSchemas<B extends ConfigSchema, W extends ConfigSchem
 }
 
 /**
- * Compose a sequence baseline with a token weighting into an estimator:
- * advantages[t] = sequenceAdvantages[i] * weights[t] for token t of rollout i.
- * `name` defaults to `baseline+weighting`.
+ * Compose a sequence baseline with a token weighting into an estimator (an instance of the general
+ * contract, `defineMethod`): advantages[t] = sequenceAdvantages[i] * weights[t] for token t of
+ * rollout i. `name` defaults to `baseline+weighting`.
  */
 export function composeEstimator<B extends ConfigSchema, W extends ConfigSchema>(
   baseline: SequenceBaseline<B>,
@@ -59,41 +59,20 @@ export function composeEstimator<B extends ConfigSchema, W extends ConfigSchema>
   description?: string,
 ): AdvantageEstimator<MergedSchema<B, W>> {
   const configSchema = mergeConfigSchemas(name, baseline, weighting);
-  return {
+  const method = defineMethod({
     name,
     description: description ?? `${baseline.description}; ${weighting.description}`,
     configSchema,
-    needs: [...weighting.needs],
-    baseline: baseline as SequenceBaseline,
-    weighting: weighting as TokenWeighting,
-    estimate(batch: RolloutBatch, signals: Signals, config): AdvantageResult {
-      const T = totalTokens(batch);
-      if (signals.totalTokens !== T) {
-        throw new AdvantagesError(
-          'invalid_input',
-          `signals hold ${signals.totalTokens} tokens per signal but the batch has ${T} completion tokens`,
-          { field: 'signals' },
-        );
-      }
-      // every needed signal must be there before any work starts
-      for (const need of weighting.needs) {
-        if (!signals.has(need)) {
-          const have = signals.names();
-          throw new AdvantagesError(
-            'missing_signal',
-            `estimator ${name} needs signal ${need}; available: ${have.length ? have.join(', ') : '(none)'}`,
-            { field: need },
-          );
-        }
-      }
-      const B = batch.numRollouts;
-      const sequenceAdvantages = new Float64Array(B);
+    needs: weighting.needs,
+    batchCoupled: baseline.batchCoupled as boolean | ((config: unknown) => boolean),
+    compute({ batch, signals, config }, advantages) {
+      const sequenceAdvantages = new Float64Array(batch.numRollouts);
       const baselineMetrics = baseline.compute(batch, config as z.output<B>, sequenceAdvantages);
-      const weights = new Float32Array(T);
+      const weights = new Float32Array(advantages.length);
       const weightingMetrics = weighting.compute(batch, signals, sequenceAdvantages, config as z.output<W>, weights);
-      const advantages = new Float32Array(T);
       const weightStats = applyWeights(batch, weights, sequenceAdvantages, advantages);
-      return { advantages, weights, sequenceAdvantages, metrics: { ...baselineMetrics, ...weightingMetrics, ...weightStats } };
+      return { weights, sequenceAdvantages, metrics: { ...baselineMetrics, ...weightingMetrics, ...weightStats } };
     },
-  };
+  });
+  return { ...method, baseline: baseline as SequenceBaseline, weighting: weighting as TokenWeighting };
 }

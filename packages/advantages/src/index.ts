@@ -1,6 +1,19 @@
 export { AdvantagesError } from './errors.js';
 export type { AdvantagesErrorCode } from './errors.js';
-export type { AdvantageEstimator, AdvantageResult, ConfigSchema, Metrics, SequenceBaseline, TokenWeighting } from './types.js';
+export type {
+  AdvantageEstimator,
+  AdvantageMethod,
+  AdvantageResult,
+  ConfigSchema,
+  EstimatorState,
+  MethodInput,
+  MethodOutput,
+  Metrics,
+  SequenceBaseline,
+  TokenWeighting,
+} from './types.js';
+export { defineMethod } from './method.js';
+export { encodeState, decodeState } from './state.js';
 export { composeEstimator, mergeConfigSchemas } from './compose.js';
 export { baselines, weightings, estimators, getEstimator, registerBaseline, registerWeighting, registerEstimator } from './registry.js';
 export { prepareEstimator, estimateAdvantages } from './prepare.js';

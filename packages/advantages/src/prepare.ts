@@ -3,7 +3,7 @@ import { isRlvrError, parseConfig, type RolloutBatch, type SignalName, type Sign
 import { AdvantagesError } from './errors.js';
 import type { EstimatorConfig, EstimatorOptions } from './option-types.js';
 import { getEstimator } from './registry.js';
-import type { AdvantageEstimator, AdvantageResult, ConfigSchema } from './types.js';
+import type { AdvantageEstimator, AdvantageResult, ConfigSchema, EstimatorState } from './types.js';
 
 /** An estimator with its configuration parsed and checked: ready to run on batches. */
 export interface PreparedEstimator<Config = Record<string, unknown>> {
@@ -16,7 +16,12 @@ export interface PreparedEstimator<Config = Record<string, unknown>> {
    * (batch whitening, a batch std): then a caller may not split the batch by group.
    */
   readonly batchCoupled: boolean;
-  estimate(batch: RolloutBatch, signals: Signals): AdvantageResult;
+  /**
+   * The advantages of `batch`. `state` is the previous step's `result.state` (a stateful method's;
+   * undefined on the first step): the caller carries it, so that a refresh or a retry of a step can
+   * run it again from the same state.
+   */
+  estimate(batch: RolloutBatch, signals: Signals, state?: EstimatorState): AdvantageResult;
 }
 
 /**
@@ -41,13 +46,13 @@ export function prepareEstimator(estimator: string | AdvantageEstimator, config:
       throw new AdvantagesError('invalid_config', err.message, err.location, { cause: err.cause });
     throw err;
   }
-  const coupled = est.baseline.batchCoupled;
+  const coupled = est.batchCoupled;
   return {
     estimator: est,
     config: Object.freeze({ ...parsed }),
     needs: est.needs,
     batchCoupled: typeof coupled === 'function' ? coupled(parsed) : coupled,
-    estimate: (batch, signals) => est.estimate(batch, signals, parsed),
+    estimate: (batch, signals, state) => est.estimate(batch, signals, parsed, state),
   };
 }
 

@@ -25,8 +25,8 @@ describe('registries', () => {
   it('composes any BASELINE+WEIGHTING by name, once', () => {
     const e = getEstimator('rloo+oar-g');
     expect(e.name).toBe('rloo+oar-g');
-    expect(e.baseline.name).toBe('rloo');
-    expect(e.weighting.name).toBe('oar-g');
+    expect(e.baseline?.name).toBe('rloo');
+    expect(e.weighting?.name).toBe('oar-g');
     expect(getEstimator('rloo+oar-g')).toBe(e);
   });
   it('throws on a taken name with another implementation; re-registering the same object is harmless', () => {
