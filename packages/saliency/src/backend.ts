@@ -1,4 +1,4 @@
-import type { RolloutBatch, SignalName } from '@rlvr/core';
+import type { RolloutBatch, SignalName, SignalShape } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import type { z } from 'zod';
 import { parseBackendConfig } from './config.js';
@@ -6,14 +6,27 @@ import { SaliencyError } from './errors.js';
 import type { FusedResult, SaliencyResult } from './result.js';
 
 /**
- * A saliency backend: policy + rollout batch (+ its answer spans) -> raw per-completion-token
- * scores. One signature for all, so callers (the signal step, the CLI) never branch on the name.
+ * How a backend runs on policy workers (`computeSignalsOnWorkers`): its result for a rollout depends
+ * on that rollout only, so a chunk of the batch gives the rows of the whole batch, and a worker
+ * finds it by importing `module` (a file URL or a package name, compiled JavaScript) and reading
+ * its export `exportName`. `true`: one of this package's own backends (the workers' registry has it).
+ */
+export type WorkerPlacement = true | { readonly module: string; readonly exportName: string };
+
+/**
+ * A signal backend: policy + rollout batch (+ its answer spans) -> raw scores, per completion
+ * token (`shape: 'token'`, `[totalTokens]`) or per rollout (`shape: 'rollout'`, `[B]` or `[B, k]`).
+ * One signature for all, so callers (the signal step, the CLI) never branch on the name.
  * Build one with `defineBackend`.
  */
 export interface SaliencyBackend {
   readonly name: string;
   /** The core signal the scores stand for (a `precomputed` backend's config may override it). */
   readonly signal: SignalName;
+  /** `token` (the default): `scores` is `[totalTokens]`; `rollout`: `[B * width]` (the result's `width`, default 1). */
+  readonly shape?: SignalShape;
+  /** Present when the backend can run on policy workers (and how a worker finds it); absent: the main thread. */
+  readonly onWorkers?: WorkerPlacement;
   /** Whether `compute` runs the policy (false: `model` may be null). */
   readonly needsModel: boolean;
   /** The configuration schema (strict, with defaults). */
@@ -35,6 +48,9 @@ export interface ModelBackendSpec<S extends z.ZodType> {
   name: string;
   signal: SignalName;
   configSchema: S;
+  /** default `token` */
+  shape?: SignalShape;
+  onWorkers?: WorkerPlacement;
   run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): SaliencyResult;
 }
 
@@ -49,6 +65,8 @@ export interface DataBackendSpec<S extends z.ZodType> {
   name: string;
   signal: SignalName;
   configSchema: S;
+  /** default `token` */
+  shape?: SignalShape;
   needsModel: false;
   run(batch: RolloutBatch, config: z.output<S>): SaliencyResult;
 }
@@ -64,7 +82,8 @@ export function defineBackend(
   spec: ModelBackendSpec<z.ZodType> | DataBackendSpec<z.ZodType> | FusedBackendSpec<z.ZodType<{ temperature: number }>>,
 ): SaliencyBackend {
   const parse = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
-  const base = { name: spec.name, signal: spec.signal, configSchema: spec.configSchema, parseConfig: parse };
+  const base = { name: spec.name, signal: spec.signal, shape: spec.shape ?? 'token', configSchema: spec.configSchema, parseConfig: parse };
+  const placement = 'onWorkers' in spec && spec.onWorkers !== undefined ? { onWorkers: spec.onWorkers } : {};
   if ('needsModel' in spec) return { ...base, needsModel: false, compute: (_model, batch, config) => spec.run(batch, parse(config)) };
   const needModel = (model: Qwen3Model | null): Qwen3Model => {
     if (model === null) throw new SaliencyError('missing_model', `saliency backend ${spec.name} runs the policy: pass a model`);
@@ -74,10 +93,11 @@ export function defineBackend(
     const parseFused = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
     return {
       ...base,
+      ...placement,
       needsModel: true,
       compute: (model, batch, config) => spec.run(needModel(model), batch, parseFused(config)),
       logprobsTemperature: (config) => parseFused(config).temperature,
     };
   }
-  return { ...base, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parse(config)) };
+  return { ...base, ...placement, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parse(config)) };
 }

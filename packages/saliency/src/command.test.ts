@@ -113,7 +113,11 @@ describe('rlvr-saliency CLI', () => {
     let r = await run([...base, '--method', 'saliency-magic']);
     expect(r.code).toBe(2);
     expect(r.err).toContain('--method: must be one of grad-x-emb, noisy-kl, perturbation (got "saliency-magic")');
-    expect(r.err).toContain('--method grad-x-emb|noisy-kl|perturbation --in');
+    // one line naming --help follows, not the whole help
+    expect(r.err.split('\n').slice(1)).toEqual(['(rlvr-saliency --help lists the options)', '']);
+    r = await run([...base, '--mehtod', 'grad-x-emb']);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe("rlvr-saliency: Unknown option '--mehtod' (did you mean --method?)\n(rlvr-saliency --help lists the options)\n");
     r = await run([...base, '--method', 'grad-x-emb', '--window', '3']);
     expect(r.code).toBe(2);
     expect(r.err).toContain('--window: applies to --method perturbation only');

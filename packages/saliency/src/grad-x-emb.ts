@@ -200,5 +200,6 @@ export const gradXEmbBackend = defineBackend({
   signal: SIGNAL_NAMES.gradXEmb,
   configSchema: GradXEmbConfigSchema,
   fused: true,
+  onWorkers: true,
   run: fusedPass,
 });

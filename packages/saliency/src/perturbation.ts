@@ -203,5 +203,6 @@ export const perturbationBackend = defineBackend({
   name: 'perturbation',
   signal: SIGNAL_NAMES.perturbation,
   configSchema: PerturbationConfigSchema,
+  onWorkers: true,
   run: leaveOneOut,
 });

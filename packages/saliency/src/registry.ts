@@ -1,4 +1,4 @@
-import { Registry, Signals, totalTokens, type RolloutBatch } from '@rlvr/core';
+import { Registry, Signals, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import type { SaliencyBackend } from './backend.js';
 import { SaliencyError } from './errors.js';
@@ -11,6 +11,12 @@ import type { SaliencyResult } from './result.js';
 /** Saliency backends by name. Register your own with `saliencyBackends.register(defineBackend({...}))`. */
 export const saliencyBackends = new Registry<SaliencyBackend>('saliency backend');
 for (const b of [gradXEmbBackend, noisyKlBackend, perturbationBackend, precomputedBackend]) saliencyBackends.register(b);
+
+/** Store `result` as its signal in `signals`: per token, or per rollout for a backend of that shape. */
+export function storeResult(signals: Signals, backend: SaliencyBackend, result: SaliencyResult, signal = result.signal): void {
+  if (backend.shape === 'rollout') signals.setPerRollout(signal, result.scores, result.width ?? 1);
+  else signals.set(signal, result.scores);
+}
 
 /** The backend registered as `name`; an unknown name is a `SaliencyError('invalid_config')` listing the known ones. */
 export function getBackend(name: string, field = 'backend'): SaliencyBackend {
@@ -32,8 +38,9 @@ export function computeSaliency(
   config: unknown = {},
   signals?: Signals,
 ): { result: SaliencyResult; signals: Signals } {
-  const result = getBackend(name).compute(model, batch, config);
-  const out = signals ?? new Signals(totalTokens(batch));
-  out.set(result.signal, result.scores);
+  const backend = getBackend(name);
+  const result = backend.compute(model, batch, config);
+  const out = signals ?? Signals.forBatch(batch);
+  storeResult(out, backend, result);
   return { result, signals: out };
 }

@@ -1,15 +1,18 @@
 import type { SignalName } from '@rlvr/core';
 
 /**
- * Per-completion-token scores of a batch, aligned with `batch.completionTokens`.
+ * Per-completion-token scores of a batch, aligned with `batch.completionTokens` (or, from a
+ * backend of shape `rollout`, `width` scores per rollout).
  * Rollouts without scores (no answer span, or an empty one) hold 0 and are flagged in
  * `hasScores`; no value is ever NaN.
  */
 export interface SaliencyResult {
   /** The core signal these scores stand for (`saliency.gradXEmb`, ...). */
   signal: SignalName;
-  /** `[totalTokens]` raw scores, >= 0. */
+  /** `[totalTokens]` raw scores, >= 0; from a backend of shape `rollout`, `[B * width]` finite values. */
   scores: Float32Array;
+  /** Scores per rollout of a `rollout`-shaped result (`[B, width]`); default 1. */
+  width?: number;
   /** `[B]` 1 where the rollout has scores. */
   hasScores: Uint8Array;
   /** Number of rollouts without scores. */

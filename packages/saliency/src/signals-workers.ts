@@ -1,7 +1,5 @@
 import { takeRollouts, type RolloutBatch, type Signals } from '@rlvr/core';
 import { batchLogprobs, compiledModuleUrl, splitRollouts, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
-import { gradXEmbBackend } from './grad-x-emb.js';
-import { perturbationBackend } from './perturbation.js';
 import type { SaliencyResult } from './result.js';
 import {
   assembleSignals,
@@ -18,20 +16,14 @@ import type { SignalsTaskInput, SignalsTaskResult } from './workers/signals-task
 let taskUrl: string | null = null;
 
 /**
- * The backends whose result for a rollout depends on that rollout only, so that a chunk of the
- * batch gives the same rows as the whole batch. (`noisy-kl` seeds its noise by the rollout's
- * index in the batch, so it runs on the whole batch, in this thread.)
- */
-const ROW_LOCAL = [gradXEmbBackend, perturbationBackend];
-
-/**
  * `computeSignals` on policy workers: the rollouts cut into contiguous chunks of about equal
  * length, one per worker (`splitRollouts`), each running the plan's backends (and the forward
  * pass of the policy signals, when no fused backend gives them) on its chunk; the per-token and
  * per-rollout results are concatenated in worker order, so they depend on the data and the worker
- * count only. The weights of `model` are published first. Other backends (`noisy-kl`, one
- * registered by your own code: the workers know only this package's) and options holding a typed
- * array (data of the whole batch) run on the whole batch in this thread.
+ * count only. The weights of `model` are published first. The backends that say how to run on
+ * workers do (`onWorkers`: `grad-x-emb`, `perturbation`, and any of yours that names its module);
+ * the others (`noisy-kl` seeds its noise by the rollout's index in the batch) and options holding a
+ * typed array (data of the whole batch) run on the whole batch in this thread.
  */
 export async function computeSignalsOnWorkers(
   workers: PolicyWorkers,
@@ -80,7 +72,7 @@ async function sourcesOnWorkers(
   sources: readonly SignalSource[],
   policy: { padId: number; tokenBudget: number; temperature: number } | null,
 ): Promise<{ results: Record<string, SaliencyResult>; policyPass: { logprobs: Float32Array; entropy: Float32Array } | null }> {
-  const remote = sources.filter((s) => ROW_LOCAL.includes(s.backend) && !holdsTypedArray(s.config));
+  const remote = sources.filter((s) => s.backend.onWorkers !== undefined && !holdsTypedArray(s.config));
   const local = sources.filter((s) => !remote.includes(s));
   const results: Record<string, SaliencyResult> = {};
   for (const { backend, config } of local) results[backend.name] = backend.compute(model, batch, config);
@@ -95,7 +87,7 @@ async function sourcesOnWorkers(
         ? null
         : {
             batch: takeRollouts(batch, rows),
-            sources: remote.map((s) => ({ name: s.backend.name, config: s.config })),
+            sources: remote.map((s) => ({ name: s.backend.name, config: s.config, placement: s.backend.onWorkers! })),
             policy,
           },
     );
@@ -116,6 +108,7 @@ function concatResults(parts: SaliencyResult[]): SaliencyResult {
   const first = parts[0]!;
   const out: SaliencyResult = {
     signal: first.signal,
+    ...(first.width === undefined ? {} : { width: first.width }),
     scores: concat(parts.map((p) => p.scores)),
     hasScores: concatBytes(parts.map((p) => p.hasScores)),
     missing: parts.reduce((a, p) => a + p.missing, 0),

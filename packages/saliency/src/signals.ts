@@ -2,7 +2,7 @@ import { SIGNAL_NAMES, Signals, takeRollouts, totalTokens, type BoxChoice, type 
 import { batchLogprobs, type Qwen3Model } from '@rlvr/policy';
 import type { SaliencyBackend } from './backend.js';
 import { SaliencyError } from './errors.js';
-import { getBackend, saliencyBackends } from './registry.js';
+import { getBackend, saliencyBackends, storeResult } from './registry.js';
 import type { SaliencyResult } from './result.js';
 
 /** Signals the policy's forward pass gives (no saliency backend needed). */
@@ -204,12 +204,12 @@ export function assembleSignals(
   results: Record<string, SaliencyResult>,
   policyPass: () => { logprobs: Float32Array; entropy: Float32Array },
 ): BatchSignals {
-  const signals = new Signals(totalTokens(batch));
+  const signals = Signals.forBatch(batch);
   let oldLogprobs: Float32Array | undefined;
   let entropy: Float32Array | undefined;
   for (const { backend, signal } of plan.sources) {
     const result = results[backend.name]!;
-    signals.set(signal, result.scores);
+    storeResult(signals, backend, result, signal);
     if (backend.name === plan.logprobsFrom) ({ logprobs: oldLogprobs, entropy } = result);
   }
   if (needsPolicyPass(plan)) ({ logprobs: oldLogprobs, entropy } = policyPass());
@@ -245,11 +245,16 @@ export function withRefreshed(
   base: Signals,
   results: Record<string, SaliencyResult>,
 ): Signals {
-  const out = new Signals(totalTokens(batch));
-  for (const name of base.names()) out.set(name, base.get(name));
+  const out = base.clone();
   if (sub === null) return out;
   for (const { backend, signal } of plan.sources) {
-    const scores = results[backend.name]!.scores;
+    const { scores, width = 1 } = results[backend.name]!;
+    if (backend.shape === 'rollout') {
+      const values = base.has(signal) ? base.getPerRollout(signal).values.slice() : new Float32Array(batch.numRollouts * width);
+      rows.forEach((i, k) => values.set(scores.subarray(k * width, (k + 1) * width), i * width));
+      out.setPerRollout(signal, values, width);
+      continue;
+    }
     const values = base.has(signal) ? base.get(signal).slice() : new Float32Array(totalTokens(batch));
     rows.forEach((i, k) =>
       values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!),
