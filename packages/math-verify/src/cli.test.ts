@@ -111,6 +111,32 @@ describe('rlvr-verify: grading', () => {
     });
   });
 
+  it('reads the problem from --problem-field (unit, rounding, form with --strict-form), flags limits, and refuses a non-string problem', () => {
+    const rows = jsonl([
+      { gold: '60', pred: '\\boxed{60\\text{ inches}}', question: 'How many feet long is the rope?' },
+      { gold: '60', pred: '\\boxed{60}', question: 'How many feet long is the rope?' },
+      { gold: '\\pi', pred: '\\boxed{3.14}', question: 'Round to the nearest hundredth.' },
+      { gold: '\\frac12', pred: '\\boxed{0.5}', question: 'Express your answer as a common fraction.' },
+      { gold: '60', pred: '\\boxed{60\\text{ inches}}' },
+      { gold: '60', pred: '\\boxed{60\\text{ inches}}', question: null },
+      { gold: '1', pred: `\\boxed{${'('.repeat(200)}1${')'.repeat(200)}}`, question: 'x?' },
+      { gold: '60', pred: '\\boxed{60}', question: 7 },
+    ]);
+    const plain = run([], rows);
+    expect(lines(plain.stdout).map((x) => x.equal)).toEqual([true, true, false, true, true, true, false, true]);
+    const r = run(['--problem-field', 'question'], rows);
+    expect(r.status).toBe(1);
+    const out = lines(r.stdout);
+    expect(out.map((x) => x.equal)).toEqual([false, true, true, true, true, true, false, false]);
+    expect(out[0]!.reason).toBe('unit: the problem asks for foot, the answer is in inch');
+    expect(out[6]).toMatchObject({ limit: 'depth', reason: 'pred_unparseable: nesting too deep' });
+    expect(out[0]).not.toHaveProperty('limit');
+    expect(out[7]).toMatchObject({ line: 8, reason: 'error' });
+    expect(out[7]!.error).toBe('<stdin>:8, field question: must be a string or null (got number)');
+    const strict = lines(run(['--problem-field', 'question', '--strict-form'], rows).stdout);
+    expect(strict[3]).toMatchObject({ equal: false, reason: 'form: the problem asks for a common fraction, the answer has a decimal' });
+  });
+
   it('refuses to overwrite verdict fields a row already has, unless --overwrite', () => {
     const graded = jsonl([{ gold: '2', pred: '\\boxed{2}', equal: false, reason: 'old' }]);
     const r = run([], graded);
@@ -142,7 +168,7 @@ describe('rlvr-verify: usage and bad input', () => {
       const r = run(args, '');
       expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(msg);
-      expect(r.stderr).toMatch(/usage: rlvr-verify/);
+      expect(r.stderr).toMatch(/\n\(rlvr-verify --help lists the options\)\n$/);
       expect(r.stderr).not.toMatch(/concurrency: Too small|invalid pool options/);
     }
   });

@@ -24,7 +24,8 @@ import { VerifierPool } from './pool.js';
 const USAGE = `usage: rlvr-verify [FILE] [options]        (the same command as: rlvr verify)
 
 Reads JSONL rows {"gold": string, "pred": string, ...} from FILE (or stdin) and writes one row per input row, in order:
-the row as it came, plus "equal": boolean, "reason": string, "extracted": string|null. A bad line gets an error row
+the row as it came, plus "equal": boolean, "reason": string, "extracted": string|null, and "limit": "size"|"depth"
+when the answer or gold ran into a bound of the grader. A bad line gets an error row
 {"line", "equal": false, "reason": "error", "extracted": null, "error"} and the rest continue.
 Exit status: 0 all rows graded, 1 a bad line (or unreadable input / unwritable output), 2 bad usage, 130 interrupted.
 
@@ -46,12 +47,16 @@ options:
   --lenient                  strict off: also other variable names (f(y) for f(x)); allows --allow-set-relation
   --gold-field NAME          the field holding the gold answer (default gold)
   --pred-field NAME          the field holding the completion (default pred)
+  --problem-field NAME       the field holding the problem statement: its unit, rounding, form and options decide
+                             (docs/grader-contract.md); a row without it (or null) is graded without one
+  --strict-form              with a problem: refuse an equal value in another form than asked (a decimal for
+                             "as a common fraction")
   --overwrite                replace "equal"/"reason"/"extracted" a row already has (re-grading graded rows);
                              without it such a row is a bad line
   -h, --help                 this help`;
 
 /** The fields the verdict adds to each row. */
-const VERDICT_FIELDS = ['equal', 'reason', 'extracted'] as const;
+const VERDICT_FIELDS = ['equal', 'reason', 'extracted', 'limit'] as const;
 
 /** Verifier options from the flags; each bad value is a usage error naming its flag. */
 function verifyOptions(v: FlagValues): VerifyOptionsInput {
@@ -68,6 +73,7 @@ function verifyOptions(v: FlagValues): VerifyOptionsInput {
   if (v['decimal-comma'] === true) o.decimalComma = true;
   if (v['allow-set-relation'] === true) o.allowSetRelationComp = true;
   if (v.lenient === true) o.strict = false;
+  if (v['strict-form'] === true) o.strictForm = true;
   const delimiters = v['reasoning-delimiter'] as string[] | undefined;
   if (delimiters !== undefined) {
     if (delimiters.some((d) => d.length === 0)) throw usageError('must not be empty', 'reasoning-delimiter');
@@ -121,6 +127,8 @@ async function run(ctx: CommandContext): Promise<number> {
   const goldField = (v['gold-field'] as string | undefined) ?? 'gold';
   const predField = (v['pred-field'] as string | undefined) ?? 'pred';
   if (goldField === '' || predField === '') throw usageError('must not be empty', goldField === '' ? 'gold-field' : 'pred-field');
+  const problemField = v['problem-field'] as string | undefined;
+  if (problemField === '') throw usageError('must not be empty', 'problem-field');
   const overwrite = v.overwrite === true;
   const input = ctx.positionals[0];
   const where = input ?? '<stdin>';
@@ -157,10 +165,13 @@ async function run(ctx: CommandContext): Promise<number> {
       const got = (x: unknown): string => (x === undefined ? 'nothing' : x === null ? 'null' : typeof x);
       if (typeof gold !== 'string') return fail(goldField, `must be a string (got ${got(gold)})`);
       if (typeof pred !== 'string') return fail(predField, `must be a string (got ${got(pred)})`);
+      const problem = problemField === undefined ? undefined : row[problemField];
+      if (problem !== undefined && problem !== null && typeof problem !== 'string')
+        return fail(problemField, `must be a string or null (got ${got(problem)})`);
       const taken = VERDICT_FIELDS.find((f) => Object.hasOwn(row, f));
       if (taken !== undefined && !overwrite)
         return fail(taken, 'the verdict would overwrite it (an already graded row? pass --overwrite to re-grade)');
-      const pending = p.reward(pred, gold);
+      const pending = typeof problem === 'string' ? p.reward(pred, gold, { ...verify, problem }) : p.reward(pred, gold);
       // Never an unhandled rejection: a closed pool (the output pipe closed, Ctrl-C) rejects what is still pending.
       pending.catch(() => undefined);
       return { out: { ...row }, pending };
@@ -175,7 +186,7 @@ async function run(ctx: CommandContext): Promise<number> {
         if (row.pending !== null) {
           const r = await row.pending;
           for (const f of VERDICT_FIELDS) delete row.out[f];
-          Object.assign(row.out, { equal: r.reward === 1, reason: r.reason, extracted: r.extracted });
+          Object.assign(row.out, { equal: r.reward === 1, reason: r.reason, extracted: r.extracted }, r.limit ? { limit: r.limit } : {});
         }
         await sink.write(JSON.stringify(row.out) + '\n');
       }
@@ -226,6 +237,8 @@ export const verifyCommand: Command = {
     lenient: { type: 'boolean' },
     'gold-field': { type: 'string' },
     'pred-field': { type: 'string' },
+    'problem-field': { type: 'string' },
+    'strict-form': { type: 'boolean' },
     overwrite: { type: 'boolean' },
   },
   run,

@@ -24,6 +24,8 @@ import { commaReadings, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
 import { freeSymbols } from './evaluate.js';
 import { parseWithUnits, textNode } from './parse.js';
+import { type Limit, flagLimit } from './limits.js';
+import { judgeWithProblem, problemFacts, problemOptions, unitAfter } from './problem/index.js';
 
 /** The verdict on one pair, with the parsed forms so a user can see why. */
 export interface VerifyResult {
@@ -34,6 +36,8 @@ export interface VerifyResult {
   gold: string | null;
   /** The predicted answer as it was compared. */
   pred: string | null;
+  /** Set when an answer or the gold ran into a bound of the grader (then `equal` is false whatever the values). */
+  limit?: Limit;
 }
 
 /** The reward for one completion. */
@@ -49,6 +53,8 @@ export interface RewardResult {
    * choice mode) or there is none. The span locator of `@rlvr/rollout` reads the same box with the same finder.
    */
   answer: Box | null;
+  /** Set when the answer or the gold ran into a bound of the grader (then `reward` is 0 whatever the values). */
+  limit?: Limit;
 }
 
 /** A candidate answer: its text, and its box in the completion when it came from one. */
@@ -188,9 +194,16 @@ function compareParsed(g: Parsed, p: Parsed, opts: VerifyOptions): VerifyResult 
 
 /** `verifyAnswer` on resolved options. */
 export function gradeAnswer(gold: string, pred: string, opts: VerifyOptions): VerifyResult {
+  return flagLimit(gradeAnswerRaw(gold, pred, opts));
+}
+
+function gradeAnswerRaw(gold: string, pred: string, opts: VerifyOptions): VerifyResult {
   if (gold.length > opts.maxAnswerChars) return { equal: false, reason: 'gold_too_large', gold: null, pred: null };
   if (pred.length > opts.maxAnswerChars) return { equal: false, reason: 'answer_too_large', gold: null, pred: null };
-  return compareParsed(parseAnswer(gold, opts), parseAnswer(pred, opts), opts);
+  if (opts.problem === null) return compareParsed(parseAnswer(gold, opts), parseAnswer(pred, opts), opts);
+  const facts = problemFacts(opts.problem);
+  opts = problemOptions(facts, opts);
+  return judgeWithProblem(facts, parseAnswer(gold, opts), parseAnswer(pred, opts), opts, compareParsed, parseAnswer);
 }
 
 /** Candidate answers in a text, best first: boxes; else (with fallbacks) the text itself, anchors, math environments, last number. */
@@ -222,13 +235,13 @@ function answerCandidates(text: string, opts: VerifyOptions, asGold = false): Ca
 }
 
 /** Parses the first candidate that parses (remembering the first candidate if none does). */
-function firstParsed(cands: Candidate[], opts: VerifyOptions): { parsed: Parsed; range: Box | null } | null {
-  let fallback: { parsed: Parsed; range: Box | null } | null = null;
+function firstParsed(cands: Candidate[], opts: VerifyOptions): { parsed: Parsed; range: Box | null; raw: string } | null {
+  let fallback: { parsed: Parsed; range: Box | null; raw: string } | null = null;
   for (const c of cands) {
     if (c.text.length > opts.maxAnswerChars) continue;
     const p = parseAnswer(c.text, opts);
-    if (p.node !== null && p.text.length > 0) return { parsed: p, range: c.range };
-    fallback ??= { parsed: p, range: c.range };
+    if (p.node !== null && p.text.length > 0) return { parsed: p, range: c.range, raw: c.text };
+    fallback ??= { parsed: p, range: c.range, raw: c.text };
   }
   return fallback;
 }
@@ -259,6 +272,19 @@ const miss = (reason: string, extracted: string | null = null): RewardResult => 
 
 /** `mathReward` on resolved options. */
 export function gradeCompletion(completion: string, gold: string, opts: VerifyOptions): RewardResult {
+  return flagLimit(gradeCompletionRaw(completion, gold, opts));
+}
+
+/** The unit written right after the graded answer in the completion (`\boxed{200} inches`, `is 200 inches.`), if any. */
+function unitsAfterAnswer(text: string, p: { range: Box | null; raw: string }): string[] {
+  const at = p.range !== null ? p.range.end : text.lastIndexOf(p.raw);
+  const unit = at < 0 ? null : unitAfter(text, p.range !== null ? at : at + p.raw.length);
+  return unit === null ? [] : [unit];
+}
+
+function gradeCompletionRaw(completion: string, gold: string, opts: VerifyOptions): RewardResult {
+  const facts = opts.problem === null ? null : problemFacts(opts.problem);
+  if (facts !== null) opts = problemOptions(facts, opts);
   let text = completion;
   for (const marker of opts.endOfTurnMarkers) {
     const at = text.indexOf(marker);
@@ -294,7 +320,10 @@ export function gradeCompletion(completion: string, gold: string, opts: VerifyOp
   if (cands.every((c) => c.text.length > opts.maxAnswerChars)) return miss('answer_too_large');
   const p = firstParsed(cands, opts);
   if (p === null) return miss('no_answer');
-  const r = compareParsed(g, p.parsed, opts);
+  const r =
+    facts === null
+      ? compareParsed(g, p.parsed, opts)
+      : judgeWithProblem(facts, g, p.parsed, opts, compareParsed, parseAnswer, unitsAfterAnswer(text, p));
   const answer = p.range && {
     start: p.range.start + base,
     contentStart: p.range.contentStart + base,

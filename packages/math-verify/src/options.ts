@@ -84,6 +84,19 @@ export const VerifyOptionsSchema = z
      * comparison work, sized so that a 100 x 100 matrix still grades in milliseconds.
      */
     maxAnswerChars: z.number().int().positive().default(100_000),
+    /**
+     * The problem statement (or the whole prompt): what it asks decides the unit (`How many feet`: an answer in
+     * inches is wrong), the rounding (`to the nearest tenth`, unless `roundTo` is set), the options of a
+     * multiple-choice question (a letter against the option's text), and with `strictForm` the form. Null
+     * (default): the answer alone is graded. Analysed once per distinct statement (docs/grader-contract.md).
+     */
+    problem: z.string().nullable().default(null),
+    /**
+     * With `problem`: refuse an equal value in a form other than the one asked (`as a common fraction` or `in
+     * simplest radical form` or `in terms of \pi`: no decimal; `as a decimal`: no fraction, root or pi;
+     * `in interval notation`: no inequality). Off by default: most graders accept any equal value.
+     */
+    strictForm: z.boolean().default(false),
   })
   .strict();
 

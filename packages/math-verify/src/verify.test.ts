@@ -340,6 +340,7 @@ describe('mathReward', () => {
       extracted: null,
       reason: 'gold_too_large',
       answer: null,
+      limit: 'size',
     });
   });
   it('grades only after the reasoning delimiter when asked', () => {

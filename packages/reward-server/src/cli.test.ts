@@ -55,11 +55,14 @@ describe('rlvr-reward-server CLI', () => {
     [['--verify', 'not json'], /--verify: must be a JSON object/],
     [['--max-advantage-tokens', '0'], /maxAdvantageTokens: .*>=1/],
     [['--on-prompt-mismatch', 'ignore'], /onPromptMismatch: must be one of "whole_query", "zero"/],
-    [['--bogus'], /Unknown option '--bogus'/],
-  ])('%j exits 2 with a message', (args, message) => {
+    [['--bogus'], /Unknown option '--bogus'$/],
+    [['--prot', '1'], /Unknown option '--prot' \(did you mean --port\?\)$/],
+  ])('%j exits 2 with a message, then one line naming --help', (args, message) => {
     const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 120_000 });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(message);
+    const lines = r.stderr.split('\n');
+    expect(lines[0]).toMatch(message);
+    expect(lines.slice(1)).toEqual(['(rlvr-reward-server --help lists the options)', '']);
   });
 
   it('exits 1 when the port is taken', async () => {

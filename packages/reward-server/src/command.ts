@@ -27,6 +27,8 @@ options:
   --verify JSON             verifier options, e.g. '{"reasoningDelimiters": ["</think>"]}'
   --on-prompt-mismatch whole_query|zero
                             a query that does not contain its prompt: grade it whole (default) or give 0
+  --problem auto|field|off  the problem each item is graded with: the request's "problems", else its prompt
+                            (auto, default); only "problems" (field); none (off)
   --shutdown-timeout-ms N   on SIGTERM, how long requests in flight may take to finish (default 30000)
   -h, --help                this help
 
@@ -54,6 +56,7 @@ export const rewardServerCommand: Command = {
     host: { type: 'string' },
     verify: { type: 'string' },
     'on-prompt-mismatch': { type: 'string' },
+    problem: { type: 'string' },
   },
   graceful: true,
   run,
@@ -68,6 +71,7 @@ function optionsOf(values: CommandContext['values']): RewardServerOptionsInput {
   }
   if (typeof values.host === 'string') out.host = values.host;
   if (typeof values['on-prompt-mismatch'] === 'string') out.onPromptMismatch = values['on-prompt-mismatch'];
+  if (typeof values.problem === 'string') out.problem = values.problem;
   if (typeof values.verify === 'string') {
     try {
       out.verify = JSON.parse(values.verify);

@@ -1,8 +1,10 @@
 /**
  * `POST /get_reward`: OpenRLHF's remote reward-model protocol. The body is
- * `{"query": string[], "prompts": string[], "labels": string[]}` (query = prompt + completion, label = gold answer);
- * the answer is `{"rewards": number[], "scores": number[], "extra_logs": {name: number[]}}`, item i for query i.
+ * `{"query": string[], "prompts": string[], "labels": string[]}` (query = prompt + completion, label = gold answer),
+ * plus rlvr's optional `problems` (the problem statement of each item, for clients whose prompt is not the question,
+ * such as verl's `extra_info.problem`); the answer is `{"rewards": number[], "scores": number[], "extra_logs": {name: number[]}}`, item i for query i.
  */
+import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import type { RewardResult, VerifierPool } from '@rlvr/math-verify';
@@ -14,6 +16,7 @@ export const GetRewardRequestSchema = z.object({
   query: z.array(z.string()),
   prompts: z.array(z.string()).optional(),
   labels: z.array(z.union([z.string(), z.number().finite()])),
+  problems: z.array(z.string().nullable()).optional(),
 });
 export type GetRewardRequest = z.output<typeof GetRewardRequestSchema>;
 
@@ -58,6 +61,14 @@ export function parseGetRewardRequest(body: unknown): GetRewardRequest {
       { field: 'labels' },
     );
   }
+  const { problems } = r.data;
+  if (problems !== undefined && problems.length !== query.length) {
+    throw new RewardServerError(
+      'length_mismatch',
+      `query has ${query.length} entries but problems has ${problems.length}; item i of each belongs together`,
+      { field: 'problems' },
+    );
+  }
   if (prompts !== undefined && prompts.length !== query.length) {
     throw new RewardServerError(
       'length_mismatch',
@@ -84,6 +95,57 @@ export interface GetRewardResponse {
   reasons?: string[];
   /** With `?details=1`: the answer text taken from each completion (null when none). */
   extracted?: (string | null)[];
+  /** With `?details=1`: the grader's bound each answer ran into (`size`, `depth`), null for none. */
+  limits?: (string | null)[];
+}
+
+/** The problem statement item `i` is graded with under `opts.problem`, or null (empty text is none). */
+function problemOf(req: GetRewardRequest, i: number, opts: RewardServerOptions): string | null {
+  if (opts.problem === 'off') return null;
+  const p = req.problems?.[i] ?? (opts.problem === 'auto' ? req.prompts?.[i] : undefined) ?? null;
+  return p === null || p.length === 0 ? null : p;
+}
+
+/**
+ * `pool.rewardBatch` once per distinct problem (OpenRLHF sends the G completions of a prompt together), each with
+ * that problem in its options; results in input order. The calls share one signal, relayed from the request's.
+ */
+async function gradeByProblem(
+  pool: VerifierPool,
+  completions: string[],
+  golds: string[],
+  problems: (string | null)[],
+  opts: RewardServerOptions,
+  signal?: AbortSignal,
+): Promise<RewardResult[]> {
+  const groups = new Map<string | null, number[]>();
+  problems.forEach((p, k) => {
+    const g = groups.get(p);
+    if (g === undefined) groups.set(p, [k]);
+    else g.push(k);
+  });
+  let call = signal ? { signal } : {};
+  if (signal !== undefined && groups.size > 1) {
+    const relay = new AbortController();
+    setMaxListeners(0, relay.signal);
+    if (signal.aborted) relay.abort(signal.reason);
+    else signal.addEventListener('abort', () => relay.abort(signal.reason), { once: true });
+    call = { signal: relay.signal };
+  }
+  const out: RewardResult[] = new Array(completions.length);
+  await Promise.all(
+    [...groups].map(async ([problem, ks]) => {
+      const verify = problem === null ? undefined : { ...opts.verify, problem };
+      const rs = await pool.rewardBatch(
+        ks.map((k) => completions[k] as string),
+        ks.map((k) => golds[k] as string),
+        verify,
+        call,
+      );
+      ks.forEach((k, j) => (out[k] = rs[j] as RewardResult));
+    }),
+  );
+  return out;
 }
 
 /**
@@ -102,6 +164,7 @@ export async function gradeRequest(
   const golds: string[] = [];
   const missing: number[] = [];
   const toPool: number[] = [];
+  const problems: (string | null)[] = [];
   for (let i = 0; i < n; i++) {
     const { completion, match } = completionOf(req.query[i]!, req.prompts?.[i] ?? '');
     missing.push(match === 'missing' ? 1 : 0);
@@ -109,8 +172,9 @@ export async function gradeRequest(
     toPool.push(i);
     completions.push(completion);
     golds.push(String(req.labels[i]));
+    problems.push(problemOf(req, i, opts));
   }
-  const graded = await pool.rewardBatch(completions, golds, undefined, signal ? { signal } : {});
+  const graded = await gradeByProblem(pool, completions, golds, problems, opts, signal);
   const results: RewardResult[] = new Array(n);
   for (let i = 0; i < n; i++) results[i] = { reward: 0, extracted: null, reason: 'prompt_not_found', answer: null };
   toPool.forEach((i, k) => (results[i] = graded[k]!));
@@ -127,6 +191,7 @@ export async function gradeRequest(
   if (details) {
     out.reasons = results.map((r) => r.reason);
     out.extracted = results.map((r) => r.extracted);
+    out.limits = results.map((r) => r.limit ?? null);
   }
   return out;
 }

@@ -62,6 +62,12 @@ export const RewardServerOptionsSchema = z
      * reward 0 (`zero`). Either way `extra_logs.prompt_not_found` is 1 for that item.
      */
     onPromptMismatch: z.enum(['whole_query', 'zero']).default('whole_query'),
+    /**
+     * The problem statement each item is graded with (its unit, rounding, options; docs/grader-contract.md): the
+     * request's `problems[i]` where given, else its prompt (`auto`, default; a chat-templated prompt is read from its
+     * last user turn); only `problems` (`field`); or none (`off`: the completion and label alone, as before).
+     */
+    problem: z.enum(['auto', 'field', 'off']).default('auto'),
     /** Verifier options for every completion (`@rlvr/math-verify`'s `VerifyOptionsSchema`). */
     verify: VerifyOptionsSchema.prefault({}),
     /**

@@ -37,6 +37,45 @@ describe('POST /get_reward (OpenRLHF remote reward model)', () => {
     expect(r.json.extra_logs.prompt_not_found.every((x: number) => x === 0)).toBe(true);
   });
 
+  it("grades with the problem: the request's problems, else the prompt (its last chat user turn); --problem field|off", async () => {
+    const chat = (q: string) => `<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n${q}<|im_end|>\n<|im_start|>assistant\n`;
+    const feet = chat('A rope is 20 yards long. How many feet long is it?');
+    const req = {
+      query: [feet + '\\boxed{60 inches}', feet + '\\boxed{60}', '\\boxed{60 inches}', '\\boxed{60 inches}', '\\boxed{3.14}'],
+      prompts: [feet, feet, '', '', ''],
+      labels: ['60', '60', '60', '60', '\\pi'],
+      problems: [null, null, 'How many feet long is it?', null, 'Round to the nearest hundredth.'],
+    };
+    const r = await post(`${url}/get_reward?details=1`, req);
+    expect(r.status).toBe(200);
+    expect(r.json.rewards).toEqual([0, 1, 0, 1, 1]);
+    expect(r.json.reasons[0]).toBe('unit: the problem asks for foot, the answer is in inch');
+    expect(r.json.limits).toEqual([null, null, null, null, null]);
+    const field = await RewardServer.start({ port: 0, concurrency: 1, problem: 'field' });
+    const off = await RewardServer.start({ port: 0, concurrency: 1, problem: 'off' });
+    try {
+      expect((await post(`${field.url}/get_reward`, req)).json.rewards).toEqual([1, 1, 0, 1, 1]);
+      expect((await post(`${off.url}/get_reward`, req)).json.rewards).toEqual([1, 1, 1, 1, 0]);
+    } finally {
+      await Promise.all([field.close(), off.close()]);
+    }
+    const bad = await post(`${url}/get_reward`, { ...req, problems: ['x'] });
+    expect([bad.status, bad.json.error.message]).toEqual([
+      400,
+      'field problems: query has 5 entries but problems has 1; item i of each belongs together',
+    ]);
+  });
+
+  it('flags an answer over the size or nesting bound in ?details=1 limits', async () => {
+    const deep = `\\boxed{${'('.repeat(200)}1${')'.repeat(200)}}`;
+    const r = await post(`${url}/get_reward?details=1`, {
+      query: [deep, `\\boxed{${'1+'.repeat(60_000)}1}`, '\\boxed{1}'],
+      labels: ['1', '1', '1'],
+    });
+    expect(r.json.rewards).toEqual([0, 0, 1]);
+    expect(r.json.limits).toEqual(['depth', 'size', null]);
+  });
+
   it('grades the completion only: a \\boxed answer inside the prompt is not read', async () => {
     const prompt = 'Example: 1+1 = \\boxed{2}. Now: what is 2+2?\n';
     const r = await post(`${url}/get_reward`, {

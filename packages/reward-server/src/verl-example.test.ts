@@ -68,6 +68,22 @@ describe.skipIf(!existsSync(PY))('verl custom reward function (docs/examples/ver
     expect(b.stats.answers - before[1]!).toBeGreaterThan(0);
   });
 
+  it("sends extra_info's problem (or question): a unit the question does not ask is refused, per response and in batch", async () => {
+    const q = 'A rope is 20 yards long. How many feet long is it?';
+    const unitRows = [
+      { data_source: 'math', solution_str: '\\boxed{60 inches}', ground_truth: '60', extra_info: { problem: q } },
+      { data_source: 'math', solution_str: '\\boxed{60 inches}', ground_truth: '60', extra_info: { question: q, index: 3 } },
+      { data_source: 'math', solution_str: '\\boxed{60 feet}', ground_truth: '60', extra_info: { question: q } },
+      { data_source: 'math', solution_str: '\\boxed{60 inches}', ground_truth: '60', extra_info: { index: 4 } },
+      { data_source: 'math', solution_str: '\\boxed{60 inches}', ground_truth: '60' },
+    ];
+    for (const args of [[], ['--batch']]) {
+      const r = await runExample([a.url, b.url], unitRows, args);
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim().split('\n').map(Number)).toEqual([0, 0, 1, 1, 1]);
+    }
+  });
+
   it('a request the server refuses (here 413) raises with the server message, without retrying', async () => {
     const tiny = await RewardServer.start({ port: 0, concurrency: 1, maxBodyBytes: 64 });
     try {
