@@ -88,10 +88,13 @@ describe('rlvr-rollout spans', () => {
   it('reports usage errors with exit code 2', async () => {
     const a = io();
     expect(await runCli(['spans', '--in', 'x'], a.io)).toBe(2);
-    expect(a.err.join('')).toContain('rlvr-rollout spans: --tokenizer: is required');
+    expect(a.err.join('')).toBe('rlvr-rollout spans: --tokenizer: is required\n(rlvr-rollout spans --help lists the options)\n');
     const b = io();
     expect(await runCli(['frobnicate'], b.io)).toBe(2);
     expect(b.err.join('')).toContain('unknown command "frobnicate"; known: synth, spans');
+    const t = io();
+    expect(await runCli(['snyth', '--count', '2'], t.io)).toBe(2);
+    expect(t.err.join('')).toBe('rlvr-rollout: unknown command "snyth" (did you mean synth?); known: synth, spans\n');
     const w = io();
     expect(await runCli(['spans', '--tokenizer', 'vocab:x', '--in', 'x', '--which', 'middle'], w.io)).toBe(2);
     expect(w.err.join('')).toContain('rlvr-rollout spans: --which: must be one of last, first (got "middle")');

@@ -17,7 +17,9 @@ import { startPolicyServer, type PolicyServer } from './server.js';
 
 const USAGE = `usage: rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [--served-model-name NAME]
            [--tokenizer SPEC] [--backend auto|${BACKEND_NAMES.join('|')}] [--batch-size 16]
-           [--workers auto|N] [--max-body-bytes 33554432] [--api-key KEY] [--quiet]
+           [--workers auto|N] [--max-body-bytes 33554432] [--inline-body-bytes 65536]
+           [--text-timeout-ms 60000] [--headers-timeout-ms 20000] [--request-timeout-ms 120000]
+           [--api-key KEY] [--quiet]
 
   Serve a @rlvr/policy model directory (config.json + safetensors) over the OpenAI-compatible
   protocol as vLLM speaks it: POST /v1/completions and /v1/chat/completions (streamed or not),
@@ -32,6 +34,10 @@ const USAGE = `usage: rlvr-serve --model DIR [--port 8000] [--host 127.0.0.1] [-
                        model and a batch of --batch-size rows (default auto: one per available
                        core; 1: one batch in this thread)
   --max-body-bytes     a larger request body gets a 413 at once
+  --inline-body-bytes  larger bodies are parsed and tokenized in a text thread, not the server's
+  --text-timeout-ms    the text thread's limit for one body (a chat template that loops): a 400
+  --headers-timeout-ms a connection still sending its request's headers after this gets a 408 and
+                       is closed; --request-timeout-ms: the same for the whole request (and body)
   --api-key            /v1/* then needs "Authorization: Bearer KEY" (as vLLM's --api-key)
 `;
 
@@ -49,6 +55,12 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
   const asked = workersFlag(values) ?? 'auto';
   const workers = asked === 'auto' ? Math.min(256, availableParallelism()) : asked;
   const maxBodyBytes = intFlag(values, 'max-body-bytes', { min: 1024 })!;
+  const limits = {
+    inlineBodyBytes: intFlag(values, 'inline-body-bytes', { min: 0 })!,
+    textTimeoutMs: intFlag(values, 'text-timeout-ms', { min: 1 })!,
+    headersTimeoutMs: intFlag(values, 'headers-timeout-ms', { min: 1 })!,
+    requestTimeoutMs: intFlag(values, 'request-timeout-ms', { min: 1 })!,
+  };
   const apiKey = values['api-key'] as string | undefined;
   const backend = values.backend as string;
   if (backend !== 'auto' && !(BACKEND_NAMES as readonly string[]).includes(backend))
@@ -64,8 +76,22 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
     const name = (values['served-model-name'] as string | undefined) ?? dir;
     const quiet = values.quiet === true;
     const server = await startPolicyServer(
-      { model, tokenizer, applyChatTemplate: chatTemplate.apply },
-      { host: values.host as string, port, servedModelName: name, batchSize, workers, maxBodyBytes, ...(apiKey ? { apiKey } : {}) },
+      {
+        model,
+        tokenizer,
+        applyChatTemplate: chatTemplate.apply,
+        source: { dir, ...(values.tokenizer ? { tokenizer: values.tokenizer as string } : {}) },
+      },
+      {
+        host: values.host as string,
+        port,
+        servedModelName: name,
+        batchSize,
+        workers,
+        maxBodyBytes,
+        ...limits,
+        ...(apiKey ? { apiKey } : {}),
+      },
       { info: (m) => (quiet ? undefined : log.info(m)), warn: (m) => log.warn(m) },
     ).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
@@ -88,7 +114,7 @@ async function launch(values: FlagValues, io: CliIo): Promise<Started> {
 
 /**
  * `rlvr-serve`: serve until Ctrl-C or SIGTERM, then stop taking connections, finish the requests in
- * flight, free the model and exit 0. Exit 1 when the model directory does not open or the port
+ * flight (their responses, and any after, say `Connection: close`), free the model and exit 0. Exit 1 when the model directory does not open or the port
  * cannot be bound, 2 on bad usage.
  */
 export const serveCommand: Command = {
@@ -105,6 +131,10 @@ export const serveCommand: Command = {
     'batch-size': { type: 'string', default: '16' },
     workers: { type: 'string', default: 'auto' },
     'max-body-bytes': { type: 'string', default: String(32 * 1024 * 1024) },
+    'inline-body-bytes': { type: 'string', default: String(64 * 1024) },
+    'text-timeout-ms': { type: 'string', default: '60000' },
+    'headers-timeout-ms': { type: 'string', default: '20000' },
+    'request-timeout-ms': { type: 'string', default: '120000' },
     'api-key': { type: 'string' },
     quiet: { type: 'boolean', default: false },
   },

@@ -5,13 +5,13 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { checkEncodable, ChatTemplate, type ApplyChatTemplate, type ChatMessage, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
+import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { DecodeRow, type DecodeParams } from '../samplers/decode-row.js';
 import type { PolicySampler } from '../samplers/policy-sampler.js';
 import { promptLogprobs, type PromptLogprobs } from '../samplers/prompt-logprobs.js';
 import { tokensBytes, type TokenBytes } from '../spans/locate.js';
-import { HttpError } from './http.js';
-import { messageText, type ServeChatRequest, type ServeCompletionRequest } from './protocol.js';
+import type { ServeChatRequest, ServeCompletionRequest } from './protocol.js';
+import type { PreparedChat, PreparedCompletion } from './requests.js';
 import { chatLogprobs, codePoints, completionLogprobs, promptLogprobsField, textOffsets, usage, type TokenName } from './responses.js';
 import { SseStream } from './sse.js';
 
@@ -21,11 +21,7 @@ export interface Engine {
   tokenizer: Tokenizer;
   /** the policy sampler's token bytes and EOS ids, and the decode queue (in process, or on policy workers) */
   sampler: Pick<PolicySampler, 'tokenBytes' | 'eosTokenIds' | 'decode'>;
-  applyChatTemplate: ApplyChatTemplate | undefined;
   servedModelName: string;
-  defaultMaxTokens: number;
-  /** rows (prompts x n) one request may ask for */
-  maxRowsPerRequest: number;
   /** counts tokens and finished requests for /metrics */
   onFinished(promptTokens: number, completionTokens: number, reasons: readonly string[]): void;
 }
@@ -51,51 +47,13 @@ function tokenNamer(e: Engine, asIds: boolean): TokenName {
   return (id) => special.get(id) ?? decoder.decode(e.sampler.tokenBytes.tokenBytes(id));
 }
 
-/**
- * Encode a text prompt for `field`, refusing, before any work, one that cannot fit the context with
- * `maxTokens` more (`null`: no context to fit, as for /tokenize) or that the tokenizer refuses.
- */
-export function encodePrompt(e: Engine, text: string, field: string, maxTokens: number | null): number[] {
-  const context = e.model.config.max_position_embeddings;
-  // a token is at most `longest` bytes: fewer tokens than this are impossible
-  const atLeast = maxTokens === null ? 0 : Math.ceil(Buffer.byteLength(text, 'utf8') / longestToken(e.tokenizer));
-  if (maxTokens !== null && atLeast + maxTokens > context) {
-    throw new HttpError(
-      400,
-      `${field} has ${text.length} characters, at least ${atLeast} tokens: over the model's context of ${context} tokens with ${maxTokens} to generate`,
-      field,
-    );
-  }
-  try {
-    checkEncodable(text);
-    return e.tokenizer.encode(text);
-  } catch (err) {
-    throw new HttpError(400, `${field}: ${(err as Error).message}`, field);
-  }
-}
-
-const longest = new WeakMap<Tokenizer, number>();
-function longestToken(t: Tokenizer): number {
-  let n = longest.get(t);
-  if (n === undefined) {
-    n = 1;
-    for (let id = 0; id < t.vocabSize; id++) n = Math.max(n, safeBytes(t, id).length);
-    longest.set(t, n);
-  }
-  return n;
-}
-
-/** The decode parameters of a request (both endpoints); ids are checked against the vocabulary. */
-function decodeParams(e: Engine, r: ServeCompletionRequest | ServeChatRequest, maxTokens: number, topLogprobs: number): DecodeParams {
-  const V = e.model.dims.V;
-  const checkIds = (ids: readonly number[], field: string): void => {
-    const bad = ids.find((id) => id >= V);
-    if (bad !== undefined) throw new HttpError(400, `token id ${bad} is not in the vocabulary [0, ${V})`, field);
-  };
-  checkIds(r.stop_token_ids ?? [], 'stop_token_ids');
-  checkIds(r.allowed_token_ids ?? [], 'allowed_token_ids');
+/** The decode parameters of a request (both endpoints; its ids were checked against the vocabulary in `requests.ts`). */
+function decodeParams(
+  r: Omit<ServeCompletionRequest, 'prompt'> | Omit<ServeChatRequest, 'messages'>,
+  maxTokens: number,
+  topLogprobs: number,
+): DecodeParams {
   const bias = new Map(Object.entries(r.logit_bias ?? {}).map(([k, v]) => [Number(k), v]));
-  checkIds([...bias.keys()], 'logit_bias');
   return {
     temperature: r.temperature ?? 1,
     topP: r.top_p ?? 1,
@@ -117,47 +75,13 @@ function decodeParams(e: Engine, r: ServeCompletionRequest | ServeChatRequest, m
   };
 }
 
-/** Check one prompt's ids (empty, out of the vocabulary, over the context) with vLLM's messages. */
-function checkPrompt(e: Engine, ids: readonly number[], maxTokens: number, field: string): void {
-  const V = e.model.dims.V;
-  const context = e.model.config.max_position_embeddings;
-  if (ids.length === 0) throw new HttpError(400, 'the prompt is empty', field);
-  const bad = ids.findIndex((id) => id >= V);
-  if (bad >= 0) throw new HttpError(400, `token id ${ids[bad]} at position ${bad} is not in the vocabulary [0, ${V})`, field);
-  if (ids.length + maxTokens > context) {
-    throw new HttpError(
-      400,
-      `This model's maximum context length is ${context} tokens. However, you requested ${ids.length + maxTokens} tokens (${ids.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
-      field,
-    );
-  }
-}
-
 const finishReasons = (rows: readonly DecodeRow[]): string[] => rows.map((r) => r.end?.finish ?? 'abort');
 
-export async function completions(e: Engine, r: ServeCompletionRequest, res: ServerResponse, signal: AbortSignal): Promise<unknown> {
-  const maxTokens = r.max_tokens ?? e.defaultMaxTokens;
-  if (maxTokens === 0 && r.echo !== true) throw new HttpError(400, 'max_tokens 0 needs echo: true (scoring the prompt)', 'max_tokens');
-  const list: (string | number[])[] =
-    typeof r.prompt === 'string' || (r.prompt.length > 0 && typeof r.prompt[0] === 'number')
-      ? [r.prompt as string | number[]]
-      : (r.prompt as (string | number[])[]);
-  if (list.length === 0) throw new HttpError(400, 'the prompt list is empty', 'prompt');
-  if (list.length * r.n > e.maxRowsPerRequest)
-    throw new HttpError(
-      400,
-      `${list.length} prompts x n = ${r.n} is ${list.length * r.n} completions, over the limit of ${e.maxRowsPerRequest} per request`,
-      'n',
-    );
-  const prompts = list.map((p, i) => {
-    const field = list.length > 1 ? `prompt.${i}` : 'prompt';
-    let ids = typeof p === 'string' ? encodePrompt(e, p, field, maxTokens) : p;
-    if (r.truncate_prompt_tokens != null && ids.length > r.truncate_prompt_tokens) ids = ids.slice(ids.length - r.truncate_prompt_tokens);
-    checkPrompt(e, ids, maxTokens, field);
-    return ids;
-  });
+/** A prepared `/v1/completions` request (`requests.ts`: checked, its prompts tokenized) decoded into vLLM's response, whole or streamed. */
+export async function completions(e: Engine, p: PreparedCompletion, res: ServerResponse, signal: AbortSignal): Promise<unknown> {
+  const { request: r, prompts, maxTokens } = p;
   const k = r.logprobs ?? 0;
-  const params = decodeParams(e, r, Math.max(maxTokens, 1), k);
+  const params = decodeParams(r, Math.max(maxTokens, 1), k);
   const name = tokenNamer(e, r.return_tokens_as_token_ids === true);
   const bytes = textBytes(e, r.skip_special_tokens === false);
   const bytesOf = (id: number) => bytes.tokenBytes(id);
@@ -295,45 +219,11 @@ export async function completions(e: Engine, r: ServeCompletionRequest, res: Ser
   return { ...head, choices, usage: usage(promptTokens, completionTokens) };
 }
 
-export async function chat(e: Engine, r: ServeChatRequest, res: ServerResponse, signal: AbortSignal): Promise<unknown> {
-  const kwargs = r.chat_template_kwargs ?? {};
-  let apply = e.applyChatTemplate;
-  if (r.chat_template != null) {
-    try {
-      apply = new ChatTemplate(r.chat_template).apply;
-    } catch (err) {
-      throw new HttpError(400, `chat_template: ${(err as Error).message}`, 'chat_template');
-    }
-  }
-  if (!apply) throw new HttpError(400, 'this model has no chat template: use /v1/completions, or send chat_template', 'messages');
-  const messages: ChatMessage[] = r.messages.map((m) => ({
-    role: m.role,
-    content: messageText(m.content),
-    ...(m.reasoning_content != null ? { reasoning_content: m.reasoning_content } : {}),
-  }));
-  const { enable_thinking, ...extra } = kwargs;
-  if (enable_thinking !== undefined && typeof enable_thinking !== 'boolean')
-    throw new HttpError(400, 'chat_template_kwargs.enable_thinking must be a boolean', 'chat_template_kwargs.enable_thinking');
-  let text: string;
-  try {
-    text = apply(messages, {
-      addGenerationPrompt: r.add_generation_prompt ?? true,
-      enableThinking: enable_thinking ?? true,
-      ...(Object.keys(extra).length > 0 ? { extra } : {}),
-    });
-  } catch (err) {
-    throw new HttpError(400, (err as Error).message, Object.keys(extra).length > 0 ? 'chat_template_kwargs' : 'messages');
-  }
-  const context = e.model.config.max_position_embeddings;
-  const requested = r.max_completion_tokens ?? r.max_tokens ?? null;
-  let ids = encodePrompt(e, text, 'messages', requested ?? 1);
-  if (r.truncate_prompt_tokens != null && ids.length > r.truncate_prompt_tokens) ids = ids.slice(ids.length - r.truncate_prompt_tokens);
-  const maxTokens = requested ?? Math.max(1, context - ids.length); // chat default: the rest of the context
-  checkPrompt(e, ids, maxTokens, 'messages');
-  if (r.n > e.maxRowsPerRequest)
-    throw new HttpError(400, `n = ${r.n} is over the limit of ${e.maxRowsPerRequest} completions per request`, 'n');
+/** A prepared `/v1/chat/completions` request (`requests.ts`: checked, rendered, tokenized) decoded into vLLM's response. */
+export async function chat(e: Engine, p: PreparedChat, res: ServerResponse, signal: AbortSignal): Promise<unknown> {
+  const { request: r, ids, maxTokens } = p;
   const withLogprobs = r.logprobs === true;
-  const params = decodeParams(e, r, maxTokens, withLogprobs ? (r.top_logprobs ?? 0) : 0);
+  const params = decodeParams(r, maxTokens, withLogprobs ? (r.top_logprobs ?? 0) : 0);
   const name = tokenNamer(e, r.return_tokens_as_token_ids === true);
   const bytes = textBytes(e, r.skip_special_tokens === false);
   const bytesOf = (id: number) => bytes.tokenBytes(id);

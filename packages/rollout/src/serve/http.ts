@@ -6,6 +6,23 @@
  * such as Python's `urllib`, reads the 413 instead of a broken pipe.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { jsonDepthExceeded, previewValue } from '@rlvr/core';
+
+/**
+ * Arrays and objects a request body may nest (the top one counts): the deepest real request is
+ * about 5 (`messages[0].content[0].text`). Deeper is a 400 before any handler, whose schema
+ * checks and messages recurse.
+ */
+const MAX_JSON_DEPTH = 64;
+
+/** Characters of a value an error message echoes (`previewValue`), so that a huge value is not sent back whole. */
+const ECHO_CHARS = 200;
+
+/** A value as an error message shows it: its JSON, cut after 200 characters with "…". */
+export const echo = (value: unknown): string => previewValue(value, ECHO_CHARS);
+
+/** A name (a model, a path, a key) as an error message shows it, unquoted: cut after 200 characters with "…". */
+export const echoName = (name: string): string => (name.length > ECHO_CHARS ? `${name.slice(0, ECHO_CHARS)}…` : name);
 
 /** An error answered with its HTTP status and an OpenAI-style error body naming the parameter. */
 export class HttpError extends Error {
@@ -20,6 +37,7 @@ export class HttpError extends Error {
 
 const TYPES: Record<number, string> = {
   400: 'BadRequestError',
+  408: 'RequestTimeoutError',
   401: 'AuthenticationError',
   404: 'NotFoundError',
   405: 'MethodNotAllowedError',
@@ -27,17 +45,28 @@ const TYPES: Record<number, string> = {
   503: 'ServiceUnavailableError',
 };
 
+/** The longest error message sent: a backstop behind `echo` for messages that quote what others wrote (a template's, a tokenizer's). */
+const MAX_MESSAGE_CHARS = 2000;
+
 /** The body of an error response, as vLLM writes it. */
 export function errorBody(err: HttpError): Record<string, unknown> {
+  const message = err.message.length > MAX_MESSAGE_CHARS ? `${err.message.slice(0, MAX_MESSAGE_CHARS)}…` : err.message;
+  const param = err.param !== null && err.param.length > ECHO_CHARS ? `${err.param.slice(0, ECHO_CHARS)}…` : err.param;
   return {
     object: 'error',
-    error: { message: err.message, type: TYPES[err.status] ?? 'InternalServerError', param: err.param, code: err.status },
+    error: { message, type: TYPES[err.status] ?? 'InternalServerError', param, code: err.status },
   };
 }
 
+/** A response body that is JSON text already (written by the text thread, or stringified there). */
+export class JsonText {
+  constructor(readonly text: string | Uint8Array) {}
+}
+
+/** Send a response: a string as Prometheus text, `JsonText` as it is, anything else as its JSON. */
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed || res.headersSent) return;
-  const payload = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+  const payload = body === undefined ? '' : typeof body === 'string' ? body : body instanceof JsonText ? body.text : JSON.stringify(body);
   res.writeHead(status, {
     'content-type': typeof body === 'string' ? 'text/plain; version=0.0.4; charset=utf-8' : 'application/json',
     'content-length': Buffer.byteLength(payload),
@@ -86,10 +115,36 @@ export function declaredTooLarge(req: IncomingMessage, limit: number): boolean {
 }
 
 /**
- * Read a JSON body of at most `limit` bytes. Rejects with HttpError 413 as soon as the body grows
- * over it (the rest is left unread, for `refuseTooLarge`), 400 when it is not JSON.
+ * Parse a request body: 400 when it is not JSON or nests deeper than `MAX_JSON_DEPTH` (naming the
+ * field and the limit). The one parse of every route.
  */
-export function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+export function parseBody(bytes: Buffer): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw new HttpError(400, `the body is not JSON: ${(e as Error).message}`);
+  }
+  const deep = jsonDepthExceeded(value, MAX_JSON_DEPTH);
+  if (deep !== null) {
+    // the field: the path up to its last key among the first few (`messages.0.content`, `prompt`)
+    const head = deep.path.slice(0, 8);
+    const lastKey = head.findLastIndex((k) => typeof k === 'string');
+    const param = lastKey < 0 ? null : head.slice(0, lastKey + 1).join('.');
+    throw new HttpError(
+      400,
+      `the body nests arrays and objects deeper than the limit of ${MAX_JSON_DEPTH} levels${param === null ? '' : ` (in ${param})`}`,
+      param,
+    );
+  }
+  return value;
+}
+
+/**
+ * Read a body of at most `limit` bytes. Rejects with HttpError 413 as soon as the body grows over
+ * it (the rest is left unread, for `refuseTooLarge`).
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -101,13 +156,7 @@ export function readJson(req: IncomingMessage, limit: number): Promise<unknown> 
       req.pause();
       reject(new HttpError(413, `the body is larger than ${limit} bytes`));
     };
-    const onEnd = (): void => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (e) {
-        reject(new HttpError(400, `the body is not JSON: ${(e as Error).message}`));
-      }
-    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks));
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('error', reject);

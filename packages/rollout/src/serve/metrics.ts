@@ -40,7 +40,8 @@ export class ServerMetrics {
     });
   }
 
-  render(queue: QueueStats): string {
+  /** `textPending`: request bodies in the text thread, waiting or being read */
+  render(queue: QueueStats, textPending = 0): string {
     const m = `model_name="${label(this.model)}"`;
     const lines: string[] = [];
     const metric = (name: string, type: string, help: string, samples: [string, number][]): void => {
@@ -53,6 +54,7 @@ export class ServerMetrics {
     ]);
     metric('rlvr:num_sequences_running', 'gauge', 'Completions (rows) in the decode batch.', [[m, queue.runningRows]]);
     metric('rlvr:num_sequences_waiting', 'gauge', 'Completions (rows) waiting for room in the decode batch.', [[m, queue.waitingRows]]);
+    metric('rlvr:text_thread_pending', 'gauge', 'Request bodies in the text thread (parsing, templating, tokenizing).', [[m, textPending]]);
     metric('vllm:prompt_tokens_total', 'counter', 'Prompt tokens of finished requests.', [[m, this.promptTokens]]);
     metric('vllm:generation_tokens_total', 'counter', 'Generated tokens of finished requests.', [[m, this.generationTokens]]);
     metric(

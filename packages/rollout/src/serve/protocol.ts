@@ -10,7 +10,14 @@ import { z } from 'zod';
 /** The most alternatives `logprobs` / `top_logprobs` / `prompt_logprobs` may ask for (vLLM's default limit). */
 const MAX_LOGPROBS = 20;
 
-const Stop = z.union([z.string(), z.array(z.string()).max(64)]).nullish();
+/** The most stop strings a request may give (vLLM has no limit; each one is looked for after every token). */
+const MAX_STOP_STRINGS = 64;
+const Stop = z
+  .union([z.string(), z.array(z.string())])
+  .refine((s) => typeof s === 'string' || s.length <= MAX_STOP_STRINGS, {
+    error: (i) => `at most ${MAX_STOP_STRINGS} stop strings, not ${(i.input as string[]).length}`,
+  })
+  .nullish();
 const TokenId = z
   .number()
   .int()

@@ -301,7 +301,7 @@ describe('rlvr-serve command line', () => {
   it('exits 2 on bad usage and 1 on a directory that is not a model', async () => {
     const a = io();
     expect((await runServe([], a.io)).code).toBe(2);
-    expect(a.out.stderr).toMatch(/^rlvr-serve: --model: is required\n/);
+    expect(a.out.stderr).toBe('rlvr-serve: --model: is required\n(rlvr-serve --help lists the options)\n');
     const b = io();
     expect((await runServe(['--model', dir.dir, '--port', 'x'], b.io)).code).toBe(2);
     expect(b.out.stderr).toMatch(/^rlvr-serve: --port: must be an integer from 0 to 65535 \(got "x"\)\n/);

@@ -2,24 +2,16 @@ import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { CoreError, formatZodIssues, parseConfig, silentLogger, type Logger } from '@rlvr/core';
+import { CoreError, parseConfig, silentLogger, type Logger } from '@rlvr/core';
 import { PolicyWorkers, type ApplyChatTemplate, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
 import { DecodeQueue } from '../samplers/decode-queue.js';
 import { policySampler } from '../samplers/policy-sampler.js';
 import { WorkerDecodeExecutor } from '../samplers/worker-decode.js';
-import { tokensBytes } from '../spans/locate.js';
-import { chat, completions, encodePrompt, STREAMED, type Engine } from './generate.js';
-import { declaredTooLarge, errorBody, HttpError, readJson, refuseTooLarge, send } from './http.js';
+import { chat, completions, STREAMED, type Engine } from './generate.js';
+import { declaredTooLarge, echoName, errorBody, HttpError, JsonText, parseBody, readBody, refuseTooLarge, send } from './http.js';
 import { ServerMetrics } from './metrics.js';
-import {
-  DetokenizeRequestSchema,
-  messageText,
-  refusedParameter,
-  ServeChatRequestSchema,
-  ServeCompletionRequestSchema,
-  TokenizeRequestSchema,
-  withoutNoops,
-} from './protocol.js';
+import { bringsTemplate, prepareRequest, type TextEngine, type TextRoute } from './requests.js';
+import { TextThread, type ThreadPrepared } from './text-thread.js';
 
 export const PolicyServerOptionsSchema = z
   .object({
@@ -45,6 +37,22 @@ export const PolicyServerOptionsSchema = z
       .default(32 * 1024 * 1024),
     /** completions (prompts x n) one request may ask for */
     maxRowsPerRequest: z.number().int().min(1).default(1024),
+    /**
+     * a body up to this many bytes is parsed, templated and tokenized in the server's thread (at most
+     * a few ms); a larger one in the text thread (with `policy.source`), so that it never blocks the
+     * server: 0 sends every body there
+     */
+    inlineBodyBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024),
+    /** the text thread's limit for one body (a chat template that loops): a 400, and a fresh thread */
+    textTimeoutMs: z.number().int().min(1).default(60_000),
+    /** a connection that has not sent its request's headers this long after it began is cut off with a 408 (slowloris) */
+    headersTimeoutMs: z.number().int().min(1).default(20_000),
+    /** ... and one that has not sent its whole request (headers and body) this long after it began */
+    requestTimeoutMs: z.number().int().min(1).default(120_000),
     /** when set, `/v1/*` needs `Authorization: Bearer <apiKey>` (vLLM's `--api-key`) */
     apiKey: z.string().min(1).optional(),
   })
@@ -63,6 +71,13 @@ export interface ServedPolicy {
    * config, given its weights at the start; the caller closes them after `close()`
    */
   workers?: PolicyWorkers;
+  /**
+   * where the text thread loads the tokenizer and chat template from (`tokenizer`: a spec for
+   * `loadTokenizer`, default the directory's; the template is `modelChatTemplate(dir)`'s, which should
+   * be `applyChatTemplate`). Without it, no text thread: every body is handled in the server's thread,
+   * and a big one blocks it while it is tokenized.
+   */
+  source?: { dir: string; tokenizer?: string };
 }
 
 export interface PolicyServer {
@@ -90,7 +105,10 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
  * `batchSize` rows; a new request's rows join it as soon as there is room (see `DecodeQueue`). A
  * client that disconnects cancels its rows. Bad requests get a 400 naming the parameter (every
  * parameter is implemented or refused, none ignored); a wrong `model` or route a 404; a wrong
- * method a 405; a body over `maxBodyBytes` a 413, sent before the body is read.
+ * method a 405; a body over `maxBodyBytes` a 413, sent before the body is read; a body nested
+ * deeper than 64 levels a 400. Bodies over `inlineBodyBytes`, and chat templates requests bring, are
+ * parsed, rendered and tokenized in a text thread, so that no request blocks the server's thread.
+ * After `close()` begins, every response says `Connection: close`.
  */
 export async function startPolicyServer(
   policy: ServedPolicy,
@@ -128,14 +146,30 @@ export async function startPolicyServer(
     model,
     tokenizer,
     sampler: { tokenBytes: sampler.tokenBytes, eosTokenIds: sampler.eosTokenIds, decode: (rows, signal) => queue.submit(rows, signal) },
-    applyChatTemplate: policy.applyChatTemplate,
     servedModelName: o.servedModelName,
-    defaultMaxTokens: o.defaultMaxTokens,
-    maxRowsPerRequest: o.maxRowsPerRequest,
     onFinished: (p, c, reasons) => metrics.finish(p, c, reasons),
   };
-  const created = Math.floor(Date.now() / 1000);
   const context = model.config.max_position_embeddings;
+  const limits = {
+    servedModelName: o.servedModelName,
+    context,
+    vocab: model.dims.V,
+    defaultMaxTokens: o.defaultMaxTokens,
+    maxRowsPerRequest: o.maxRowsPerRequest,
+  };
+  const text: TextEngine = { ...limits, tokenizer, tokenBytes: sampler.tokenBytes, applyChatTemplate: policy.applyChatTemplate };
+  let thread: TextThread | null = null;
+  if (policy.source !== undefined) {
+    try {
+      thread = await TextThread.start({ ...policy.source, limits }, { timeoutMs: o.textTimeoutMs });
+    } catch (e) {
+      if (ownWorkers) await workers!.close();
+      throw e;
+    }
+  }
+  /** set once `close()` began: every response then closes its connection, so that no client reuses it */
+  let draining = false;
+  const created = Math.floor(Date.now() / 1000);
   const modelCard = {
     id: o.servedModelName,
     object: 'model',
@@ -146,67 +180,7 @@ export async function startPolicyServer(
     max_model_len: context,
   };
   const inFlight = new Set<Promise<void>>();
-
-  const checkModel = (m: string | null | undefined): void => {
-    if (m != null && m !== o.servedModelName) throw new HttpError(404, `The model \`${m}\` does not exist.`, 'model');
-  };
-
-  function parse<S extends z.ZodType>(schema: S, body: unknown, endpoint: 'completions' | 'chat' | 'tokenize'): z.output<S> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the body must be a JSON object');
-    let fields = body as Record<string, unknown>;
-    if (endpoint !== 'tokenize') {
-      const refused = refusedParameter(fields, endpoint);
-      if (refused) throw new HttpError(400, refused.message, refused.param);
-      fields = withoutNoops(fields);
-      if (endpoint === 'chat' && fields.echo === false) delete fields.echo;
-    }
-    const r = schema.safeParse(fields);
-    if (r.success) return r.data;
-    const issue = r.error.issues[0]!;
-    const unknown = r.error.issues.find((i) => i.code === 'unrecognized_keys');
-    if (unknown && 'keys' in unknown) {
-      const keys = unknown.keys as string[];
-      const at = unknown.path.length > 0 ? `${unknown.path.join('.')}.` : '';
-      throw new HttpError(
-        400,
-        `unknown parameter${keys.length > 1 ? 's' : ''} ${keys.map((k) => at + k).join(', ')} (rlvr-serve refuses what it does not implement; see docs/serve.md)`,
-        at + keys[0]!,
-      );
-    }
-    throw new HttpError(400, `invalid request: ${formatZodIssues(r.error.issues, fields)}`, issue.path.join('.') || null);
-  }
-
-  const tokenize = (body: unknown): unknown => {
-    const r = parse(TokenizeRequestSchema, body, 'tokenize');
-    checkModel(r.model);
-    let text: string;
-    if ('prompt' in r) text = r.prompt;
-    else {
-      if (!policy.applyChatTemplate) throw new HttpError(400, 'this model has no chat template: tokenize a prompt instead', 'messages');
-      const { enable_thinking, ...extra } = r.chat_template_kwargs ?? {};
-      text = policy.applyChatTemplate(
-        r.messages.map((m) => ({ role: m.role, content: messageText(m.content) })),
-        {
-          addGenerationPrompt: r.add_generation_prompt ?? true,
-          enableThinking: typeof enable_thinking === 'boolean' ? enable_thinking : true,
-          ...(Object.keys(extra).length > 0 ? { extra } : {}),
-        },
-      );
-    }
-    const tokens = encodePrompt(engine, text, 'prompt' in r ? 'prompt' : 'messages', null);
-    const decoder = new TextDecoder();
-    const strs = r.return_token_strs === true ? tokens.map((id) => decoder.decode(sampler.tokenBytes.tokenBytes(id))) : null;
-    return { count: tokens.length, max_model_len: context, tokens, token_strs: strs };
-  };
-
-  const detokenize = (body: unknown): unknown => {
-    const r = parse(DetokenizeRequestSchema, body, 'tokenize');
-    checkModel(r.model);
-    const bad = r.tokens.findIndex((id) => id >= model.dims.V);
-    if (bad >= 0)
-      throw new HttpError(400, `token id ${r.tokens[bad]} at position ${bad} is not in the vocabulary [0, ${model.dims.V})`, 'tokens');
-    return { prompt: new TextDecoder().decode(tokensBytes(r.tokens, sampler.tokenBytes)) };
-  };
+  const openResponses = new Set<ServerResponse>();
 
   interface Route {
     method: 'GET' | 'POST';
@@ -214,7 +188,19 @@ export async function startPolicyServer(
     generates?: boolean;
     run(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<unknown>;
   }
-  const body = (req: IncomingMessage) => readJson(req, o.maxBodyBytes);
+  /** The text side of a request (`requests.ts`): in this thread for a small body, else in the text thread. */
+  const prepare = async (route: TextRoute, req: IncomingMessage): Promise<ThreadPrepared> => {
+    const bytes = await readBody(req, o.maxBodyBytes);
+    if (thread !== null && bytes.length > o.inlineBodyBytes) return thread.run(route, bytes);
+    const body = parseBody(bytes);
+    if (thread !== null && bringsTemplate(route, body)) return thread.run(route, bytes);
+    return prepareRequest(text, route, body);
+  };
+  const answerText = async (route: TextRoute, req: IncomingMessage): Promise<unknown> => {
+    const p = await prepare(route, req);
+    if (p.kind !== 'answer') throw new Error(`${route} prepared as ${p.kind}`);
+    return new JsonText(p.json);
+  };
   const routes: Record<string, Route> = {
     '/health': {
       method: 'GET',
@@ -224,26 +210,28 @@ export async function startPolicyServer(
       },
     },
     '/version': { method: 'GET', run: async () => ({ version: VERSION }) },
-    '/metrics': { method: 'GET', run: async () => metrics.render(queue.stats()) },
+    '/metrics': { method: 'GET', run: async () => metrics.render(queue.stats(), thread?.pending ?? 0) },
     '/v1/models': { method: 'GET', run: async () => ({ object: 'list', data: [modelCard] }) },
-    '/tokenize': { method: 'POST', run: async (req) => tokenize(await body(req)) },
-    '/detokenize': { method: 'POST', run: async (req) => detokenize(await body(req)) },
+    '/tokenize': { method: 'POST', run: (req) => answerText('/tokenize', req) },
+    '/detokenize': { method: 'POST', run: (req) => answerText('/detokenize', req) },
     '/v1/completions': {
       method: 'POST',
       generates: true,
       run: async (req, res, signal) => {
-        const r = parse(ServeCompletionRequestSchema, await body(req), 'completions');
-        checkModel(r.model);
-        return completions(engine, r, res, signal);
+        const p = await prepare('/v1/completions', req);
+        if (p.kind !== 'completions') throw new Error(`/v1/completions prepared as ${p.kind}`);
+        signal.throwIfAborted();
+        return completions(engine, p, res, signal);
       },
     },
     '/v1/chat/completions': {
       method: 'POST',
       generates: true,
       run: async (req, res, signal) => {
-        const r = parse(ServeChatRequestSchema, await body(req), 'chat');
-        checkModel(r.model);
-        return chat(engine, r, res, signal);
+        const p = await prepare('/v1/chat/completions', req);
+        if (p.kind !== 'chat') throw new Error(`/v1/chat/completions prepared as ${p.kind}`);
+        signal.throwIfAborted();
+        return chat(engine, p, res, signal);
       },
     },
   };
@@ -257,7 +245,7 @@ export async function startPolicyServer(
         route: {
           method: 'GET',
           run: async () => {
-            if (id !== o.servedModelName) throw new HttpError(404, `The model \`${id}\` does not exist.`, 'model');
+            if (id !== o.servedModelName) throw new HttpError(404, `The model \`${echoName(id)}\` does not exist.`, 'model');
             return modelCard;
           },
         },
@@ -271,6 +259,7 @@ export async function startPolicyServer(
     res.once('close', () => {
       if (!res.writableFinished) ac.abort(new Error('client disconnected'));
     });
+    if (draining) res.setHeader('connection', 'close');
     const path = (req.url ?? '/').split('?')[0]!;
     const started = performance.now();
     const found = routeOf(path);
@@ -280,8 +269,10 @@ export async function startPolicyServer(
       metrics.response(name, status, found?.route.generates ? (performance.now() - started) / 1000 : undefined);
     };
     try {
-      if (!found) throw new HttpError(404, `no route ${path} (routes: ${[...Object.keys(routes), '/v1/models/{id}'].join(', ')})`);
-      if (req.method !== found.route.method) throw new HttpError(405, `${path} takes ${found.route.method}, not ${req.method}`);
+      if (!found)
+        throw new HttpError(404, `no route ${echoName(path)} (routes: ${[...Object.keys(routes), '/v1/models/{id}'].join(', ')})`);
+      if (req.method !== found.route.method)
+        throw new HttpError(405, `${path} takes ${found.route.method}, not ${echoName(req.method ?? '')}`);
       if (o.apiKey !== undefined && path.startsWith('/v1/') && req.headers.authorization !== `Bearer ${o.apiKey}`)
         throw new HttpError(401, 'missing or wrong API key (Authorization: Bearer ...)');
       if (req.method === 'POST' && declaredTooLarge(req, o.maxBodyBytes)) {
@@ -324,14 +315,22 @@ export async function startPolicyServer(
     }
   }
 
-  const server = createServer((req, res) => {
-    const done = handle(req, res).finally(() => inFlight.delete(done));
+  // slowloris: a request still sending its headers (or its body) after these is answered 408 and cut off;
+  // Node checks every `connectionsCheckingInterval` ms
+  const server = createServer({ connectionsCheckingInterval: Math.min(1000, o.headersTimeoutMs) }, (req, res) => {
+    openResponses.add(res);
+    const done = handle(req, res).finally(() => {
+      inFlight.delete(done);
+      openResponses.delete(res);
+    });
     inFlight.add(done);
   });
   // Idle keep-alive connections stay open longer than clients keep them (undici: 4 s), so that the
   // client always closes first: a server closing one as the client reuses it is a reset POST.
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  // counted from the first byte of each request, not from the idle wait before it
+  server.headersTimeout = Math.min(o.headersTimeoutMs, o.requestTimeoutMs);
+  server.requestTimeout = o.requestTimeoutMs;
   // `Expect: 100-continue`: a body declared too large is refused before the client sends it
   server.on('checkContinue', (req, res) => {
     if (declaredTooLarge(req, o.maxBodyBytes)) {
@@ -350,6 +349,7 @@ export async function startPolicyServer(
       resolve();
     });
   }).catch(async (e: unknown) => {
+    await thread?.close();
     if (ownWorkers) await workers!.close();
     throw e;
   });
@@ -360,12 +360,21 @@ export async function startPolicyServer(
     host: o.host,
     port,
     close: async () => {
+      draining = true;
+      // the responses already begun but not yet sent close their connections too
+      // (a stream whose headers went out ends its connection once it is done)
+      for (const res of openResponses) {
+        if (!res.headersSent) res.setHeader('connection', 'close');
+        else res.once('finish', () => res.socket?.end());
+      }
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await Promise.allSettled([...inFlight]);
+      // a request that arrives meanwhile on a connection still open is served (and closes it)
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       server.closeAllConnections();
       await closed;
       closing = true;
+      await thread?.close();
       if (ownWorkers) await workers!.close();
     },
   };

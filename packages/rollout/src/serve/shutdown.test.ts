@@ -1,0 +1,150 @@
+/**
+ * `rlvr-serve` through its bin (issue 32): after SIGTERM every response says `Connection: close`, so
+ * that a client does not send its next request on a socket the server is about to close (a request
+ * 0.5 s later is refused on a new connection, never reset); and connections that send their headers
+ * or body too slowly (slowloris) are answered 408 and closed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinyModelDir } from '../test-utils/tiny-policy.js';
+
+const BIN = fileURLToPath(new URL('../../bin/rlvr-serve.js', import.meta.url));
+
+let dir: { dir: string; remove(): void };
+beforeAll(async () => {
+  dir = await tinyModelDir();
+});
+afterAll(() => dir?.remove());
+
+/** The bin on a free port; resolves with its origin once it prints where it serves. */
+function startBin(extra: string[]): Promise<{ child: ChildProcess; origin: string; exited: Promise<number | null> }> {
+  const child = spawn(
+    process.execPath,
+    [BIN, '--model', dir.dir, '--port', '0', '--backend', 'cpu', '--workers', '1', '--served-model-name', 'tiny', '--quiet', ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c) => (err += c));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (c) => {
+      out += c;
+      const m = /on (http:\S+)\/v1/.exec(out);
+      if (m) resolve({ child, origin: m[1]!, exited });
+    });
+    child.once('exit', (code) => reject(new Error(`rlvr-serve exited ${code}: ${err}`)));
+  });
+}
+
+interface Answer {
+  status?: number;
+  connection?: string;
+  error?: string;
+  body?: string;
+}
+function post(origin: string, path: string, body: unknown, agent: Agent): Promise<Answer> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve) => {
+    const req = request(
+      `${origin}${path}`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, connection: res.headers.connection, body: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+    req.end(text);
+  });
+}
+
+describe('rlvr-serve after SIGTERM', () => {
+  it('answers the requests in flight with Connection: close; a request 0.5 s later is refused, not reset', {
+    timeout: 180_000,
+  }, async () => {
+    const s = await startBin([]);
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    // warm the sockets: each kept alive after its answer
+    const warm = await Promise.all(
+      Array.from({ length: 4 }, () => post(s.origin, '/v1/completions', { model: 'tiny', prompt: 'Ann', max_tokens: 1 }, agent)),
+    );
+    expect(warm.map((a) => [a.status, a.connection])).toEqual(Array(4).fill([200, 'keep-alive']));
+    // 2 long requests in flight (on 2 of those sockets), then SIGTERM
+    const long = { model: 'tiny', prompt: 'Ann', max_tokens: 200, ignore_eos: true, n: 16, temperature: 1 };
+    const inFlight = [post(s.origin, '/v1/completions', long, agent), post(s.origin, '/v1/completions', long, agent)];
+    for (;;) {
+      const m = await fetch(`${s.origin}/metrics`).then((r) => r.text());
+      const gauge = (name: string) => Number(new RegExp(`^vllm:${name}\\{[^}]*\\} (\\d+)$`, 'm').exec(m)?.[1]);
+      // the second waits for room in the batch (16 rows): both are in flight
+      if (gauge('num_requests_running') + gauge('num_requests_waiting') === 2) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    s.child.kill('SIGTERM');
+    const answers = await Promise.all(inFlight);
+    expect(answers.map((a) => [a.status, a.connection])).toEqual([
+      [200, 'close'],
+      [200, 'close'],
+    ]);
+    expect(JSON.parse(answers[0]!.body!).choices).toHaveLength(16);
+    await new Promise((r) => setTimeout(r, 500));
+    const later = await post(s.origin, '/v1/completions', { model: 'tiny', prompt: 'Ann', max_tokens: 1 }, agent);
+    // a fresh connection to a server no longer listening, or an answer that closes: never ECONNRESET
+    expect(later.error === 'ECONNREFUSED' || later.connection === 'close', JSON.stringify(later)).toBe(true);
+    expect(await s.exited).toBe(0);
+    agent.destroy();
+  });
+});
+
+/** A raw connection that sends `head` and then one more piece every `everyMs`; resolves with what the server wrote once it closes. */
+function trickle(origin: string, head: string, piece: string, everyMs: number): Promise<string> {
+  const u = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = connect(Number(u.port), u.hostname);
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.write(head);
+    const t = setInterval(() => socket.write(piece), everyMs);
+    socket.on('close', () => {
+      clearInterval(t);
+      resolve(got);
+    });
+  });
+}
+
+describe('rlvr-serve against slow clients', () => {
+  let s: Awaited<ReturnType<typeof startBin>>;
+  beforeAll(async () => {
+    s = await startBin(['--headers-timeout-ms', '1000', '--request-timeout-ms', '2000']);
+  }, 120_000);
+  afterAll(async () => {
+    s?.child.kill('SIGTERM');
+    await s?.exited;
+  });
+
+  it('cuts off a connection that trickles its headers, or its body, with a 408; others are served meanwhile', {
+    timeout: 120_000,
+  }, async () => {
+    const headers = trickle(s.origin, 'POST /v1/completions HTTP/1.1\r\nHost: x\r\n', 'X-a: b\r\n', 100);
+    const body = trickle(
+      s.origin,
+      'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n',
+      ' ',
+      100,
+    );
+    const ok = await fetch(`${s.origin}/v1/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'tiny', prompt: 'Ann', max_tokens: 2 }),
+    });
+    expect(ok.status).toBe(200);
+    expect(await headers).toMatch(/^HTTP\/1\.1 408 /);
+    expect(await body).toMatch(/^HTTP\/1\.1 408 /);
+  });
+});
