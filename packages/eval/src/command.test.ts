@@ -6,10 +6,11 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
-import { loadTasks, promptBuilder, runServe } from '@rlvr/rollout';
+import { loadTasks, promptBuilder, runServe, syntheticGenerator } from '@rlvr/rollout';
 import type { PolicyServer } from '@rlvr/rollout';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { greedyEval } from './held-out.js';
+import { writeHeldOut } from './run-held-out.js';
 import type { EvalResult } from './run.js';
 import { BIN, DATA, WARMUP } from './test-utils/paths.js';
 
@@ -20,10 +21,15 @@ const FAST = ['--max-tokens', '48', '-q'];
 function rlvrEval(
   args: readonly string[],
   env: Record<string, string> = { NO_COLOR: '1' },
+  cwd?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { FORCE_COLOR: _f, NO_COLOR: _n, ...base } = process.env;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...base, ...env } });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...base, ...env },
+      ...(cwd === undefined ? {} : { cwd }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -231,6 +237,50 @@ describe('rlvr eval on several datasets', () => {
   });
 });
 
+describe('rlvr eval --held-out RUN_DIR', () => {
+  test("evaluates the run's own held-out problems, regenerated from its config; the results file is named after the run", async () => {
+    const cwd = await emptyDir();
+    const run = join(WARMUP, 'run');
+    const r = await rlvrEval(
+      ['--held-out', run, '--model', WARMUP, '--backend', 'wasm', '--limit', '4', '--n', '1', '--temperature', '0', ...FAST],
+      { NO_COLOR: '1' },
+      cwd,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const files = await readdir(cwd);
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^eval-run-\d{8}-\d{6}\.json$/);
+    const result = await readResult(join(cwd, files[0]!));
+    expect(result.datasets.map((d) => [d.name, d.problems])).toEqual([['held-out', 4]]);
+    // the scratch file of the problems is gone
+    expect(existsSync(result.datasets[0]!.file)).toBe(false);
+    // the problems are the run's: eval.seed and eval.problems of its config.json, through the synthetic generator
+    const config = JSON.parse(await readFile(join(run, 'config.json'), 'utf8')) as { eval: { seed: number } };
+    const held = join(cwd, 'held.jsonl');
+    await writeHeldOut(run, held);
+    const rows = (await readFile(held, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { question: string });
+    expect(rows.map((x) => x.question)).toEqual(
+      syntheticGenerator()
+        .tasks(config.eval.seed, 128)
+        .map((t) => t.question),
+    );
+  }, 300_000);
+
+  test('a directory that is not a run: one line, exit 1, nothing written; --dataset with --held-out is a usage error', async () => {
+    const cwd = await emptyDir();
+    const r = await rlvrEval(['--held-out', cwd, '--model', WARMUP, '-q'], { NO_COLOR: '1' }, cwd);
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr).toBe(`rlvr-eval: ${cwd}: not a run directory (no config.json there)\n`);
+    expect(await readdir(cwd)).toEqual([]);
+    const both = await rlvrEval(['--held-out', cwd, '--dataset', DATA, '-q']);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toContain('give --held-out RUN_DIR or --dataset FILE, not both');
+  });
+});
+
 describe('rlvr eval --endpoint', () => {
   test('at temperature 0, rlvr-serve on loopback gives the local model result problem by problem (model name from GET /models)', async () => {
     const local = join(root, 'local.json');
@@ -248,7 +298,7 @@ describe('rlvr eval --endpoint', () => {
       url: `http://127.0.0.1:${server.port}/v1`,
       model: WARMUP,
       api: 'completions',
-      template: 'plain',
+      template: 'model',
     });
     expect(R.options).toMatchObject({
       endpoint: `http://127.0.0.1:${server.port}`,
@@ -266,6 +316,77 @@ describe('rlvr eval --endpoint', () => {
     // the table rows match too
     expect(rr.stdout.split('\n').slice(0, 3)).toEqual(rl.stdout.split('\n').slice(0, 3));
   });
+
+  test("without --max-tokens both paths take the model's chat template and the same budget: the rest of the context", async () => {
+    const local = join(root, 'local-budget.json');
+    const remote = join(root, 'remote-budget.json');
+    const common = ['--dataset', DATA, '--n', '1', '--temperature', '0', '--limit', '6', '-q'];
+    const rl = await rlvr('eval', '--model', WARMUP, '--backend', 'wasm', '--out', local, ...common);
+    expect(rl.code, rl.stderr).toBe(0);
+    const proxy = await recordingProxy(server.url.replace(/\/v1$/, ''));
+    try {
+      const rr = await rlvr('eval', '--endpoint', proxy.url, '--out', remote, ...common);
+      expect(rr.code, rr.stderr).toBe(0);
+      const [L, R] = [await readResult(local), await readResult(remote)];
+      // the warm-up's context is 256 tokens and its longest prompt here 33: 223 new tokens on both paths
+      const tok = loadTokenizer(WARMUP);
+      const longest = Math.max(
+        ...(await loadTasks(DATA, 'synthetic')).slice(0, 6).map((t) => tok.encode(promptBuilder().text(t.question)).length),
+      );
+      tok.free();
+      expect(L.options.maxTokens).toBe(256 - longest);
+      expect(R.options.maxTokens).toBe(L.options.maxTokens);
+      expect(L.policy.template).toBe('tokenizer_config.json');
+      expect(R.policy.template).toBe('model');
+      // the prompts went as the ids the server's /tokenize gave for the messages (thinking off, as locally)
+      const tokenized = proxy.exchanges.filter((x) => x.path === '/tokenize');
+      expect(tokenized).toHaveLength(6);
+      expect(tokenized[0]!.body).toMatchObject({ add_generation_prompt: true, chat_template_kwargs: { enable_thinking: false } });
+      const sent = proxy.exchanges.filter((x) => x.path === '/v1/completions');
+      expect(sent).toHaveLength(6);
+      for (const x of sent) expect(Array.isArray((x.body as { prompt: unknown }).prompt)).toBe(true);
+      const [l, r] = [L.datasets[0]!, R.datasets[0]!];
+      for (const k of ['correct', 'accuracy', 'meanTokens', 'truncated', 'noAnswer'] as const) expect(r[k], k).toEqual(l[k]);
+    } finally {
+      await proxy.close();
+    }
+  }, 300_000);
+
+  test('a server without /tokenize: the plain layout, a budget estimated from bytes, and one warning', async () => {
+    const proxy = await recordingProxy(server.url.replace(/\/v1$/, ''), ['/tokenize']);
+    try {
+      const out = join(root, 'remote-no-tokenize.json');
+      const rr = await rlvrEval([
+        '--endpoint',
+        proxy.url,
+        '--out',
+        out,
+        '--dataset',
+        DATA,
+        '--temperature',
+        '0',
+        '--n',
+        '1',
+        '--limit',
+        '2',
+        '--max-tokens',
+        '24',
+      ]);
+      expect(rr.code, rr.stderr).toBe(0);
+      expect(
+        rr.stderr.split('\n').filter((l) => l.includes('warning:')),
+        rr.stderr,
+      ).toEqual([
+        `rlvr-eval: warning: ${proxy.url.replace(/\/v1$/, '')}/tokenize is not available: prompts use the plain layout and the token budget is estimated from their bytes`,
+      ]);
+      expect((await readResult(out)).policy.template).toBe('plain');
+      const bad = await rlvrEval(['--endpoint', proxy.url, '--template', 'model', '--dataset', DATA, '--limit', '1', '-q']);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain("/tokenize is not available: the model's template needs it; use --template plain|chatml or --chat");
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
 
   test('sampled with the same seed, rlvr-serve (which honours the seed field) gives the local samples too, in every request shape', async () => {
     const local = join(root, 'local-sampled.json');
@@ -310,6 +431,8 @@ describe('rlvr eval --endpoint', () => {
 /** An HTTP proxy on loopback in front of `target` that records each request's path and JSON body and the bytes of its response. */
 async function recordingProxy(
   target: string,
+  /** paths answered 404 here, as a server without them would */
+  missing: readonly string[] = [],
 ): Promise<{ url: string; exchanges: { path: string; body: unknown; responseBytes: number }[]; close(): Promise<void> }> {
   const exchanges: { path: string; body: unknown; responseBytes: number }[] = [];
   const proxy = createHttpServer((req, res) => {
@@ -319,6 +442,10 @@ async function recordingProxy(
       const raw = Buffer.concat(chunks);
       const x = { path: req.url ?? '', body: raw.length > 0 ? JSON.parse(raw.toString('utf8')) : null, responseBytes: 0 };
       exchanges.push(x);
+      if (missing.includes(x.path)) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
+        return;
+      }
       const upstream = await fetch(target + x.path, {
         method: req.method ?? 'GET',
         headers: { 'content-type': 'application/json' },
@@ -358,7 +485,7 @@ describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
     expect(r.code, r.stderr).toBe(code);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trimEnd().split('\n');
-    if (code === 2) expect(lines[1]).toMatch(/^usage: rlvr eval /);
+    if (code === 2) expect(lines.slice(1)).toEqual(['(rlvr-eval --help lists the options)']);
     else expect(lines).toHaveLength(1);
     if (typeof message === 'string') expect(lines[0]).toBe(message);
     else expect(lines[0]).toMatch(message);

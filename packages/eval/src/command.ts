@@ -3,7 +3,9 @@
  * `rlvr` CLI composes. The evaluation itself is `runEval` (run.ts), loaded only when the command
  * runs, so composing this command loads no TensorFlow.js.
  */
-import { basename, resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   StatusLine,
   assertWritable,
@@ -22,6 +24,7 @@ import type { EvalLogger, EvalProgress, EvalResult } from './run.js';
 export const PRESET_NAMES = ['math500', 'aime24', 'amc23', 'minerva', 'college', 'olympiad', 'synthetic'] as const;
 
 export const EVAL_USAGE = `usage: rlvr eval (--model DIR | --endpoint URL) --dataset FILE [--dataset FILE ...] [options]
+       rlvr eval --held-out RUN_DIR [--model DIR | --endpoint URL] [options]
        (also installed as rlvr-eval, with the same options)
 
 Evaluate a policy the paper's way: n samples per problem, each graded by math-verify against
@@ -47,6 +50,8 @@ policy (one of):
 
 data:
   --dataset FILE        a JSON-lines file of problems (repeatable)
+  --held-out RUN_DIR    instead: the held-out problems of an rlvr train run, regenerated from its
+                        config.json as the run chose them; the policy defaults to RUN_DIR/model
   --preset LAYOUT       its field layout: ${PRESET_NAMES.join('|')}, or a field mapping
                         as rlvr train reads in data.format, e.g.
                         '{"question":"problem","answer":"solution","answerFormat":"last_boxed"}'
@@ -64,8 +69,10 @@ sampling:
   --max-tokens N        new tokens per sample (default 8192, less where the context is shorter)
   --seed N              seeds each problem's samples (default 0): the same seed gives the
                         same samples on a local model
-  --template NAME       prompt layout: model (local default: the model's chat template, else
-                        plain), plain (endpoint default: User:/Assistant: blocks) or chatml
+  --template NAME       prompt layout: model (default: the model's chat template, else plain;
+                        an endpoint renders it with its POST /tokenize, as vLLM and rlvr-serve
+                        offer, and falls back to plain with a warning), plain (User:/Assistant:
+                        blocks) or chatml. The token budget counts the prompts exactly either way
   --batch-size N        local model: rows decoded together (default 16)
   --backend NAME        local model: auto, tensorflow, wasm or cpu (default auto)
   --workers N|auto      local model: policy worker threads decoding side by side (default auto:
@@ -73,7 +80,8 @@ sampling:
 
 output:
   --out FILE            the JSON result (default eval-NAME-YYYYMMDD-HHMMSS.json in the current
-                        directory, NAME = the model directory or served model); written whole
+                        directory, NAME = the run with --held-out, else the model directory (its
+                        run for RUN_DIR/model) or served model); written whole
                         or not at all, its directory must exist
   -q, --quiet           no progress on stderr
   -h, --help            this help`;
@@ -102,6 +110,7 @@ export const evalCommand: Command = {
     stream: { type: 'boolean' },
     'token-ids': { type: 'boolean' },
     dataset: { type: 'string', multiple: true },
+    'held-out': { type: 'string' },
     preset: { type: 'string', multiple: true },
     limit: { type: 'string' },
     'max-question-chars': { type: 'string' },
@@ -119,7 +128,11 @@ export const evalCommand: Command = {
     quiet: { type: 'boolean', short: 'q' },
   },
   async run({ values, io, color, prog }) {
-    const model = values.model as string | undefined;
+    const runDir = values['held-out'] as string | undefined;
+    if (runDir !== undefined && values.dataset !== undefined)
+      throw usageError('give --held-out RUN_DIR or --dataset FILE, not both', 'held-out');
+    const model =
+      (values.model as string | undefined) ?? (runDir !== undefined && values.endpoint === undefined ? join(runDir, 'model') : undefined);
     const endpoint = values.endpoint as string | undefined;
     if (model === undefined && endpoint === undefined) throw usageError('give the policy to evaluate: --model DIR or --endpoint URL');
     if (model !== undefined && endpoint !== undefined) throw usageError('give one of --model and --endpoint, not both');
@@ -133,64 +146,84 @@ export const evalCommand: Command = {
         if (values[flag] !== undefined) throw usageError('goes with --model', flag);
     }
     const files = (values.dataset as string[] | undefined) ?? [];
-    if (files.length === 0) throw usageError('give at least one --dataset FILE');
+    if (files.length === 0 && runDir === undefined) throw usageError('give at least one --dataset FILE (or --held-out RUN_DIR)');
+    if (runDir !== undefined && values.preset !== undefined) throw usageError('goes with --dataset', 'preset');
     const env = io.env ?? process.env;
     const { datasetsOf } = await import('./datasets-of.js');
-    const input: Record<string, unknown> = {
-      datasets: datasetsOf(files, (values.preset as string[] | undefined) ?? []),
-      model,
-      endpoint,
-      modelName: values['model-name'],
-      apiKey: values['api-key'] ?? (endpoint !== undefined && env.OPENAI_API_KEY ? env.OPENAI_API_KEY : undefined),
-      chat: values.chat,
-      concurrency: int(values, 'concurrency'),
-      stream: values.stream,
-      tokenIds: values['token-ids'],
-      n: int(values, 'n'),
-      temperature: numberFlag(values, 'temperature'),
-      topP: numberFlag(values, 'top-p'),
-      topK: int(values, 'top-k'),
-      maxTokens: int(values, 'max-tokens'),
-      limit: int(values, 'limit'),
-      maxQuestionChars: int(values, 'max-question-chars'),
-      seed: int(values, 'seed'),
-      template: values.template,
-      batchSize: int(values, 'batch-size'),
-      backend: values.backend,
-      workers:
-        values.workers === undefined || values.workers === 'auto'
-          ? values.workers
-          : /^\d+$/.test(values.workers as string)
-            ? Number(values.workers)
-            : values.workers,
-    };
-    for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
-    const { EvalOptionsSchema } = await import('./options.js');
-    const parsed = EvalOptionsSchema.safeParse(input);
-    if (!parsed.success) throw schemaUsageError(parsed.error.issues, input, FLAGS);
-
-    // a mistyped --out fails now, not after the evaluation
-    const out = values.out as string | undefined;
-    const started = new Date();
-    await assertWritable(out ?? resolve('eval.json'));
-    const { runEval, secondsPer } = await import('./run.js');
-    const logger = progressLogger(new StatusLine(io.stderr, prog, { live: color, quiet: values.quiet === true }), secondsPer);
-    let result: EvalResult;
+    let scratch: string | undefined;
+    let datasets: unknown;
+    if (runDir !== undefined) {
+      const { writeHeldOut } = await import('./run-held-out.js');
+      scratch = await mkdtemp(join(tmpdir(), 'rlvr-held-out-'));
+      const file = join(scratch, 'held-out.jsonl');
+      await writeHeldOut(runDir, file).catch(async (err: unknown) => {
+        await rm(scratch!, { recursive: true, force: true });
+        throw err;
+      });
+      datasets = [{ file, preset: 'synthetic', name: 'held-out' }];
+    } else datasets = datasetsOf(files, (values.preset as string[] | undefined) ?? []);
     try {
-      result = await runEval(parsed.data, logger);
-    } catch (err) {
-      // options that do not fit the model (a --max-tokens beyond its context) are usage errors too
-      if (isRlvrError(err) && err.name === 'EvaluationError' && err.code === 'invalid_options') throw usageError(err.message);
-      throw err;
+      return await evaluate(datasets);
     } finally {
-      logger.done();
+      if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
     }
-    const { formatEvalJson, formatEvalTable } = await import('./table.js');
-    const file = out ?? defaultOut(result, started);
-    await writeFileAtomic(file, formatEvalJson(result));
-    io.stdout.write(formatEvalTable(result) + '\n');
-    io.stdout.write(`results: ${file}\n`);
-    return 0;
+    async function evaluate(datasets: unknown): Promise<number> {
+      const input: Record<string, unknown> = {
+        datasets,
+        model,
+        endpoint,
+        modelName: values['model-name'],
+        apiKey: values['api-key'] ?? (endpoint !== undefined && env.OPENAI_API_KEY ? env.OPENAI_API_KEY : undefined),
+        chat: values.chat,
+        concurrency: int(values, 'concurrency'),
+        stream: values.stream,
+        tokenIds: values['token-ids'],
+        n: int(values, 'n'),
+        temperature: numberFlag(values, 'temperature'),
+        topP: numberFlag(values, 'top-p'),
+        topK: int(values, 'top-k'),
+        maxTokens: int(values, 'max-tokens'),
+        limit: int(values, 'limit'),
+        maxQuestionChars: int(values, 'max-question-chars'),
+        seed: int(values, 'seed'),
+        template: values.template,
+        batchSize: int(values, 'batch-size'),
+        backend: values.backend,
+        workers:
+          values.workers === undefined || values.workers === 'auto'
+            ? values.workers
+            : /^\d+$/.test(values.workers as string)
+              ? Number(values.workers)
+              : values.workers,
+      };
+      for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
+      const { EvalOptionsSchema } = await import('./options.js');
+      const parsed = EvalOptionsSchema.safeParse(input);
+      if (!parsed.success) throw schemaUsageError(parsed.error.issues, input, FLAGS);
+
+      // a mistyped --out fails now, not after the evaluation
+      const out = values.out as string | undefined;
+      const started = new Date();
+      await assertWritable(out ?? resolve('eval.json'));
+      const { runEval, secondsPer } = await import('./run.js');
+      const logger = progressLogger(new StatusLine(io.stderr, prog, { live: color, quiet: values.quiet === true }), secondsPer);
+      let result: EvalResult;
+      try {
+        result = await runEval(parsed.data, logger);
+      } catch (err) {
+        // options that do not fit the model (a --max-tokens beyond its context) are usage errors too
+        if (isRlvrError(err) && err.name === 'EvaluationError' && err.code === 'invalid_options') throw usageError(err.message);
+        throw err;
+      } finally {
+        logger.done();
+      }
+      const { formatEvalJson, formatEvalTable } = await import('./table.js');
+      const file = out ?? defaultOut(result, started, runDir);
+      await writeFileAtomic(file, formatEvalJson(result));
+      io.stdout.write(formatEvalTable(result) + '\n');
+      io.stdout.write(`results: ${file}\n`);
+      return 0;
+    }
   },
 };
 
@@ -199,9 +232,18 @@ function int(values: FlagValues, name: string): number | undefined {
   return intFlag(values, name, { min: 0 });
 }
 
-/** `eval-warmup-20261203-061500.json`: a new file per run, so repeating a command never overwrites. */
-function defaultOut(result: EvalResult, started: Date): string {
-  const name = result.policy.kind === 'model' ? basename(result.policy.dir) : (result.policy.model.split('/').at(-1) ?? 'endpoint');
+/** `eval-warmup-20261203-061500.json`: a new file per run, so repeating a command never overwrites; a run's model is named after its run. */
+function defaultOut(result: EvalResult, started: Date, runDir: string | undefined): string {
+  const p = result.policy;
+  const dir = p.kind === 'model' ? p.dir : undefined;
+  const name =
+    runDir !== undefined
+      ? basename(resolve(runDir))
+      : dir !== undefined
+        ? basename(dir === '' ? '.' : basename(dir) === 'model' ? dirname(dir) : dir)
+        : p.kind === 'endpoint'
+          ? (p.model.split('/').at(-1) ?? 'endpoint')
+          : 'model';
   return `eval-${name.replace(/[^A-Za-z0-9_.+-]/g, '_') || 'model'}-${timestamp(started)}.json`;
 }
 

@@ -185,25 +185,44 @@ export async function endpointEngine(
   if (o.modelName !== undefined && served === undefined)
     logger.warn?.(`${base}/models does not list ${name} (it lists ${listed.map((x) => x.id).join(', ') || 'nothing'})`);
   const api = o.chat ? 'chat' : 'completions';
-  const template = o.chat ? 'server' : (o.template ?? 'plain');
-  const builder: PromptBuilder = promptBuilder({}, o.chat ? chatmlTemplate : templateOf(template as 'plain' | 'chatml'));
+  // the text rendered here: the chosen layout, plain where the server's template was asked for and /tokenize is missing
+  const builder: PromptBuilder = promptBuilder({}, o.chat ? chatmlTemplate : templateOf(o.template === 'chatml' ? 'chatml' : 'plain'));
+  // the server's POST /tokenize (vLLM, rlvr-serve) renders the model's chat template and counts every prompt exactly,
+  // so an endpoint gets the local model's prompts and token budget
+  const exact = await tokenizeAll(base, o, name, questions, builder, logger);
+  const template = o.chat ? 'server' : exact === undefined ? (o.template ?? 'plain') : (o.template ?? 'model');
+  if (exact === undefined && template === 'model')
+    throw new EvaluationError(
+      'server_error',
+      `${tokenizeUrl(base)} is not available: the model's template needs it; use --template plain|chatml or --chat`,
+    );
   const prompts = new Map<string, SamplePrompt>();
-  // bytes bound the tokens of a byte-level BPE tokenizer; the chat case is estimated from the ChatML rendering
-  let longest = { bytes: 0, at: {} as ErrorLocation };
+  let longest = { tokens: 0, at: {} as ErrorLocation };
   const te = new TextEncoder();
   for (const q of questions) {
-    prompts.set(q.text, o.chat ? { messages: builder.messages(q.text) } : { text: builder.text(q.text) });
-    const bytes = te.encode(builder.text(q.text)).length + (o.chat ? 32 : 0);
-    if (bytes > longest.bytes) longest = { bytes, at: q.location };
+    const ids = exact?.ids.get(q.text);
+    prompts.set(
+      q.text,
+      o.chat ? { messages: builder.messages(q.text) } : template === 'model' ? { tokens: ids! } : { text: builder.text(q.text) },
+    );
+    // without /tokenize, bytes bound the tokens of a byte-level BPE tokenizer (the chat case estimated from ChatML)
+    const tokens = ids?.length ?? te.encode(builder.text(q.text)).length + (o.chat ? 32 : 0);
+    if (tokens > longest.tokens) longest = { tokens, at: q.location };
   }
   let maxTokens = o.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const context = served?.maxModelLen;
-  if (o.maxTokens === undefined && context !== undefined && context - longest.bytes < maxTokens) {
-    maxTokens = context - longest.bytes;
+  const context = served?.maxModelLen ?? exact?.maxModelLen;
+  if (context !== undefined && exact !== undefined && o.maxTokens !== undefined && o.maxTokens > context - longest.tokens)
+    throw new EvaluationError(
+      'invalid_options',
+      `max tokens ${o.maxTokens} does not fit: the longest prompt has ${longest.tokens} tokens and the server's context is ${context} (at most ${context - longest.tokens})`,
+      longest.at,
+    );
+  if (o.maxTokens === undefined && context !== undefined && context - longest.tokens < maxTokens) {
+    maxTokens = context - longest.tokens;
     if (maxTokens < 1)
       throw new EvaluationError(
         'invalid_options',
-        `no room for a default max tokens: the server's context is ${context} tokens and this prompt may take up to ${longest.bytes}; set it (--max-tokens)`,
+        `no room for a default max tokens: the server's context is ${context} tokens and this prompt ${exact === undefined ? 'may take up to' : 'has'} ${longest.tokens}; set it (--max-tokens)`,
         longest.at,
       );
   }
@@ -263,6 +282,78 @@ export async function endpointEngine(
   return engine;
 }
 
+/** `{root}/tokenize`: vLLM serves it beside `/v1`, not under it. */
+const tokenizeUrl = (base: string): string => `${base.replace(/\/v1$/, '')}/tokenize`;
+
+/**
+ * Every question's prompt ids from the server's POST /tokenize: the messages through the served
+ * model's chat template (thinking off, as the local path renders them) by default or with `chat`,
+ * else the text rendered here. Undefined where the server has no /tokenize (404, 405, not JSON).
+ */
+async function tokenizeAll(
+  base: string,
+  o: EvalOptions,
+  model: string,
+  questions: readonly Question[],
+  builder: PromptBuilder,
+  logger: EngineLogger,
+): Promise<{ ids: Map<string, number[]>; maxModelLen?: number } | undefined> {
+  const url = tokenizeUrl(base);
+  const viaTemplate = o.chat || o.template === undefined || o.template === 'model';
+  const body = (q: Question) =>
+    viaTemplate
+      ? { model, messages: builder.messages(q.text), add_generation_prompt: true, chat_template_kwargs: { enable_thinking: false } }
+      : { model, prompt: builder.text(q.text) };
+  const ask = async (q: Question): Promise<{ tokens: number[]; max_model_len?: number } | undefined> => {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(o.apiKey === undefined ? {} : { authorization: `Bearer ${o.apiKey}` }) },
+        body: JSON.stringify(body(q)),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      throw new EvaluationError('server_error', `cannot reach ${url}: ${(err as Error).message}`, q.location, { cause: err });
+    }
+    const text = await res.text();
+    if (res.status === 404 || res.status === 405) return undefined;
+    if (!res.ok)
+      throw new EvaluationError(
+        'server_error',
+        `${url} answered HTTP ${res.status}: ${text.replace(/\s+/g, ' ').trim().slice(0, 200)}`,
+        q.location,
+      );
+    try {
+      const json = JSON.parse(text) as { tokens?: unknown; max_model_len?: unknown };
+      if (!Array.isArray(json.tokens) || !json.tokens.every((t) => Number.isInteger(t))) return undefined;
+      return { tokens: json.tokens as number[], ...(typeof json.max_model_len === 'number' ? { max_model_len: json.max_model_len } : {}) };
+    } catch {
+      return undefined;
+    }
+  };
+  if (questions.length === 0) return undefined;
+  const first = await ask(questions[0]!);
+  if (first === undefined) {
+    logger.warn?.(
+      `${url} is not available: prompts use the ${o.template ?? 'plain'} layout and the token budget is estimated from their bytes`,
+    );
+    return undefined;
+  }
+  const ids = new Map([[questions[0]!.text, first.tokens]]);
+  let next = 1;
+  const lane = async () => {
+    while (next < questions.length) {
+      const q = questions[next++]!;
+      const r = await ask(q);
+      if (r === undefined) throw new EvaluationError('server_error', `${url} stopped answering token ids`, q.location);
+      ids.set(q.text, r.tokens);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.concurrency, questions.length) }, lane));
+  return { ids, ...(first.max_model_len === undefined ? {} : { maxModelLen: first.max_model_len }) };
+}
+
 /** GET {base}/models: the served ids (and `max_model_len` where the server reports it, as vLLM does). */
 async function listModels(base: string, apiKey: string | undefined): Promise<{ id: string; maxModelLen?: number }[]> {
   const url = `${base}/models`;
@@ -304,5 +395,5 @@ async function listModels(base: string, apiKey: string | undefined): Promise<{ i
 export function describePolicy(p: EvalPolicy): string {
   return p.kind === 'model'
     ? `model ${p.dir} (${p.parameters.toLocaleString('en')} parameters, backend ${p.backend}, ${p.template} template)`
-    : `${p.model} at ${p.url} (/${p.api === 'chat' ? 'chat/completions' : 'completions'}, ${p.template === 'server' ? "the server's chat template" : `${p.template} template`})`;
+    : `${p.model} at ${p.url} (/${p.api === 'chat' ? 'chat/completions' : 'completions'}, ${p.template === 'server' ? "the server's chat template" : p.template === 'model' ? "the model's chat template, rendered by the server's /tokenize" : `${p.template} template`})`;
 }

@@ -25,7 +25,7 @@ export interface EvalProblem {
   seed: number;
   /** where the problem comes from (a dataset's file and line), for error messages */
   location?: ErrorLocation;
-  /** the question, for `examples` */
+  /** the question: the reward reads what it asks (unit, rounding, options), and `examples` show it */
   question?: string;
 }
 
@@ -122,6 +122,8 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
     }
   };
 
+  // Each reward reads its problem (the unit, rounding and options it asks); one options object per problem.
+  const verify = problems.map((p) => (p.question ? { problem: p.question } : undefined));
   const outcomes: SampleOutcome[][] = [];
   const tokens: number[] = [];
   const examples: EvaluateResult['examples'] = [];
@@ -134,7 +136,7 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
       outcomes.push(
         samples.map((s) => {
           const text = textOf(s);
-          const r = mathReward(text, problems[p]!.answer);
+          const r = mathReward(text, problems[p]!.answer, verify[p]);
           if (s.finish === 'stop') finished++;
           if (examples.length < (o.examples ?? 0))
             examples.push({ question: problems[p]!.question ?? '', answer: problems[p]!.answer, completion: text, correct: r.reward > 0 });
@@ -150,7 +152,7 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
   if (o.greedy === true) {
     const greedyCorrect: number[] = [];
     if (greedy && o.n === 1) greedyCorrect.push(...score.correct);
-    else await pass(1, 0, (p, [s]) => greedyCorrect.push(mathReward(textOf(s!), problems[p]!.answer).reward > 0 ? 1 : 0));
+    else await pass(1, 0, (p, [s]) => greedyCorrect.push(mathReward(textOf(s!), problems[p]!.answer, verify[p]).reward > 0 ? 1 : 0));
     result.greedyCorrect = greedyCorrect;
     result.greedyAccuracy = greedyCorrect.reduce((a, c) => a + c, 0) / P;
   }

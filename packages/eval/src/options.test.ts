@@ -179,9 +179,8 @@ describe('parseEvalOptions', () => {
     expect(() => parseEvalOptions({ model: 'm', datasets, chat: true })).toThrow(/chat: only with endpoint/);
     expect(() => parseEvalOptions({ model: 'm', datasets, stream: true })).toThrow(/stream: only with endpoint/);
     expect(() => parseEvalOptions({ model: 'm', datasets, tokenIds: true })).toThrow(/tokenIds: only with endpoint/);
-    expect(() => parseEvalOptions({ endpoint: 'http://x/v1', datasets, template: 'model' })).toThrow(
-      /template: "model" needs a local model directory/,
-    );
+    // an endpoint renders the model's template with its /tokenize
+    expect(parseEvalOptions({ endpoint: 'http://x/v1', datasets, template: 'model' }).template).toBe('model');
     expect(() => parseEvalOptions({ endpoint: 'ftp://x/v1', datasets })).toThrow(/endpoint/);
     expect(() => parseEvalOptions({ model: 'm', datasets: [] })).toThrow(/datasets/);
     expect(() => parseEvalOptions({ model: 'm', datasets, nope: 1 })).toThrow(/nope/);

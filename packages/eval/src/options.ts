@@ -80,10 +80,11 @@ export const EvalOptionsSchema = z
       .max(2 ** 32 - 1)
       .default(0),
     /**
-     * how prompts are rendered: `model` = the model directory's chat template (tokenizer_config.json,
-     * else ChatML when the tokenizer has its tokens, else plain); `plain` = User:/Assistant: blocks;
-     * `chatml` = Qwen's layout. For an endpoint (without `chat`) the text is rendered here and sent
-     * to /completions; `model` is then not available. Default: `model` locally, `plain` for an endpoint.
+     * how prompts are rendered: `model` = the model's chat template (a local directory's
+     * tokenizer_config.json, else ChatML when the tokenizer has its tokens, else plain; an
+     * endpoint's through its POST /tokenize, the ids then sent to /completions); `plain` =
+     * User:/Assistant: blocks; `chatml` = Qwen's layout. Default `model` (an endpoint without
+     * /tokenize: `plain`, with a warning), so both paths give the same prompts.
      */
     template: z.enum(['model', 'plain', 'chatml']).optional(),
     /** local model only: rows decoded together */
@@ -109,12 +110,6 @@ export const EvalOptionsSchema = z
       for (const k of ['chat', 'stream', 'tokenIds'] as const)
         if (o[k]) ctx.addIssue({ code: 'custom', message: 'only with endpoint', path: [k] });
     } else {
-      if (o.template === 'model')
-        ctx.addIssue({
-          code: 'custom',
-          message: '"model" needs a local model directory; with an endpoint use chat (the server applies its template), plain or chatml',
-          path: ['template'],
-        });
       if (o.chat && o.template !== undefined)
         ctx.addIssue({ code: 'custom', message: 'with chat the server applies its own template', path: ['template'] });
     }

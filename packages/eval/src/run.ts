@@ -150,6 +150,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
         d.tasks.map((t) => ({
           prompt: engine.prompts.get(t.question)!,
           answer: t.answer,
+          question: t.question,
           seed: problemSeed(o.seed, t.question),
           location: { file: d.file, line: t.line },
         })),
