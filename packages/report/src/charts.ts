@@ -102,6 +102,57 @@ export function lineSpec(
   };
 }
 
+/** A vertical bar from `lo` to `hi` at `step` on the curve `series` (a value ± 1 s.e.). */
+export interface ErrorBar {
+  step: number;
+  series: string;
+  lo: number;
+  hi: number;
+}
+
+/** `spec` (a `lineSpec`) with `bars` drawn over its curves in their colours. */
+export function withErrorBars(spec: TopLevelSpec, bars: readonly ErrorBar[]): TopLevelSpec {
+  if (bars.length === 0) return spec;
+  const { width, height, data, mark, encoding } = spec as unknown as {
+    width: number;
+    height: number;
+    data: unknown;
+    mark: unknown;
+    encoding: Record<string, unknown>;
+  };
+  // the y domain widened to hold the bars (a clip would number its SVG ids from a global counter)
+  const y = encoding.y as { scale?: { domain?: [number, number] } };
+  const domain = y.scale?.domain;
+  const widened =
+    domain === undefined
+      ? encoding
+      : {
+          ...encoding,
+          y: {
+            ...y,
+            scale: { ...y.scale, domain: [Math.min(domain[0], ...bars.map((b) => b.lo)), Math.max(domain[1], ...bars.map((b) => b.hi))] },
+          },
+        };
+  return {
+    width,
+    height,
+    layer: [
+      { data, mark, encoding: widened },
+      {
+        data: { values: bars as ErrorBar[] },
+        mark: { type: 'rule', strokeWidth: 1.2 },
+        encoding: {
+          x: { field: 'step', type: 'quantitative' },
+          y: { field: 'lo', type: 'quantitative' },
+          y2: { field: 'hi' },
+          // the line layer's colour encoding as it is: one shared legend
+          color: encoding.color,
+        },
+      },
+    ],
+  } as TopLevelSpec;
+}
+
 /** Legend entries per row that fit the plot's width: an entry is its symbol, its label (about 7 px a character at 11 px) and the gap. */
 function legendColumns(size: ChartSize, labels: readonly string[]): number {
   const entry = 30 + 7 * Math.max(0, ...labels.map((l) => l.length));

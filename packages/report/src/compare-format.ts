@@ -1,9 +1,10 @@
 /**
- * The text of `rlvr compare`: a fixed-width table and one noise verdict line per estimator.
+ * The text of `rlvr compare`: a fixed-width table, then one line per contrast (the primary first).
  * Pure: the command prints what these return.
  */
 import { percent, textTable } from '@rlvr/core';
-import type { CompareRow, CompareTable, MeanStd, NoiseVerdict } from './compare-stats.js';
+import { ALPHA, type Contrast } from './compare-contrasts.js';
+import type { CompareRow, CompareTable, MeanStd } from './compare-stats.js';
 
 const points = (x: number): string => (100 * x).toFixed(1);
 const signedPoints = (x: number): string => `${x >= 0 ? '+' : '-'}${points(Math.abs(x))}`;
@@ -20,19 +21,32 @@ function formatThreshold(r: CompareRow): string {
   return `${steps} (${r.reached}/${r.seeds.length})`;
 }
 
-/** The verdict of one estimator against the baseline, on final accuracy. */
-export function formatVerdict(estimator: string, baseline: string, v: NoiseVerdict, seeds: number): string {
-  const head = `${estimator} vs ${baseline}: final accuracy ${signedPoints(v.diff)} points`;
-  if (v.within === null) return `${head}; noise n/a: one seed (run more --seeds to tell a difference from seed noise)`;
-  const band = `|diff| ${v.within ? '<=' : '>'} 2 x Welch SE = ${points(2 * v.se)} points`;
-  return v.within
-    ? `${head}, within the seed spread (${band}): not distinguishable from seed noise with ${seeds} seeds`
-    : `${head}, beyond the seed spread (${band})`;
+/** A p-value to two significant digits (`0.0024`, `0.11`, `< 1e-6`). */
+function formatP(p: number): string {
+  if (!Number.isFinite(p)) return 'n/a';
+  return p < 1e-6 ? '< 1e-6' : p >= 0.1 ? p.toFixed(2) : p.toPrecision(2);
+}
+
+/** One contrast: the difference with its interval, the tests, and the verdict at ALPHA (or the pairs it would need). */
+export function formatContrast(c: Contrast, secondaries: number): string {
+  const role = c.role === 'primary' ? 'primary' : `secondary (Holm over ${secondaries})`;
+  const head = `${role}: ${c.a} - ${c.b}: final accuracy ${signedPoints(c.diff)} points`;
+  if (c.detected === null) return `${head}; n/a: a side has one seed (run more --seeds to test it)`;
+  const ci = `95% CI ${signedPoints(c.ci[0])} to ${signedPoints(c.ci[1])}`;
+  const tests =
+    c.test === 'paired t'
+      ? `paired t p = ${formatP(c.p)}${c.role === 'secondary' ? ` (Holm ${formatP(c.adjustedP)})` : ''}, Wilcoxon p = ${formatP(c.wilcoxonP!)}, ${c.seeds.length} pairs`
+      : `Welch p = ${formatP(c.p)}${c.role === 'secondary' ? ` (Holm ${formatP(c.adjustedP)})` : ''} (the seeds differ: not paired)`;
+  if (c.detected) return `${head} (${ci}; ${tests}): a difference at alpha ${ALPHA}`;
+  const power =
+    c.pairsFor80 === null
+      ? ''
+      : `; 80% power at ${c.pairsFor80.map((x) => points(x.delta).replace('.0', '')).join('/')} points needs ${c.pairsFor80.map((x) => x.pairs ?? '>10000').join('/')} pairs`;
+  return `${head} (${ci}; ${tests}): no difference detected at alpha ${ALPHA}${power}`;
 }
 
 /** The whole report: context lines, the table, the verdicts. */
 export function formatCompare(t: CompareTable, context: { steps: number; seeds: readonly number[] }): string {
-  const base = t.rows.find((r) => r.estimator === t.baseline)!;
   // a greedy column when every run decoded greedily too (the default of rlvr train)
   const greedy = t.rows.every((r) => r.greedy !== null);
   const seeds = context.seeds;
@@ -50,7 +64,7 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
       : `accuracy ${percent(t.threshold.value)}`;
   const lines = [
     `rlvr compare: ${t.rows.length} estimators x ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${seeds.join(', ')}), ${context.steps} steps each, same seeds and data order for every estimator`,
-    `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${percent(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± std over seeds`,
+    `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${percent(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± SD over seeds`,
     '',
     textTable(
       [
@@ -75,11 +89,11 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
     '',
     `baseline: ${t.baseline}${baselineWhy}; steps to ${target}: first eval step with ${targetWhy}, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded`,
   ];
-  const also = t.rows.find((r) => r.estimator === t.alsoVs);
-  for (const r of t.rows) {
-    if (r.verdict !== null) lines.push(formatVerdict(r.estimator, t.baseline, r.verdict, Math.min(r.seeds.length, base.seeds.length)));
-    if (r.alsoVerdict !== null && also !== undefined)
-      lines.push(formatVerdict(r.estimator, also.estimator, r.alsoVerdict, Math.min(r.seeds.length, also.seeds.length)));
-  }
+  const secondaries = t.contrasts.filter((c) => c.role === 'secondary').length;
+  if (t.contrasts.length > 0)
+    lines.push(
+      `contrasts on final accuracy, runs of one seed paired; the primary${t.primaryReason === 'given' ? ' (--primary)' : ''} unadjusted, the secondaries Holm-adjusted among themselves:`,
+    );
+  for (const c of t.contrasts) lines.push(formatContrast(c, secondaries));
   return lines.join('\n');
 }

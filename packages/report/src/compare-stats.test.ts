@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { textTable } from '@rlvr/core';
-import { formatCompare, formatMeanStd, formatVerdict } from './compare-format.js';
-import { meanStd, noiseVerdict, stepsToThreshold, summarize, thresholdFor } from './compare-stats.js';
+import { formatCompare, formatContrast, formatMeanStd } from './compare-format.js';
+import { meanStd, stepsToThreshold, summarize, thresholdFor } from './compare-stats.js';
 import type { CompareEval, CompareRun } from './compare-stats.js';
 
 /** Evals at steps 0, 10, 20 with the given accuracies (pass@n given for the last). */
@@ -56,24 +56,64 @@ describe('statistics', () => {
     expect(thresholdFor({ kind: 'accuracy', value: 0.3 }, evals([0.6, 0.62, 0.66], 1))).toBe(0.3);
   });
 
-  test('noise verdict: |diff| against 2 x the Welch standard error', () => {
-    // grail - grpo = 0.2; SE = sqrt(0.01/3 + 0.01/3) = 0.0816497; 2 SE = 0.163299 < 0.2: beyond
-    const a = noiseVerdict([0.7, 0.8, 0.9], [0.5, 0.6, 0.7]);
-    expect(a.diff).toBeCloseTo(0.2, 12);
-    expect(a.se).toBeCloseTo(0.0816497, 6);
-    expect(a.within).toBe(false);
-    // oar-g - grpo = 0.1; SE = sqrt(0.04/3 + 0.01/3) = 0.1290994; 2 SE = 0.258 > 0.1: within
-    const b = noiseVerdict([0.5, 0.9, 0.7], [0.5, 0.6, 0.7]);
-    expect(b.diff).toBeCloseTo(0.1, 12);
-    expect(b.se).toBeCloseTo(0.1290994, 6);
-    expect(b.within).toBe(true);
-    // unequal seed counts: SE = sqrt(0.01/3 + 0.005/2) = 0.0763763
-    expect(noiseVerdict([0.7, 0.8, 0.9], [0.55, 0.65]).se).toBeCloseTo(0.0763763, 6);
-    // identical runs: no spread and no difference is "within"
-    expect(noiseVerdict([0.5, 0.5], [0.5, 0.5])).toEqual({ diff: 0, se: 0, within: true });
-    // one seed: no verdict
-    expect(noiseVerdict([0.9], [0.5, 0.6]).within).toBeNull();
-    expect(noiseVerdict([0.9, 0.8], [0.5]).within).toBeNull();
+  test('contrasts: paired by seed, the primary unadjusted, the secondaries Holm-adjusted; SciPy-checked numbers', () => {
+    const t = summarize(RUNS, ['grpo', 'grail', 'oar-g']);
+    // by default the primary is grail against the baseline (grpo here), then every other row against the baseline
+    expect(t.primaryReason).toBe('default');
+    const [primary, oarg] = t.contrasts;
+    // grail - grpo is 0.2 on every seed (up to rounding): no spread, p about 0; Wilcoxon over 3 positive pairs: 2 / 2^3
+    expect(primary).toMatchObject({ a: 'grail', b: 'grpo', role: 'primary', test: 'paired t', seeds: [0, 1, 2], wilcoxonP: 0.25 });
+    expect(primary!.p).toBeLessThan(1e-10);
+    expect(primary!.diff).toBeCloseTo(0.2, 12);
+    expect(primary!.detected).toBe(true);
+    expect(primary!.pairsFor80).toBeNull();
+    // oar-g - grpo: 0, 0.3, 0 -> mean 0.1, SD sqrt(0.03), t = 1 on 2 df: scipy.stats.ttest_rel p 0.42264973081037416
+    expect(oarg).toMatchObject({ a: 'oar-g', b: 'grpo', role: 'secondary', test: 'paired t', detected: false });
+    expect(oarg!.sdDiff).toBeCloseTo(Math.sqrt(0.03), 12);
+    expect(oarg!.p).toBeCloseTo(0.42264973081037416, 12);
+    // one secondary: Holm leaves it as it is; one nonzero pair: Wilcoxon p 1
+    expect(oarg!.adjustedP).toBe(oarg!.p);
+    expect(oarg!.wilcoxonP).toBe(1);
+    // scipy.stats.nct, two-sided paired t at alpha 0.05, 80% power, SD sqrt(0.03): 2357, 591, 264 pairs
+    expect(oarg!.pairsFor80).toEqual([
+      { delta: 0.01, pairs: 2357 },
+      { delta: 0.02, pairs: 591 },
+      { delta: 0.03, pairs: 264 },
+    ]);
+  });
+
+  test('a given primary; Welch when the seed lists differ; one seed: nothing to test', () => {
+    const t = summarize(RUNS, ['grpo', 'grail', 'oar-g'], { primary: ['oar-g', 'grail'] });
+    expect(t.primaryReason).toBe('given');
+    expect(t.contrasts.map((c) => [c.role, c.a, c.b])).toEqual([
+      ['primary', 'oar-g', 'grail'],
+      ['secondary', 'grail', 'grpo'],
+      ['secondary', 'oar-g', 'grpo'],
+    ]);
+    // Holm over the two secondaries: the smaller p (about 0) is doubled, the larger kept (x 1), never below the smaller
+    expect(t.contrasts[1]!.adjustedP).toBeLessThan(1e-9);
+    expect(t.contrasts[2]!.adjustedP).toBeCloseTo(0.42264973081037416, 12);
+    expect(() => summarize(RUNS, ['grpo', 'grail'].concat('oar-g'), { primary: ['grail', 'rloo'] })).toThrow(/rloo is not among/);
+    expect(() => summarize(RUNS, ['grpo', 'grail'].concat('oar-g'), { primary: ['grail', 'grail'] })).toThrow(/with itself/);
+    // grail seeds 0-2 against grpo seeds 0 and 1: not pairs; scipy.stats.ttest_ind(equal_var=False) p 0.08244065846409362
+    const w = summarize(
+      RUNS.filter((r) => r.estimator !== 'oar-g' && !(r.estimator === 'grpo' && r.seed === 2)).map((r) =>
+        r.estimator === 'grpo' ? { ...r, evals: r.evals.map((e, i) => (i === 2 ? { ...e, accuracy: e.accuracy + 0.05 } : e)) } : r,
+      ),
+      ['grpo', 'grail'],
+    );
+    expect(w.contrasts[0]).toMatchObject({ test: 'Welch', seeds: [0, 1, 2], sdDiff: null, wilcoxonP: null, pairsFor80: null });
+    expect(w.contrasts[0]!.p).toBeCloseTo(0.08244065846409362, 12);
+    const one = summarize(
+      RUNS.filter((r) => r.seed === 1 && r.estimator !== 'oar-g'),
+      ['grpo', 'grail'],
+    );
+    expect(one.contrasts[0]!.detected).toBeNull();
+    expect(formatContrast(one.contrasts[0]!, 0)).toBe(
+      'primary: grail - grpo: final accuracy +20.0 points; n/a: a side has one seed (run more --seeds to test it)',
+    );
+    // a single estimator: no contrast
+    expect(summarize(RUNS.slice(0, 3), ['grpo']).contrasts).toEqual([]);
   });
 
   test('the table: per estimator over seeds, against grpo', () => {
@@ -95,16 +135,14 @@ describe('statistics', () => {
     expect(grpo!.passAtN.std).toBeCloseTo(0.1443376, 6);
     // seed 0 never reaches 0.55, seed 1 at step 20, seed 2 at step 10 (0.56)
     expect(grpo!.thresholdSteps).toEqual([null, 20, 10]);
-    expect(grpo!).toMatchObject({ reached: 2, meanStepsToThreshold: 15, secondsPerStep: 2, stepTimeRatio: 1, verdict: null });
+    expect(grpo!).toMatchObject({ reached: 2, meanStepsToThreshold: 15, secondsPerStep: 2, stepTimeRatio: 1 });
     // grail rows came unsorted; seeds 0, 1, 2 reach 0.55 at 10, 20, 10
     expect(grail!.seeds).toEqual([0, 1, 2]);
     expect(grail!.thresholdSteps).toEqual([10, 20, 10]);
     expect(grail!.meanStepsToThreshold).toBeCloseTo(40 / 3, 12);
     expect(grail!.stepTimeRatio).toBeCloseTo(1.5, 12);
-    expect(grail!.verdict!.within).toBe(false);
     expect(oarg!).toMatchObject({ reached: 2, meanStepsToThreshold: 20, stepTimeRatio: 2 });
     expect(oarg!.accuracy.std).toBeCloseTo(0.2, 12);
-    expect(oarg!.verdict!.within).toBe(true);
     expect(oarg!.start).toEqual({ mean: 0.5, std: 0, n: 3 });
   });
 
@@ -113,7 +151,7 @@ describe('statistics', () => {
     const t = summarize(noGrpo, ['oar-g', 'grail'], { threshold: { kind: 'accuracy', value: 0.9 } });
     expect(t).toMatchObject({ baseline: 'oar-g', baselineReason: 'first', threshold: { kind: 'accuracy', value: 0.9 } });
     expect(t.rows[1]!.stepTimeRatio).toBeCloseTo(0.75, 12);
-    expect(t.rows[1]!.verdict!.diff).toBeCloseTo(0.1, 12);
+    expect(t.contrasts[0]!.diff).toBeCloseTo(0.1, 12);
     expect(t.rows.map((r) => r.reached)).toEqual([1, 1]);
     expect(summarize(RUNS, ['grpo', 'grail'].concat('oar-g'), { baseline: 'grail' })).toMatchObject({
       baseline: 'grail',
@@ -124,16 +162,12 @@ describe('statistics', () => {
     expect(() => summarize(RUNS.slice(0, 3), ['grpo', 'grail'])).toThrow(/no runs of grail/);
   });
 
-  test('one seed: no std, "n/a: one seed" verdicts', () => {
+  test('one seed: no std', () => {
     const t = summarize(
       RUNS.filter((r) => r.seed === 1 && r.estimator !== 'oar-g'),
       ['grpo', 'grail'],
     );
     expect(Number.isNaN(t.rows[0]!.accuracy.std)).toBe(true);
-    expect(t.rows[1]!.verdict!.within).toBeNull();
-    expect(formatVerdict('grail', 'grpo', t.rows[1]!.verdict!, 1)).toBe(
-      'grail vs grpo: final accuracy +20.0 points; noise n/a: one seed (run more --seeds to tell a difference from seed noise)',
-    );
     expect(formatMeanStd(t.rows[0]!.accuracy)).toBe('60.0%');
   });
 });
@@ -156,7 +190,7 @@ describe('text', () => {
     expect(text).toBe(
       [
         'rlvr compare: 3 estimators x 3 seeds (0, 1, 2), 20 steps each, same seeds and data order for every estimator',
-        'held-out: 8 problems x 4 samples; final = step 20; starting accuracy (step 0) 50.0%; mean ± std over seeds',
+        'held-out: 8 problems x 4 samples; final = step 20; starting accuracy (step 0) 50.0%; mean ± SD over seeds',
         '',
         'estimator  final accuracy        pass@4  steps to +5.0 pts  s/step  time vs grpo',
         '---------  --------------  ------------  -----------------  ------  ------------',
@@ -165,8 +199,9 @@ describe('text', () => {
         'oar-g        70.0% ± 20.0  75.0% ± 25.0           20 (2/3)    4.00         2.00x',
         '',
         "baseline: grpo (dr-grpo, the GRAIL paper's baseline, is not in the list); steps to +5.0 pts: first eval step with accuracy 5.0 points above the run's own step-0 accuracy, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded",
-        'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
-        'oar-g vs grpo: final accuracy +10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 25.8 points): not distinguishable from seed noise with 3 seeds',
+        'contrasts on final accuracy, runs of one seed paired; the primary unadjusted, the secondaries Holm-adjusted among themselves:',
+        'primary: grail - grpo: final accuracy +20.0 points (95% CI +20.0 to +20.0; paired t p = < 1e-6, Wilcoxon p = 0.25, 3 pairs): a difference at alpha 0.05',
+        'secondary (Holm over 1): oar-g - grpo: final accuracy +10.0 points (95% CI -33.0 to +53.0; paired t p = 0.42 (Holm 0.42), Wilcoxon p = 1.00, 3 pairs): no difference detected at alpha 0.05; 80% power at 1/2/3 points needs 2357/591/264 pairs',
       ].join('\n'),
     );
   });
@@ -180,18 +215,21 @@ describe('text', () => {
     ];
     const t = summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail']);
     expect(t).toMatchObject({ baseline: 'dr-grpo', baselineReason: 'dr-grpo', alsoVs: 'grpo' });
-    expect(t.rows.map((r) => [r.estimator, r.verdict?.diff ?? null, r.alsoVerdict?.diff ?? null])).toEqual([
-      ['dr-grpo', null, null],
-      ['grpo', expect.closeTo(-0.1, 12), null],
-      ['grail', expect.closeTo(0.1, 12), expect.closeTo(0.2, 12)],
+    // grail against dr-grpo is the primary; grpo against dr-grpo and grail against grpo (beside it) are secondaries
+    expect(t.contrasts.map((c) => [c.role, c.a, c.b, c.diff])).toEqual([
+      ['primary', 'grail', 'dr-grpo', expect.closeTo(0.1, 12)],
+      ['secondary', 'grpo', 'dr-grpo', expect.closeTo(-0.1, 12)],
+      ['secondary', 'grail', 'grpo', expect.closeTo(0.2, 12)],
     ]);
     const lines = formatCompare(t, { steps: 20, seeds: [0, 1, 2] }).split('\n');
     expect(lines[3]).toMatch(/time vs dr-grpo$/);
-    expect(lines.slice(-4)).toEqual([
+    expect(lines.at(-5)).toBe(
       "baseline: dr-grpo (the GRAIL paper's baseline); steps to +5.0 pts: first eval step with accuracy 5.0 points above the run's own step-0 accuracy, mean over the seeds that reached it (reached/seeds); s/step: median training step, evaluation excluded",
-      'grpo vs dr-grpo: final accuracy -10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 16.3 points): not distinguishable from seed noise with 3 seeds',
-      'grail vs dr-grpo: final accuracy +10.0 points, within the seed spread (|diff| <= 2 x Welch SE = 16.3 points): not distinguishable from seed noise with 3 seeds',
-      'grail vs grpo: final accuracy +20.0 points, beyond the seed spread (|diff| > 2 x Welch SE = 16.3 points)',
+    );
+    expect(lines.slice(-3).map((l) => l.split(':').slice(0, 2).join(':'))).toEqual([
+      'primary: grail - dr-grpo',
+      'secondary (Holm over 2): grpo - dr-grpo',
+      'secondary (Holm over 2): grail - grpo',
     ]);
     // --baseline given: no second comparison
     expect(summarize([...RUNS.slice(0, 6), ...dr], ['dr-grpo', 'grpo', 'grail'], { baseline: 'grpo' })).toMatchObject({

@@ -1,11 +1,11 @@
 /**
  * The statistics of `rlvr compare` (`@rlvr/reference-trainer`): pure functions of finished runs, no I/O.
  *
- * Every estimator is trained on the same seeds (so the same problems in the same order), and
- * each number in the table is a mean over those seeds with its sample standard deviation. The
- * noise verdict is a rule of thumb, not a significance test: a difference of means within two
- * standard errors of the difference (Welch) is called "within the seed spread".
+ * Every estimator is trained on the same seeds (so the same problems in the same order), and each number in the
+ * table is a mean over those seeds with its sample standard deviation (SD, not SE). The contrasts between
+ * estimators are tests (compare-contrasts.ts): paired by seed, with a primary contrast declared up front.
  */
+import { type Contrast, compareContrasts } from './compare-contrasts.js';
 
 /** The summary file `runCompare` writes into OUT. */
 export const COMPARE_FILE = 'compare.json';
@@ -19,6 +19,10 @@ export interface CompareEval {
   n: number;
   problems: number;
   greedyAccuracy?: number;
+  /** per held-out problem, how many of its n samples were right (kept so the tests can be recomputed anywhere) */
+  correct?: number[];
+  /** per held-out problem, 1 when the greedy answer was right */
+  greedyCorrect?: number[];
 }
 
 /** One finished (or resumed) training run of the comparison. */
@@ -32,6 +36,8 @@ export interface CompareRun {
   /** wall seconds of one training step, evaluation excluded (`runCompare`: the median over the run's steps) */
   secondsPerStep: number;
   wallSeconds: number;
+  /** CPU seconds of the process while it ran (every thread: the policy workers' too); absent in older files */
+  cpuSeconds?: number;
 }
 
 /** Mean and sample standard deviation (n - 1 denominator; NaN with fewer than two values). */
@@ -59,29 +65,6 @@ export function stepsToThreshold(evals: readonly CompareEval[], threshold: numbe
   return null;
 }
 
-/** `within`: null when either side has one seed (no spread to compare against). */
-export interface NoiseVerdict {
-  /** mean(a) - mean(baseline) */
-  diff: number;
-  /** Welch standard error of the difference: sqrt(s_a^2 / n_a + s_b^2 / n_b); NaN with one seed */
-  se: number;
-  within: boolean | null;
-}
-
-/**
- * Is `mean(a) - mean(b)` within the seed spread? Within when |diff| <= 2 x the Welch standard
- * error of the difference; `within: null` when a side has a single seed.
- */
-export function noiseVerdict(a: readonly number[], b: readonly number[]): NoiseVerdict {
-  const sa = meanStd(a);
-  const sb = meanStd(b);
-  const diff = sa.mean - sb.mean;
-  if (sa.n < 2 || sb.n < 2) return { diff, se: Number.NaN, within: null };
-  const se = Math.sqrt(sa.std ** 2 / sa.n + sb.std ** 2 / sb.n);
-  // a tolerance so that identical values (diff 0, se 0) and float noise count as within
-  return { diff, se, within: Math.abs(diff) <= 2 * se + 1e-12 };
-}
-
 /** One estimator's line of the table. */
 export interface CompareRow {
   estimator: string;
@@ -104,10 +87,6 @@ export interface CompareRow {
   secondsPerStep: number;
   /** secondsPerStep / the baseline's */
   stepTimeRatio: number;
-  /** final accuracy against the baseline's; null on the baseline's own row */
-  verdict: NoiseVerdict | null;
-  /** final accuracy against `CompareTable.alsoVs` (grpo beside the paper's dr-grpo); null on that row or without one */
-  alsoVerdict: NoiseVerdict | null;
 }
 
 export interface CompareTable {
@@ -117,6 +96,10 @@ export interface CompareTable {
   baselineReason: 'given' | 'dr-grpo' | 'grpo' | 'first';
   /** a second estimator every row is also compared with: `grpo` when the default baseline is `dr-grpo` and grpo is compared; else null */
   alsoVs: string | null;
+  /** the primary contrast first (`options.primary`, else grail or the first other row against the baseline), then the secondaries */
+  contrasts: Contrast[];
+  /** why the primary is the primary: given (`--primary`) or chosen by default */
+  primaryReason: 'given' | 'default';
   /**
    * What "steps to threshold" asks for: `gain`: accuracy at least `value` above the run's own
    * step-0 accuracy (the same for every estimator on one seed: same checkpoint, same eval samples);
@@ -154,7 +137,7 @@ export function thresholdFor(t: Threshold, evals: readonly CompareEval[]): numbe
 export function summarize(
   runs: readonly CompareRun[],
   estimators: readonly string[],
-  options: { baseline?: string; threshold?: Threshold } = {},
+  options: { baseline?: string; threshold?: Threshold; primary?: readonly [string, string] } = {},
 ): CompareTable {
   if (estimators.length === 0) throw new Error('summarize: no estimators');
   const byEstimator = new Map<string, CompareRun[]>(estimators.map((e) => [e, []]));
@@ -175,13 +158,11 @@ export function summarize(
   else if (byEstimator.has('grpo')) [baseline, baselineReason] = ['grpo', 'grpo'];
   else [baseline, baselineReason] = [estimators[0]!, 'first'];
   const alsoVs = baselineReason === 'dr-grpo' && byEstimator.has('grpo') ? 'grpo' : null;
-  const finalAccuracy = (e: string) => byEstimator.get(e)!.map((r) => r.evals.at(-1)!.accuracy);
 
   const threshold = options.threshold ?? DEFAULT_THRESHOLD;
   const final = (r: CompareRun) => r.evals.at(-1)!;
   const baseRuns = byEstimator.get(baseline)!;
   const baseSeconds = meanStd(baseRuns.map((r) => r.secondsPerStep)).mean;
-  const baseAccuracy = baseRuns.map((r) => final(r).accuracy);
 
   const rows = estimators.map((estimator): CompareRow => {
     const list = [...byEstimator.get(estimator)!].sort((a, b) => a.seed - b.seed);
@@ -201,10 +182,55 @@ export function summarize(
       meanStepsToThreshold: hit.length === 0 ? null : meanStd(hit).mean,
       secondsPerStep,
       stepTimeRatio: secondsPerStep / baseSeconds,
-      verdict: estimator === baseline ? null : noiseVerdict(accuracy, baseAccuracy),
-      alsoVerdict: alsoVs === null || estimator === alsoVs || estimator === baseline ? null : noiseVerdict(accuracy, finalAccuracy(alsoVs)),
     };
   });
+  const { contrasts, primaryReason } = contrastsOf(byEstimator, estimators, baseline, alsoVs, options.primary);
   const first = final(runs[0]!);
-  return { baseline, baselineReason, alsoVs, threshold, n: first.n, problems: first.problems, finalStep: first.step, rows };
+  return {
+    baseline,
+    baselineReason,
+    alsoVs,
+    contrasts,
+    primaryReason,
+    threshold,
+    n: first.n,
+    problems: first.problems,
+    finalStep: first.step,
+    rows,
+  };
+}
+
+/**
+ * The contrasts shown: the primary (given, else `grail` against the baseline, else the first other row), then every
+ * other row against the baseline and against `alsoVs`. No contrast with a single estimator.
+ */
+function contrastsOf(
+  byEstimator: ReadonlyMap<string, CompareRun[]>,
+  estimators: readonly string[],
+  baseline: string,
+  alsoVs: string | null,
+  given: readonly [string, string] | undefined,
+): { contrasts: Contrast[]; primaryReason: CompareTable['primaryReason'] } {
+  if (given !== undefined) {
+    for (const e of given)
+      if (!byEstimator.has(e)) throw new Error(`summarize: primary contrast ${given.join(':')}: ${e} is not among the estimators`);
+    if (given[0] === given[1]) throw new Error(`summarize: primary contrast ${given.join(':')} compares an estimator with itself`);
+  }
+  const others = estimators.filter((e) => e !== baseline);
+  if (given === undefined && others.length === 0) return { contrasts: [], primaryReason: 'default' };
+  const primary: readonly [string, string] = given ?? [others.includes('grail') ? 'grail' : others[0]!, baseline];
+  const same = (x: readonly [string, string], y: readonly [string, string]) =>
+    (x[0] === y[0] && x[1] === y[1]) || (x[0] === y[1] && x[1] === y[0]);
+  const secondary: [string, string][] = [];
+  const add = (c: [string, string]) => {
+    if (!same(c, primary) && !secondary.some((s) => same(s, c))) secondary.push(c);
+  };
+  for (const e of others) {
+    add([e, baseline]);
+    if (alsoVs !== null && e !== alsoVs) add([e, alsoVs]);
+  }
+  const acc = new Map(
+    [...byEstimator].map(([e, list]) => [e, new Map(list.map((r) => [r.seed, r.evals.at(-1)!.accuracy] as [number, number]))]),
+  );
+  return { contrasts: compareContrasts(acc, primary, secondary), primaryReason: given === undefined ? 'default' : 'given' };
 }

@@ -1,11 +1,12 @@
 /** The HTML fragments of the report page: figures, notes, data tables, summary, samples and config sections. */
 import { METRIC, passAtMetricN, percent } from '@rlvr/core';
+import type { ErrorBar } from './charts.js';
 import { headlineRows } from './headline.js';
 import { renderLegend, renderSampleCard, selectSamples, weightScale } from './heatmap.js';
 import { escapeHtml, formatNumber } from './html.js';
 import { RUN_FILES } from './run-dir.js';
 import { metricNames } from './series.js';
-import type { MetricsRecord, RunData } from './run-dir.js';
+import type { EvalRecord, MetricsRecord, RunData } from './run-dir.js';
 import type { FlatCurve } from './series.js';
 import { OUTCOMES } from './weight-stats.js';
 import type { PositionBin, WeightHistogram } from './weight-stats.js';
@@ -54,24 +55,13 @@ export function summary(run: RunData): string {
       ]);
     }
   }
-  const first = firstValue(m, METRIC.rewardMean);
-  const last = lastValue(m, METRIC.rewardMean);
-  if (first !== null && last !== null) {
-    let best = first;
-    for (const r of m) {
-      const v = r[METRIC.rewardMean];
-      if (typeof v === 'number' && v > best.value) best = { step: r.step, value: v };
-    }
-    rows.push([
-      METRIC.rewardMean,
-      `${formatNumber(first.value)} at step ${first.step} -> ${formatNumber(last.value)} at step ${last.step} (best ${formatNumber(best.value)} at step ${best.step})`,
-    ]);
-  }
+  const reward = rewardTrend(m);
+  if (reward !== null) rows.push([METRIC.rewardMean, reward]);
   if (run.samples !== null) {
     const correct = run.samples.filter((s) => s.correct).length;
     rows.push(['sampled rollouts', `${run.samples.length} (${correct} correct, ${run.samples.length - correct} wrong)`]);
   } else rows.push(['sampled rollouts', `none (no ${RUN_FILES.samples})`]);
-  rows.push(['metrics logged', String(metricNames(m).length)]);
+  rows.push(['metric names in metrics.jsonl', String(metricNames(m).length)]);
   return `<table class="summary">${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('')}</table>`;
 }
 
@@ -162,3 +152,54 @@ export const flatList = {
     return `<ul class="flat">\n${items.join('\n')}\n</ul>`;
   },
 };
+
+/** The logged steps a reward window spans: a tenth of them, 1 to 20. */
+export const rewardWindow = (steps: number): number => Math.max(1, Math.min(20, Math.floor(steps / 10)));
+
+/**
+ * `reward/mean`'s trend: the mean over the first window of logged steps against the mean over the
+ * last (one step's batch mean is noisy), the window named; one step alone is given as it is.
+ */
+export function rewardTrend(records: readonly MetricsRecord[]): string | null {
+  const points = records.flatMap((r) => {
+    const v = r[METRIC.rewardMean];
+    return typeof v === 'number' ? [{ step: r.step, value: v }] : [];
+  });
+  if (points.length === 0) return null;
+  let best = points[0]!;
+  for (const p of points) if (p.value > best.value) best = p;
+  if (points.length === 1) return `${formatNumber(best.value)} at step ${best.step}`;
+  const w = rewardWindow(points.length);
+  const mean = (xs: typeof points) => xs.reduce((s, p) => s + p.value, 0) / xs.length;
+  const span = (xs: typeof points) => (xs.length === 1 ? `at step ${xs[0]!.step}` : `over steps ${xs[0]!.step}–${xs[xs.length - 1]!.step}`);
+  const head = points.slice(0, w);
+  const tail = points.slice(-w);
+  const of = w === 1 ? '' : ` (means over the first and last ${w} logged steps)`;
+  return `${formatNumber(mean(head))} ${span(head)} -> ${formatNumber(mean(tail))} ${span(tail)}${of}; best step ${formatNumber(best.value)} at step ${best.step}`;
+}
+
+/** Mean and s.e. (SD over problems / sqrt(problems)) of per-problem scores. */
+function meanSe(xs: readonly number[]): { mean: number; se: number } {
+  const mean = xs.reduce((a, x) => a + x, 0) / xs.length;
+  if (xs.length < 2) return { mean, se: 0 };
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1));
+  return { mean, se: sd / Math.sqrt(xs.length) };
+}
+
+/**
+ * The held-out chart's error bars from `evals.jsonl`: at each evaluation, accuracy (and greedy
+ * accuracy) ± 1 s.e. over problems, the per-problem score being correct / n (greedy: 0 or 1),
+ * cut to [0, 1].
+ */
+export function accuracyErrorBars(evals: readonly EvalRecord[]): ErrorBar[] {
+  return evals.flatMap((e) => {
+    const bars: ErrorBar[] = [];
+    const a = meanSe(e.correct.map((c) => c / e.n));
+    bars.push({ step: e.step, series: METRIC.accuracy, lo: Math.max(0, a.mean - a.se), hi: Math.min(1, a.mean + a.se) });
+    if (e.greedyCorrect !== undefined) {
+      const g = meanSe(e.greedyCorrect);
+      bars.push({ step: e.step, series: METRIC.accuracyGreedy, lo: Math.max(0, g.mean - g.se), hi: Math.min(1, g.mean + g.se) });
+    }
+    return bars;
+  });
+}

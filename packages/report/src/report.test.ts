@@ -151,6 +151,33 @@ describe('report of a full run', () => {
       expect(row).not.toMatch(/\b0\.\d+ at step/);
   });
 
+  test('the summary compares reward/mean over the first and last windows of logged steps, naming them', () => {
+    const summaryHtml = html.slice(html.indexOf('<section id="summary">'), html.indexOf('<section id="reward">'));
+    const r = run.metrics.filter((m) => typeof m['reward/mean'] === 'number').map((m) => ({ step: m.step, v: m['reward/mean'] as number }));
+    // 60 logged steps: windows of 6 (a tenth)
+    expect(r).toHaveLength(60);
+    const mean = (xs: typeof r) => xs.reduce((a, x) => a + x.v, 0) / xs.length;
+    const best = r.reduce((b, x) => (x.v > b.v ? x : b));
+    const n4 = (x: number) => String(Number(x.toPrecision(4)));
+    expectIn(
+      summaryHtml,
+      `<tr><th>reward/mean</th><td>${n4(mean(r.slice(0, 6)))} over steps ${r[0]!.step}–${r[5]!.step} -&gt; ${n4(mean(r.slice(-6)))} over steps ${r.at(-6)!.step}–${r.at(-1)!.step} (means over the first and last 6 logged steps); best step ${n4(best.v)} at step ${best.step}</td></tr>`,
+    );
+    expect(summaryHtml).toMatch(/<tr><th>metric names in metrics\.jsonl<\/th><td>\d+<\/td><\/tr>/);
+    expect(summaryHtml).not.toContain('metrics logged');
+  });
+
+  test('the held-out chart has a ±1 s.e. bar per evaluation and curve, from evals.jsonl', () => {
+    const f = figure(html, 'accuracy');
+    expectIn(f, 'Bars: ±1 s.e. over problems (the SD of per-problem accuracy / √problems), from evals.jsonl.');
+    const curves = ['accuracy', 'accuracy/greedy'].filter((m) => run.metrics.some((r) => typeof r[m] === 'number'));
+    const rules = f.match(/<line /g) ?? [];
+    const bars = run.evals.length * curves.length;
+    // the bars are the chart's only lines beyond its axes' ticks and grid
+    expect(f).toContain('role-mark');
+    expect(rules.length).toBeGreaterThanOrEqual(bars);
+  });
+
   test('y-axis titles are short names with units, never the chart title', () => {
     const yTitle = (id: string) =>
       /aria-label="Y-axis titled '([^']*)'/.exec(figure(html, id))?.[1] ??

@@ -5,7 +5,7 @@
 import { basename, join, resolve } from 'node:path';
 import { METRIC, METRIC_FAMILY, assertWritable, percent, writeFileAtomic } from '@rlvr/core';
 import type { TopLevelSpec } from 'vega-lite';
-import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, lineSpec, renderSvg, rewardSpec } from './charts.js';
+import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, lineSpec, renderSvg, rewardSpec, withErrorBars } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
 import { ReportError } from './errors.js';
 import { parseReportOptions } from './options.js';
@@ -15,7 +15,7 @@ import { outcomeOf, planMetricCharts } from './metric-plan.js';
 import type { MetricChart, SectionId } from './metric-plan.js';
 import { RUN_FILES, readRunDir } from './run-dir.js';
 import type { MetricsRecord, RunData } from './run-dir.js';
-import { configSection, figure, flatList, lastValue, noData, note, samplesSection, summary } from './report-parts.js';
+import { accuracyErrorBars, configSection, figure, flatList, lastValue, noData, note, samplesSection, summary } from './report-parts.js';
 import { downsample, flatCurves, mergeSteps, metricNames, movingAverage, seriesPoints, smoothingWindow } from './series.js';
 import { REPORT_CSS } from './styles.js';
 import { checkpointFigures, tokenWeightFigures } from './weight-figures.js';
@@ -112,7 +112,7 @@ export async function renderReport(raw: RunData, options: ReportOptions = {}, ge
     }
     const constant = flatCurves(run.metrics, c.band === undefined ? c.metrics : [...c.metrics, c.band]);
     if (constant !== null) flat.set(c.section, [...(flat.get(c.section) ?? []), flatList.item(c.id, c.title, constant)]);
-    else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run.metrics, opts, chart)));
+    else add(c.section, figure(c.id, c.title, await metricFigureBody(c, run, opts, chart)));
   }
 
   // Token weights from samples.jsonl first in their section, then the weights/* metric charts.
@@ -187,10 +187,11 @@ function orderCharts(plan: MetricChart[]): (MetricChart | Expected)[] {
 
 async function metricFigureBody(
   c: MetricChart,
-  records: readonly MetricsRecord[],
+  run: RunData,
   opts: Resolved,
   chart: (spec: TopLevelSpec) => Promise<string>,
 ): Promise<string> {
+  const records = run.metrics;
   if (c.id === 'reward') {
     const series = rewardSeries(records, c.band, opts.maxPoints);
     const svg = await chart(rewardSpec(series, SIZE));
@@ -200,7 +201,10 @@ async function metricFigureBody(
     return svg + note(parts.join('; ') + '.');
   }
   const points = seriesPoints(records, c.metrics, opts.maxPoints);
-  let svg = await chart(lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics), c.percent === true));
+  const line = lineSpec(points, c.metrics, SIZE, c.yTitle, seriesColors(c.metrics), c.percent === true);
+  const bars = c.id === 'accuracy' && run.evals !== null ? accuracyErrorBars(run.evals).filter((b) => c.metrics.includes(b.series)) : [];
+  let svg = await chart(withErrorBars(line, bars));
+  if (bars.length > 0) svg += note(`Bars: ±1 s.e. over problems (the SD of per-problem accuracy / √problems), from ${RUN_FILES.evals}.`);
   const counts = c.metrics.map((m) => records.filter((r) => typeof r[m] === 'number').length);
   const longest = Math.max(...counts);
   if (longest > opts.maxPoints) svg += note(`${longest} points per curve, averaged into ${opts.maxPoints} buckets.`);
