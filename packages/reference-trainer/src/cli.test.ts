@@ -45,6 +45,8 @@ describe('rlvr report (the @rlvr/report command; its own tests are there)', () =
     expect(top.stderr).toContain('usage: rlvr COMMAND [options]');
     const unknown = await rlvr('trian');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe('rlvr: unknown command "trian"; known: train, compare, eval, pretrain, report, verify, advantages\n');
+    expect(unknown.stderr).toBe(
+      'rlvr: unknown command "trian" (did you mean train?); known: train, compare, eval, pretrain, report, verify, advantages\n',
+    );
   });
 });

@@ -29,5 +29,5 @@ export type { PluginApi } from './train/plugins.js';
 export { runCompare, CompareOptionsSchema } from './compare/run.js';
 export { COMPARE_FILE } from '@rlvr/report';
 export type { CompareOptions, CompareOptionsInput, CompareResult, CompareLogger, CompareProgress } from './compare/run.js';
-export type { CompareRun, CompareEval, CompareRow, CompareTable, MeanStd, NoiseVerdict, Threshold } from '@rlvr/report';
+export type { CompareRun, CompareEval, CompareRow, CompareTable, Contrast, MeanStd, Threshold } from '@rlvr/report';
 export { CONFIG_SCHEMA_FILES, configJsonSchemas } from './config-schema.js';

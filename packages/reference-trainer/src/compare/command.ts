@@ -6,10 +6,10 @@ import { StatusLine, applyOverrides, intFlag, readConfigObject, stoppable, times
 import type { CliIo, Command } from '@rlvr/core';
 import { CONFIG_FLAGS, withPlugins } from '../command-input.js';
 import { progressLine } from '../train/progress.js';
-import { formatCompare } from '@rlvr/report';
+import { formatCompare, sequentialDecision, sequentialLooks } from '@rlvr/report';
 import type { CompareLogger } from './run.js';
 import { COMPARE_FILE } from '@rlvr/report';
-import type { Threshold } from '@rlvr/report';
+import type { SequentialDecision, Threshold } from '@rlvr/report';
 
 /** GRAIL against the paper's baseline (`dr-grpo`: r - mean, no std division) with the std-normalised `grpo` beside it, and OAR-G. */
 const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;
@@ -17,15 +17,23 @@ const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;
 const COMPARE_USAGE = `usage: rlvr compare [options]
 
 Train each estimator on the same seeds (same problems in the same order, same sampling seeds)
-and compare them: final held-out accuracy and pass@n (mean ± std over seeds), steps to reach an
-accuracy threshold, time per step relative to the baseline, and whether each difference from
-the baseline (dr-grpo, the GRAIL paper's; grpo beside it) is within the seed spread. Each run is a normal run directory (rlvr report works on it). Progress
-goes to stderr, the table to stdout.
+and compare them: final held-out accuracy and pass@n (mean ± SD over seeds), steps to reach an
+accuracy threshold, time per step relative to the baseline, and the contrasts tested with the
+runs of one seed as pairs (paired t with its 95% CI, exact Wilcoxon; Welch where the seeds
+differ): the primary at alpha 0.05, the others Holm-adjusted, with the pairs 80% power would need
+where nothing is detected. Each run is a normal run directory (rlvr report works on it). The
+held-out evaluation defaults to 1024 problems x 8 samples, before the first and after the last step
+only (set eval.problems / eval.every to change it). Progress goes to stderr, the table to stdout.
 
 options:
   --estimators LIST   comma-separated estimator or variant names, one row each (default
                       ${DEFAULT_ESTIMATORS.join(',')}, then every variant of the config)
-  --seeds N|LIST      N seeds counting up from the config's seed (default 3: 0,1,2), or a list such as 0,5,9
+  --seeds N|LIST|auto N seeds counting up from the config's seed (default 3: 0,1,2), or a list such as 0,5,9;
+                      auto: sequential, adding seeds up to --max-seeds and looking at the primary
+                      contrast at --looks equally spaced points (O'Brien-Fleming bounds, overall
+                      alpha 0.05); it stops at the first look whose bound is crossed
+  --max-seeds N       with --seeds auto: the most seeds (pairs) to run (default 10)
+  --looks K           with --seeds auto: the looks, 1 to 5 (default 3)
   --steps N           RL steps of every run (overrides the config)
   --config FILE       a rlvr train config (see docs/compare.md, schema/compare.schema.json); estimator
                       and seed are set per run. Its "variants" name rows with their own options:
@@ -38,6 +46,8 @@ options:
   --threshold X       "steps to": an accuracy (0.55 or 55%) or a gain over each run's start (+0.05 or +5%; default +5%)
   --baseline NAME     the estimator others are compared with (default dr-grpo, the GRAIL paper's
                       baseline, with grpo beside it; else grpo; else the first)
+  --primary A:B       the primary contrast, declared up front and judged unadjusted (default grail,
+                      else the first other estimator, against the baseline)
   --out DIR           OUT/ROW/seed-S run directories and OUT/${COMPARE_FILE} (default runs/compare-TIME)
   --resume            continue finished or partial runs in --out (required) instead of refusing them
   --json              print ${COMPARE_FILE}'s contents instead of the table
@@ -48,15 +58,18 @@ Ctrl-C stops after the current step of the current run (checkpoint saved; --resu
 
 /** `rlvr compare`. */
 export const compareCommand: Command = {
-  summary: 'train estimators on the same seeds; accuracy ± std, pass@n, steps to threshold, time',
+  summary: 'train estimators on the same seeds; accuracy ± SD, paired tests, pass@n, steps to threshold, time',
   usage: COMPARE_USAGE,
   options: {
     ...CONFIG_FLAGS,
     estimators: { type: 'string', short: 'e' },
     seeds: { type: 'string' },
+    'max-seeds': { type: 'string' },
+    looks: { type: 'string' },
     plugin: { type: 'string', multiple: true },
     threshold: { type: 'string' },
     baseline: { type: 'string' },
+    primary: { type: 'string' },
     workers: { type: 'string' },
     resume: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -73,13 +86,19 @@ export const compareCommand: Command = {
     // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
     const schema = (await import('../config-schema.js')).configJsonSchemas().compare;
     const config = applyOverrides(
-      withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined),
+      withCompareEval(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined)),
       overrides,
       schema,
     );
     const workers = workersFlag(values);
     if (workers !== undefined) config.workers = workers;
-    const seeds = parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
+    const auto = values.seeds === 'auto';
+    if (!auto && (values['max-seeds'] !== undefined || values.looks !== undefined))
+      throw usageError('needs --seeds auto (a sequential comparison)', values.looks !== undefined ? '--looks' : '--max-seeds');
+    const maxSeeds = auto ? (intFlag(values, 'max-seeds', { min: 2, max: 1000 }) ?? 10) : 0;
+    const lookCount = auto ? (intFlag(values, 'looks', { min: 1, max: 5 }) ?? 3) : 0;
+    const looks = auto ? sequentialPlan(maxSeeds, lookCount) : [];
+    const seeds = auto ? firstSeeds(maxSeeds, config.seed) : parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
     // default rows: the four built-in estimators, then every variant of the config
     const variants = config.variants !== null && typeof config.variants === 'object' ? Object.keys(config.variants) : [];
     const estimators = listed ?? [...DEFAULT_ESTIMATORS, ...variants.filter((v) => !(DEFAULT_ESTIMATORS as readonly string[]).includes(v))];
@@ -87,26 +106,41 @@ export const compareCommand: Command = {
     if (baseline !== undefined && !estimators.includes(baseline))
       throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
 
+    const primary = values.primary === undefined ? undefined : parsePrimary(values.primary as string, estimators);
+
     const out = (values.out as string | undefined) ?? defaultOut();
     const logger = terminalLogger(values.quiet === true, io.stderr, color);
     const { runCompare } = await import('./run.js');
-    const result = await stoppable(signal, logger, () =>
-      runCompare(
-        {
-          estimators,
-          seeds,
-          config,
-          out,
-          resume: values.resume === true,
-          ...(configFile === undefined ? {} : { configFile }),
-          ...(steps === undefined ? {} : { steps }),
-          ...(threshold === undefined ? {} : { threshold }),
-          ...(baseline === undefined ? {} : { baseline }),
-        },
-        logger,
-        signal,
-      ),
-    );
+    const compareOn = (on: number[], resume: boolean) =>
+      stoppable(signal, logger, () =>
+        runCompare(
+          {
+            estimators,
+            seeds: on,
+            config,
+            out,
+            resume,
+            ...(configFile === undefined ? {} : { configFile }),
+            ...(steps === undefined ? {} : { steps }),
+            ...(threshold === undefined ? {} : { threshold }),
+            ...(baseline === undefined ? {} : { baseline }),
+            ...(primary === undefined ? {} : { primary }),
+          },
+          logger,
+          signal,
+        ),
+      );
+    let result = await compareOn(auto ? seeds.slice(0, looks[0]) : seeds, values.resume === true);
+    let decision: SequentialDecision | undefined;
+    for (let k = 0; auto && !result.interrupted && result.table !== null; k++) {
+      const c = result.table.contrasts[0]!;
+      decision = sequentialDecision(k + 1, looks.length, c.p);
+      logger.info(
+        `look ${k + 1}/${looks.length} at ${looks[k]} pairs: primary ${c.a} - ${c.b} paired t p = ${c.p.toPrecision(3)}, stop below ${decision.nominalAlpha.toPrecision(3)} (O'Brien-Fleming |z| >= ${decision.bound.toFixed(3)}): ${decision.crossed ? 'crossed, stopping' : decision.stop ? 'the last look' : 'going on'}`,
+      );
+      if (decision.stop) break;
+      result = await compareOn(seeds.slice(0, looks[k + 1]), true);
+    }
     if (result.interrupted || result.table === null || result.file === null) {
       io.stderr.write(
         `rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`,
@@ -119,10 +153,63 @@ export const compareCommand: Command = {
       return 0;
     }
     io.stdout.write(formatCompare(result.table, { steps: result.steps, seeds: result.seeds }) + '\n');
+    if (decision !== undefined) io.stdout.write(sequentialLine(decision, result.seeds.length));
+    io.stdout.write(costLine(result.runs, result.seeds.length));
     io.stdout.write(`runs in ${out}/ESTIMATOR/seed-S (rlvr report on any of them); summary: ${result.file}\n`);
     return 0;
   },
 };
+
+/**
+ * compare's evaluation unless the config says otherwise: 1024 held-out problems (x the config's 8 samples) before
+ * the first step and after the last, none in between. One evaluation of 128 problems has an SD of about 1.3 points,
+ * as large as the differences compared; 1024 brings it to about 0.45.
+ */
+function withCompareEval(config: Record<string, unknown>): Record<string, unknown> {
+  const given = config.eval !== null && typeof config.eval === 'object' ? (config.eval as Record<string, unknown>) : {};
+  return { ...config, eval: { problems: 1024, every: 0, ...given } };
+}
+
+/** `grail:dr-grpo` -> ['grail', 'dr-grpo'], both among the estimators. */
+function parsePrimary(v: string, estimators: readonly string[]): [string, string] {
+  const parts = v.split(':').map((s) => s.trim());
+  if (parts.length !== 2 || parts.some((p) => p === '') || parts[0] === parts[1])
+    throw usageError(`must be two different estimators as A:B, e.g. grail:dr-grpo (got ${JSON.stringify(v)})`, '--primary');
+  for (const p of parts)
+    if (!estimators.includes(p))
+      throw usageError(`${JSON.stringify(p)} is not among the estimators (${estimators.join(', ')})`, '--primary');
+  return parts as [string, string];
+}
+
+/** The pairs at each look of a sequential comparison (the usage error names what does not fit). */
+function sequentialPlan(maxSeeds: number, looks: number): number[] {
+  try {
+    return sequentialLooks(maxSeeds, looks);
+  } catch (err) {
+    throw usageError(`${(err as Error).message.replace(/^sequentialLooks: /, '')} (--max-seeds ${maxSeeds})`, '--looks');
+  }
+}
+
+/** The first `n` seeds counting up from the config's seed (default 0). */
+function firstSeeds(n: number, configSeed: unknown): number[] {
+  const first = typeof configSeed === 'number' && Number.isInteger(configSeed) && configSeed >= 0 ? configSeed : 0;
+  return Array.from({ length: n }, (_, i) => first + i);
+}
+
+/** How a sequential comparison ended: the look, its bound, and whether the primary is decided at overall alpha 0.05. */
+function sequentialLine(d: SequentialDecision, pairs: number): string {
+  const why = d.crossed
+    ? `the primary contrast crossed its bound (paired t p below ${d.nominalAlpha.toPrecision(3)}): a difference at overall alpha 0.05`
+    : `no bound crossed: no difference detected at overall alpha 0.05 (the last look's nominal alpha is ${d.nominalAlpha.toPrecision(3)})`;
+  return `sequential: stopped at look ${d.look} of ${d.looks} (${pairs} pairs; O'Brien-Fleming bounds): ${why}\n`;
+}
+
+/** What the comparison cost: process CPU time (policy workers included) per seed, all estimators of that seed. */
+function costLine(runs: readonly { cpuSeconds?: number; wallSeconds: number }[], seeds: number): string {
+  const cpu = runs.reduce((a, r) => a + (r.cpuSeconds ?? 0), 0);
+  const perSeed = cpu / 60 / seeds;
+  return `cost: ${perSeed.toFixed(1)} CPU-minutes per seed (the ${runs.length / seeds} runs of one seed, evaluations included; process CPU time of this command, policy workers included; runs finished earlier and resumed count only what this command ran)\n`;
+}
 
 /** `grpo, grail` -> ['grpo', 'grail']; empty items are an error. */
 function parseList(flag: string, v: string): string[] {
@@ -141,9 +228,7 @@ function seedValue(v: string): number {
 /** `3` -> three seeds from the config's seed (default 0); `0,5,9` -> those seeds. */
 function parseSeeds(v: string, configSeed: unknown): number[] {
   if (v.includes(',')) return parseList('seeds', v).map(seedValue);
-  const count = intFlag({ seeds: v }, 'seeds', { min: 1, max: 1000 })!;
-  const first = typeof configSeed === 'number' && Number.isInteger(configSeed) && configSeed >= 0 ? configSeed : 0;
-  return Array.from({ length: count }, (_, i) => first + i);
+  return firstSeeds(intFlag({ seeds: v }, 'seeds', { min: 1, max: 1000 })!, configSeed);
 }
 
 /** `0.55` or `55%`: an accuracy; `+0.05` or `+5%`: a gain over the run's step-0 accuracy. */

@@ -50,9 +50,25 @@ interface CompareJson {
     reached: number;
     secondsPerStep: number;
     stepTimeRatio: number;
-    verdict: { diff: number; se: number | null; within: boolean | null } | null;
   }[];
-  runs: { estimator: string; seed: number; dir: string; evals: Eval[]; secondsPerStep: number }[];
+  contrasts: {
+    a: string;
+    b: string;
+    role: string;
+    test: string;
+    seeds: number[];
+    diff: number;
+    p: number | null;
+    detected: boolean | null;
+  }[];
+  runs: {
+    estimator: string;
+    seed: number;
+    dir: string;
+    evals: (Eval & { correct: number[] })[];
+    secondsPerStep: number;
+    cpuSeconds: number;
+  }[];
 }
 
 let root: string;
@@ -144,19 +160,27 @@ describe('rlvr compare', () => {
       expect(row.secondsPerStep).toBeCloseTo(mean(f.sec), 12);
       expect(row.stepTimeRatio).toBeCloseTo(mean(f.sec) / mean(finals.get('grpo')!.sec), 12);
     }
-    const grail = c.rows[1]!;
-    const diff = mean(finals.get('grail')!.acc) - mean(finals.get('grpo')!.acc);
-    const se = Math.sqrt(sampleStd(finals.get('grail')!.acc) ** 2 / 2 + sampleStd(finals.get('grpo')!.acc) ** 2 / 2);
-    expect(grail.verdict!.diff).toBeCloseTo(diff, 12);
-    expect(grail.verdict!.within).toBe(Math.abs(diff) <= 2 * se + 1e-12);
+    // the primary contrast (grail against the baseline), paired by seed: its difference is the mean per-seed one
+    const g = finals.get('grail')!.acc;
+    const b = finals.get('grpo')!.acc;
+    expect(c.contrasts.map((x) => [x.role, x.a, x.b, x.test, x.seeds])).toEqual([['primary', 'grail', 'grpo', 'paired t', [0, 1]]]);
+    expect(c.contrasts[0]!.diff).toBeCloseTo(mean(g.map((x, i) => x - b[i]!)), 12);
+    // every evaluation's per-problem counts are in compare.json, and they give its accuracy
+    for (const run of c.runs)
+      for (const e of run.evals) {
+        expect(e.correct).toHaveLength(e.problems);
+        expect(e.correct.reduce((a, x) => a + x, 0) / (e.n * e.problems)).toBeCloseTo(e.accuracy, 12);
+      }
+    expect(c.runs.every((x) => x.cpuSeconds > 0)).toBe(true);
 
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe('rlvr compare: 2 estimators x 2 seeds (0, 1), 2 steps each, same seeds and data order for every estimator');
     expect(r.stdout).toMatch(/estimator +final accuracy +pass@2 +steps to \+5\.0 pts +s\/step +time vs grpo\n/);
     expect(r.stdout).toMatch(/\ngrpo +\d+\.\d% ± \d+\.\d +\d+\.\d% ± \d+\.\d +(\d+(\.\d)?|-) \([0-2]\/2\) +\d+\.\d\d +1\.00x\n/);
     expect(r.stdout).toMatch(
-      /\ngrail vs grpo: final accuracy [+-]\d+\.\d points, (within|beyond) the seed spread \(\|diff\| (<=|>) 2 x Welch SE = \d+\.\d points\)/,
+      /\nprimary: grail - grpo: final accuracy [+-]\d+\.\d points \(95% CI [+-]\d+\.\d to [+-]\d+\.\d; paired t p = [^,]+, Wilcoxon p = [\d.]+, 2 pairs\): (a difference|no difference detected) at alpha 0\.05/,
     );
+    expect(r.stdout).toMatch(/\ncost: \d+\.\d CPU-minutes per seed \(the 2 runs of one seed/);
     expect(r.stdout).toContain(`summary: ${join(out(), 'compare.json')}`);
 
     const rep = await rlvr('report', join(out(), 'grail', 'seed-1'), '-q');
@@ -207,7 +231,7 @@ describe('rlvr compare', () => {
     );
   });
 
-  test('one seed and an estimator from a plugin: "n/a: one seed"', async () => {
+  test('one seed and an estimator from a plugin: nothing to test', async () => {
     const plugin = await writeHalvedPlugin(root);
     const dir = join(root, 'one-seed');
     const r = await rlvr(
@@ -230,13 +254,14 @@ describe('rlvr compare', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(
-      /\ngrpo\+halved vs grpo: final accuracy [+-]\d+\.\d points; noise n\/a: one seed \(run more --seeds to tell a difference from seed noise\)\n/,
+      /\nprimary: grpo\+halved - grpo: final accuracy [+-]\d+\.\d points; n\/a: a side has one seed \(run more --seeds to test it\)\n/,
     );
     const c = await readCompare(dir);
-    expect(c.rows.map((x) => [x.estimator, x.accuracy.std, x.verdict?.within])).toEqual([
-      ['grpo', null, undefined],
-      ['grpo+halved', null, null],
+    expect(c.rows.map((x) => [x.estimator, x.accuracy.std])).toEqual([
+      ['grpo', null],
+      ['grpo+halved', null],
     ]);
+    expect(c.contrasts.map((x) => [x.a, x.b, x.detected])).toEqual([['grpo+halved', 'grpo', null]]);
     expect((await readRunDir(join(dir, 'grpo+halved', 'seed-0'))).metrics[1]!['weights/all/mean']).toBe(0.5);
     // a dotted override reaches every run's config
     expect((c as unknown as { config: { trainer: { schedule: { lr: number } } } }).config.trainer.schedule.lr).toBe(1e-4);
@@ -303,9 +328,51 @@ describe('rlvr compare', () => {
     });
     const mb = (await readRunDir(join(dir, 'grail-mb', 'seed-0'))).metrics.find((m) => m.step === 1)!;
     expect(mb['refresh/count']).toBeGreaterThan(0);
-    for (const row of ['grail', 'grail-both', 'grail-mb'])
-      expect(r.stdout).toMatch(new RegExp(`\\n${row} vs dr-grpo: final accuracy [+-]\\d+\\.\\d points, (within|beyond) the seed spread`));
+    // the primary first (grail against dr-grpo by default), each variant against dr-grpo among the secondaries
+    expect(r.stdout).toMatch(/\nprimary: grail - dr-grpo: final accuracy [+-]\d+\.\d points /);
+    for (const row of ['grail-both', 'grail-mb'])
+      expect(r.stdout).toMatch(new RegExp(`\\nsecondary \\(Holm over 2\\): ${row} - dr-grpo: final accuracy [+-]\\d+\\.\\d points `));
     expect(r.stdout).toMatch(/\ngrail-mb +\d+\.\d% ± \d+\.\d /);
+  });
+
+  test('--seeds auto: looks at the primary contrast at each planned point until a bound is crossed or the seeds run out', async () => {
+    const dir = join(root, 'sequential');
+    // a variant identical to grpo: every pair differs by 0 (p = 1), so no bound is crossed and every look is taken
+    const r = await rlvr(
+      'compare',
+      '--config',
+      cfg,
+      '--estimators',
+      'grpo,same',
+      '--variants.same.estimator',
+      'grpo',
+      '--primary',
+      'same:grpo',
+      '--seeds',
+      'auto',
+      '--max-seeds',
+      '4',
+      '--looks',
+      '2',
+      '--steps',
+      '1',
+      '--out',
+      dir,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /look 1\/2 at 2 pairs: primary same - grpo paired t p = 1\.00, stop below 0\.00\d+ \(O'Brien-Fleming \|z\| >= 2\.796\): going on/,
+    );
+    expect(r.stderr).toMatch(
+      /look 2\/2 at 4 pairs: primary same - grpo paired t p = 1\.00, stop below 0\.04\d+ \(O'Brien-Fleming \|z\| >= 1\.977\): the last look/,
+    );
+    expect(r.stdout).toMatch(/\nsequential: stopped at look 2 of 2 \(4 pairs; O'Brien-Fleming bounds\): no bound crossed/);
+    const c = await readCompare(dir);
+    expect(c.rows.map((x) => x.seeds)).toEqual([
+      [0, 1, 2, 3],
+      [0, 1, 2, 3],
+    ]);
+    expect(c.contrasts[0]).toMatchObject({ a: 'same', b: 'grpo', role: 'primary', diff: 0, p: 1, detected: false });
   });
 
   test.each<[string[], number, RegExp]>([
@@ -314,24 +381,48 @@ describe('rlvr compare', () => {
       1,
       /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/,
     ],
-    [['--estimators', 'grpo,grpo'], 2, /^rlvr compare: --estimators: lists "grpo" twice\nusage: rlvr compare/],
+    [['--estimators', 'grpo,grpo'], 2, /^rlvr compare: --estimators: lists "grpo" twice\n\(rlvr compare --help lists the options\)\n$/],
     [
       ['--estimators', 'grpo,'],
       2,
-      /^rlvr compare: --estimators: must be a comma-separated list of names \(got "grpo,"\)\nusage: rlvr compare/,
+      /^rlvr compare: --estimators: must be a comma-separated list of names \(got "grpo,"\)\n\(rlvr compare --help lists the options\)\n$/,
     ],
-    [['--seeds', 'three'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "three"\)\nusage/],
-    [['--seeds', '0'], 2, /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "0"\)\nusage/],
-    [['--seeds', '1,1'], 2, /^rlvr compare: --seeds: lists "1" twice\nusage/],
+    [['--max-seeds', '4'], 2, /^rlvr compare: --max-seeds: needs --seeds auto \(a sequential comparison\)\n/],
+    [['--seeds', 'auto', '--max-seeds', '4', '--looks', '3'], 2, /^rlvr compare: --looks: .*under 2 pairs.* \(--max-seeds 4\)\n/],
+    [['--primary', 'grail:rloo'], 2, /^rlvr compare: --primary: "rloo" is not among the estimators \(dr-grpo, grpo, grail, oar-g\)\n/],
+    [
+      ['--primary', 'grail'],
+      2,
+      /^rlvr compare: --primary: must be two different estimators as A:B, e\.g\. grail:dr-grpo \(got "grail"\)\n/,
+    ],
+    [
+      ['--seeds', 'three'],
+      2,
+      /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "three"\)\n\(rlvr compare --help lists the options\)\n$/,
+    ],
+    [
+      ['--seeds', '0'],
+      2,
+      /^rlvr compare: --seeds: must be an integer from 1 to 1000 \(got "0"\)\n\(rlvr compare --help lists the options\)\n$/,
+    ],
+    [['--seeds', '1,1'], 2, /^rlvr compare: --seeds: lists "1" twice\n\(rlvr compare --help lists the options\)\n$/],
     [
       ['--threshold', '120%'],
       2,
-      /^rlvr compare: --threshold: must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\) \(got "120%"\)\nusage/,
+      /^rlvr compare: --threshold: must be an accuracy \(0\.55 or 55%\) or a gain over the starting accuracy \(\+0\.05 or \+5%\) \(got "120%"\)\n\(rlvr compare --help lists the options\)\n$/,
     ],
-    [['--baseline', 'rloo'], 2, /^rlvr compare: --baseline: "rloo" is not among the estimators \(dr-grpo, grpo, grail, oar-g\)\nusage/],
-    [['--steps', '0'], 2, /^rlvr compare: --steps: must be an integer >= 1 \(got "0"\)\nusage/],
-    [['--bogus'], 2, /^rlvr compare: Unknown option '--bogus'.*\nusage/],
-    [['--trainer.lrr', '1'], 2, /^rlvr compare: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: .*\)\nusage/],
+    [
+      ['--baseline', 'rloo'],
+      2,
+      /^rlvr compare: --baseline: "rloo" is not among the estimators \(dr-grpo, grpo, grail, oar-g\)\n\(rlvr compare --help lists the options\)\n$/,
+    ],
+    [['--steps', '0'], 2, /^rlvr compare: --steps: must be an integer >= 1 \(got "0"\)\n\(rlvr compare --help lists the options\)\n$/],
+    [['--bogus'], 2, /^rlvr compare: Unknown option '--bogus'.*\n\(rlvr compare --help lists the options\)\n$/],
+    [
+      ['--trainer.lrr', '1'],
+      2,
+      /^rlvr compare: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: .*\)\n\(rlvr compare --help lists the options\)\n$/,
+    ],
     [
       ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grial'],
       1,
@@ -340,7 +431,7 @@ describe('rlvr compare', () => {
     [
       ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.estimatorConfig.symetry', 'both'],
       1,
-      /^rlvr compare: .*micro\.json, field variants\.g\.estimatorConfig: .*unknown key: symetry\n$/,
+      /^rlvr compare: .*micro\.json, field variants\.g\.estimatorConfig: .*unknown key: symetry \(did you mean symmetry\?\)\n$/,
     ],
     [
       ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.saliency.refresh', 'often'],
@@ -355,7 +446,7 @@ describe('rlvr compare', () => {
     [
       ['--estimators', 'dr-grpo,g', '--variants.g.estimatr', 'grail'],
       2,
-      /^rlvr compare: --variants\.g\.estimatr: unknown option: variants\.g has no key "estimatr" \(keys: estimator, estimatorConfig, saliency, trainer\)\nusage/,
+      /^rlvr compare: --variants\.g\.estimatr: unknown option: variants\.g has no key "estimatr" \(did you mean --variants\.g\.estimator\?\) \(keys: estimator, estimatorConfig, saliency, trainer\)\n\(rlvr compare --help lists the options\)\n$/,
     ],
     [
       ['--estimators', 'dr-grpo,grail', '--variants.grail.estimator', 'grail'],
@@ -374,7 +465,9 @@ describe('rlvr compare', () => {
   test('--resume without --out, and --help', async () => {
     const resume = await rlvr('compare', '--resume');
     expect(resume.code).toBe(2);
-    expect(resume.stderr).toMatch(/^rlvr compare: --resume: needs --out: the comparison directory to continue\nusage: rlvr compare/);
+    expect(resume.stderr).toMatch(
+      /^rlvr compare: --resume: needs --out: the comparison directory to continue\n\(rlvr compare --help lists the options\)\n$/,
+    );
     const help = await rlvr('compare', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('usage: rlvr compare [options]');

@@ -51,6 +51,8 @@ export const CompareOptionsSchema = z
       .optional(),
     /** the estimator others are compared with (default grpo when compared, else the first) */
     baseline: z.string().min(1).optional(),
+    /** the primary contrast [a, b], judged unadjusted (default grail, else the first other row, against the baseline) */
+    primary: z.tuple([z.string().min(1), z.string().min(1)]).optional(),
   })
   .strict();
 export type CompareOptions = z.output<typeof CompareOptionsSchema>;
@@ -125,6 +127,12 @@ export async function runCompare(
   const dirs = o.estimators.map((e) => compareRunDir(o.out, e, 0));
   if (dup(dirs) !== undefined)
     throw new ReferenceTrainerError('invalid_options', `two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
+  for (const e of o.primary ?? [])
+    if (!o.estimators.includes(e))
+      throw new ReferenceTrainerError(
+        'invalid_options',
+        `primary contrast ${o.primary!.join(':')}: ${JSON.stringify(e)} is not among the estimators (${o.estimators.join(', ')})`,
+      );
   if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) {
     throw new ReferenceTrainerError(
       'invalid_options',
@@ -178,22 +186,29 @@ export async function runCompare(
       warn: (m) => (logger.warn ?? logger.info)(`${label}: ${m}`),
       progress: (p) => logger.progress?.({ ...p, estimator, seed, run: i + 1, runs: configs.length }),
     };
+    // process CPU time: the policy workers' threads are in it (a resumed run counts this process's part only)
+    const cpu0 = process.cpuUsage();
     const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
+    const cpu = process.cpuUsage(cpu0);
     if (s.interrupted) return result(null, null, true);
     runs.push({
       estimator,
       seed,
       dir,
-      evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({
+      // the per-problem counts go into compare.json: anyone can recompute the tests from it
+      evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy, correct, greedyCorrect }) => ({
         step,
         accuracy,
         passAtN,
         n,
         problems,
         ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }),
+        correct,
+        ...(greedyCorrect === undefined ? {} : { greedyCorrect }),
       })),
       secondsPerStep: s.secondsPerStep,
       wallSeconds: s.wallSeconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
     });
     if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
   }
@@ -201,6 +216,7 @@ export async function runCompare(
   const table = summarize(runs, o.estimators, {
     ...(o.baseline === undefined ? {} : { baseline: o.baseline }),
     ...(o.threshold === undefined ? {} : { threshold: o.threshold }),
+    ...(o.primary === undefined ? {} : { primary: o.primary }),
   });
   const { estimator: _e, seed: _s, estimatorConfig: _c, ...common } = configs[0]!.config;
   const file = join(o.out, COMPARE_FILE);

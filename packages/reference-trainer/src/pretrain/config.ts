@@ -94,7 +94,7 @@ export function parsePretrainConfig(input: unknown, file?: string): PretrainConf
   if (result.success) return result.data;
   throw new ReferenceTrainerError(
     'invalid_config',
-    `invalid pretrain config: ${formatZodIssues(result.error.issues, patched)}`,
+    `invalid pretrain config: ${formatZodIssues(result.error.issues, patched, PretrainConfigSchema)}`,
     file === undefined ? {} : { file },
     { cause: result.error },
   );

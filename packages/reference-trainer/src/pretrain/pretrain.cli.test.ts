@@ -97,7 +97,9 @@ describe('rlvr pretrain', () => {
 
     const flag = await rlvr('pretrain', '--steps', 'ten', '--out', out);
     expect(flag.code).toBe(2);
-    expect(flag.stderr).toMatch(/^rlvr pretrain: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr pretrain/);
+    expect(flag.stderr).toMatch(
+      /^rlvr pretrain: --steps: must be an integer >= 1 \(got "ten"\)\n\(rlvr pretrain --help lists the options\)\n$/,
+    );
     const missing = await rlvr('pretrain', '--config', join(root, 'nope.json'), '--out', out);
     expect(missing).toMatchObject({ code: 1, stderr: `rlvr pretrain: ${join(root, 'nope.json')}: cannot read config: no such file\n` });
   });

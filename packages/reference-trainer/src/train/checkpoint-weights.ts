@@ -79,8 +79,10 @@ async function sampleSet(run: OpenRun): Promise<RolloutBatch> {
       spans: { which: 'first' },
     },
   );
+  const verify = tasks.map((t) => ({ problem: t.question }));
   texts.forEach((text, i) => {
-    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[batch.groupIndex[i]!]!.answer).reward;
+    const t = batch.groupIndex[i]!;
+    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
   });
   return batch;
 }

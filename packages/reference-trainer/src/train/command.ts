@@ -34,7 +34,8 @@ options:
   --resume            continue the run in --out (required) from its latest checkpoint, with its own
                       config.json; options given again must agree with it (steps, checkpoint and
                       sample cadence, backend, workers and plugins may change: --steps 300 extends a run)
-  --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR)
+  --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR); a
+                      --resume of a run that has one writes it again
   --json              print the summary as JSON
   -q, --quiet         no progress
   -h, --help          this help
@@ -78,9 +79,19 @@ export const trainCommand: Command = {
     const config = parseWithOverrides((c) => parseTrainConfig(c, configFile ?? runConfig), input, overrides, configJsonSchemas().train);
     const out = (values.out as string | undefined) ?? defaultOut(config.estimator, config.seed);
     const logger = terminalLogger(values.quiet === true, io.stderr, color);
-    const summary = await stoppable(signal, logger, () => runTrain(config, out, { resume: values.resume === true, logger, signal }));
+    // a run made with --report keeps its report current when resumed
+    const withReport = values.report === true || (values.resume === true && existsSync(join(out, 'report.html')));
+    // a signal before the first step, or between steps, ends the run at once; one during a step lets it finish and checkpoint
+    const summary = await stoppable(
+      signal,
+      logger,
+      (onStep) => runTrain(config, out, { resume: values.resume === true, logger, signal, onStep }),
+      {
+        idle: true,
+      },
+    );
     let report: string | undefined;
-    if (values.report === true && !summary.interrupted) {
+    if (withReport && !summary.interrupted) {
       const { writeReport } = await import('@rlvr/report');
       const r = await writeReport(out);
       report = r.path;

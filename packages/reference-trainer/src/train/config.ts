@@ -217,7 +217,7 @@ export function parseTrainConfig(input: unknown, file?: string): TrainConfig {
   if (result.success) return result.data;
   throw new ReferenceTrainerError(
     'invalid_config',
-    `invalid train config: ${formatZodIssues(result.error.issues, patched)}`,
+    `invalid train config: ${formatZodIssues(result.error.issues, patched, TrainConfigSchema)}`,
     file === undefined ? {} : { file },
     { cause: result.error },
   );

@@ -8,8 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { prepareEstimator } from '@rlvr/advantages';
-import type { PreparedEstimator } from '@rlvr/advantages';
+import { decodeState, prepareEstimator } from '@rlvr/advantages';
+import type { EstimatorState, PreparedEstimator } from '@rlvr/advantages';
 import { assertCreatable, createDirectory, readConfigFile, writeFileAtomic } from '@rlvr/core';
 import type { Logger, RolloutBatch } from '@rlvr/core';
 import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
@@ -68,6 +68,8 @@ export interface OpenRun {
   evals: EvalRecord[];
   /** wall seconds of every step done, restored ones included */
   stepSeconds: number[];
+  /** the estimator's state after the last step done (a stateful method's), restored from the checkpoint */
+  estimatorState?: EstimatorState;
   /** the policy workers of the update (none with `workers: 1`) */
   workers: PolicyWorkers | undefined;
   /** release the model, the optimizer and the workers */
@@ -83,6 +85,9 @@ export interface OpenRun {
 export async function openRun(input: TrainConfig, outDir: string, options: { resume?: boolean; logger: Logger }): Promise<OpenRun> {
   const { logger } = options;
   await loadPlugins(input.plugins);
+  const runFile = join(outDir, RUN_FILES.config);
+  // another estimator is named as such, before the run's options for its own are checked against this one
+  if (options.resume) await checkRunConfig(runFile, input, true);
   const estimator = prepare(input);
   const plan = signalPlan(input, estimator);
   const runConfig = runConfigOf(input, estimator.config, plan);
@@ -100,7 +105,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     checkpointWeights: join(outDir, RUN_FILES.checkpointWeights),
   };
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
-  const problems = await loadProblems(config);
+  const problems = await loadProblems(config, logger);
   await assertCreatable(outDir);
   // Estimators without saliency signals have nothing to recompute: `refresh` leaves them alone.
   const refresh =
@@ -114,7 +119,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
           temperature: config.trainer.temperature,
           plugins: config.plugins.map((p) => resolve(p)),
         });
-  if (options.resume) await checkRunConfig(join(outDir, RUN_FILES.config), config);
+  if (options.resume) await checkRunConfig(runFile, config);
   const latest = options.resume ? await store.latest() : null;
   // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
   if (latest !== null) await store.load(latest, resumeKey(config)).catch(cannotResume);
@@ -229,6 +234,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     run.stream.cursor = state.cursor as number;
     run.evals = state.evals as EvalRecord[];
     run.stepSeconds = state.stepSeconds as number[];
+    if (state.estimatorState != null) run.estimatorState = decodeState(state.estimatorState);
     for (const note of await repairLogs(Object.values(logs), run.start)) logger.info(note);
     logger.info(`resumed from ${latest} (step ${run.start})`);
     return run;
@@ -245,14 +251,25 @@ function workerCount(workers: TrainConfig['workers']): number {
   return workers === 'auto' ? availableParallelism() : workers;
 }
 
-/** On resume: refuse a config that differs from the run's own config.json in what shapes the trajectory, naming each difference. */
-async function checkRunConfig(file: string, config: TrainConfig): Promise<void> {
+/**
+ * On resume: refuse a config that differs from the run's own config.json in what shapes the
+ * trajectory, naming each difference; `estimatorOnly` compares the estimator's name alone.
+ */
+async function checkRunConfig(file: string, config: TrainConfig, estimatorOnly = false): Promise<void> {
   if (!existsSync(file)) return;
   const run = parseTrainConfig(await readConfigFile(file), file);
-  // resolved as this run's options are (a config.json of an older version may hold `{}`)
-  const estimator = prepare(run);
-  const { estimatorConfig, saliency } = runConfigOf(run, estimator.config, signalPlan(run, estimator));
-  const diff = resumeDifferences({ ...run, estimatorConfig, saliency }, config);
+  let diff: string[];
+  if (estimatorOnly) {
+    diff =
+      run.estimator === config.estimator
+        ? []
+        : [`estimator: the run has ${JSON.stringify(run.estimator)}, given ${JSON.stringify(config.estimator)}`];
+  } else {
+    // resolved as this run's options are (a config.json of an older version may hold `{}`)
+    const estimator = prepare(run);
+    const { estimatorConfig, saliency } = runConfigOf(run, estimator.config, signalPlan(run, estimator));
+    diff = resumeDifferences({ ...run, estimatorConfig, saliency }, config);
+  }
   if (diff.length > 0) {
     throw new ReferenceTrainerError(
       'invalid_options',

@@ -1,17 +1,27 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { composeEstimator, registerBaseline, registerEstimator, registerWeighting } from '@rlvr/advantages';
-import { saliencyBackends } from '@rlvr/saliency';
+import { composeEstimator, defineMethod, registerBaseline, registerEstimator, registerWeighting } from '@rlvr/advantages';
+import { defineBackend, saliencyBackends } from '@rlvr/saliency';
 import { z } from 'zod';
 import { ReferenceTrainerError } from '../errors.js';
 
 /**
  * What a plugin's `register` (or default) export receives: the registries of the `@rlvr/advantages`
  * and `@rlvr/saliency` instances this trainer uses, so that a plugin with its own copy of the
- * packages still registers where `rlvr train` looks, and the trainer's `zod` for config schemas.
+ * packages still registers where `rlvr train` looks, the builders of both contracts (`defineMethod`,
+ * `defineBackend`), and the trainer's `zod` for config schemas.
  */
-export const PLUGIN_API = { registerEstimator, registerWeighting, registerBaseline, composeEstimator, saliencyBackends, z } as const;
+export const PLUGIN_API = {
+  registerEstimator,
+  registerWeighting,
+  registerBaseline,
+  composeEstimator,
+  defineMethod,
+  saliencyBackends,
+  defineBackend,
+  z,
+} as const;
 export type PluginApi = typeof PLUGIN_API;
 
 /** Plugin files this process has loaded: loading one again is a no-op (its estimators are registered). */

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { FileStream, TaskStream, loadTasks, splitHeldOut, syntheticGenerator } from '@rlvr/rollout';
+import type { Logger } from '@rlvr/core';
 import type { Problem, ProblemStream } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import type { TrainConfig } from './config.js';
@@ -7,9 +8,11 @@ import type { TrainConfig } from './config.js';
 /**
  * The held-out and training problems: the synthetic task, or the `data` files (read before
  * anything is written; `train` lists a file's training problems so that they can be checked).
+ * Files smaller than the config asks for are warned about, once each.
  */
 export async function loadProblems(
   config: TrainConfig,
+  logger?: Pick<Logger, 'warn'>,
 ): Promise<{ heldOut: Problem[]; stream: ProblemStream; train?: readonly Problem[] }> {
   if (config.data === undefined) {
     // the held-out problems are the first of stream `eval.seed`: the ones `rlvr pretrain` held out with the same settings
@@ -31,10 +34,17 @@ export async function loadProblems(
     }
   };
   const all = await read(train, 'train');
+  const evalRows = evalFile === undefined ? undefined : await read(evalFile, 'eval');
+  if (evalRows !== undefined && evalRows.length < config.eval.problems)
+    logger?.warn(`eval.problems is ${config.eval.problems} but ${evalFile} has ${evalRows.length} rows: evaluating ${evalRows.length}`);
   const split =
-    evalFile === undefined
+    evalRows === undefined
       ? splitHeldOut(all, config.eval.problems, config.eval.seed)
-      : { heldOut: (await read(evalFile, 'eval')).slice(0, config.eval.problems), train: all };
+      : { heldOut: evalRows.slice(0, config.eval.problems), train: all };
+  if (split.train.length > 0 && split.train.length < config.rollout.prompts)
+    logger?.warn(
+      `${train} has ${split.train.length} training problems, fewer than rollout.prompts = ${config.rollout.prompts}: every step repeats some`,
+    );
   if (split.train.length === 0)
     throw new ReferenceTrainerError(
       'invalid_config',

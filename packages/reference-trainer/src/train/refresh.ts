@@ -7,7 +7,7 @@
  * the same refresh with `resolveRefresh(refresh.spec)`.
  */
 import { prepareEstimator } from '@rlvr/advantages';
-import type { PreparedEstimator } from '@rlvr/advantages';
+import type { EstimatorState, PreparedEstimator } from '@rlvr/advantages';
 import type { RolloutBatch, Signals } from '@rlvr/core';
 import type { PolicyWorkers, Qwen3Model } from '@rlvr/policy';
 import { parseSignalConfig, refreshSignals, refreshSignalsOnWorkers } from '@rlvr/saliency';
@@ -43,7 +43,7 @@ export class SignalRefresh implements AdvantageRefresh {
   readonly spec: RefreshSpec;
   readonly #estimator: PreparedEstimator;
   readonly #plan: SignalPlan;
-  #base: { batch: RolloutBatch; signals: Signals } | null = null;
+  #base: { batch: RolloutBatch; signals: Signals; state: EstimatorState | undefined } | null = null;
 
   constructor(options: z.output<typeof SignalRefreshOptionsSchema>, estimator: PreparedEstimator, plan: SignalPlan) {
     this.every = options.every;
@@ -52,13 +52,14 @@ export class SignalRefresh implements AdvantageRefresh {
     this.#plan = plan;
   }
 
-  /** The batch of the next step and its signals from the behaviour pass. */
-  useSignals(batch: RolloutBatch, signals: Signals): void {
-    this.#base = { batch, signals };
+  /** The batch of the next step, its signals from the behaviour pass, and the estimator's state before the step. */
+  useSignals(batch: RolloutBatch, signals: Signals, state?: EstimatorState): void {
+    this.#base = { batch, signals, state };
   }
 
   advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Float32Array {
-    return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, this.#baseOf(batch))).advantages;
+    const base = this.#baseOf(batch);
+    return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, base.signals), base.state).advantages;
   }
 
   /** `advantages` with the saliency backends run on the trainer's policy workers (`refreshSignalsOnWorkers`). */
@@ -70,17 +71,18 @@ export class SignalRefresh implements AdvantageRefresh {
     _ctx?: RefreshContext,
   ): Promise<Float32Array> {
     const base = this.#baseOf(batch);
-    return this.#estimator.estimate(batch, await refreshSignalsOnWorkers(workers, model, batch, rows, this.#plan, base)).advantages;
+    const signals = await refreshSignalsOnWorkers(workers, model, batch, rows, this.#plan, base.signals);
+    return this.#estimator.estimate(batch, signals, base.state).advantages;
   }
 
-  #baseOf(batch: RolloutBatch): Signals {
+  #baseOf(batch: RolloutBatch): { signals: Signals; state: EstimatorState | undefined } {
     if (this.#base?.batch !== batch)
       throw new ReferenceTrainerError(
         'invalid_options',
         "the advantage refresh was not given this batch's signals (call useSignals before Trainer.step)",
         { field: 'saliency.refresh' },
       );
-    return this.#base.signals;
+    return this.#base;
   }
 }
 

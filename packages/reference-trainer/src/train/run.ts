@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { encodeState } from '@rlvr/advantages';
 import { METRIC, appendJsonl, describeFsError } from '@rlvr/core';
 import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
@@ -75,7 +76,13 @@ export interface TrainSummary {
 export async function runTrain(
   config: TrainConfig,
   outDir: string,
-  options: { resume?: boolean; logger?: TrainLogger; signal?: AbortSignal } = {},
+  options: {
+    resume?: boolean;
+    logger?: TrainLogger;
+    signal?: AbortSignal;
+    /** told when a step (its checkpoint, and the final export after the last) starts and ends */
+    onStep?: (inFlight: boolean) => void;
+  } = {},
 ): Promise<TrainSummary> {
   const t0 = performance.now();
   const logger = { info: options.logger?.info ?? (() => {}), warn: options.logger?.warn ?? options.logger?.info ?? (() => {}) };
@@ -101,9 +108,22 @@ export async function runTrain(
     let interrupted = false;
     while (step < c.steps && !interrupted) {
       step++;
+      options.onStep?.(true);
       const s0 = performance.now();
       const tasks = toPromptTasks(run.stream.next(c.rollout.prompts), run.tokenizer, run.prompts);
-      const out = await rlStep(c, run.estimator, run.trainer, run.sampler, tasks, step, run.eosIds[0]!, run.refresh, run.workers);
+      const out = await rlStep(
+        c,
+        run.estimator,
+        run.trainer,
+        run.sampler,
+        tasks,
+        step,
+        run.eosIds[0]!,
+        run.refresh,
+        run.workers,
+        run.estimatorState,
+      );
+      run.estimatorState = out.adv.state;
       const seconds = (performance.now() - s0) / 1000;
       run.stepSeconds.push(seconds);
       const last = step === c.steps;
@@ -116,6 +136,7 @@ export async function runTrain(
       interrupted = options.signal?.aborted === true && !last;
       if (last || interrupted || every(c.checkpointEvery, step)) await saveCheckpoint(run, step);
       progress(step, out.metrics[METRIC.rewardMean] ?? Number.NaN);
+      if (!last && !interrupted) options.onStep?.(false);
     }
     if (interrupted) logger.info(`stopped after step ${step}; checkpoint saved: run again with --resume to continue`);
     const modelDir = join(outDir, TRAIN_DIRS.model);
@@ -138,12 +159,18 @@ export async function runTrain(
   }
 }
 
-/** Checkpoint `step` (weights, optimizer, data cursor, evaluations, step times); a failure names the checkpoint directory. */
+/** Checkpoint `step` (weights, optimizer, data cursor, evaluations, step times, the estimator's state); a failure names the checkpoint directory. */
 async function saveCheckpoint(run: OpenRun, step: number): Promise<void> {
   try {
     await run.trainer.save(
       run.store,
-      { step, cursor: run.stream.cursor, evals: run.evals, stepSeconds: run.stepSeconds },
+      {
+        step,
+        cursor: run.stream.cursor,
+        evals: run.evals,
+        stepSeconds: run.stepSeconds,
+        ...(run.estimatorState === undefined ? {} : { estimatorState: encodeState(run.estimatorState) }),
+      },
       resumeKey(run.config),
     );
   } catch (err) {

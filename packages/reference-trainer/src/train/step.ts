@@ -1,6 +1,6 @@
 import { FINISH_CODES, METRIC, estimatorMetricName, getSpans } from '@rlvr/core';
 import type { RolloutBatch } from '@rlvr/core';
-import type { AdvantageResult, PreparedEstimator } from '@rlvr/advantages';
+import type { AdvantageResult, EstimatorState, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
 import type { PolicyWorkers, Tokenizer } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
@@ -22,7 +22,7 @@ export interface StepOutput {
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
  * With `workers` (those of `trainer`), the signals are computed on them too (and `sampler` may
- * decode on them: `workerSampler`).
+ * decode on them: `workerSampler`). `state` is the estimator's from the previous step (its next is `adv.state`).
  */
 export async function rlStep(
   config: TrainConfig,
@@ -34,6 +34,7 @@ export async function rlStep(
   padId: number,
   refresh: SignalRefresh | null = null,
   workers?: PolicyWorkers,
+  state?: EstimatorState,
 ): Promise<StepOutput> {
   const r = config.rollout;
   const plan = parseSignalConfig(config.saliency, estimator.needs, {
@@ -56,8 +57,11 @@ export async function rlStep(
     },
   );
   const sampleS = lap();
+  // The problem goes with each reward (the unit, rounding and options it asks); one options object per task.
+  const verify = tasks.map((t) => ({ problem: t.question }));
   texts.forEach((text, i) => {
-    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[Math.floor(i / r.groupSize)]!.answer).reward;
+    const t = Math.floor(i / r.groupSize);
+    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
   });
   const verifyS = lap();
   const pass = { padId, tokenBudget: config.trainer.tokenBudget };
@@ -65,9 +69,9 @@ export async function rlStep(
     ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass)
     : computeSignals(trainer.model, batch, plan, pass);
   const signalsS = lap();
-  const adv = estimator.estimate(batch, signals);
+  const adv = estimator.estimate(batch, signals, state);
   const advS = lap();
-  refresh?.useSignals(batch, signals);
+  refresh?.useSignals(batch, signals, state);
   const { metrics } = await trainer.step(batch, adv.advantages, {
     ...(oldLogprobs === undefined ? {} : { oldLogprobs }),
     ...(refresh === null ? {} : { refresh }),

@@ -165,6 +165,46 @@ describe('rlvr train', () => {
     expect(html).toContain('data-chart="checkpoint-heatmap"');
   });
 
+  test('--resume of a run made with --report writes its report again', async () => {
+    const out = join(root, 'reported');
+    const tiny = await writeJson('tiny-report', {
+      ...MICRO,
+      steps: 1,
+      rollout: { ...MICRO.rollout, groupSize: 2 },
+      eval: { ...MICRO.eval, problems: 2 },
+    });
+    const first = await rlvr('train', '--config', tiny, '--out', out, '--report', '-q');
+    expect(first.code, first.stderr).toBe(0);
+    const steps = (html: string) => /<th>optimizer steps logged<\/th><td>([^<]*)<\/td>/.exec(html)?.[1];
+    expect(steps(await readFile(join(out, 'report.html'), 'utf8'))).toBe('2 (steps 0–1)');
+    const rest = await rlvr('train', '--out', out, '--resume', '--steps', '2', '-q');
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.stdout).toContain(`report: ${join(out, 'report.html')}\n`);
+    expect(steps(await readFile(join(out, 'report.html'), 'utf8'))).toBe('3 (steps 0–2)');
+  }, 300_000);
+
+  test('a data file smaller than the config asks for: one warning line each, before anything else happens', async () => {
+    const rows = '{"problem":"1+1?","solution":"2"}\n{"problem":"2+2?","solution":"4"}\n';
+    await writeFile(join(root, 'small-eval.jsonl'), '{"problem":"3+3?","solution":"6"}\n');
+    const cfgFile = await dataConfig('small', rows);
+    const withEval = await writeJson('small-eval', {
+      ...JSON.parse(await readFile(cfgFile, 'utf8')),
+      eval: { ...MICRO.eval, problems: 6 },
+      data: { train: join(root, 'small.jsonl'), eval: join(root, 'small-eval.jsonl'), format: { question: 'problem', answer: 'solution' } },
+      rollout: { ...MICRO.rollout, prompts: 3 },
+    });
+    // a path under a file: the run stops right after reading the problems
+    const blocker = join(root, 'a-file');
+    await writeFile(blocker, '');
+    const r = await rlvr('train', '--config', withEval, '--out', join(blocker, 'run'));
+    expect(r.code).toBe(1);
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('warning'));
+    expect(warnings).toEqual([
+      `rlvr train: warning: eval.problems is 6 but ${join(root, 'small-eval.jsonl')} has 1 rows: evaluating 1`,
+      `rlvr train: warning: ${join(root, 'small.jsonl')} has 2 training problems, fewer than rollout.prompts = 3: every step repeats some`,
+    ]);
+  });
+
   test("resume reads the run's own config, repairs a torn log, cleans a killed export, and reproduces the uninterrupted run", async () => {
     const full = join(root, 'full');
     const out = join(root, 'resumed');
@@ -218,6 +258,12 @@ describe('rlvr train', () => {
     const flags = await rlvr('train', '--out', out, '--resume', '--seed', '5', '--rollout.temperature', '0.7');
     expect(flags.code).toBe(1);
     expect(flags.stderr).toMatch(/differs in rollout\.temperature: the run has 1, given 0\.7; seed: the run has 0, given 5 \(/);
+    // another estimator is named as such, not as the run's GRAIL options refused by GRPO
+    const estimator = await rlvr('train', '--out', out, '--resume', '--estimator', 'grpo');
+    expect(estimator.code).toBe(1);
+    expect(estimator.stderr).toBe(
+      `rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in estimator: the run has "grail", given "grpo" (only steps, checkpoint and sample cadence, backend, workers and plugins may change)\n`,
+    );
   });
 
   test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
@@ -404,7 +450,7 @@ describe('rlvr train', () => {
     for (const q of trained) expect(all.has(q)).toBe(true);
   });
 
-  /** Each case: the arguments (files under root written on demand), the exit code, the one line (or the first, then the usage). */
+  /** Each case: the arguments (files under root written on demand), the exit code, the one line (or the first, then one naming --help). */
   const failures: [string, () => Promise<string[]>, number, () => RegExp][] = [
     [
       'a 50 MB question: refused untokenized, file and line named',
@@ -437,20 +483,22 @@ describe('rlvr train', () => {
       'an unknown dotted path',
       async () => ['--config', cfg, '--trainer.lrr', '1'],
       2,
-      () => /^rlvr train: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: clipLow, .*schedule, seed\)\nusage: rlvr train/,
+      () =>
+        /^rlvr train: --trainer\.lrr: unknown option: trainer has no key "lrr" \(keys: clipLow, .*schedule, seed\)\n\(rlvr train --help lists the options\)\n$/,
     ],
     [
       'a dotted value of the wrong type',
       async () => ['--config', cfg, '--trainer.schedule.lr', 'fast'],
       2,
-      () => /^rlvr train: --trainer\.schedule\.lr: Invalid input: expected number, received string \(got "fast"\)\nusage/,
+      () =>
+        /^rlvr train: --trainer\.schedule\.lr: Invalid input: expected number, received string \(got "fast"\)\n\(rlvr train --help lists the options\)\n$/,
     ],
     [
       'options of the estimator name',
       async () => ['--config', cfg, '--estimator.wMin', '0.3'],
       2,
       () =>
-        /^rlvr train: --estimator\.wMin: unknown option: estimator takes a value, not options \(the estimator's options are --estimatorConfig\.KEY\)\nusage/,
+        /^rlvr train: --estimator\.wMin: unknown option: estimator takes a value, not options \(the estimator's options are --estimatorConfig\.KEY\)\n\(rlvr train --help lists the options\)\n$/,
     ],
     [
       'an unknown estimator option',
@@ -505,7 +553,19 @@ describe('rlvr train', () => {
       'a bad flag value',
       async () => ['--config', cfg, '--steps', 'ten'],
       2,
-      () => /^rlvr train: --steps: must be an integer >= 1 \(got "ten"\)\nusage: rlvr train/,
+      () => /^rlvr train: --steps: must be an integer >= 1 \(got "ten"\)\n\(rlvr train --help lists the options\)\n$/,
+    ],
+    [
+      'a mistyped flag',
+      async () => ['--config', cfg, '--stpes', '2'],
+      2,
+      () => /^rlvr train: Unknown option '--stpes' \(did you mean --steps\?\)\n\(rlvr train --help lists the options\)\n$/,
+    ],
+    [
+      'a mistyped key in a config file',
+      async () => ['--config', await writeJson('typo', { ...MICRO, rollout: { ...MICRO.rollout, groupsize: 4 } })],
+      1,
+      () => /^rlvr train: .*typo\.json: invalid train config: unknown key in rollout: groupsize \(did you mean groupSize\?\)\n$/,
     ],
   ];
   test.each(failures)('%s: non-zero exit, the problem named, nothing written', async (_what, args, code, message) => {
@@ -532,4 +592,41 @@ describe('rlvr train', () => {
       /^rlvr train: .*cannot create the output directory .*a-file\/run: a path component is a file, not a directory\n$/,
     );
   });
+
+  // node's recursive mkdir never settled on /proc/x; the run hung with its 2 policy workers
+  test.runIf(existsSync('/proc/self'))(
+    'an output directory the file system refuses (/proc/x), with 2 workers: exit 1, one line naming it',
+    async () => {
+      const r = await rlvr('train', '--config', cfg, '--out', '/proc/rlvr-x', '--steps', '1', '--workers', '2', '-q');
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^rlvr train: \/proc\/rlvr-x: cannot create the output directory \/proc\/rlvr-x: .*\n$/);
+    },
+    120_000,
+  );
+
+  test.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s before the first step (start-up, the step-0 evaluation) ends the run and its 2 workers at once: exit 130',
+    async (sig) => {
+      const out = join(root, sig);
+      const child = spawn(process.execPath, [CLI, 'train', '--config', cfg, '--out', out, '--workers', '2'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      const code = await new Promise<number | null>((resolve) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d.toString();
+          // the workers are up: the policy line comes after they start, before the step-0 evaluation
+          if (stderr.includes('2 policy workers') && !child.killed) child.kill(sig);
+        });
+        child.on('close', resolve);
+      });
+      expect(code, stderr).toBe(130);
+      expect(stderr).toMatch(/rlvr train: interrupted\n$/);
+      expect(stderr).not.toContain('stopping after this step');
+      expect(existsSync(join(out, 'metrics.jsonl')) && (await readFile(join(out, 'metrics.jsonl'), 'utf8')).includes('"step":1')).toBe(
+        false,
+      );
+    },
+    120_000,
+  );
 });
