@@ -33,14 +33,14 @@ describe('bins after npm ci', () => {
 
   it.each(BINS)('$name: a committed executable file, not a build output', async ({ pkg, path }) => {
     expect(path).toMatch(/^\.\/bin\/[\w-]+\.js$/);
-    const file = `packages/${pkg.dir}/${path.slice(2)}`;
+    const file = `${pkg.dir}/${path.slice(2)}`;
     const staged = await run('git', ['ls-files', '-s', '--', file], ROOT);
     expect(staged.stdout, `${file} is not in git`).toMatch(/^100755 /);
   });
 
   it.each(BINS)('$name: linked in node_modules/.bin and runs, by npx, npm exec and the link', async ({ pkg, name, path }) => {
     const link = join(ROOT, 'node_modules', '.bin', name);
-    expect(realpathSync(link)).toBe(realpathSync(join(ROOT, 'packages', pkg.dir, path)));
+    expect(realpathSync(link)).toBe(realpathSync(join(ROOT, pkg.dir, path)));
     for (const [cmd, args] of [
       ['npx', ['--no-install', name, '--help']],
       ['npx', [name, '--help']],

@@ -29,7 +29,7 @@ const packed = new Map<string, Packed>();
 
 beforeAll(async () => {
   for (const p of PACKAGES) {
-    const r = await run('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, 'packages', p.dir));
+    const r = await run('npm', ['pack', '--json', '--pack-destination', work], join(ROOT, p.dir));
     if (r.status !== 0) throw new Error(`npm pack ${p.name} failed:\n${r.stderr}`);
     const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Packed[];
     packed.set(p.name, info!);
@@ -157,5 +157,32 @@ describe('installed bins', () => {
     const r = await run(process.execPath, [bin, '--help'], app);
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
     expect(r.stdout).toMatch(usageOf(name));
+  });
+});
+
+describe('a credit-assignment method from its tarball', () => {
+  it('@rlvr/entropy-shaping registers through rlvr train --plugin, the README command, and trains 1 step', async () => {
+    const out = join(work, 'entropy-run');
+    const rlvr = join(app, 'node_modules', '@rlvr', 'reference-trainer', 'dist', 'cli.js');
+    // the path the method's README gives: the installed package's build, resolved from the project's root
+    const plugin = 'node_modules/@rlvr/entropy-shaping/dist/index.js';
+    // a tiny run: the point is the installed packages sharing one registry, not the training
+    const tiny = ['--steps', '1', '--rollout.prompts', '2', '--rollout.groupSize', '2', '--rollout.maxNewTokens', '8'];
+    const evals = ['--eval.problems', '1', '--eval.n', '1', '--eval.maxNewTokens', '4', '--workers', '1'];
+    const r = await run(
+      process.execPath,
+      [rlvr, 'train', '--plugin', plugin, '--estimator', 'entropy-shaping', ...tiny, ...evals, '--out', out, '-q'],
+      app,
+    );
+    expect({ status: r.status, stderr: r.stderr.split('\n').filter((l) => /error/i.test(l)) }).toEqual({ status: 0, stderr: [] });
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')) as { estimator: string };
+    expect(config.estimator).toBe('entropy-shaping');
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
+    expect(metrics.map((m) => m.step)).toEqual([0, 1]);
+    // the method's own metric: the step ran its advantages, not a fallback estimator's
+    expect(metrics[1]!['adv/entropy_shaping_entropy_mean']).toBeGreaterThan(0);
   });
 });

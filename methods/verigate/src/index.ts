@@ -1,0 +1,22 @@
+import type { AdvantageEstimator } from '@rlvr/advantages';
+import type { defineBackend, saliencyBackends } from '@rlvr/saliency';
+import { processStepsBackend } from './backend.js';
+import { verigateEstimator } from './method.js';
+
+export { gateDegenerate } from './gate.js';
+export { verigateEstimator, PROCESS_STEPS } from './method.js';
+export { arithmeticChecker, stepsFromCuts, stepSignal } from './steps.js';
+export type { ProcessScorer, ProcessStep, StepCompletion } from './steps.js';
+
+/** What `register` needs of the plugin API of `rlvr train --plugin`. */
+export interface PluginRegistry {
+  registerEstimator(estimator: AdvantageEstimator): unknown;
+  saliencyBackends: Pick<typeof saliencyBackends, 'register'>;
+  defineBackend: typeof defineBackend;
+}
+
+/** The `rlvr train --plugin` entry: registers `verigate` and the `process-steps` backend in the trainer's registries. */
+export function register(api: PluginRegistry): void {
+  api.registerEstimator(verigateEstimator);
+  api.saliencyBackends.register(processStepsBackend(api.defineBackend));
+}

@@ -1,0 +1,104 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { prepareEstimator, registerEstimator } from '@rlvr/advantages';
+import { Signals, batchFromRows, type RolloutBatch } from '@rlvr/core';
+import { PROCESS_STEPS, arithmeticChecker, stepSignal, verigateEstimator, type ProcessStep } from './index.js';
+
+registerEstimator(verigateEstimator);
+
+const enc = (s: string) => new TextEncoder().encode(s);
+
+describe('arithmetic checker', () => {
+  it('scores every stated equation, with byte-exact token spans (a cut inside a token moves to its end)', () => {
+    const pieces = ['12 + 7', ' = 19\n1', '9 - 5 = 13', '\n\\boxed{13}'];
+    const steps = arithmeticChecker.score([{ tokenBytes: pieces.map(enc) }])[0]!;
+    expect(steps).toEqual([
+      { bytes: [0, 13], tokens: [0, 2], score: 1 },
+      { bytes: [13, 23], tokens: [2, 3], score: 0 },
+    ]);
+    const text = pieces.join('');
+    expect(text.slice(0, 13)).toBe('12 + 7 = 19\n1'); // the second equation starts inside token 1
+  });
+});
+
+function batchOf(group: number[], reward: number[], lengths: number[]): RolloutBatch {
+  return batchFromRows(
+    group.map((g, i) => ({ group: g, reward: reward[i]!, prompt: [1], completion: Array.from({ length: lengths[i]! }, () => 3) })),
+  );
+}
+
+const rollouts = fc.array(
+  fc.record({
+    group: fc.integer({ min: 0, max: 3 }),
+    reward: fc.constantFrom(0, 1),
+    steps: fc.array(fc.constantFrom(0, 1), { maxLength: 4 }),
+    tail: fc.integer({ min: 0, max: 3 }),
+  }),
+  { minLength: 1, maxLength: 12 },
+);
+
+function run(rs: { group: number; reward: number; steps: number[]; tail: number }[]) {
+  const steps: ProcessStep[][] = rs.map((r) => r.steps.map((s, k) => ({ bytes: [k, k + 1], tokens: [2 * k, 2 * k + 2], score: s })));
+  const batch = batchOf(
+    rs.map((r) => r.group),
+    rs.map((r) => r.reward),
+    rs.map((r) => 2 * r.steps.length + r.tail),
+  );
+  const { values, width } = stepSignal(steps);
+  const signals = Signals.forBatch(batch).setPerRollout(PROCESS_STEPS, values, width);
+  return { batch, steps, v: prepareEstimator('verigate').estimate(batch, signals), g: prepareEstimator('grpo').estimate(batch, signals) };
+}
+
+describe('invariants (fast-check)', () => {
+  it('groups whose rewards differ get GRPO exactly; degenerate groups: step values have mean 0, tails 0', () => {
+    fc.assert(
+      fc.property(rollouts, (rs) => {
+        const { batch, v, g } = run(rs);
+        const o = batch.completionOffsets;
+        for (const grp of new Set(rs.map((r) => r.group))) {
+          const rows = rs.flatMap((r, i) => (r.group === grp ? [i] : []));
+          const degenerate = rows.every((i) => rs[i]!.reward === rs[rows[0]!]!.reward);
+          if (!degenerate) {
+            for (const i of rows) expect(v.advantages.subarray(o[i]!, o[i + 1]!)).toEqual(g.advantages.subarray(o[i]!, o[i + 1]!));
+            continue;
+          }
+          let sum = 0;
+          let n = 0;
+          for (const i of rows) {
+            const k = rs[i]!.steps.length;
+            for (let s = 0; s < k; s++) {
+              expect(v.advantages[o[i]! + 2 * s]).toBe(v.advantages[o[i]! + 2 * s + 1]); // one value per step
+              sum += v.advantages[o[i]! + 2 * s]!;
+              n++;
+            }
+            for (let t = o[i]! + 2 * k; t < o[i + 1]!; t++) expect(v.advantages[t]).toBe(0);
+          }
+          if (n > 0) expect(Math.abs(sum / n)).toBeLessThan(1e-5);
+        }
+      }),
+    );
+  });
+});
+
+describe('by hand', () => {
+  it('continuation rewards, normalised over the group', () => {
+    // one all-wrong group: rollout 0 steps (1, 0) -> R = (1, 0); rollout 1 step (1) -> R = (1)
+    const { v } = run([
+      { group: 0, reward: 0, steps: [1, 0], tail: 1 },
+      { group: 0, reward: 0, steps: [1], tail: 0 },
+    ]);
+    const mean = 2 / 3;
+    const std = Math.sqrt(((1 - mean) ** 2 * 2 + mean ** 2) / 3);
+    const hi = Math.fround((1 - mean) / (std + 1e-6));
+    const lo = Math.fround(-mean / (std + 1e-6));
+    expect([...v.advantages]).toEqual([hi, hi, lo, lo, 0, hi, hi]);
+    expect(v.metrics.verigate_degenerate_groups).toBe(1);
+  });
+  it('a step outside the completion names the rollout', () => {
+    const batch = batchOf([0], [1], [2]);
+    const signals = Signals.forBatch(batch).setPerRollout(PROCESS_STEPS, Float32Array.from([5, 1]), 2);
+    expect(() => prepareEstimator('verigate').estimate(batch, signals)).toThrow(
+      'rollout 0, field process.steps: process.steps: step 0 ends at token 5',
+    );
+  });
+});
