@@ -19,7 +19,7 @@ const count = (p) =>
     .split('\n')
     .filter((l) => l.trim() !== '').length;
 const rows = [];
-for (const top of ['packages', 'test']) {
+for (const top of ['packages', 'methods', 'test']) {
   for (const name of readdirSync(join(root, top)).sort()) {
     const src = join(root, top, name, 'src');
     if (!existsSync(src)) continue;

@@ -1,11 +1,12 @@
 // One `rlvr compare` table from runs made in several processes (or on several machines): seeds added later,
 // ablation variants beside the committed runs of their baseline.
-//   node tools/bench/reference-trainer/merge-compare.mjs [--baseline NAME] [--estimators A,B] [--json FILE] SOURCE...
+//   node tools/bench/reference-trainer/merge-compare.mjs [--baseline NAME] [--primary A:B] [--estimators A,B] [--json FILE] SOURCE...
 // --estimators picks the rows (in that order) and leaves the sources' other runs out.
 // A SOURCE is a compare.json (every run in it) or a run directory OUT/ROW/seed-S of `rlvr compare` (its row and
 // seed come from the path; its evaluations from evals.jsonl; its s/step is the median training step of
 // metrics.jsonl, evaluation excluded, as rlvr compare takes it). A row and seed given twice is an error. Prints the
-// table `rlvr compare` prints (mean ± std over seeds, the Welch verdicts) and writes the merged runs with --json.
+// table `rlvr compare` prints (mean ± SD over seeds, the tested contrasts: --primary as in rlvr compare) and writes
+// the merged runs, with their per-problem counts, with --json.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,10 +14,10 @@ import { formatCompare, summarize } from '@rlvr/report';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { baseline: { type: 'string' }, estimators: { type: 'string' }, json: { type: 'string' } },
+  options: { baseline: { type: 'string' }, primary: { type: 'string' }, estimators: { type: 'string' }, json: { type: 'string' } },
 });
 if (positionals.length === 0) {
-  console.error('usage: merge-compare.mjs [--baseline NAME] [--estimators A,B] [--json FILE] SOURCE...');
+  console.error('usage: merge-compare.mjs [--baseline NAME] [--primary A:B] [--estimators A,B] [--json FILE] SOURCE...');
   process.exit(2);
 }
 
@@ -40,13 +41,17 @@ const median = (xs) => {
 function fromRunDir(dir) {
   const m = /^seed-(\d+)$/.exec(basename(dir));
   if (!m) throw new Error(`${dir}: a run directory of rlvr compare ends in seed-S`);
-  const evals = jsonl(join(dir, 'evals.jsonl')).map(({ step, accuracy, passAtN, n, problems, greedyAccuracy }) => ({
+  // the per-problem counts ride along (correct: samples right of n per problem; greedyCorrect: 0/1), so the merged
+  // JSON can be re-analysed anywhere (tools/bench/reference-trainer/paired.py)
+  const evals = jsonl(join(dir, 'evals.jsonl')).map(({ step, accuracy, passAtN, n, problems, greedyAccuracy, correct, greedyCorrect }) => ({
     step,
     accuracy,
     passAtN,
     n,
     problems,
     ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }),
+    ...(correct === undefined ? {} : { correct }),
+    ...(greedyCorrect === undefined ? {} : { greedyCorrect }),
   }));
   const steps = jsonl(join(dir, 'metrics.jsonl')).filter((r) => r['time/step_s'] !== undefined);
   return {
@@ -77,7 +82,12 @@ const missing = estimators.filter((e) => !runs.some((r) => r.estimator === e));
 if (missing.length) throw new Error(`--estimators ${missing.join(', ')}: no run of it in the sources`);
 const finals = new Set(runs.map((r) => r.evals.at(-1).step));
 if (finals.size !== 1) throw new Error(`the runs end at different steps (${[...finals].join(', ')}): not one comparison`);
-const table = summarize(runs, estimators, values.baseline === undefined ? {} : { baseline: values.baseline });
+const primary = values.primary?.split(':');
+if (primary !== undefined && primary.length !== 2) throw new Error(`--primary ${values.primary}: must be A:B`);
+const table = summarize(runs, estimators, {
+  ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
+  ...(primary === undefined ? {} : { primary }),
+});
 const seeds = [...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b);
 console.log(formatCompare(table, { steps: [...finals][0], seeds }));
 if (values.json) writeFileSync(values.json, `${JSON.stringify({ sources: positionals, estimators, seeds, table, runs }, null, 2)}\n`);
