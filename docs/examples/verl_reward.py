@@ -12,12 +12,16 @@ verl's default (naive) reward manager calls compute_score once per response. Wit
 `reward_model.reward_manager=batch` and `custom_reward_function.name=compute_score_batch`
 the whole batch goes out as one request per server instead.
 
+The problem statement, where a row's extra_info carries it as "problem" (or "question", as verl's
+GSM8K and MATH preprocessing scripts write it), is sent along: the unit, rounding and options it
+asks for then decide the grade (docs/grader-contract.md).
+
 Environment:
     RLVR_REWARD_URLS       comma-separated server base URLs (default http://127.0.0.1:5000)
     RLVR_REWARD_TIMEOUT_S  seconds to wait for one answer (default 300)
     RLVR_REWARD_RETRIES    attempts per server before giving up (default 3)
 
-Run it directly to grade JSON lines {"data_source", "solution_str", "ground_truth"} from stdin:
+Run it directly to grade JSON lines {"data_source", "solution_str", "ground_truth", "extra_info"?} from stdin:
     printf '%s\n' '{"data_source": "math", "solution_str": "so \\\\boxed{2}", "ground_truth": "2"}' \
         | RLVR_REWARD_URLS=http://127.0.0.1:5000 python3 docs/examples/verl_reward.py [--batch]
 """
@@ -59,9 +63,19 @@ def _post(path, payload, start):
     raise RuntimeError(f"no rlvr-reward-server answered after {RETRIES} rounds over {len(URLS)} URL(s); last error: {last}")
 
 
-def _grade(solution_strs, ground_truths):
+def _problem(extra_info):
+    """The problem statement of a row: extra_info["problem"], else extra_info["question"]; None when neither is text."""
+    if isinstance(extra_info, dict):
+        for key in ("problem", "question"):
+            if isinstance(extra_info.get(key), str):
+                return extra_info[key]
+    return None
+
+
+def _grade(solution_strs, ground_truths, extra_infos=None):
     """Rewards (0.0 or 1.0) for parallel lists, in order, split over the servers like OpenRLHF does."""
     n = len(solution_strs)
+    problems = [_problem(e) for e in (extra_infos if extra_infos is not None else [None] * n)]
     if n == 0:
         return []
     k = min(len(URLS), n)
@@ -71,7 +85,10 @@ def _grade(solution_strs, ground_truths):
         chunk = solution_strs[i : i + size]
         labels = [str(g) for g in ground_truths[i : i + size]]
         # verl hands over the response alone, so the prompt is empty and the whole string is graded.
-        out = _post("/get_reward", {"query": chunk, "prompts": [""] * len(chunk), "labels": labels}, i // size)
+        payload = {"query": chunk, "prompts": [""] * len(chunk), "labels": labels}
+        if any(p is not None for p in problems[i : i + size]):
+            payload["problems"] = problems[i : i + size]
+        out = _post("/get_reward", payload, i // size)
         rewards.extend(float(r) for r in out["rewards"])
     return rewards
 
@@ -79,13 +96,16 @@ def _grade(solution_strs, ground_truths):
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     """verl's per-response hook: 1.0 when the final answer equals ground_truth, else 0.0."""
     start = zlib.crc32(solution_str.encode("utf-8", "replace")) % len(URLS)  # spread single calls over the servers
-    out = _post("/get_reward", {"query": [solution_str], "prompts": [""], "labels": [str(ground_truth)]}, start)
+    payload = {"query": [solution_str], "prompts": [""], "labels": [str(ground_truth)]}
+    if _problem(extra_info) is not None:
+        payload["problems"] = [_problem(extra_info)]
+    out = _post("/get_reward", payload, start)
     return float(out["rewards"][0])
 
 
 def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=None, **kwargs):
     """verl's batch reward manager hook: one score per response, in order."""
-    return _grade(list(solution_strs), list(ground_truths))
+    return _grade(list(solution_strs), list(ground_truths), list(extra_infos) if extra_infos is not None else None)
 
 
 def main():
