@@ -74,7 +74,11 @@ export async function stoppable<T>(
     stopNow = reject;
   });
   const abortError = (): Error => new DOMException('interrupted', 'AbortError');
+  // once: `work` may abort synchronously, before the `signal.aborted` check below sees it
+  let noticed = false;
   const onAbort = (): void => {
+    if (noticed) return;
+    noticed = true;
     if (stepping) out.info('stopping after this step (Ctrl-C again to exit now)');
     else stopNow(abortError());
   };

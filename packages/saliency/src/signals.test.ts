@@ -58,7 +58,9 @@ describe('parseSignalConfig (before anything loads: no model)', () => {
     expect(e.location.field).toBe('saliency.grad-x-embb');
     expect(e.message).toContain('unknown saliency backend "grad-x-embb"; known: grad-x-emb, noisy-kl, perturbation, precomputed');
     e = configError(() => parseSignalConfig({ 'grad-x-emb': { temprature: 0.7 } }, [SIGNAL_NAMES.gradXEmb]));
-    expect(e.message).toBe('field saliency.grad-x-emb: invalid saliency backend grad-x-emb configuration: unknown key: temprature');
+    expect(e.message).toBe(
+      'field saliency.grad-x-emb: invalid saliency backend grad-x-emb configuration: unknown key: temprature (did you mean temperature?)',
+    );
     e = configError(() =>
       parseSignalConfig({ 'noisy-kl': { noiseStd: -1 } }, [SIGNAL_NAMES.noisyKl], { field: 'estimators.oar-g.saliency' }),
     );

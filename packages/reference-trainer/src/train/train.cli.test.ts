@@ -456,7 +456,11 @@ describe('rlvr train', () => {
       'a 50 MB question: refused untokenized, file and line named',
       async () => [
         '--config',
-        await dataConfig('huge', `{"problem":"1+1?","solution":"2"}\n{"problem":"${'x'.repeat(50_000_000)}","solution":"1"}\n`),
+        // rows enough for MICRO's prompts and held-out set: the refusal is the only line
+        await dataConfig(
+          'huge',
+          `{"problem":"1+1?","solution":"2"}\n{"problem":"${'x'.repeat(50_000_000)}","solution":"1"}\n${'{"problem":"2+2?","solution":"4"}\n'.repeat(4)}`,
+        ),
       ],
       1,
       () =>
