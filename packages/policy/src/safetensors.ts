@@ -367,6 +367,11 @@ export class CheckpointReader {
     return this.where.get(name)?.tensors.get(name);
   }
 
+  /** The path of the file holding tensor `name` (for error messages), or the directory when none does. */
+  fileOf(name: string): string {
+    return this.where.get(name)?.path ?? this.dir;
+  }
+
   read(name: string): HostTensor {
     const f = this.where.get(name);
     if (!f) throw new PolicyError('missing_tensor', `tensor not found in the checkpoint at ${this.dir}`, { tensor: name });

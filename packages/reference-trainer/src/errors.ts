@@ -13,7 +13,9 @@ export type ReferenceTrainerErrorCode =
   /** A config (file or flags) fails its schema: unknown keys, bad values. */
   | 'invalid_config'
   /** The output could not be written; nothing was left behind. */
-  | 'write_failed';
+  | 'write_failed'
+  /** Training produced a NaN or infinity; no checkpoint holding it was saved. */
+  | 'non_finite';
 
 /** The one error class of `@rlvr/reference-trainer`; `location` (core's `ErrorLocation`) names file, line and field where known. */
 export class ReferenceTrainerError extends RlvrError<ReferenceTrainerErrorCode> {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, writeFile, mkdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheckpointStore } from './checkpoint-store.js';
+import { CHECKSUMS, CheckpointStore } from './checkpoint-store.js';
 import { configDiff, configHash } from './config-hash.js';
 import { TrainerError } from './errors.js';
 
@@ -49,6 +49,80 @@ describe('CheckpointStore', () => {
     await expect(store.load(join(root, 'nope'), config)).rejects.toSatisfy(
       (e: unknown) => e instanceof TrainerError && e.code === 'checkpoint_missing',
     );
+  });
+});
+
+describe('CheckpointStore checksums', () => {
+  async function saved(): Promise<{ store: CheckpointStore; dir: string }> {
+    const root = await mkdtemp(join(tmpdir(), 'rlvr-ckpt-'));
+    const store = new CheckpointStore(root);
+    const dir = await store.save({ step: 1, config, state: { cursor: 7 } }, async (d) => {
+      await writeFile(join(d, 'weights.bin'), Buffer.from([0, 1, 2, 3, 250, 251, 252, 253]));
+      await mkdir(join(d, 'model'));
+      await writeFile(join(d, 'model', 'config.json'), '{"hidden_size":8}\n');
+    });
+    return { store, dir };
+  }
+
+  it('lists every file with its SHA-256 in sha256sum format', async () => {
+    const { dir } = await saved();
+    const { createHash } = await import('node:crypto');
+    const lines = (await readFile(join(dir, CHECKSUMS), 'utf8')).trimEnd().split('\n');
+    expect(lines.map((l) => l.slice(66))).toEqual(['checkpoint.json', 'model/config.json', 'weights.bin']);
+    for (const l of lines)
+      expect(l.slice(0, 64)).toBe(
+        createHash('sha256')
+          .update(await readFile(join(dir, l.slice(66))))
+          .digest('hex'),
+      );
+  });
+
+  it('every flipped bit of every file, the sums included, is refused by load, naming the file', async () => {
+    const { store, dir } = await saved();
+    const files = ['weights.bin', 'model/config.json', 'checkpoint.json', CHECKSUMS];
+    let flips = 0;
+    for (const f of files) {
+      const path = join(dir, f);
+      const good = await readFile(path);
+      for (let i = 0; i < good.length; i++) {
+        const bad = Buffer.from(good);
+        bad[i] = bad[i]! ^ (1 << (i % 8));
+        await writeFile(path, bad);
+        const err = await store.load(dir, config).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err, `${f} byte ${i}`).toBeInstanceOf(TrainerError);
+        expect((err as TrainerError).code, `${f} byte ${i}`).toBe('checkpoint_corrupt');
+        // a flip in a file's own bytes names that file; one in the sums may name the file whose line it broke
+        if (f !== CHECKSUMS) expect((err as TrainerError).location.file).toBe(path);
+        flips++;
+      }
+      await writeFile(path, good);
+    }
+    expect(flips).toBeGreaterThan(300);
+    expect((await store.load(dir, config)).state).toEqual({ cursor: 7 });
+  });
+
+  it('a missing, an added or an unlisted file, and missing sums, are refused', async () => {
+    const { store, dir } = await saved();
+    const refused = async (file: string, message: RegExp) => {
+      const err = (await store.load(dir, config).catch((e: unknown) => e)) as TrainerError;
+      expect(err.code).toBe('checkpoint_corrupt');
+      expect(err.location.file).toBe(join(dir, file));
+      expect(err.message).toMatch(message);
+    };
+    await writeFile(join(dir, 'extra.bin'), 'x');
+    await refused('extra.bin', /not listed in SHA256SUMS/);
+    await rm(join(dir, 'extra.bin'));
+    const weights = await readFile(join(dir, 'weights.bin'));
+    await rm(join(dir, 'weights.bin'));
+    await refused('weights.bin', /listed in SHA256SUMS but missing/);
+    await writeFile(join(dir, 'weights.bin'), weights.subarray(0, 4));
+    await refused('weights.bin', /SHA-256 differs/);
+    await writeFile(join(dir, 'weights.bin'), weights);
+    await rm(join(dir, CHECKSUMS));
+    await refused(CHECKSUMS, /no SHA256SUMS/);
   });
 });
 

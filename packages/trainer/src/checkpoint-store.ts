@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { TrainerError } from './errors.js';
 import { configDiff, configHash } from './config-hash.js';
 
@@ -14,12 +15,16 @@ export interface CheckpointMeta {
 
 const PREFIX = 'step-';
 const META = 'checkpoint.json';
+/** Every other file's SHA-256, in `sha256sum` format (`sha256sum -c SHA256SUMS` checks a checkpoint by hand). */
+export const CHECKSUMS = 'SHA256SUMS';
 
 /**
  * Checkpoint directories `step-000012/` under one root. A save writes into a
  * hidden temporary directory and renames it into place only once complete, so a
  * process killed mid-save never leaves a corrupt latest checkpoint; the last
- * `keepLast` are kept.
+ * `keepLast` are kept. Every file of a checkpoint, its meta included, is listed with its
+ * SHA-256 in `SHA256SUMS` (written last) and checked by `load`: a flipped byte anywhere, in
+ * the sums too, is a `checkpoint_corrupt` error naming the file.
  */
 export class CheckpointStore {
   constructor(
@@ -29,7 +34,7 @@ export class CheckpointStore {
 
   /**
    * Save checkpoint `step`: `write(dir)` fills a fresh temporary directory with the
-   * tensors; `checkpoint.json` (the meta) is written last; then the rename.
+   * tensors; `checkpoint.json` (the meta), then `SHA256SUMS`; then the rename.
    */
   async save(meta: Omit<CheckpointMeta, 'configHash'>, write: (dir: string) => Promise<void>): Promise<string> {
     await mkdir(this.root, { recursive: true });
@@ -40,6 +45,8 @@ export class CheckpointStore {
       await write(tmp);
       const full: CheckpointMeta = { ...meta, configHash: configHash(meta.config) };
       await writeFile(join(tmp, META), JSON.stringify(full, null, 2) + '\n');
+      const sums = await Promise.all((await filesUnder(tmp)).map(async (f) => `${await sha256(join(tmp, f))}  ${f}\n`));
+      await writeFile(join(tmp, CHECKSUMS), sums.join(''));
       await rm(final, { recursive: true, force: true });
       await rename(tmp, final);
     } catch (e) {
@@ -77,10 +84,52 @@ export class CheckpointStore {
   }
 
   /**
-   * Read a checkpoint's meta and check it was written with `config`; a different
-   * config is refused with the differing fields named.
+   * Check every file of checkpoint `dir` against its `SHA256SUMS`: a missing, unlisted or
+   * changed file (or unreadable sums) is a `checkpoint_corrupt` error naming the file.
+   */
+  async verify(dir: string): Promise<void> {
+    const sumsFile = join(dir, CHECKSUMS);
+    let text: string;
+    try {
+      text = await readFile(sumsFile, 'utf8');
+    } catch (e) {
+      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new TrainerError(
+        'checkpoint_corrupt',
+        missing ? 'no SHA256SUMS: the checkpoint cannot be verified' : 'unreadable SHA256SUMS',
+        { file: sumsFile },
+        { cause: e },
+      );
+    }
+    const listed = new Map<string, string>();
+    const lines = text.split('\n');
+    if (lines.pop() !== '') throw new TrainerError('checkpoint_corrupt', 'SHA256SUMS does not end with a newline', { file: sumsFile });
+    lines.forEach((line, i) => {
+      const m = /^([0-9a-f]{64}) {2}(\S.*)$/.exec(line);
+      if (m === null) throw new TrainerError('checkpoint_corrupt', `line ${i + 1} is not "SHA256  FILE"`, { file: sumsFile });
+      listed.set(m[2]!, m[1]!);
+    });
+    const present = await filesUnder(dir);
+    for (const f of present) {
+      if (f === CHECKSUMS) continue;
+      const want = listed.get(f);
+      if (want === undefined) throw new TrainerError('checkpoint_corrupt', 'not listed in SHA256SUMS', { file: join(dir, f) });
+      if ((await sha256(join(dir, f))) !== want)
+        throw new TrainerError('checkpoint_corrupt', 'SHA-256 differs from SHA256SUMS: the file changed after it was saved', {
+          file: join(dir, f),
+        });
+    }
+    for (const f of listed.keys())
+      if (!present.includes(f)) throw new TrainerError('checkpoint_corrupt', 'listed in SHA256SUMS but missing', { file: join(dir, f) });
+  }
+
+  /**
+   * Verify checkpoint `dir` (`verify`), read its meta and check it was written with `config`;
+   * a different config is refused with the differing fields named.
    */
   async load(dir: string, config: unknown): Promise<CheckpointMeta> {
+    if (!(await exists(join(dir, META)))) throw new TrainerError('checkpoint_missing', 'no checkpoint here', { file: join(dir, META) });
+    await this.verify(dir);
     let meta: CheckpointMeta;
     try {
       meta = JSON.parse(await readFile(join(dir, META), 'utf8')) as CheckpointMeta;
@@ -111,5 +160,29 @@ export class CheckpointStore {
     for (const n of await readdir(this.root)) {
       if (n.startsWith(`.tmp-${PREFIX}`) && !n.includes(`-${process.pid}-`)) await rm(join(this.root, n), { recursive: true, force: true });
     }
+  }
+}
+
+/** The files under `dir`, as sorted `/`-separated paths relative to it. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)).split(sep).join('/'))
+    .sort();
+}
+
+async function sha256(file: string): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
   }
 }

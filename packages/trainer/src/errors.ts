@@ -6,6 +6,8 @@ export type TrainerErrorCode =
   | 'checkpoint_missing'
   | 'checkpoint_corrupt'
   | 'checkpoint_config_mismatch'
+  /** a parameter or optimizer state turned NaN or infinite: the checkpoint is not saved */
+  | 'non_finite'
   | 'invalid_input';
 
 /** The one error class of `@rlvr/trainer`: a stable `code`, core's `location` (rollout, field, file) printed before the message. */

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchFromRows, gatherPacked, packRollouts, type RolloutBatch } from '@rlvr/core';
@@ -7,7 +8,7 @@ import { advantagesOf, makeBatch, tinyConfig } from './test-utils/batches.js';
 import { Qwen3Model, loadModel, microBatchLogprobs, selectBackend, tokenLogprobsReference } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { Trainer } from './trainer.js';
-import { CheckpointStore } from './checkpoint-store.js';
+import { CHECKSUMS, CheckpointStore } from './checkpoint-store.js';
 import { clippedSurrogate } from './surrogate.js';
 import { TrainerError } from './errors.js';
 
@@ -291,5 +292,48 @@ describe('Trainer checkpoints', () => {
     await expect(new Trainer(Qwen3Model.random(config, 1), { ...cfg, seed: 4 }).restore(store, dir)).rejects.toThrow(
       /differing fields: seed/,
     );
+  });
+
+  it('a NaN is never saved and no good checkpoint is pruned for it; one read from a checkpoint names the tensor and file', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'rlvr-trainer-nan-'));
+    const store = new CheckpointStore(root, 1);
+    const b = makeBatch(21);
+    const trainer = new Trainer(Qwen3Model.random(config, 5), { schedule: { type: 'constant' as const, lr: 1e-3 }, seed: 1 });
+    await trainer.step(b, advantagesOf(b));
+    const good = await trainer.save(store);
+    await trainer.step(b, advantagesOf(b));
+    const [name, v] = [...trainer.model.params][2]!;
+    const poisoned = v.dataSync().slice() as Float32Array;
+    poisoned[3] = Number.NaN;
+    v.assign(tf.tensor(poisoned, v.shape, 'float32'));
+    const err = (await trainer.save(store).catch((e: unknown) => e)) as TrainerError;
+    expect(err.code).toBe('non_finite');
+    expect(err.message).toBe(
+      `tensor ${name}: parameter ${name} holds a non-finite value at index 3 after step 2: not saved (the checkpoints already saved are kept)`,
+    );
+    expect(await readdir(root)).toEqual(['step-000001']);
+    expect(await store.latest()).toBe(good);
+
+    // a NaN written into a checkpoint's optimizer state with its sums made to match (as by an older version): refused by name
+    const { writeSafetensors, SafetensorsFile } = await import('@rlvr/policy');
+    const file = join(good, 'optimizer.safetensors');
+    const st = SafetensorsFile.open(file);
+    const tensors = new Map([...st.tensors.keys()].map((k) => [k, { ...st.read(k), dtype: 'F32' as const }]));
+    const first = [...tensors.keys()][0]!;
+    (tensors.get(first)!.data as Float32Array)[0] = Number.POSITIVE_INFINITY;
+    writeSafetensors(file, tensors);
+    const sums = (await readFile(join(good, CHECKSUMS), 'utf8')).replace(
+      /^[0-9a-f]{64}(?= {2}optimizer\.safetensors$)/m,
+      createHash('sha256')
+        .update(await readFile(file))
+        .digest('hex'),
+    );
+    await writeFile(join(good, CHECKSUMS), sums);
+    const restored = new Trainer(Qwen3Model.random(config, 6), { schedule: { type: 'constant' as const, lr: 1e-3 }, seed: 1 });
+    const bad = (await restored.restore(store, good).catch((e: unknown) => e)) as TrainerError;
+    expect(bad.code).toBe('checkpoint_corrupt');
+    expect(bad.message).toBe(`${file}, tensor ${first}: holds Infinity at index 0`);
+    trainer.model.dispose();
+    restored.model.dispose();
   });
 });

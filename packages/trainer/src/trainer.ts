@@ -407,9 +407,18 @@ export class Trainer {
    */
   async save(store: CheckpointStore, state: Record<string, unknown> = {}, config: unknown = this.config): Promise<string> {
     const own = { steps: this.#steps, skipped: this.#skipped, rng: this.#rng.getState(), optimizerStep: this.optimizer.step };
+    // A non-finite value is never saved: the checkpoints on disk stay the good ones (none is pruned for it).
+    for (const [name, v] of this.model.params) {
+      const bad = firstNonFinite(v.dataSync() as Float32Array);
+      if (bad !== null) throw nonFinite(`parameter ${name}`, bad, this.#steps);
+    }
+    const moments = this.optimizer.exportState().tensors;
+    for (const [name, t] of moments) {
+      const bad = firstNonFinite(t.data);
+      if (bad !== null) throw nonFinite(`optimizer state ${name}`, bad, this.#steps);
+    }
     return store.save({ step: this.#steps, config, state: { ...state, trainer: own } }, async (dir) => {
       saveModel(this.model, join(dir, 'model'));
-      const moments = this.optimizer.exportState().tensors;
       writeSafetensors(join(dir, 'optimizer.safetensors'), new Map([...moments].map(([k, t]) => [k, { ...t, dtype: 'F32' as const }])));
     });
   }
@@ -424,6 +433,7 @@ export class Trainer {
     const reader = new CheckpointReader(join(dir, 'model'));
     for (const [name, v] of this.model.params) {
       const t = reader.read(name);
+      if (firstNonFinite(t.data) !== null) throw corruptValue(reader.fileOf(name), name, t.data);
       if (t.shape.join(',') !== v.shape.join(',')) {
         throw new TrainerError('checkpoint_corrupt', `has shape [${t.shape.join(', ')}], the model expects [${v.shape.join(', ')}]`, {
           file: dir,
@@ -436,6 +446,7 @@ export class Trainer {
     const tensors = new Map(
       [...file.tensors.keys()].map((k) => {
         const t = file.read(k);
+        if (firstNonFinite(t.data) !== null) throw corruptValue(file.path, k, t.data);
         return [k, { shape: t.shape, data: t.data as Float32Array }] as const;
       }),
     );
@@ -447,6 +458,26 @@ export class Trainer {
     const { trainer: _own, ...rest } = meta.state;
     return rest;
   }
+}
+
+/** Index of the first NaN or infinity in `a`, or null. */
+function firstNonFinite(a: Float32Array | Int32Array): number | null {
+  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) return i;
+  return null;
+}
+
+function nonFinite(what: string, index: number, step: number): TrainerError {
+  return new TrainerError(
+    'non_finite',
+    `${what} holds a non-finite value at index ${index} after step ${step}: not saved (the checkpoints already saved are kept)`,
+    { tensor: what.replace(/^(parameter|optimizer state) /, '') },
+  );
+}
+
+/** A tensor read from a checkpoint with a NaN or infinity in it (written before these checks, or by hand). */
+function corruptValue(file: string, tensor: string, data: Float32Array | Int32Array): TrainerError {
+  const i = firstNonFinite(data)!;
+  return new TrainerError('checkpoint_corrupt', `holds ${data[i]} at index ${i}`, { file, tensor });
 }
 
 function checkLength(a: Float32Array, T: number, what: string): Float32Array {

@@ -1,13 +1,24 @@
 /**
  * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
  */
-import { StatusLine, deepMerge, parseWithOverrides, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
+import {
+  StatusLine,
+  deepMerge,
+  intFlag,
+  parseWithOverrides,
+  readConfigObject,
+  stoppable,
+  timestamp,
+  usageError,
+  workersFlag,
+} from '@rlvr/core';
 import type { CliIo, Command } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js';
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
+import { ReferenceTrainerError } from '../errors.js';
 import { progressLine } from './progress.js';
 import type { TrainLogger, TrainSummary } from './run.js';
 
@@ -27,13 +38,16 @@ options:
   --plugin FILE       a module that registers estimators (repeatable)
   --checkpoint DIR    the starting policy (default: the embedded warm-up checkpoint)
   --steps N           RL steps
+  --checkpoint-every N  save a checkpoint every N steps (default 20; 0: only at the end and on Ctrl-C)
+  --keep-checkpoints N  checkpoints kept (default 2; older ones are deleted, never for a damaged save)
   --seed N            data order, sampling and shuffling
   --workers N|auto    policy worker threads of the update (default auto: one per available core;
                       1 runs everything in this thread); a --resume may change it
   --out DIR           run directory (default runs/ESTIMATOR-sSEED-TIME); a fresh run refuses one holding a metrics.jsonl
-  --resume            continue the run in --out (required) from its latest checkpoint, with its own
-                      config.json; options given again must agree with it (steps, checkpoint and
-                      sample cadence, backend, workers and plugins may change: --steps 300 extends a run)
+  --resume            continue the run in --out (required) from its latest intact checkpoint (SHA256SUMS
+                      checked; a damaged one is passed over, saying so), with its own config.json; options
+                      given again must agree with it (steps, checkpoint and sample cadence, backend,
+                      workers and plugins may change: --steps 300 extends a run); a --out without a run is an error
   --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR); a
                       --resume of a run that has one writes it again
   --json              print the summary as JSON
@@ -51,6 +65,8 @@ export const trainCommand: Command = {
     estimator: { type: 'string', short: 'e' },
     plugin: { type: 'string', multiple: true },
     checkpoint: { type: 'string' },
+    'checkpoint-every': { type: 'string' },
+    'keep-checkpoints': { type: 'string' },
     seed: { type: 'string' },
     workers: { type: 'string' },
     resume: { type: 'boolean' },
@@ -65,11 +81,22 @@ export const trainCommand: Command = {
     let input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
     if (values.estimator !== undefined) input.estimator = values.estimator;
     if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
+    const checkpointEvery = intFlag(values, 'checkpoint-every', { min: 0 });
+    if (checkpointEvery !== undefined) input.checkpointEvery = checkpointEvery;
+    const keepCheckpoints = intFlag(values, 'keep-checkpoints', { min: 1, max: 1000 });
+    if (keepCheckpoints !== undefined) input.keepCheckpoints = keepCheckpoints;
     const workers = workersFlag(values);
     if (workers !== undefined) input.workers = workers;
     // --resume continues the run's own config: what is given again lays over it (and must agree where it shapes the trajectory).
     const runConfig = values.resume === true ? join(values.out as string, RUN_FILES.config) : undefined;
-    if (runConfig !== undefined && existsSync(runConfig)) input = deepMerge(await readConfigObject(runConfig), input);
+    // a mistyped --out must not start hours of training from the defaults
+    if (runConfig !== undefined && !existsSync(runConfig))
+      throw new ReferenceTrainerError(
+        'missing_file',
+        `cannot resume: ${values.out as string} holds no run (no ${RUN_FILES.config}); check --out, or drop --resume to start a run there`,
+        { field: '--out' },
+      );
+    if (runConfig !== undefined) input = deepMerge(await readConfigObject(runConfig), input);
     // Loaded only now: the schemas pull in tfjs, and usage errors should not wait for it.
     const [{ parseTrainConfig }, { configJsonSchemas }, { runTrain }] = await Promise.all([
       import('./config.js'),

@@ -120,9 +120,8 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
           plugins: config.plugins.map((p) => resolve(p)),
         });
   if (options.resume) await checkRunConfig(runFile, config);
-  const latest = options.resume ? await store.latest() : null;
-  // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named).
-  if (latest !== null) await store.load(latest, resumeKey(config)).catch(cannotResume);
+  // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named); pass over damaged ones, saying so.
+  const latest = options.resume ? await intactCheckpoint(store, resumeKey(config), logger) : null;
   if (!options.resume && existsSync(logs.metrics)) {
     throw new ReferenceTrainerError(
       'invalid_options',
@@ -151,7 +150,9 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   if (problems.train !== undefined)
     checkPrompts(problems.train, tokenizer, prompts, { context, maxNewTokens: config.rollout.maxNewTokens, field: 'rollout' });
 
-  const backend = await selectBackend({ backend: config.backend }, logger);
+  // the backend's line waits for the policy line: a run that fails before it prints its error alone
+  const held: string[] = [];
+  const backend = await selectBackend({ backend: config.backend }, { ...logger, info: (m: string) => held.push(m) });
   let model: Qwen3Model;
   try {
     model = loadModel(config.checkpoint);
@@ -183,6 +184,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     const threads = workerCount(config.workers);
     workers = threads > 1 ? await PolicyWorkers.start(model, { workers: threads, backend }) : undefined;
     trainer = new Trainer(model, config.trainer, { padId: eosIds[0], ...(workers === undefined ? {} : { workers }) });
+    for (const m of held) logger.info(m);
     logger.info(
       `policy: ${config.checkpoint} (${model.numParameters().toLocaleString('en')} parameters, backend ${String(backend)}, ${threads === 1 ? 'no policy workers' : `${threads} policy workers`}); estimator ${config.estimator}; ${config.rollout.prompts} prompts x ${config.rollout.groupSize} completions per step`,
     );
@@ -291,6 +293,29 @@ function prepare(config: TrainConfig): PreparedEstimator {
     const field = code === 'unknown_name' ? 'estimator' : 'estimatorConfig';
     throw new ReferenceTrainerError('invalid_config', `${field}: ${(err as Error).message}`, { field }, { cause: err });
   }
+}
+
+/**
+ * The newest checkpoint that verifies (checksums, meta) and was written with `key`; a damaged
+ * one is passed over with a warning naming its file. Null when there is none at all; an error
+ * when every one is damaged (starting over would discard the run).
+ */
+async function intactCheckpoint(store: CheckpointStore, key: unknown, logger: Logger): Promise<string | null> {
+  const all = await store.list();
+  for (const dir of [...all].reverse()) {
+    try {
+      await store.load(dir, key);
+      return dir;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'checkpoint_corrupt') cannotResume(err);
+      logger.warn(`${(err as Error).message}: checkpoint ${dir} is damaged; falling back to the one before it`);
+    }
+  }
+  if (all.length > 0)
+    throw new ReferenceTrainerError('invalid_options', `cannot resume: every checkpoint in ${store.root} is damaged (warnings above)`, {
+      file: store.root,
+    });
+  return null;
 }
 
 function cannotResume(err: unknown): never {

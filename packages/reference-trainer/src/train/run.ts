@@ -174,6 +174,14 @@ async function saveCheckpoint(run: OpenRun, step: number): Promise<void> {
       resumeKey(run.config),
     );
   } catch (err) {
+    // a NaN or infinity in the weights or the optimizer: named, and the checkpoints on disk left as they are
+    if ((err as { code?: string }).code === 'non_finite')
+      throw new ReferenceTrainerError(
+        'non_finite',
+        `cannot save the checkpoint of step ${step}: ${(err as Error).message}; --resume continues from ${(await run.store.latest()) ?? 'the start'}`,
+        { file: run.store.root },
+        { cause: err },
+      );
     throw new ReferenceTrainerError(
       'write_failed',
       `cannot save the checkpoint of step ${step}: ${describeFsError(err, join(run.store.root, 'step'))}`,

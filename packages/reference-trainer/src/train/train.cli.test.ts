@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModel, loadTokenizer, selectBackend } from '@rlvr/policy';
@@ -264,6 +264,83 @@ describe('rlvr train', () => {
     expect(estimator.stderr).toBe(
       `rlvr train: ${join(out, 'config.json')}: cannot resume: the run's config differs in estimator: the run has "grail", given "grpo" (only steps, checkpoint and sample cadence, backend, workers and plugins may change)\n`,
     );
+  });
+
+  test('checkpoints that cannot lie: the flags set the cadence, a damaged checkpoint is passed over by name, a NaN is refused by name, --resume needs a run', async () => {
+    // --checkpoint-every 0 over MICRO's 1: the final checkpoint only
+    const a = join(root, 'ckpt-flags');
+    const r = await rlvr('train', '--config', cfg, '--out', a, '--steps', '2', '--checkpoint-every', '0', '-q');
+    expect(r.code, r.stderr).toBe(0);
+    expect(await readdir(join(a, 'checkpoints'))).toEqual(['step-000002']);
+    expect((await readFile(join(a, 'checkpoints', 'step-000002', 'SHA256SUMS'), 'utf8')).split('\n').map((l) => l.slice(66))).toEqual([
+      'checkpoint.json',
+      'model/config.json',
+      'model/model.safetensors',
+      'optimizer.safetensors',
+      '',
+    ]);
+    const bad = await rlvr('train', '--config', cfg, '--keep-checkpoints', '0');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      'rlvr train: --keep-checkpoints: must be an integer from 1 to 1000 (got "0")\n(rlvr train --help lists the options)\n',
+    );
+
+    // one byte flipped in the tensor data of the latest checkpoint: named, passed over, and the run ends as the clean one
+    const b = join(root, 'ckpt-damaged');
+    expect((await rlvr('train', '--config', cfg, '--out', b, '--steps', '2', '-q')).code).toBe(0);
+    const weights = join(b, 'checkpoints', 'step-000002', 'model', 'model.safetensors');
+    const bytes = await readFile(weights);
+    bytes[bytes.length - 1000] = bytes[bytes.length - 1000]! ^ 0x10;
+    await writeFile(weights, bytes);
+    const resumed = await rlvr('train', '--out', b, '--resume', '--steps', '2');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(
+      `rlvr train: warning: ${weights}: SHA-256 differs from SHA256SUMS: the file changed after it was saved: checkpoint ${join(b, 'checkpoints', 'step-000002')} is damaged; falling back to the one before it\n`,
+    );
+    expect(resumed.stderr).toContain(`resumed from ${join(b, 'checkpoints', 'step-000001')} (step 1)`);
+    const model = (d: string) => readFile(join(d, 'model', 'model.safetensors'));
+    expect((await model(b)).equals(await model(a))).toBe(true);
+
+    // a NaN in the optimizer state with sums made to match (an older version's checkpoint): refused, naming tensor and file
+    const { SafetensorsFile, writeSafetensors } = await import('@rlvr/policy');
+    const { createHash } = await import('node:crypto');
+    const step2 = join(b, 'checkpoints', 'step-000002');
+    const optimizer = join(step2, 'optimizer.safetensors');
+    const st = SafetensorsFile.open(optimizer);
+    const tensors = new Map([...st.tensors.keys()].map((k) => [k, { ...st.read(k), dtype: 'F32' as const }]));
+    const first = [...tensors.keys()][0]!;
+    (tensors.get(first)!.data as Float32Array)[1] = Number.NaN;
+    writeSafetensors(optimizer, tensors);
+    const sums = (await readFile(join(step2, 'SHA256SUMS'), 'utf8')).replace(
+      /^[0-9a-f]{64}(?= {2}optimizer\.safetensors$)/m,
+      createHash('sha256')
+        .update(await readFile(optimizer))
+        .digest('hex'),
+    );
+    await writeFile(join(step2, 'SHA256SUMS'), sums);
+    const nan = await rlvr('train', '--out', b, '--resume', '--steps', '3', '-q');
+    expect(nan.code).toBe(1);
+    expect(nan.stderr).toMatch(
+      new RegExp(`cannot resume: ${optimizer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, tensor ${first}: holds NaN at index 1\\n$`),
+    );
+    expect(await readdir(join(b, 'checkpoints'))).toEqual(['step-000001', 'step-000002']);
+
+    // every checkpoint damaged: an error, not a fresh start
+    await writeFile(join(b, 'checkpoints', 'step-000001', 'checkpoint.json'), '{}\n');
+    await rm(join(step2, 'SHA256SUMS'));
+    const none = await rlvr('train', '--out', b, '--resume', '--steps', '3');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`cannot resume: every checkpoint in ${join(b, 'checkpoints')} is damaged (warnings above)\n`);
+    expect((await readRunDir(b)).metrics.map((m) => m.step)).toEqual([0, 1, 2]);
+
+    // --resume of a directory without a run: an error naming it, nothing written
+    const typo = join(root, 'ckpt-typo');
+    const missing = await rlvr('train', '--out', typo, '--resume');
+    expect(missing).toMatchObject({
+      code: 1,
+      stderr: `rlvr train: --out: cannot resume: ${typo} holds no run (no config.json); check --out, or drop --resume to start a run there\n`,
+    });
+    expect(existsSync(typo)).toBe(false);
   });
 
   test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
@@ -564,6 +641,18 @@ describe('rlvr train', () => {
       async () => ['--config', cfg, '--stpes', '2'],
       2,
       () => /^rlvr train: Unknown option '--stpes' \(did you mean --steps\?\)\n\(rlvr train --help lists the options\)\n$/,
+    ],
+    [
+      'a checkpoint whose weights are cut short (found after the backend starts)',
+      async () => {
+        const dir = join(root, 'cut-weights');
+        await cp(join(CLI, '..', '..', 'assets', 'warmup'), dir, { recursive: true, filter: (f) => !f.endsWith('/run') });
+        await writeFile(join(dir, 'model.safetensors'), (await readFile(join(dir, 'model.safetensors'))).subarray(0, 5000));
+        return ['--config', cfg, '--checkpoint', dir];
+      },
+      1,
+      // one line: the tfjs backend's line waits for the policy's and is not printed
+      () => new RegExp(`^rlvr train: ${join(root, 'cut-weights')}, field checkpoint: cannot load the checkpoint: .*\\n$`),
     ],
     [
       'a mistyped key in a config file',
