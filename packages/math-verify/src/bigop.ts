@@ -5,9 +5,8 @@
  * powers `r^{p(k)}`, or of the index (a factorial ratio). Anything else over a long range is not evaluable.
  */
 import { mapArithmeticLeaves, type Node } from './ast.js';
-import type { EvalContext } from './evaluate.js';
 import { bitLength, c, cAbs, factorial, isFiniteC, rat } from './numeric.js';
-import { NotEvaluableError, type Value, V_ONE, V_ZERO, exact, vAdd, vDiv, vInt, vMul, vSub } from './value.js';
+import { type EvalContext, NotEvaluableError, type Value, V_ONE, V_ZERO, exact, vAdd, vDiv, vInt, vMul, vSub } from './value.js';
 
 type Evaluate = (n: Node, ctx: EvalContext) => Value;
 type Power = (b: Value, e: Value) => Value;

@@ -4,7 +4,7 @@
  */
 import type { Node } from './ast.js';
 import { bigop } from './bigop.js';
-import { NotEvaluableError, type Value, V_ONE, V_ZERO, approx, exact, vAdd, vDiv, vMul, vNeg } from './value.js';
+import { type EvalContext, NotEvaluableError, type Value, V_ONE, V_ZERO, approx, exact, vAdd, vDiv, vMul, vNeg } from './value.js';
 import {
   type Complex,
   type Rational,
@@ -30,15 +30,7 @@ import {
 } from './numeric.js';
 
 export { NotEvaluableError } from './value.js';
-export type { Value } from './value.js';
-
-export interface EvalContext {
-  env: ReadonlyMap<string, Complex>;
-  /** Read `x%` as x/100 (true) or as x (false). */
-  percentAsFraction: boolean;
-  /** Steps left; every node evaluated costs one. */
-  budget: { steps: number };
-}
+export type { EvalContext, Value } from './value.js';
 
 const MAX_FACTORIAL = 3000;
 

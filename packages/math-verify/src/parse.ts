@@ -8,143 +8,24 @@ import type { Node, RelOp } from './ast.js';
 import { rFromDecimal } from './numeric.js';
 import { tokenize, type Token } from './tokenize.js';
 import { canonicalUnit } from './units.js';
+import {
+  FUNCTIONS,
+  TRIG,
+  GREEK,
+  REL_CMDS,
+  REL_OPS,
+  FUNCTION_LETTERS,
+  STOP_CMDS,
+  SEPARATOR_WORDS,
+  MATRIX_ENVS,
+  REALS,
+  NAMED_ANSWERS,
+} from './parse-vocabulary.js';
 
 class ParseError extends Error {}
 
 /** Deepest nesting the parser follows. */
 const MAX_DEPTH = 120;
-
-const FUNCTIONS = new Set([
-  'sin',
-  'cos',
-  'tan',
-  'sec',
-  'csc',
-  'cot',
-  'arcsin',
-  'arccos',
-  'arctan',
-  'sinh',
-  'cosh',
-  'tanh',
-  'log',
-  'ln',
-  'lg',
-  'exp',
-  'sqrt',
-]);
-const TRIG = new Set(['sin', 'cos', 'tan', 'sec', 'csc', 'cot']);
-const GREEK = new Set([
-  'alpha',
-  'beta',
-  'gamma',
-  'delta',
-  'epsilon',
-  'varepsilon',
-  'zeta',
-  'eta',
-  'theta',
-  'vartheta',
-  'iota',
-  'kappa',
-  'lambda',
-  'mu',
-  'nu',
-  'xi',
-  'rho',
-  'sigma',
-  'tau',
-  'upsilon',
-  'phi',
-  'varphi',
-  'chi',
-  'psi',
-  'omega',
-  'Gamma',
-  'Delta',
-  'Theta',
-  'Lambda',
-  'Xi',
-  'Sigma',
-  'Phi',
-  'Psi',
-  'Omega',
-]);
-const REL_CMDS: Record<string, RelOp> = {
-  le: '<=',
-  leq: '<=',
-  leqslant: '<=',
-  ge: '>=',
-  geq: '>=',
-  geqslant: '>=',
-  lt: '<',
-  gt: '>',
-  ne: '!=',
-  neq: '!=',
-  approx: '~',
-  simeq: '~',
-  in: 'in',
-  equiv: '=',
-};
-const REL_OPS: Record<string, RelOp> = { '=': '=', '<': '<', '>': '>', '<=': '<=', '>=': '>=', '!=': '!=' };
-/** Single letters that read as a function when followed directly by `(`: f(x), g(2), W(n). */
-const FUNCTION_LETTERS = new Set(['f', 'g', 'h', 'F', 'G', 'H', 'W', 'P', 'Q']);
-/** Commands that end an expression (they belong to a looser level). */
-const STOP_CMDS = new Set([
-  'cup',
-  'cap',
-  'setminus',
-  'pm',
-  'mp',
-  'to',
-  'rightarrow',
-  'implies',
-  'iff',
-  'Rightarrow',
-  'end',
-  'quad',
-  'qquad',
-  'rfloor',
-  'rceil',
-  'pmod',
-  'bmod',
-  'mod',
-]);
-const SEPARATOR_WORDS = new Set(['and', 'or', 'und', 'et', 'ou', 'y', 'o']);
-const MATRIX_ENVS = new Set([
-  'pmatrix',
-  'bmatrix',
-  'Bmatrix',
-  'vmatrix',
-  'Vmatrix',
-  'matrix',
-  'smallmatrix',
-  'array',
-  'cases',
-  'aligned',
-  'align',
-  'align*',
-  'gathered',
-  'split',
-  'dcases',
-]);
-
-const REALS: Node = {
-  k: 'tuple',
-  open: '(',
-  close: ')',
-  items: [
-    { k: 'neg', x: { k: 'const', name: 'inf' } },
-    { k: 'const', name: 'inf' },
-  ],
-};
-
-/** Words that name a mathematical object (`all real numbers`, `infinity`); keys are lower case without spaces. */
-const NAMED_ANSWERS: Record<string, Node> = {
-  allrealnumbers: REALS,
-  realnumbers: REALS,
-  infinity: { k: 'const', name: 'inf' },
-};
 
 function isAssignment(n: Node): boolean {
   return n.k === 'rel' && n.ops[0] === '=' && (n.items[0]?.k === 'sym' || n.items[0]?.k === 'call');

@@ -4,6 +4,15 @@
  */
 import { type Complex, type Rational, c, cAdd, cDiv, cMul, rAdd, rDiv, rMul, rNeg, rToNumber } from './numeric.js';
 
+/** What an evaluation carries (here, below evaluate.ts and bigop.ts, so that neither imports the other). */
+export interface EvalContext {
+  env: ReadonlyMap<string, Complex>;
+  /** Read `x%` as x/100 (true) or as x (false). */
+  percentAsFraction: boolean;
+  /** Steps left; every node evaluated costs one. */
+  budget: { steps: number };
+}
+
 export class NotEvaluableError extends Error {}
 
 /** A computed value: `ex` is the exact rational when known; `dec` marks values built from decimal literals. */

@@ -6,23 +6,14 @@
 import type { VerifyOptions } from '../options.js';
 import { problemRounding } from '../rounding.js';
 import { questionChoices } from './choices.js';
-import { type AskedForm, askedForm } from './form.js';
+import { askedForm } from './form.js';
 import { askedUnits } from './units.js';
 
-export { judgeWithProblem } from './judge.js';
-export { unitAfter } from './units.js';
+import type { ProblemFacts } from './judge.js';
 
-export interface ProblemFacts {
-  /** The unit asked, by kind (`length` -> `foot`). */
-  units: Map<string, string>;
-  /** Decimal places asked ("to the nearest tenth": 1), or null. */
-  roundTo: number | null;
-  form: AskedForm | null;
-  /** The options of a multiple-choice question, by letter; null when it lists none. */
-  choices: Map<string, string> | null;
-  /** `opts` with what the problem implies (its rounding, percent as written), by resolved options object. */
-  derived: WeakMap<VerifyOptions, VerifyOptions>;
-}
+export { judgeWithProblem } from './judge.js';
+export type { ProblemFacts } from './judge.js';
+export { unitAfter } from './units.js';
 
 /** The question of a chat-templated prompt: its last user turn (ChatML, Llama 3, Gemma); other text as it is. */
 export function questionOf(prompt: string): string {

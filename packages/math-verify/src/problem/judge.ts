@@ -6,9 +6,21 @@
 import type { Node } from '../ast.js';
 import type { VerifyOptions } from '../options.js';
 import { answerLetter } from './choices.js';
-import { formConflict } from './form.js';
-import type { ProblemFacts } from './index.js';
+import { type AskedForm, formConflict } from './form.js';
 import { unitConflict } from './units.js';
+
+/** What `problemFacts` (index.ts) reads from a statement; defined here, where it is judged, so the two import in one direction. */
+export interface ProblemFacts {
+  /** The unit asked, by kind (`length` -> `foot`). */
+  units: Map<string, string>;
+  /** Decimal places asked ("to the nearest tenth": 1), or null. */
+  roundTo: number | null;
+  form: AskedForm | null;
+  /** The options of a multiple-choice question, by letter; null when it lists none. */
+  choices: Map<string, string> | null;
+  /** `opts` with what the problem implies (its rounding, percent as written), by resolved options object. */
+  derived: WeakMap<VerifyOptions, VerifyOptions>;
+}
 
 /** The parts of a parsed answer these rules read. */
 export interface Judged {
