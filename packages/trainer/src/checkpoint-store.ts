@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { TrainerError } from './errors.js';
@@ -128,7 +129,7 @@ export class CheckpointStore {
    * a different config is refused with the differing fields named.
    */
   async load(dir: string, config: unknown): Promise<CheckpointMeta> {
-    if (!(await exists(join(dir, META)))) throw new TrainerError('checkpoint_missing', 'no checkpoint here', { file: join(dir, META) });
+    if (!existsSync(join(dir, META))) throw new TrainerError('checkpoint_missing', 'no checkpoint here', { file: join(dir, META) });
     await this.verify(dir);
     let meta: CheckpointMeta;
     try {
@@ -176,13 +177,4 @@ async function sha256(file: string): Promise<string> {
   return createHash('sha256')
     .update(await readFile(file))
     .digest('hex');
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
 }
