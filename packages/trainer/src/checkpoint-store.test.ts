@@ -50,6 +50,26 @@ describe('CheckpointStore', () => {
       (e: unknown) => e instanceof TrainerError && e.code === 'checkpoint_missing',
     );
   });
+  it('latestIntact passes over damaged checkpoints, naming each, and refuses when every one is damaged', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'rlvr-ckpt-'));
+    const store = new CheckpointStore(root, 3);
+    const damaged: string[] = [];
+    const note = (dir: string, err: Error) => damaged.push(`${dir}: ${err.message}`);
+    expect(await store.latestIntact(config, note)).toBeNull();
+    for (const step of [1, 2, 3]) await store.save({ step, config, state: {} }, async (dir) => writeFile(join(dir, 'w.bin'), `w${step}`));
+    await writeFile(join(root, 'step-000003', 'w.bin'), 'w9');
+    expect(await store.latestIntact(config, note)).toBe(join(root, 'step-000002'));
+    expect(damaged).toEqual([
+      `${join(root, 'step-000003')}: ${join(root, 'step-000003', 'w.bin')}: SHA-256 differs from SHA256SUMS: the file changed after it was saved`,
+    ]);
+    // another config is not damage: it is thrown, not passed over
+    await expect(store.latestIntact({ ...config, lr: 1 }, note)).rejects.toSatisfy(
+      (e: unknown) => e instanceof TrainerError && e.code === 'checkpoint_config_mismatch',
+    );
+    for (const step of [1, 2]) await writeFile(join(root, `step-00000${step}`, 'w.bin'), 'w9');
+    await expect(store.latestIntact(config, note)).rejects.toThrow(`every checkpoint in ${root} is damaged`);
+    expect(damaged).toHaveLength(1 + 1 + 3); // step 3 again before the mismatch, then all three
+  });
 });
 
 describe('CheckpointStore checksums', () => {

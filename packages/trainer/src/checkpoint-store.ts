@@ -85,6 +85,26 @@ export class CheckpointStore {
   }
 
   /**
+   * The newest checkpoint that `load`s with `config`; a damaged one (`checkpoint_corrupt`) is
+   * passed over after `onDamaged` names it, any other error is thrown. Null when there is none
+   * at all; when every one is damaged, a `checkpoint_corrupt` error (starting over would discard the run).
+   */
+  async latestIntact(config: unknown, onDamaged: (dir: string, err: Error) => void): Promise<string | null> {
+    const all = await this.list();
+    for (const dir of [...all].reverse()) {
+      try {
+        await this.load(dir, config);
+        return dir;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'checkpoint_corrupt') throw err;
+        onDamaged(dir, err as Error);
+      }
+    }
+    if (all.length > 0) throw new TrainerError('checkpoint_corrupt', `every checkpoint in ${this.root} is damaged`);
+    return null;
+  }
+
+  /**
    * Check every file of checkpoint `dir` against its `SHA256SUMS`: a missing, unlisted or
    * changed file (or unreadable sums) is a `checkpoint_corrupt` error naming the file.
    */

@@ -28,7 +28,7 @@ import { loadPlugins } from './plugins.js';
 import { signalRefresh } from './refresh.js';
 import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
-import { removeStaleExports, repairLogs, startLogs } from './run-files.js';
+import { repairLogs, startLogs } from './run-files.js';
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
 export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;
@@ -121,7 +121,13 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
         });
   if (options.resume) await checkRunConfig(runFile, config);
   // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named); pass over damaged ones, saying so.
-  const latest = options.resume ? await intactCheckpoint(store, resumeKey(config), logger) : null;
+  const latest = options.resume
+    ? await store
+        .latestIntact(resumeKey(config), (dir, err) =>
+          logger.warn(`${err.message}: checkpoint ${dir} is damaged; falling back to the one before it`),
+        )
+        .catch(cannotResume)
+    : null;
   if (!options.resume && existsSync(logs.metrics)) {
     throw new ReferenceTrainerError(
       'invalid_options',
@@ -131,19 +137,10 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   }
 
   // The tokenizer and the prompts first: every prompt of a data file, and the held-out ones, must fit the policy's context (file and line named) before tfjs starts.
-  let tokenizer: Tokenizer;
-  let context: number;
-  try {
-    tokenizer = loadTokenizer(config.checkpoint);
-    context = parseModelConfig(JSON.parse(readFileSync(join(config.checkpoint, 'config.json'), 'utf8'))).max_position_embeddings;
-  } catch (err) {
-    throw new ReferenceTrainerError(
-      'read_failed',
-      `cannot load the checkpoint: ${(err as Error).message}`,
-      { file: config.checkpoint, field: 'checkpoint' },
-      { cause: err },
-    );
-  }
+  const { tokenizer, context } = fromCheckpoint(config.checkpoint, () => ({
+    tokenizer: loadTokenizer(config.checkpoint),
+    context: parseModelConfig(JSON.parse(readFileSync(join(config.checkpoint, 'config.json'), 'utf8'))).max_position_embeddings,
+  }));
   const template = modelChatTemplate(config.checkpoint, tokenizer);
   const prompts = promptBuilder(config.prompt, template.apply ?? plainChatTemplate);
   const evalTasks = checkPrompts(problems.heldOut, tokenizer, prompts, { context, maxNewTokens: config.eval.maxNewTokens, field: 'eval' });
@@ -153,17 +150,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   // the backend's line waits for the policy line: a run that fails before it prints its error alone
   const held: string[] = [];
   const backend = await selectBackend({ backend: config.backend }, { ...logger, info: (m: string) => held.push(m) });
-  let model: Qwen3Model;
-  try {
-    model = loadModel(config.checkpoint);
-  } catch (err) {
-    throw new ReferenceTrainerError(
-      'read_failed',
-      `cannot load the checkpoint: ${(err as Error).message}`,
-      { file: config.checkpoint, field: 'checkpoint' },
-      { cause: err },
-    );
-  }
+  const model = fromCheckpoint(config.checkpoint, () => loadModel(config.checkpoint));
   let trainer: Trainer | undefined;
   let workers: PolicyWorkers | undefined;
   try {
@@ -179,7 +166,6 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     }
 
     await createDirectory(outDir);
-    await removeStaleExports(outDir, TRAIN_DIRS.model);
     await writeFileAtomic(join(outDir, RUN_FILES.config), JSON.stringify(runConfig satisfies TrainRunConfig, null, 2) + '\n');
     const threads = workerCount(config.workers);
     workers = threads > 1 ? await PolicyWorkers.start(model, { workers: threads, backend }) : undefined;
@@ -295,27 +281,18 @@ function prepare(config: TrainConfig): PreparedEstimator {
   }
 }
 
-/**
- * The newest checkpoint that verifies (checksums, meta) and was written with `key`; a damaged
- * one is passed over with a warning naming its file. Null when there is none at all; an error
- * when every one is damaged (starting over would discard the run).
- */
-async function intactCheckpoint(store: CheckpointStore, key: unknown, logger: Logger): Promise<string | null> {
-  const all = await store.list();
-  for (const dir of [...all].reverse()) {
-    try {
-      await store.load(dir, key);
-      return dir;
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'checkpoint_corrupt') cannotResume(err);
-      logger.warn(`${(err as Error).message}: checkpoint ${dir} is damaged; falling back to the one before it`);
-    }
+/** `read()` of the checkpoint `dir`, a failure named as the checkpoint's. */
+function fromCheckpoint<T>(dir: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new ReferenceTrainerError(
+      'read_failed',
+      `cannot load the checkpoint: ${(err as Error).message}`,
+      { file: dir, field: 'checkpoint' },
+      { cause: err },
+    );
   }
-  if (all.length > 0)
-    throw new ReferenceTrainerError('invalid_options', `cannot resume: every checkpoint in ${store.root} is damaged (warnings above)`, {
-      file: store.root,
-    });
-  return null;
 }
 
 function cannotResume(err: unknown): never {
