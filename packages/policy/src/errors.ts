@@ -5,6 +5,8 @@ export type PolicyErrorCode =
   | 'invalid_config'
   | 'unsupported_config'
   | 'invalid_checkpoint'
+  /** a model directory could not be written (`exportModelDir`) */
+  | 'write_failed'
   | 'missing_tensor'
   | 'shape_mismatch'
   | 'invalid_input'

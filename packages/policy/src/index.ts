@@ -44,6 +44,7 @@ export type { TokenizerKind } from './tokenizer/index.js';
 export { ChatTemplate, plainChatTemplate, chatmlTemplate } from './tokenizer/index.js';
 export type { ChatMessage, ChatRenderOptions, ChatTemplateOptions, ApplyChatTemplate } from './tokenizer/index.js';
 export { openPolicyDir, modelChatTemplate, defaultEosTokenIds, TOKENIZER_CONFIG_FILE } from './model-dir.js';
+export { exportModelDir } from './export-dir.js';
 export type { OpenPolicyDirOptions, PolicyDir, ModelChatTemplate } from './model-dir.js';
 export { completionLogprobs, packSequences } from './sequences.js';
 export type { SequenceRow, PackedSequences } from './sequences.js';

@@ -1,17 +1,10 @@
 /**
  * Run-directory I/O of `rlvr train` beyond core's (`createDirectory`, `appendJsonl`): starting its
- * logs, cutting them back on resume, exporting the final model. Every failure names its file.
+ * logs and cutting them back on resume. Every failure names its file.
  */
-import { existsSync } from 'node:fs';
-import { copyFile, readdir, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { describeFsError, repairJsonl } from '@rlvr/core';
-import { PRUNED_FILE, saveModel } from '@rlvr/policy';
-import type { Qwen3Model } from '@rlvr/policy';
 import { ReferenceTrainerError } from '../errors.js';
-
-/** Tokenizer files copied from the starting checkpoint into `OUT/model`. */
-const TOKENIZER_FILES = [PRUNED_FILE, 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'generation_config.json'];
 
 /** A fresh run's logs: none yet (a `--resume` without a checkpoint starts over). */
 export async function startLogs(files: readonly string[]): Promise<void> {
@@ -42,43 +35,4 @@ export async function repairLogs(files: readonly string[], step: number): Promis
     if (parts.length > 0) notes.push(`${file}: cut ${parts.join(' and ')}; ${after.keptLines} kept`);
   }
   return notes;
-}
-
-/** The temporary directory an export of `OUT/NAME` writes to: hidden, per process. */
-function exportTemp(dir: string): string {
-  return join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}`);
-}
-
-/**
- * Remove what an export killed midway left in `outDir` (`.model.tmp-PID`, and the `model.tmp-PID`
- * of earlier versions): one run writes a run directory at a time, so none of them is live.
- */
-export async function removeStaleExports(outDir: string, name: string): Promise<void> {
-  const entries = await readdir(outDir).catch(() => [] as string[]);
-  for (const e of entries) {
-    if (e.startsWith(`.${name}.tmp-`) || e.startsWith(`${name}.tmp-`)) await rm(join(outDir, e), { recursive: true, force: true });
-  }
-}
-
-/**
- * Write the policy as a model directory (weights + the starting checkpoint's tokenizer files) via
- * a hidden temporary directory and a rename; a failure removes it and names the directory.
- */
-export async function exportModel(model: Qwen3Model, from: string, dir: string): Promise<void> {
-  const tmp = exportTemp(dir);
-  try {
-    await rm(tmp, { recursive: true, force: true });
-    saveModel(model, tmp);
-    for (const f of TOKENIZER_FILES) if (existsSync(join(from, f))) await copyFile(join(from, f), join(tmp, f));
-    await rm(dir, { recursive: true, force: true });
-    await rename(tmp, dir);
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    throw new ReferenceTrainerError(
-      'write_failed',
-      `cannot export the final model: ${describeFsError(err, join(dir, 'model.safetensors'))}`,
-      { file: dir },
-      { cause: err },
-    );
-  }
 }
