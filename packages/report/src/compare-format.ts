@@ -4,7 +4,8 @@
  */
 import { percent, textTable } from '@rlvr/core';
 import { ALPHA, type Contrast } from './compare-contrasts.js';
-import type { CompareRow, CompareTable, MeanStd } from './compare-stats.js';
+import type { CompareRow, CompareRun, CompareTable, MeanStd } from './compare-stats.js';
+import type { SequentialDecision } from './sequential.js';
 
 const points = (x: number): string => (100 * x).toFixed(1);
 const signedPoints = (x: number): string => `${x >= 0 ? '+' : '-'}${points(Math.abs(x))}`;
@@ -45,8 +46,14 @@ export function formatContrast(c: Contrast, secondaries: number): string {
   return `${head} (${ci}; ${tests}): no difference detected at alpha ${ALPHA}${power}`;
 }
 
-/** The whole report: context lines, the table, the verdicts. */
-export function formatCompare(t: CompareTable, context: { steps: number; seeds: readonly number[] }): string {
+/**
+ * The whole report: context lines, the table, the verdicts; then, when given, how a sequential comparison
+ * ended (`sequential`) and what the runs cost (`runs`, their `cpuSeconds`).
+ */
+export function formatCompare(
+  t: CompareTable,
+  context: { steps: number; seeds: readonly number[]; sequential?: SequentialDecision; runs?: readonly CompareRun[] },
+): string {
   // a greedy column when every run decoded greedily too (the default of rlvr train)
   const greedy = t.rows.every((r) => r.greedy !== null);
   const seeds = context.seeds;
@@ -95,5 +102,21 @@ export function formatCompare(t: CompareTable, context: { steps: number; seeds: 
       `contrasts on final accuracy, runs of one seed paired; the primary${t.primaryReason === 'given' ? ' (--primary)' : ''} unadjusted, the secondaries Holm-adjusted among themselves:`,
     );
   for (const c of t.contrasts) lines.push(formatContrast(c, secondaries));
+  if (context.sequential !== undefined) lines.push(sequentialLine(context.sequential, seeds.length));
+  if (context.runs !== undefined) lines.push(costLine(context.runs, seeds.length));
   return lines.join('\n');
+}
+
+/** How a sequential comparison ended: the look, its bound, and whether the primary is decided at overall alpha 0.05. */
+function sequentialLine(d: SequentialDecision, pairs: number): string {
+  const why = d.crossed
+    ? `the primary contrast crossed its bound (paired t p below ${d.nominalAlpha.toPrecision(3)}): a difference at overall alpha 0.05`
+    : `no bound crossed: no difference detected at overall alpha 0.05 (the last look's nominal alpha is ${d.nominalAlpha.toPrecision(3)})`;
+  return `sequential: stopped at look ${d.look} of ${d.looks} (${pairs} pairs; O'Brien-Fleming bounds): ${why}`;
+}
+
+/** What the comparison cost: process CPU time (policy workers included) per seed, all estimators of that seed. */
+function costLine(runs: readonly CompareRun[], seeds: number): string {
+  const perSeed = runs.reduce((a, r) => a + (r.cpuSeconds ?? 0), 0) / 60 / seeds;
+  return `cost: ${perSeed.toFixed(1)} CPU-minutes per seed (the ${runs.length / seeds} runs of one seed, evaluations included; process CPU time of this command, policy workers included; runs finished earlier and resumed count only what this command ran)`;
 }

@@ -120,6 +120,17 @@ export interface Threshold {
   value: number;
 }
 
+/** `0.55` or `55%`: an accuracy; `+0.05` or `+5%`: a gain over the run's step-0 accuracy; anything else a RangeError. */
+export function parseThreshold(v: string): Threshold {
+  const m = /^(\+?)(\d+(?:\.\d*)?|\.\d+)(%?)$/.exec(v.trim());
+  const x = m === null ? Number.NaN : Number(m[2]) / (m[3] === '%' ? 100 : 1);
+  if (!(x >= 0 && x <= 1))
+    throw new RangeError(
+      `must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%) (got ${JSON.stringify(v)})`,
+    );
+  return { kind: m![1] === '+' ? 'gain' : 'accuracy', value: x };
+}
+
 /** The default threshold: 5 points above the starting accuracy. */
 export const DEFAULT_THRESHOLD: Threshold = { kind: 'gain', value: 0.05 };
 

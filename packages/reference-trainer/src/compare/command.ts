@@ -2,12 +2,12 @@
  * `rlvr compare`: argument parsing and terminal output. The runs and the statistics are
  * `runCompare` (run.ts) and `summarize` (stats.ts).
  */
-import { StatusLine, applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
-import type { CliIo, Command } from '@rlvr/core';
+import { applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
+import type { Command } from '@rlvr/core';
 import { CONFIG_FLAGS, withPlugins } from '../command-input.js';
-import { progressLine } from '../train/progress.js';
-import { formatCompare, sequentialDecision, sequentialLooks } from '@rlvr/report';
-import type { CompareLogger } from './run.js';
+import { progressLine, terminalLogger } from '../train/progress.js';
+import { formatCompare, parseThreshold, sequentialDecision, sequentialLooks } from '@rlvr/report';
+import type { CompareProgress } from './run.js';
 import { COMPARE_FILE } from '@rlvr/report';
 import type { SequentialDecision, Threshold } from '@rlvr/report';
 
@@ -79,7 +79,7 @@ export const compareCommand: Command = {
   async run({ values, io, signal, color, overrides = [] }) {
     const listed = values.estimators === undefined ? undefined : parseList('estimators', values.estimators as string);
     const steps = intFlag(values, 'steps', { min: 1 });
-    const threshold = values.threshold === undefined ? undefined : parseThreshold(values.threshold as string);
+    const threshold = values.threshold === undefined ? undefined : thresholdFlag(values.threshold as string);
     if (values.resume === true && values.out === undefined)
       throw usageError('needs --out: the comparison directory to continue', '--resume');
     const configFile = values.config as string | undefined;
@@ -109,7 +109,13 @@ export const compareCommand: Command = {
     const primary = values.primary === undefined ? undefined : parsePrimary(values.primary as string, estimators);
 
     const out = (values.out as string | undefined) ?? defaultOut();
-    const logger = terminalLogger(values.quiet === true, io.stderr, color);
+    const logger = terminalLogger(
+      'rlvr compare',
+      values.quiet === true,
+      io.stderr,
+      color,
+      (p: CompareProgress) => `${p.run}/${p.runs} ${p.estimator} s${p.seed} ${progressLine(p)}`,
+    );
     const { runCompare } = await import('./run.js');
     const compareOn = (on: number[], resume: boolean) =>
       stoppable(signal, logger, () =>
@@ -152,9 +158,8 @@ export const compareCommand: Command = {
       io.stdout.write(await readFile(result.file, 'utf8'));
       return 0;
     }
-    io.stdout.write(formatCompare(result.table, { steps: result.steps, seeds: result.seeds }) + '\n');
-    if (decision !== undefined) io.stdout.write(sequentialLine(decision, result.seeds.length));
-    io.stdout.write(costLine(result.runs, result.seeds.length));
+    const context = { steps: result.steps, seeds: result.seeds, runs: result.runs };
+    io.stdout.write(formatCompare(result.table, decision === undefined ? context : { ...context, sequential: decision }) + '\n');
     io.stdout.write(`runs in ${out}/ESTIMATOR/seed-S (rlvr report on any of them); summary: ${result.file}\n`);
     return 0;
   },
@@ -196,21 +201,6 @@ function firstSeeds(n: number, configSeed: unknown): number[] {
   return Array.from({ length: n }, (_, i) => first + i);
 }
 
-/** How a sequential comparison ended: the look, its bound, and whether the primary is decided at overall alpha 0.05. */
-function sequentialLine(d: SequentialDecision, pairs: number): string {
-  const why = d.crossed
-    ? `the primary contrast crossed its bound (paired t p below ${d.nominalAlpha.toPrecision(3)}): a difference at overall alpha 0.05`
-    : `no bound crossed: no difference detected at overall alpha 0.05 (the last look's nominal alpha is ${d.nominalAlpha.toPrecision(3)})`;
-  return `sequential: stopped at look ${d.look} of ${d.looks} (${pairs} pairs; O'Brien-Fleming bounds): ${why}\n`;
-}
-
-/** What the comparison cost: process CPU time (policy workers included) per seed, all estimators of that seed. */
-function costLine(runs: readonly { cpuSeconds?: number; wallSeconds: number }[], seeds: number): string {
-  const cpu = runs.reduce((a, r) => a + (r.cpuSeconds ?? 0), 0);
-  const perSeed = cpu / 60 / seeds;
-  return `cost: ${perSeed.toFixed(1)} CPU-minutes per seed (the ${runs.length / seeds} runs of one seed, evaluations included; process CPU time of this command, policy workers included; runs finished earlier and resumed count only what this command ran)\n`;
-}
-
 /** `grpo, grail` -> ['grpo', 'grail']; empty items are an error. */
 function parseList(flag: string, v: string): string[] {
   const items = v.split(',').map((s) => s.trim());
@@ -231,30 +221,16 @@ function parseSeeds(v: string, configSeed: unknown): number[] {
   return firstSeeds(intFlag({ seeds: v }, 'seeds', { min: 1, max: 1000 })!, configSeed);
 }
 
-/** `0.55` or `55%`: an accuracy; `+0.05` or `+5%`: a gain over the run's step-0 accuracy. */
-function parseThreshold(v: string): Threshold {
-  const m = /^(\+?)(\d+(?:\.\d*)?|\.\d+)(%?)$/.exec(v.trim());
-  const x = m === null ? Number.NaN : Number(m[2]) / (m[3] === '%' ? 100 : 1);
-  if (!(x >= 0 && x <= 1))
-    throw usageError(
-      `must be an accuracy (0.55 or 55%) or a gain over the starting accuracy (+0.05 or +5%) (got ${JSON.stringify(v)})`,
-      'threshold',
-    );
-  return { kind: m![1] === '+' ? 'gain' : 'accuracy', value: x };
+/** `--threshold`: report's `parseThreshold`, its error as a usage error. */
+function thresholdFlag(v: string): Threshold {
+  try {
+    return parseThreshold(v);
+  } catch (err) {
+    throw usageError((err as Error).message, 'threshold');
+  }
 }
 
 /** `runs/compare-20261203-061500`: a new directory per comparison. */
 function defaultOut(): string {
   return `runs/compare-${timestamp()}`;
-}
-
-/** Progress on stderr: a live bar on a terminal, a line every five steps otherwise. */
-function terminalLogger(quiet: boolean, stream: CliIo['stderr'], live: boolean): CompareLogger & { done(): void } {
-  const out = new StatusLine(stream, 'rlvr compare', { live, quiet });
-  return {
-    info: (m) => out.line(m),
-    warn: (m) => out.line(`warning: ${m}`),
-    progress: (p) => out.status(`${p.run}/${p.runs} ${p.estimator} s${p.seed} ${progressLine(p)}`, p.step === p.steps || p.step % 5 === 0),
-    done: () => out.done(),
-  };
 }

@@ -1,13 +1,12 @@
-import { FINISH_CODES, METRIC, estimatorMetricName, getSpans } from '@rlvr/core';
+import { FINISH_CODES, METRIC, estimatorMetricName } from '@rlvr/core';
 import type { RolloutBatch } from '@rlvr/core';
 import type { AdvantageResult, EstimatorState, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
-import type { PolicyWorkers, Tokenizer } from '@rlvr/policy';
+import type { PolicyWorkers } from '@rlvr/policy';
 import { sampleGroups } from '@rlvr/rollout';
 import type { PromptTask, Sampler } from '@rlvr/rollout';
 import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
-import type { SampleRecord } from '@rlvr/report';
 import type { TrainConfig } from './config.js';
 import type { SignalRefresh } from './refresh.js';
 
@@ -97,45 +96,6 @@ export async function rlStep(
 /** Estimator metrics under report names (core's `estimatorMetricName`): `weight_mean_correct` -> `weights/correct/mean`, others under `adv/`. */
 export function estimatorMetrics(m: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [estimatorMetricName(k), v]));
-}
-
-/**
- * `count` rollouts of the step for samples.jsonl, spread over the groups (the first of every
- * k-th group, alternating with the last, so both outcomes tend to show).
- */
-export function sampleRecords(
-  step: number,
-  batch: RolloutBatch,
-  adv: AdvantageResult,
-  tasks: readonly PromptTask[],
-  tokenizer: Tokenizer,
-  G: number,
-  count: number,
-): SampleRecord[] {
-  const B = batch.numRollouts;
-  const picks = new Set<number>();
-  for (let k = 0; k < Math.min(count, B); k++) {
-    const g = Math.floor((k * B) / Math.min(count, B) / G);
-    picks.add(Math.min(B - 1, g * G + (k % 2 === 0 ? 0 : G - 1)));
-  }
-  return [...picks]
-    .sort((a, b) => a - b)
-    .map((i) => {
-      const c0 = batch.completionOffsets[i]!;
-      const c1 = batch.completionOffsets[i + 1]!;
-      const ids = Array.from(batch.completionTokens.subarray(c0, c1));
-      return {
-        step,
-        group: batch.groupIndex[i]!,
-        reward: batch.rewards[i]!,
-        correct: batch.rewards[i]! > 0,
-        advantage: adv.sequenceAdvantages[i]!,
-        prompt: tasks[batch.groupIndex[i]!]!.question,
-        tokens: ids.map((id) => tokenizer.decode([id])),
-        weights: Array.from(adv.weights.subarray(c0, c1)),
-        spans: getSpans(batch, i),
-      };
-    });
 }
 
 /** The sampling seed of step `step`: distinct per step, the same for every estimator. */
