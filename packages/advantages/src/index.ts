@@ -15,7 +15,17 @@ export type {
 export { defineMethod } from './method.js';
 export { encodeState, decodeState } from './state.js';
 export { composeEstimator, mergeConfigSchemas } from './compose.js';
-export { baselines, weightings, estimators, getEstimator, registerBaseline, registerWeighting, registerEstimator } from './registry.js';
+export {
+  baselines,
+  weightings,
+  estimators,
+  getEstimator,
+  hasEstimator,
+  knownNames,
+  registerBaseline,
+  registerWeighting,
+  registerEstimator,
+} from './registry.js';
 export { prepareEstimator, estimateAdvantages } from './prepare.js';
 export type {
   BaselineSchemas,

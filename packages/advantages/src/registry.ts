@@ -63,7 +63,19 @@ function resolve(name: string): AdvantageEstimator {
   throw new AdvantagesError('unknown_name', `unknown advantage estimator "${name}"; ${knownNames()}`);
 }
 
-function knownNames(): string {
+/** Whether `name` resolves to an estimator (registered, or BASELINE+WEIGHTING of registered parts). */
+export function hasEstimator(name: string): boolean {
+  try {
+    resolve(name);
+    return true;
+  } catch (err) {
+    if ((err as AdvantagesError).code === 'unknown_name') return false;
+    throw err;
+  }
+}
+
+/** What `getEstimator`'s `unknown_name` error lists: the registered estimators, baselines and weightings. */
+export function knownNames(): string {
   return `known estimators: ${estimators.names().join(', ')}; or BASELINE+WEIGHTING with baselines ${baselines.names().join(', ')} and weightings ${weightings.names().join(', ')}`;
 }
 

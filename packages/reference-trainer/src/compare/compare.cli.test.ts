@@ -379,7 +379,7 @@ describe('rlvr compare', () => {
     [
       ['--estimators', 'grpo,nope,grail+zzz'],
       1,
-      /^rlvr compare: unknown estimators "nope", "grail\+zzz"; available: .*dr-grpo.*grail.*grpo.*oar-g.*, or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/,
+      /^rlvr compare: unknown estimators "nope", "grail\+zzz"; known estimators: .*dr-grpo.*grail.*grpo.*oar-g.*; or BASELINE\+WEIGHTING with baselines .* and weightings .*\n$/,
     ],
     [['--estimators', 'grpo,grpo'], 2, /^rlvr compare: --estimators: lists "grpo" twice\n\(rlvr compare --help lists the options\)\n$/],
     [
@@ -426,7 +426,7 @@ describe('rlvr compare', () => {
     [
       ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grial'],
       1,
-      /^rlvr compare: .*micro\.json, field variants\.g\.estimator: unknown estimator "grial"; available: .*grail.*\n$/,
+      /^rlvr compare: .*micro\.json, field variants\.g\.estimator: unknown estimator "grial"; known estimators: .*grail.*\n$/,
     ],
     [
       ['--estimators', 'dr-grpo,g', '--variants.g.estimator', 'grail', '--variants.g.estimatorConfig.symetry', 'both'],

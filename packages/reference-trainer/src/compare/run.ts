@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { baselines, estimators as estimatorRegistry, getEstimator, prepareEstimator, weightings } from '@rlvr/advantages';
+import { hasEstimator, knownNames, prepareEstimator } from '@rlvr/advantages';
 import { formatZodIssues } from '@rlvr/core';
 import { z } from 'zod';
 import { writeFileAtomic } from '@rlvr/core';
@@ -196,16 +196,7 @@ export async function runCompare(
       seed,
       dir,
       // the per-problem counts go into compare.json: anyone can recompute the tests from it
-      evals: s.evals.map(({ step, accuracy, passAtN, n, problems, greedyAccuracy, correct, greedyCorrect }) => ({
-        step,
-        accuracy,
-        passAtN,
-        n,
-        problems,
-        ...(greedyAccuracy === undefined ? {} : { greedyAccuracy }),
-        correct,
-        ...(greedyCorrect === undefined ? {} : { greedyCorrect }),
-      })),
+      evals: s.evals,
       secondsPerStep: s.secondsPerStep,
       wallSeconds: s.wallSeconds,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -302,15 +293,7 @@ function checkEstimators(
   perEstimator: ReadonlySet<string>,
   variants: Readonly<Record<string, Variant>>,
 ): void {
-  const isUnknown = (n: string) => {
-    try {
-      getEstimator(n);
-      return false;
-    } catch (err) {
-      if ((err as { code?: string }).code === 'unknown_name') return true;
-      throw err;
-    }
-  };
+  const isUnknown = (n: string) => !hasEstimator(n);
   for (const n of Object.keys(variants)) {
     if (!isUnknown(n))
       throw new ReferenceTrainerError('invalid_config', `${JSON.stringify(n)} is a registered estimator: name the variant otherwise`, {
@@ -368,5 +351,5 @@ function checkEstimators(
 }
 
 function unknownMessage(unknown: readonly string[]): string {
-  return `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; available: ${estimatorRegistry.names().join(', ')}, or BASELINE+WEIGHTING with baselines ${baselines.names().join(', ')} and weightings ${weightings.names().join(', ')}`;
+  return `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; ${knownNames()}`;
 }

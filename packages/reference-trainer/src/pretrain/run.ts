@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRUNED_FILE, Qwen3Model, parseModelConfig, savePrunedVocab, saveModel, selectBackend } from '@rlvr/policy';
 import { AdamW, learningRate } from '@rlvr/trainer';
-import { METRIC, appendJsonl, writeFileAtomic } from '@rlvr/core';
+import { METRIC, appendJsonl, createDirectory, writeFileAtomic } from '@rlvr/core';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
 import type { PretrainConfig } from './config.js';
@@ -56,16 +57,14 @@ export async function runPretrain(
   outDir: string,
   logger: PretrainLogger = { info() {} },
 ): Promise<PretrainSummary> {
-  if (await exists(join(outDir, RUN_FILES.metrics))) {
+  if (existsSync(join(outDir, RUN_FILES.metrics))) {
     throw new ReferenceTrainerError(
       'invalid_options',
       `${join(outDir, RUN_FILES.metrics)} exists: pick another --out (a run directory is never overwritten)`,
       { file: outDir },
     );
   }
-  await mkdir(outDir, { recursive: true }).catch((err: unknown) => {
-    throw new ReferenceTrainerError('write_failed', `cannot create ${outDir}: ${(err as Error).message}`, { file: outDir }, { cause: err });
-  });
+  await createDirectory(outDir);
   await selectBackend({ backend: config.backend }, logger);
 
   const corpus = new SyntheticCorpus(
@@ -179,11 +178,4 @@ export async function runPretrain(
     optimizer.dispose();
     model.dispose();
   }
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }

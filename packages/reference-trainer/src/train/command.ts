@@ -1,26 +1,16 @@
 /**
  * `rlvr train`: argument parsing and terminal output. The loop itself is `runTrain` (run.ts).
  */
-import {
-  StatusLine,
-  deepMerge,
-  intFlag,
-  parseWithOverrides,
-  readConfigObject,
-  stoppable,
-  timestamp,
-  usageError,
-  workersFlag,
-} from '@rlvr/core';
-import type { CliIo, Command } from '@rlvr/core';
+import { deepMerge, intFlag, parseWithOverrides, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
+import type { Command } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js';
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { ReferenceTrainerError } from '../errors.js';
-import { progressLine } from './progress.js';
-import type { TrainLogger, TrainSummary } from './run.js';
+import { progressLine, terminalLogger } from './progress.js';
+import type { TrainSummary } from './run.js';
 
 const TRAIN_USAGE = `usage: rlvr train [options]
 
@@ -105,7 +95,7 @@ export const trainCommand: Command = {
     ]);
     const config = parseWithOverrides((c) => parseTrainConfig(c, configFile ?? runConfig), input, overrides, configJsonSchemas().train);
     const out = (values.out as string | undefined) ?? defaultOut(config.estimator, config.seed);
-    const logger = terminalLogger(values.quiet === true, io.stderr, color);
+    const logger = terminalLogger('rlvr train', values.quiet === true, io.stderr, color, progressLine);
     // a run made with --report keeps its report current when resumed
     const withReport = values.report === true || (values.resume === true && existsSync(join(out, 'report.html')));
     // a signal before the first step, or between steps, ends the run at once; one during a step lets it finish and checkpoint
@@ -154,15 +144,4 @@ function formatSummary(s: TrainSummary): string {
       : `run directory: ${s.outDir} (rlvr report ${s.outDir}; final policy in ${s.modelDir})`,
   );
   return lines.join('\n');
-}
-
-/** Progress on stderr: a live bar on a terminal, a line every five steps otherwise. */
-function terminalLogger(quiet: boolean, stream: CliIo['stderr'], live: boolean): TrainLogger & { warn(m: string): void; done(): void } {
-  const out = new StatusLine(stream, 'rlvr train', { live, quiet });
-  return {
-    info: (m) => out.line(m),
-    warn: (m) => out.line(`warning: ${m}`),
-    progress: (p) => out.status(progressLine(p), p.step === p.steps || p.step % 5 === 0),
-    done: () => out.done(),
-  };
 }

@@ -1,3 +1,5 @@
+import { StatusLine } from '@rlvr/core';
+import type { CliIo } from '@rlvr/core';
 import type { TrainProgress } from './run.js';
 
 /**
@@ -22,4 +24,21 @@ export function duration(seconds: number): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Progress on stderr for `prog`: a live bar on a terminal, a line every five steps otherwise; `status` words a step. */
+export function terminalLogger<P extends TrainProgress>(
+  prog: string,
+  quiet: boolean,
+  stream: CliIo['stderr'],
+  live: boolean,
+  status: (p: P) => string,
+) {
+  const out = new StatusLine(stream, prog, { live, quiet });
+  return {
+    info: (m: string) => out.line(m),
+    warn: (m: string) => out.line(`warning: ${m}`),
+    progress: (p: P) => out.status(status(p), p.step === p.steps || p.step % 5 === 0),
+    done: () => out.done(),
+  };
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { encodeState } from '@rlvr/advantages';
 import { METRIC, appendJsonl, describeFsError } from '@rlvr/core';
+import { exportModelDir } from '@rlvr/policy';
 import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import { resumeKey } from './config.js';
@@ -8,9 +9,9 @@ import type { TrainConfig } from './config.js';
 import { evaluateRun } from './held-out.js';
 import { openRun, TRAIN_DIRS } from './open.js';
 import type { OpenRun } from './open.js';
+import { sampleRecords } from '@rlvr/report';
 import type { EvalRecord } from '@rlvr/report';
-import { exportModel } from './run-files.js';
-import { rlStep, sampleRecords } from './step.js';
+import { rlStep } from './step.js';
 
 /** Where progress goes: the CLI prints it; library code never does. */
 export interface TrainLogger {
@@ -131,7 +132,9 @@ export async function runTrain(
       if (last || every(c.eval.every, step)) Object.assign(record, await evaluateRun(run, step, logger));
       await appendJsonl(run.logs.metrics, [record]);
       if (c.samples > 0 && c.sampleEvery > 0 && (step === 1 || last || every(c.sampleEvery, step))) {
-        await appendJsonl(run.logs.samples, sampleRecords(step, out.batch, out.adv, tasks, run.tokenizer, c.rollout.groupSize, c.samples));
+        const decode = (id: number) => run.tokenizer.decode([id]);
+        const questions = tasks.map((t) => t.question);
+        await appendJsonl(run.logs.samples, sampleRecords(step, out.batch, out.adv, questions, decode, c.rollout.groupSize, c.samples));
       }
       interrupted = options.signal?.aborted === true && !last;
       if (last || interrupted || every(c.checkpointEvery, step)) await saveCheckpoint(run, step);
@@ -140,7 +143,7 @@ export async function runTrain(
     }
     if (interrupted) logger.info(`stopped after step ${step}; checkpoint saved: run again with --resume to continue`);
     const modelDir = join(outDir, TRAIN_DIRS.model);
-    if (!interrupted) await exportModel(run.model, c.checkpoint, modelDir);
+    if (!interrupted) await exportModelDir(run.model, modelDir, c.checkpoint);
     return {
       outDir,
       estimator: c.estimator,
