@@ -9,8 +9,8 @@
  *   `{"error": {"message", ...}}` by version).
  * - `Qwen2ForProcessRewardModel` (vllm/model_executor/models/qwen2_rm.py, with the STEP pooler
  *   of PR #9697): 2 labels, softmax, `step_tag_id` 151651 (`<extra_0>`), so `data` holds one
- *   `[p_neg, p_pos]` row per step tag in the input, in order. vLLM >= 0.11 serves it under the pooling
- *   task `token_classify` (set `task` when the server asks for one).
+ *   `[p_neg, p_pos]` row per step tag in the input, in order. Since vLLM 0.11.1 (PRs #25370, #25524)
+ *   `/pooling` takes a pooling task per request, the PRM's being `token_classify` (option `task`).
  * - The input, as the Qwen2.5-Math-PRM-7B model card builds it: the steps (a completion split on
  *   blank lines) each followed by `<extra_0>`, as the assistant turn of a chat with the system prompt
  *   below and the problem as the user turn; the step's score is p_pos.
