@@ -44,7 +44,10 @@ describe('the process-steps backend', () => {
     // each step's token end: the first token whose bytes reach past the step's separator
     const ends: number[] = [];
     let b = 0;
-    for (const id of ids) ends.push((b += tok.tokenBytes(id).length));
+    for (const id of ids) {
+      b += tok.tokenBytes(id).length;
+      ends.push(b);
+    }
     const cut = (s: string) => Buffer.byteLength(completion.slice(0, completion.indexOf(s) + s.length));
     const tokenEnd = (byte: number) => ends.findIndex((e) => e >= byte) + 1;
     const steps = [

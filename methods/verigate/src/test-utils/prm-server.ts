@@ -19,9 +19,9 @@ export function stepScore(text: string): number {
 }
 
 /** What the server answers: `ok` (the protocol), or one of the failures the client must name. */
-export type Mode = 'ok' | 'status500' | 'malformed' | 'extraStep' | 'silent';
+type Mode = 'ok' | 'status500' | 'malformed' | 'extraStep' | 'silent';
 
-export interface Received {
+interface Received {
   model: string;
   input: string;
   task?: string;
