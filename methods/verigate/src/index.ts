@@ -6,7 +6,11 @@ import { verigateEstimator } from './method.js';
 export { gateDegenerate } from './gate.js';
 export { verigateEstimator, PROCESS_STEPS } from './method.js';
 export { arithmeticChecker, stepsFromCuts, stepSignal } from './steps.js';
-export type { ProcessScorer, ProcessStep, StepCompletion } from './steps.js';
+export type { ProcessScorer, ProcessStep, StepCompletion, SyncProcessScorer } from './steps.js';
+export { vllmPrm, VllmPrmOptionsSchema, segmentSteps, prmInput, questionOf, QWEN_PRM_SYSTEM, QWEN_PRM_TEMPLATE } from './vllm-prm.js';
+export type { VllmPrmOptions, VllmPrmScorer } from './vllm-prm.js';
+export { ProcessScoreError } from './errors.js';
+export type { ProcessScoreErrorCode } from './errors.js';
 
 /** What `register` needs of the plugin API of `rlvr train --plugin`. */
 export interface PluginRegistry {

@@ -13,15 +13,34 @@ export interface ProcessStep {
   readonly score: number;
 }
 
-/** What a process-score source reads of one completion: the bytes of each of its tokens, in order. */
+/**
+ * What a process-score source reads of one completion: the bytes of each of its tokens, in order,
+ * and the problem it answers (a PRM scores the steps given the problem; the exact checker ignores it).
+ */
 export interface StepCompletion {
   readonly tokenBytes: readonly Uint8Array[];
+  /** the problem text (`questionOf` the decoded prompt, in the `process-steps` backend) */
+  readonly question?: string;
 }
 
-/** A source of process scores: segments each completion into steps and scores every step. */
+/**
+ * A source of process scores: segments each completion into steps and scores every step, one list
+ * per completion in order. May answer with a promise (a reward model behind HTTP); a synchronous
+ * source (the exact checker) returns the lists directly.
+ */
 export interface ProcessScorer {
   readonly name: string;
+  score(completions: readonly StepCompletion[]): ProcessStep[][] | Promise<ProcessStep[][]>;
+}
+
+/** A `ProcessScorer` that answers at once (no promise). */
+export interface SyncProcessScorer extends ProcessScorer {
   score(completions: readonly StepCompletion[]): ProcessStep[][];
+}
+
+/** The completion's bytes, its tokens' bytes concatenated. */
+export function completionBytes(c: StepCompletion): Buffer {
+  return Buffer.concat(c.tokenBytes.map((t) => Buffer.from(t.buffer, t.byteOffset, t.length)));
 }
 
 /** The token that holds byte `b` (the first token ending after it); `ends[t]` is token t's end byte. */
@@ -74,12 +93,11 @@ const EQUATION = /(-?\d+)\s*([+\-*/])\s*(-?\d+)\s*=\s*(-?\d+)/g;
  * every equation the completion states is a step, ending after its `c`, scored 1 when `a op b` is `c`
  * exactly, 0 otherwise.
  */
-export const arithmeticChecker: ProcessScorer = {
+export const arithmeticChecker: SyncProcessScorer = {
   name: 'arithmetic',
   score: (completions) =>
     completions.map((c) => {
-      const bytes = Buffer.concat(c.tokenBytes.map((t) => Buffer.from(t.buffer, t.byteOffset, t.length)));
-      const text = bytes.toString('latin1'); // one char per byte: indices are byte offsets
+      const text = completionBytes(c).toString('latin1'); // one char per byte: indices are byte offsets
       const cuts: number[] = [];
       const scores: number[] = [];
       for (const m of text.matchAll(EQUATION)) {

@@ -37,6 +37,6 @@ console.log('has scores', Array.from(fused.hasScores), 'L_ans', Array.from(fused
 
 // Any backend by name, straight into the Signals an advantage estimator reads.
 const signals = new Signals(fused.scores.length);
-const { result } = computeSaliency('noisy-kl', model, batch, { seed: 1 }, signals);
+const { result } = await computeSaliency('noisy-kl', model, batch, { seed: 1 }, signals);
 console.log('OAR-G scores ', Array.from(signals.get(SIGNAL_NAMES.noisyKl), (v) => v.toExponential(1)).join(' '), 'missing', result.missing);
 model.dispose();

@@ -39,9 +39,16 @@ export interface SaliencyBackend {
   readonly logprobsTemperature?: (config: unknown) => number;
   /** `config` parsed by `configSchema`; a bad one throws `SaliencyError('invalid_config')` naming the field. */
   parseConfig(config: unknown): unknown;
-  /** Scores of every completion token of `batch`, `[totalTokens]`. */
-  compute(model: Qwen3Model | null, batch: RolloutBatch, config?: unknown): SaliencyResult;
+  /**
+   * Scores of every completion token of `batch`, `[totalTokens]` (or per rollout, see `shape`).
+   * Always a promise: a backend's `run` may be asynchronous (scores from a server, a file), and one
+   * signature keeps every caller on one path; a synchronous `run`'s result is the same object.
+   */
+  compute(model: Qwen3Model | null, batch: RolloutBatch, config?: unknown): Promise<SaliencyResult>;
 }
+
+/** What a backend's `run` returns: the result, or a promise of it (scores from a server, say). */
+export type MaybePromise<T> = T | Promise<T>;
 
 /** What `defineBackend` needs of a backend that runs the policy. */
 export interface ModelBackendSpec<S extends z.ZodType> {
@@ -51,13 +58,18 @@ export interface ModelBackendSpec<S extends z.ZodType> {
   /** default `token` */
   shape?: SignalShape;
   onWorkers?: WorkerPlacement;
-  run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): SaliencyResult;
+  /**
+   * May return a promise: a backend that reads the policy's tokenizer but asks a server for its
+   * scores (a process reward model) is a model backend, since the signal step finds a needed
+   * signal's producer among them (`backendFor`). On workers the task awaits it as well.
+   */
+  run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): MaybePromise<SaliencyResult>;
 }
 
 /** A fused backend: its result carries log-probs and entropies at its config's `temperature`. */
 export interface FusedBackendSpec<S extends z.ZodType<{ temperature: number }>> extends Omit<ModelBackendSpec<S>, 'run'> {
   fused: true;
-  run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): FusedResult;
+  run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): MaybePromise<FusedResult>;
 }
 
 /** What `defineBackend` needs of a backend that does not run the policy (scores from elsewhere). */
@@ -68,7 +80,8 @@ export interface DataBackendSpec<S extends z.ZodType> {
   /** default `token` */
   shape?: SignalShape;
   needsModel: false;
-  run(batch: RolloutBatch, config: z.output<S>): SaliencyResult;
+  /** may return a promise (scores from elsewhere: a server, a file) */
+  run(batch: RolloutBatch, config: z.output<S>): MaybePromise<SaliencyResult>;
 }
 
 /**
@@ -84,7 +97,8 @@ export function defineBackend(
   const parse = (config: unknown) => parseBackendConfig(spec.configSchema, config, spec.name);
   const base = { name: spec.name, signal: spec.signal, shape: spec.shape ?? 'token', configSchema: spec.configSchema, parseConfig: parse };
   const placement = 'onWorkers' in spec && spec.onWorkers !== undefined ? { onWorkers: spec.onWorkers } : {};
-  if ('needsModel' in spec) return { ...base, needsModel: false, compute: (_model, batch, config) => spec.run(batch, parse(config)) };
+  // async: a bad config or a missing model rejects the promise rather than throwing at the call
+  if ('needsModel' in spec) return { ...base, needsModel: false, compute: async (_model, batch, config) => spec.run(batch, parse(config)) };
   const needModel = (model: Qwen3Model | null): Qwen3Model => {
     if (model === null) throw new SaliencyError('missing_model', `saliency backend ${spec.name} runs the policy: pass a model`);
     return model;
@@ -95,9 +109,14 @@ export function defineBackend(
       ...base,
       ...placement,
       needsModel: true,
-      compute: (model, batch, config) => spec.run(needModel(model), batch, parseFused(config)),
+      compute: async (model, batch, config) => spec.run(needModel(model), batch, parseFused(config)),
       logprobsTemperature: (config) => parseFused(config).temperature,
     };
   }
-  return { ...base, ...placement, needsModel: true, compute: (model, batch, config) => spec.run(needModel(model), batch, parse(config)) };
+  return {
+    ...base,
+    ...placement,
+    needsModel: true,
+    compute: async (model, batch, config) => spec.run(needModel(model), batch, parse(config)),
+  };
 }

@@ -222,7 +222,7 @@ export const saliencyCommand: Command = {
           );
         }
       });
-      result = computeSaliency(method, model, batchOf(rows), config).result;
+      result = (await computeSaliency(method, model, batchOf(rows), config)).result;
     } catch (e) {
       // A rollout error names the rollout index; say which line of the input it came from.
       if (e instanceof SaliencyError && e.location.rollout !== undefined) {

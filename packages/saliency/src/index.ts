@@ -13,7 +13,7 @@ export type { SaliencyResult, FusedResult } from './result.js';
 export { planMicroBatches, packRows, answerRange } from './layout.js';
 export type { PackedRows, AnswerSpan, Alignment } from './layout.js';
 export { defineBackend } from './backend.js';
-export type { SaliencyBackend, ModelBackendSpec, FusedBackendSpec, DataBackendSpec, WorkerPlacement } from './backend.js';
+export type { SaliencyBackend, ModelBackendSpec, FusedBackendSpec, DataBackendSpec, WorkerPlacement, MaybePromise } from './backend.js';
 export { saliencyBackends, getBackend, computeSaliency } from './registry.js';
 export {
   POLICY_SIGNALS,

@@ -29,17 +29,18 @@ export function getBackend(name: string, field = 'backend'): SaliencyBackend {
 
 /**
  * Run the backend registered as `name` and store its scores as its signal in `signals` (created
- * for the batch when absent). Returns the result (with `hasScores` and `missing`) and the signals.
+ * for the batch when absent). Resolves to the result (with `hasScores` and `missing`) and the signals;
+ * an unknown name, bad options or a backend's error reject it.
  */
-export function computeSaliency(
+export async function computeSaliency(
   name: string,
   model: Qwen3Model | null,
   batch: RolloutBatch,
   config: unknown = {},
   signals?: Signals,
-): { result: SaliencyResult; signals: Signals } {
+): Promise<{ result: SaliencyResult; signals: Signals }> {
   const backend = getBackend(name);
-  const result = backend.compute(model, batch, config);
+  const result = await backend.compute(model, batch, config);
   const out = signals ?? Signals.forBatch(batch);
   storeResult(out, backend, result);
   return { result, signals: out };

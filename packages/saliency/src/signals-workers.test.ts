@@ -27,7 +27,7 @@ describe('computeSignalsOnWorkers', () => {
   it('with 1 worker equals computeSignals bit for bit; with 2, within float rounding, rows in batch order', async () => {
     expect(batch.numRollouts).toBeGreaterThan(2);
     const plan = parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy, SIGNAL_NAMES.logprobsOld]);
-    const want = computeSignals(model, batch, plan, pass);
+    const want = await computeSignals(model, batch, plan, pass);
     const a = await computeSignalsOnWorkers(one, model, batch, plan, pass);
     expect(a.results['grad-x-emb']).toEqual(want.results['grad-x-emb']);
     expect(a.oldLogprobs).toEqual(want.oldLogprobs);
@@ -46,23 +46,23 @@ describe('computeSignalsOnWorkers', () => {
 
   it('runs the policy pass on the workers when no fused backend gives the log-probs, and noisy-kl in this thread', async () => {
     const plan = parseSignalConfig({}, [SIGNAL_NAMES.perturbation, SIGNAL_NAMES.logprobsOld]);
-    const want = computeSignals(model, batch, plan, pass);
+    const want = await computeSignals(model, batch, plan, pass);
     const got = await computeSignalsOnWorkers(two, model, batch, plan, pass);
     expect(relError(got.oldLogprobs!, want.oldLogprobs!)).toBeLessThan(1e-5);
     expect(relError(got.results.perturbation!.scores, want.results.perturbation!.scores)).toBeLessThan(1e-4);
     const kl = parseSignalConfig({}, [SIGNAL_NAMES.noisyKl]);
     const local = await computeSignalsOnWorkers(two, model, batch, kl, pass);
-    expect(local.results['noisy-kl']).toEqual(computeSignals(model, batch, kl, pass).results['noisy-kl']);
+    expect(local.results['noisy-kl']).toEqual((await computeSignals(model, batch, kl, pass)).results['noisy-kl']);
   });
 
   it('refreshSignalsOnWorkers: the signals of some rows recomputed there, 1 worker bit for bit, 2 within float rounding', async () => {
     const plan = parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.logprobsOld]);
-    const base = computeSignals(model, batch, plan, pass).signals;
+    const base = (await computeSignals(model, batch, plan, pass)).signals;
     // parameters moved since the behaviour pass, so the refreshed rows differ from the base
     const moved = tinyModel();
     for (const v of moved.params.values()) tf.tidy(() => v.assign(tf.mul(v, 1.01)));
     const rows = [1, 0]; // in the order a shuffled mini-batch gives them
-    const want = refreshSignals(moved, batch, rows, plan, base);
+    const want = await refreshSignals(moved, batch, rows, plan, base);
     const [m1, m2] = await Promise.all([PolicyWorkers.start(moved, { workers: 1 }), PolicyWorkers.start(moved, { workers: 2 })]);
     try {
       const a = await refreshSignalsOnWorkers(m1, moved, batch, rows, plan, base);

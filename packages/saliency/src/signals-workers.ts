@@ -75,7 +75,7 @@ async function sourcesOnWorkers(
   const remote = sources.filter((s) => s.backend.onWorkers !== undefined && !holdsTypedArray(s.config));
   const local = sources.filter((s) => !remote.includes(s));
   const results: Record<string, SaliencyResult> = {};
-  for (const { backend, config } of local) results[backend.name] = backend.compute(model, batch, config);
+  for (const { backend, config } of local) results[backend.name] = await backend.compute(model, batch, config);
   let policyPass: { logprobs: Float32Array; entropy: Float32Array } | null = null;
   if (remote.length > 0 || policy !== null) {
     taskUrl ??= compiledModuleUrl(new URL('./workers/signals-task.js', import.meta.url));

@@ -101,31 +101,31 @@ describe('computeSignals (cpu)', () => {
   });
   afterAll(() => model.dispose());
 
-  it('the fused pass gives the scores and the old log-probs and entropies; they agree with a forward pass', () => {
-    const fused = computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]), pass);
+  it('the fused pass gives the scores and the old log-probs and entropies; they agree with a forward pass', async () => {
+    const fused = await computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]), pass);
     const direct = logprobsWithGradXEmb(model, batch);
     expect(fused.signals.get(SIGNAL_NAMES.gradXEmb)).toEqual(direct.scores);
     expect(fused.oldLogprobs).toEqual(direct.logprobs);
     expect(fused.signals.get(SIGNAL_NAMES.entropy)).toEqual(direct.entropy);
     expect(fused.results['grad-x-emb']!.hasScores).toEqual(direct.hasScores);
-    const forward = computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy]), pass);
+    const forward = await computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy]), pass);
     const want = batchLogprobs(model, batch, pass);
     expect(forward.oldLogprobs).toBe(forward.signals.get(SIGNAL_NAMES.logprobsOld));
     expect(forward.oldLogprobs).toEqual(want.logprobs);
     for (let t = 0; t < want.logprobs.length; t++) expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
   });
 
-  it('no signal needed: no pass and no old log-probs; a non-fused backend leaves the old log-probs to the trainer', () => {
-    const none = computeSignals(model, batch, parseSignalConfig({}, []), pass);
+  it('no signal needed: no pass and no old log-probs; a non-fused backend leaves the old log-probs to the trainer', async () => {
+    const none = await computeSignals(model, batch, parseSignalConfig({}, []), pass);
     expect(none.oldLogprobs).toBeUndefined();
     expect(none.signals.names()).toEqual([]);
-    const pert = computeSignals(model, batch, parseSignalConfig({ perturbation: { window: 2 } }, [SIGNAL_NAMES.perturbation]), pass);
+    const pert = await computeSignals(model, batch, parseSignalConfig({ perturbation: { window: 2 } }, [SIGNAL_NAMES.perturbation]), pass);
     expect(pert.oldLogprobs).toBeUndefined();
     expect(pert.signals.get(SIGNAL_NAMES.perturbation).some((x) => x > 0)).toBe(true);
   });
 
-  it('the OAR-G signal comes from its backend with the configured options, the old log-probs from its clean pass', () => {
-    const oar = computeSignals(model, batch, parseSignalConfig({ 'noisy-kl': { seed: 3 } }, [SIGNAL_NAMES.noisyKl]), pass);
+  it('the OAR-G signal comes from its backend with the configured options, the old log-probs from its clean pass', async () => {
+    const oar = await computeSignals(model, batch, parseSignalConfig({ 'noisy-kl': { seed: 3 } }, [SIGNAL_NAMES.noisyKl]), pass);
     const direct = noisyKl(model, batch, { seed: 3 });
     expect(oar.signals.get(SIGNAL_NAMES.noisyKl)).toEqual(direct.scores);
     expect(oar.oldLogprobs).toEqual(direct.logprobs);

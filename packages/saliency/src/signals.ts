@@ -179,16 +179,18 @@ export interface BatchSignals {
  * Compute the signals of `plan` for `batch` with the current (behaviour) policy: each source
  * backend once; the old log-probs and entropies from the fused backend's pass when there is one
  * (`plan.logprobsFrom`), else from a forward pass (`batchLogprobs` of `@rlvr/policy`,
- * micro-batched under `pass.tokenBudget`) when the estimator needs them.
+ * micro-batched under `pass.tokenBudget`) when the estimator needs them. Asynchronous: a backend
+ * may be (`SaliencyBackend.compute`).
  */
-export function computeSignals(
+export async function computeSignals(
   model: Qwen3Model,
   batch: RolloutBatch,
   plan: SignalPlan,
   pass: { padId: number; tokenBudget: number },
-): BatchSignals {
+): Promise<BatchSignals> {
   const results: Record<string, SaliencyResult> = {};
-  for (const { backend, config } of plan.sources) results[backend.name] = backend.compute(model, batch, config);
+  // one backend at a time, in plan order: model backends share the policy (and tfjs' memory)
+  for (const { backend, config } of plan.sources) results[backend.name] = await backend.compute(model, batch, config);
   return assembleSignals(batch, plan, results, () => batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
 }
 
@@ -224,11 +226,17 @@ export function assembleSignals(
  * (old log-probs, entropy) included, stays as in `base`. What a `saliency.refresh` of `epoch` or
  * `minibatch` feeds the estimator.
  */
-export function refreshSignals(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], plan: SignalPlan, base: Signals): Signals {
+export async function refreshSignals(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  rows: readonly number[],
+  plan: SignalPlan,
+  base: Signals,
+): Promise<Signals> {
   if (plan.sources.length === 0 || rows.length === 0) return withRefreshed(batch, rows, null, plan, base, {});
   const sub = takeRollouts(batch, rows);
   const results: Record<string, SaliencyResult> = {};
-  for (const { backend, config } of plan.sources) results[backend.name] = backend.compute(model, sub, config);
+  for (const { backend, config } of plan.sources) results[backend.name] = await backend.compute(model, sub, config);
   return withRefreshed(batch, rows, sub, plan, base, results);
 }
 

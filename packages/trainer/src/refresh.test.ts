@@ -152,7 +152,7 @@ describe('resolveRefresh', () => {
     expect(refresh.every).toBe('minibatch');
     const model = Qwen3Model.random(tinyConfig, 11);
     const rows = [1, 3, 4];
-    const here = refresh.advantages(model, batch, rows, { pass: 1, miniBatch: 0 });
+    const here = await refresh.advantages(model, batch, rows, { pass: 1, miniBatch: 0 });
     const dir = await mkdtemp(join(tmpdir(), 'rlvr-refresh-'));
     try {
       saveModel(model, dir);

@@ -41,9 +41,10 @@ export interface AdvantageRefresh {
   readonly spec: RefreshSpec;
   /**
    * Advantages `[totalTokens]` of `batch` for the tokens of `rows` (the trainer reads no other
-   * token of the result), computed with `model`'s current parameters.
+   * token of the result), computed with `model`'s current parameters. May return a promise (the
+   * trainer awaits it): signals from an asynchronous saliency backend (a reward-model server) are.
    */
-  advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], ctx: RefreshContext): Float32Array;
+  advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], ctx: RefreshContext): Float32Array | Promise<Float32Array>;
   /**
    * Optional: the same advantages with the model passes run on the trainer's policy workers
    * (replicas of `model`, its current weights already published when the trainer calls it). A

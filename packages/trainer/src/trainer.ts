@@ -305,7 +305,7 @@ export class Trainer {
       result = await refresh.advantagesOnWorkers(workers, this.model, batch, rows, ctx);
       tally.weightSyncSeconds += syncSeconds(workers) - sync0;
     } else {
-      result = refresh.advantages(this.model, batch, rows, ctx);
+      result = await refresh.advantages(this.model, batch, rows, ctx);
     }
     const adv = checkLength(result, given.length, 'refreshed advantages');
     tally.refreshSeconds += (performance.now() - t0) / 1000;

@@ -69,7 +69,7 @@ describe('rlvr-saliency | rlvr-advantages', () => {
     await selectBackend({ backend: 'cpu' });
     const model = loadModel(join(fixtures, 'tiny'));
     const batch = batchFromRows(rows);
-    const { signals } = computeSaliency('grad-x-emb', model, batch);
+    const { signals } = await computeSaliency('grad-x-emb', model, batch);
     const est = prepareEstimator('grail', { symmetry: 'both' }).estimate(batch, signals);
     let nonUniform = 0;
     lines.forEach((line, i) => {

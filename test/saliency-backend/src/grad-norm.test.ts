@@ -40,20 +40,20 @@ beforeAll(async () => {
 });
 
 describe('a backend from outside the packages', () => {
-  it('is registered by name, offered by rlvr-saliency --method, and keeps the backend contract', () => {
+  it('is registered by name, offered by rlvr-saliency --method, and keeps the backend contract', async () => {
     expect(saliencyBackends.get('grad-norm')).toBe(gradNormBackend);
     expect(saliencyMethods()).toContain('grad-norm');
-    const { result, signals } = computeSaliency('grad-norm', model, batch, { order: 2 });
+    const { result, signals } = await computeSaliency('grad-norm', model, batch, { order: 2 });
     expect(signals.get(GRAD_NORM_SIGNAL)).toBe(result.scores);
     expect(Array.from(result.hasScores)).toEqual([1, 0, 1]);
     expect(result.missing).toBe(1);
     expect(result.scores.every((s) => Number.isFinite(s) && s >= 0)).toBe(true);
     expect(result.scores.subarray(6, 9).every((s) => s === 0)).toBe(true);
-    expect(() => computeSaliency('grad-norm', null, batch)).toThrow('saliency backend grad-norm runs the policy: pass a model');
+    await expect(computeSaliency('grad-norm', null, batch)).rejects.toThrow('saliency backend grad-norm runs the policy: pass a model');
   });
 
-  it('its scores are the norms of the answer-loss gradient that grad-x-emb differentiates', () => {
-    const ours = computeSaliency('grad-norm', model, batch).result.scores;
+  it('its scores are the norms of the answer-loss gradient that grad-x-emb differentiates', async () => {
+    const ours = (await computeSaliency('grad-norm', model, batch)).result.scores;
     const packed = packRows(batch, [0, 1, 2], 'boxed');
     const { gradient } = gradXEmbRows(model, packed, GradXEmbConfigSchema.parse({}), { keepGradient: true });
     const { P, C, S } = packed;
@@ -70,13 +70,13 @@ describe('a backend from outside the packages', () => {
     expect(C).toBe(6);
   });
 
-  it('the signal step resolves its signal to it and checks its options by its schema', () => {
+  it('the signal step resolves its signal to it and checks its options by its schema', async () => {
     const plan = parseSignalConfig({ 'grad-norm': { order: 1 } }, [GRAD_NORM_SIGNAL]);
     expect(plan.sources.map((s) => s.backend.name)).toEqual(['grad-norm']);
     expect(plan.logprobsFrom).toBeNull(); // not a fused pass: the trainer recomputes the old log-probs
-    const { signals, oldLogprobs } = computeSignals(model, batch, plan, { padId: 0, tokenBudget: 4096 });
+    const { signals, oldLogprobs } = await computeSignals(model, batch, plan, { padId: 0, tokenBudget: 4096 });
     expect(oldLogprobs).toBeUndefined();
-    expect(signals.get(GRAD_NORM_SIGNAL)).toEqual(computeSaliency('grad-norm', model, batch, { order: 1 }).result.scores);
+    expect(signals.get(GRAD_NORM_SIGNAL)).toEqual((await computeSaliency('grad-norm', model, batch, { order: 1 })).result.scores);
     expect(() => parseSignalConfig({ 'grad-norm': { ordr: 1 } }, [GRAD_NORM_SIGNAL])).toThrow(
       'field saliency.grad-norm: invalid saliency backend grad-norm configuration: unknown key: ordr',
     );

@@ -40,9 +40,9 @@ afterAll(async () => {
 });
 
 describe('a per-rollout signal backend from outside the packages', () => {
-  it('gives a [B, 2] signal through the signal step, checked against the policy log-probs', () => {
+  it('gives a [B, 2] signal through the signal step, checked against the policy log-probs', async () => {
     const plan = parseSignalConfig({}, [ROLLOUT_STATS_SIGNAL]);
-    const { signals } = computeSignals(model, batch, plan, pass);
+    const { signals } = await computeSignals(model, batch, plan, pass);
     const { values, width } = signals.getPerRollout(ROLLOUT_STATS_SIGNAL);
     expect(width).toBe(2);
     const { logprobs, entropy } = batchLogprobs(model, batch, { ...pass, temperature: 1 });
@@ -59,7 +59,7 @@ describe('a per-rollout signal backend from outside the packages', () => {
   });
 
   it('runs on the policy workers when it says how (onWorkers), in the main thread otherwise; the rows agree', async () => {
-    const want = computeSignals(model, batch, parseSignalConfig({}, [ROLLOUT_STATS_SIGNAL]), pass).signals.getPerRollout(
+    const want = (await computeSignals(model, batch, parseSignalConfig({}, [ROLLOUT_STATS_SIGNAL]), pass)).signals.getPerRollout(
       ROLLOUT_STATS_SIGNAL,
     );
     const before = runs.count;

@@ -62,7 +62,7 @@ const step = async (estimatorName, refresh) => {
   return async () => {
     const { signals, oldLogprobs } = workers
       ? await computeSignalsOnWorkers(workers, model, batch, plan, pass)
-      : computeSignals(model, batch, plan, pass);
+      : await computeSignals(model, batch, plan, pass);
     const { advantages } = estimator.estimate(batch, signals);
     hook?.useSignals(batch, signals);
     const { metrics } = await trainer.step(batch, advantages, {

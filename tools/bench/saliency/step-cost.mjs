@@ -30,7 +30,7 @@ const advantages = Float32Array.from({ length: B * C }, (_, t) => (Math.floor(t 
 const step = (needs, saliency = {}, recompute = false) => {
   const plan = parseSignalConfig(saliency, needs, { temperature: trainer.config.temperature });
   return async () => {
-    const { oldLogprobs } = computeSignals(model, batch, plan, pass);
+    const { oldLogprobs } = await computeSignals(model, batch, plan, pass);
     await trainer.step(batch, advantages, oldLogprobs === undefined || recompute ? {} : { oldLogprobs });
   };
 };

@@ -63,7 +63,7 @@ async function step(
     const out = await rlStep(config, estimator, trainer, scripted(), tasks, 1, eos);
     // the saliency scores of that batch (after the update: which tokens are zero does not depend on the parameters)
     const plan = parseSignalConfig(config.saliency, estimator.needs, { estimator: 'grail' });
-    const scores = computeSignals(model, out.batch, plan, { padId: eos, tokenBudget: 8192 }).results['grad-x-emb']!.scores;
+    const scores = (await computeSignals(model, out.batch, plan, { padId: eos, tokenBudget: 8192 })).results['grad-x-emb']!.scores;
     return { batch: out.batch, weights: out.adv.weights, scores, model };
   } finally {
     trainer.optimizer.dispose();

@@ -30,7 +30,7 @@ export async function recordCheckpointWeights(run: OpenRun, step: number): Promi
     temperature: c.trainer.temperature,
     estimator: 'grail',
   });
-  const { signals } = computeSignals(run.model, batch, plan, { padId: run.eosIds[0]!, tokenBudget: c.trainer.tokenBudget });
+  const { signals } = await computeSignals(run.model, batch, plan, { padId: run.eosIds[0]!, tokenBudget: c.trainer.tokenBudget });
   const { weights } = estimator.estimate(batch, signals);
   const rows = batchToRows(batch);
   const records: Stored[] = rows.map(({ behaviorLogprobs: _b, ...row }, i) => {

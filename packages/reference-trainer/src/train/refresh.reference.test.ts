@@ -68,7 +68,7 @@ function scriptedBackend(now: { k: number; rows: readonly number[] }): SaliencyB
     needsModel: false,
     configSchema: SignalRefreshOptionsSchema,
     parseConfig: (c) => c,
-    compute: (_model, sub) => {
+    compute: async (_model, sub) => {
       const scores = Float32Array.from(now.rows.flatMap((i) => F.scores[now.k]![i]!));
       expect(scores.length).toBe(totalTokens(sub));
       return { signal: SIGNAL_NAMES.gradXEmb, scores, hasScores: new Uint8Array(sub.numRollouts).fill(1), missing: 0 };
@@ -115,10 +115,10 @@ describe('saliency.refresh reproduces the GRAIL reference weight refresh (NumPy 
     const recording: AdvantageRefresh = {
       every: inner.every,
       spec: inner.spec,
-      advantages(model, bb, rows, ctx) {
+      async advantages(model, bb, rows, ctx) {
         now.k = ctx!.pass * M + ctx!.miniBatch;
         now.rows = rows;
-        const adv = inner.advantages(model, bb, rows, ctx);
+        const adv = await inner.advantages(model, bb, rows, ctx);
         calls.push({ k: now.k, rows: [...rows], adv });
         return adv;
       },

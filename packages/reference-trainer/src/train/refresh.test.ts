@@ -40,10 +40,10 @@ function batch(): RolloutBatch {
 }
 
 /** What GRAIL's advantages are with `params`, computed from scratch: the backend on the whole batch, then the estimator. */
-function independent(params: Map<string, HostTensor>, b: RolloutBatch): Float32Array {
+async function independent(params: Map<string, HostTensor>, b: RolloutBatch): Promise<Float32Array> {
   const model = Qwen3Model.fromWeights(tiny, (name) => params.get(name)!);
   try {
-    const scores = gradXEmbBackend.compute(model, b, GradXEmbConfigSchema.parse({})).scores;
+    const scores = (await gradXEmbBackend.compute(model, b, GradXEmbConfigSchema.parse({}))).scores;
     return prepareEstimator('grail').estimate(b, new Signals(totalTokens(b)).set(gradXEmbBackend.signal, scores)).advantages;
   } finally {
     model.dispose();
@@ -70,9 +70,9 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     const estimator = prepareEstimator('grail');
     const plan = parseSignalConfig({ refresh: 'minibatch' }, estimator.needs, { estimator: 'grail' });
     expect(plan.refresh).toBe('minibatch');
-    const { signals, oldLogprobs } = computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+    const { signals, oldLogprobs } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
     const given = estimator.estimate(b, signals).advantages;
-    expect(maxDiff(b, [...Array(8).keys()], given, independent(model.toHost(), b))).toBeLessThan(1e-6);
+    expect(maxDiff(b, [...Array(8).keys()], given, await independent(model.toHost(), b))).toBeLessThan(1e-6);
 
     const refresh = await signalRefresh({ every: 'minibatch', estimator: 'grail', saliency: { refresh: 'minibatch' } });
     refresh.useSignals(b, signals);
@@ -80,9 +80,9 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     const recording: AdvantageRefresh = {
       every: refresh.every,
       spec: refresh.spec,
-      advantages(m, bb, rows, ctx) {
+      async advantages(m, bb, rows, ctx) {
         const params = new Map([...m.toHost()].map(([k, t]) => [k, { shape: t.shape, data: t.data.slice() }]));
-        const adv = refresh.advantages(m, bb, rows, ctx);
+        const adv = await refresh.advantages(m, bb, rows, ctx);
         calls.push({ rows: [...rows], params, adv });
         return adv;
       },
@@ -93,7 +93,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     expect(metrics[METRIC.refreshCount]).toBe(3);
     expect(metrics[METRIC.refreshChange]).toBeGreaterThan(0);
     for (const [k, c] of calls.entries()) {
-      const expected = independent(c.params, b);
+      const expected = await independent(c.params, b);
       const scale = Math.max(...Array.from(expected, Math.abs));
       expect(maxDiff(b, c.rows, c.adv, expected) / scale, `update ${k + 2}`).toBeLessThan(1e-5);
       // the parameters moved, and GRAIL's weights with them: not the advantages of the behaviour pass
@@ -111,7 +111,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
       const model = Qwen3Model.random(tiny, 7, 0.3);
       const engine = workers === null ? undefined : await PolicyWorkers.start(model, { workers });
       try {
-        const { signals, oldLogprobs } = computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+        const { signals, oldLogprobs } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
         const given = estimator.estimate(b, signals).advantages;
         const refresh = await signalRefresh({ every: 'minibatch', estimator: 'grail', saliency: { refresh: 'minibatch' } });
         refresh.useSignals(b, signals);
@@ -160,13 +160,15 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     const again = await resolveRefresh(JSON.parse(JSON.stringify(refresh.spec)));
     expect(again.every).toBe('epoch');
     const plan = parseSignalConfig({}, prepareEstimator('grail').needs);
-    const { signals } = computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+    const { signals } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
     refresh.useSignals(b, signals);
     (again as typeof refresh).useSignals(b, signals);
     const ctx = { pass: 1, miniBatch: 0 };
-    expect(Array.from(again.advantages(model, b, [1, 2, 5], ctx))).toEqual(Array.from(refresh.advantages(model, b, [1, 2, 5], ctx)));
+    expect(Array.from(await again.advantages(model, b, [1, 2, 5], ctx))).toEqual(
+      Array.from(await refresh.advantages(model, b, [1, 2, 5], ctx)),
+    );
     // a batch it was not given signals for is refused, not silently computed from stale ones
-    expect(() => refresh.advantages(model, batch(), [0], ctx)).toThrow(/not given this batch's signals/);
+    await expect(refresh.advantages(model, batch(), [0], ctx)).rejects.toThrow(/not given this batch's signals/);
     model.dispose();
   });
 

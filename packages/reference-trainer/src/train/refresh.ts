@@ -57,9 +57,9 @@ export class SignalRefresh implements AdvantageRefresh {
     this.#base = { batch, signals, state };
   }
 
-  advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Float32Array {
+  async advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Promise<Float32Array> {
     const base = this.#baseOf(batch);
-    return this.#estimator.estimate(batch, refreshSignals(model, batch, rows, this.#plan, base.signals), base.state).advantages;
+    return this.#estimator.estimate(batch, await refreshSignals(model, batch, rows, this.#plan, base.signals), base.state).advantages;
   }
 
   /** `advantages` with the saliency backends run on the trainer's policy workers (`refreshSignalsOnWorkers`). */

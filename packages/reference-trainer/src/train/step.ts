@@ -66,7 +66,7 @@ export async function rlStep(
   const pass = { padId, tokenBudget: config.trainer.tokenBudget };
   const { signals, oldLogprobs } = workers
     ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass)
-    : computeSignals(trainer.model, batch, plan, pass);
+    : await computeSignals(trainer.model, batch, plan, pass);
   const signalsS = lap();
   const adv = estimator.estimate(batch, signals, state);
   const advS = lap();

@@ -28,7 +28,7 @@ export interface SignalsTaskResult {
 export async function signalsShare(ctx: WorkerContext, input: SignalsTaskInput | null): Promise<SignalsTaskResult | null> {
   if (input === null) return null;
   const results = [];
-  for (const s of input.sources) results.push((await backendOf(s.name, s.placement)).compute(ctx.model, input.batch, s.config));
+  for (const s of input.sources) results.push(await (await backendOf(s.name, s.placement)).compute(ctx.model, input.batch, s.config));
   const policy = input.policy === null ? null : batchLogprobs(ctx.model, input.batch, input.policy);
   return { results, policy: policy && { logprobs: policy.logprobs, entropy: policy.entropy } };
 }

@@ -1,0 +1,14 @@
+import { RlvrError } from '@rlvr/core';
+
+/**
+ * Every way a process-score source can fail. `http`: the server answered with an error status;
+ * `bad_response`: its body is not the pooling response the client expects; `step_count`: it scored
+ * another number of steps than the client sent; `timeout`: no full answer within the timeout;
+ * `network`: no answer at all (refused, reset).
+ */
+export type ProcessScoreErrorCode = 'http' | 'bad_response' | 'step_count' | 'timeout' | 'network';
+
+/** The error of a process-score source: a stable `code`, core's `location` (the rollout index, the field) before the message. */
+export class ProcessScoreError extends RlvrError<ProcessScoreErrorCode> {
+  override readonly name = 'ProcessScoreError';
+}
