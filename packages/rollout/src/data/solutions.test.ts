@@ -33,7 +33,10 @@ describe('solutions from the dataset presets', () => {
   it('a row without the solution field has none; a non-text one is an error naming file, line and field', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'rlvr-solutions-'));
     const file = join(dir, 'rows.jsonl');
-    await writeFile(file, '{"problem": "a", "answer": "1", "unique_id": "u1"}\n{"problem": "b", "answer": "2", "unique_id": "u2", "solution": 7}\n');
+    await writeFile(
+      file,
+      '{"problem": "a", "answer": "1", "unique_id": "u1"}\n{"problem": "b", "answer": "2", "unique_id": "u2", "solution": 7}\n',
+    );
     await expect(loadTasks(file, 'math500', 1)).resolves.toEqual([{ question: 'a', answer: '1', line: 1, id: 'u1' }]);
     await expect(loadTasks(file, 'math500')).rejects.toThrow(`${file}:2, field solution: expected a non-empty string solution, got 7`);
     expect((await loadTasks(fx('aime24.jsonl'), 'aime', 1))[0]!.solution).toBeUndefined();
