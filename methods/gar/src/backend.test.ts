@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { batchFromRows, packRollouts, type RolloutBatch } from '@rlvr/core';
-import { Qwen3Model, parseModelConfig, selectBackend, tokenLogprobs } from '@rlvr/policy';
+import { Qwen3Model, batchLogprobs, parseModelConfig, selectBackend, tokenLogprobs } from '@rlvr/policy';
 import { GarBackendConfigSchema, garCosines, garSequences, materialize } from './index.js';
 import { tf } from './tf.js';
 
@@ -105,7 +105,19 @@ describe('gar backend on a tiny random model', () => {
     let analytic = 0;
     for (let k = 0; k < V * D; k++) analytic += gv[k]! * dir[k]!;
     expect(Math.abs(fd - analytic) / Math.abs(fd)).toBeLessThan(1e-4);
-    tf.dispose([g, auto, seq.h, seq.probs, seq.ids, seq.mask]);
+    tf.dispose([g, auto, seq.h, seq.probs, seq.ids, seq.mask, seq.logprobs, seq.entropy]);
+  });
+
+  it("the same pass gives the old log-probs and entropies: the trainer's own (batchLogprobs) within 1e-5", () => {
+    const b = batch();
+    const r = garCosines(model, b, config({ temperature: 0.8 }));
+    const own = batchLogprobs(model, b, { tokenBudget: 8192, temperature: 0.8 });
+    expect(r.logprobs.length).toBe(own.logprobs.length);
+    own.logprobs.forEach((lp, t) => {
+      expect(Math.abs(r.logprobs[t]! - lp), `token ${t}`).toBeLessThan(1e-5);
+      expect(Math.abs(r.entropy[t]! - own.entropy[t]!), `token ${t}`).toBeLessThan(1e-5);
+    });
+    expect(Math.min(...r.logprobs)).toBeLessThan(-1); // a random model: not all near 0
   });
 
   it('a batch without references, or a rollout whose problem has none, is a typed error naming the rollout', () => {

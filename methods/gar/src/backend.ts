@@ -1,6 +1,15 @@
-import { CoreError, packRollouts, planMicroBatches, referenceOf, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
+import {
+  CoreError,
+  packRollouts,
+  planMicroBatches,
+  referenceOf,
+  scatterPacked,
+  totalTokens,
+  type PackedRollouts,
+  type RolloutBatch,
+} from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
-import type { SaliencyBackend, SaliencyResult, defineBackend } from '@rlvr/saliency';
+import type { FusedResult, SaliencyBackend, defineBackend } from '@rlvr/saliency';
 import { z } from 'zod';
 import { cosines, crossInner, materialize, materializedInner, selfInner, type Sequences } from './kernel.js';
 import { tf } from './tf.js';
@@ -9,7 +18,7 @@ import { tf } from './tf.js';
 export const GAR_COSINE = 'gar.cosine';
 
 export const GarBackendConfigSchema = z.strictObject({
-  /** divide the logits by this before the softmax: set it to the trainer's temperature */
+  /** divide the logits by this before the softmax; unset: the trainer's (this pass's log-probs are the step's old log-probs) */
   temperature: z.number().positive().default(1),
   /** most padded tokens (rows x (P + C)) in one forward pass; the pass also holds `[rows, C, V]` probabilities */
   tokenBudget: z.number().int().positive().default(8192),
@@ -20,23 +29,32 @@ export const GarBackendConfigSchema = z.strictObject({
 });
 export type GarBackendConfig = z.output<typeof GarBackendConfigSchema>;
 
+/** `Sequences` plus, for rollouts, the log-probs and entropies of their tokens `[n, C]` (the step's old log-probs). */
+interface RolloutSequences extends Sequences {
+  logprobs: tf.Tensor2D;
+  entropy: tf.Tensor2D;
+}
+
 /**
  * One forward pass over packed rows, no gradient: the hidden states that predict each completion
  * token (column P - 1 + j predicts token j) `[n, C, D]`, their next-token distributions `[n, C, V]`,
- * the tokens `[n, C]` and the completion mask. The caller disposes them.
+ * the tokens `[n, C]`, the completion mask, and the policy's own log-probs and entropies of those
+ * tokens `[n, C]` (`tokenLogprobs`, as the trainer computes them). The caller disposes them.
  */
-export function garSequences(model: Qwen3Model, packed: PackedRollouts, temperature: number): Sequences {
+export function garSequences(model: Qwen3Model, packed: PackedRollouts, temperature: number): RolloutSequences {
   const { n, P, C, S } = packed;
   return tf.tidy(() => {
     const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
     const h = model.hidden({ ids, attentionMask: tf.tensor2d(packed.attentionMask, [n, S]), weightGrad: false });
     const hs = tf.slice(h, [0, P - 1, 0], [n, C, model.dims.D]) as tf.Tensor3D;
+    const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
     const probs = tf.softmax(tf.div(model.project(hs, { weightGrad: false }), temperature)) as tf.Tensor3D;
-    return { h: hs, probs, ids: tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D, mask: tf.tensor2d(packed.completionMask, [n, C]) };
+    const { logprobs, entropy } = model.tokenLogprobs(hs, targets, { temperature, weightGrad: false });
+    return { h: hs, probs, ids: targets, mask: tf.tensor2d(packed.completionMask, [n, C]), logprobs, entropy };
   });
 }
 
-const dispose = (s: Sequences) => tf.dispose([s.h, s.probs, s.ids, s.mask]);
+const dispose = (s: RolloutSequences) => tf.dispose([s.h, s.probs, s.ids, s.mask, s.logprobs, s.entropy]);
 
 /** The rollouts of each group, in batch order. */
 function groupsOf(batch: RolloutBatch): number[][] {
@@ -72,12 +90,16 @@ function sameTokens(a: Int32Array, b: Int32Array): boolean {
  * cos(g_i, g*) for every rollout: g_i the gradient of log pi(y_i | x) w.r.t. the output projection,
  * g* that of the group's reference solution under the same prompt (computed once per group), by the
  * factorised inner products (`crossInner`, `selfInner`) or, with `materialize`, the `[V, D]`
- * gradients. Rollouts with no completion tokens get 0 and `hasScores` 0. Every tensor is disposed.
+ * gradients. Rollouts with no completion tokens get 0 and `hasScores` 0. The same forward pass gives
+ * every completion token's log-prob and entropy (a fused pass: the trainer need not run its own).
+ * Every tensor is disposed.
  */
-export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBackendConfig): SaliencyResult {
+export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBackendConfig): FusedResult {
   const B = batch.numRollouts;
   const scores = new Float32Array(B);
   const hasScores = new Uint8Array(B);
+  const logprobs = new Float32Array(totalTokens(batch));
+  const entropy = new Float32Array(totalTokens(batch));
   const need = `saliency backend gar`;
   for (const rows of groupsOf(batch)) {
     const first = rows[0]!;
@@ -103,8 +125,11 @@ export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBa
       const include = new Array<boolean>(B).fill(false);
       for (const i of rows) include[i] = batch.completionOffsets[i + 1]! > batch.completionOffsets[i]!;
       for (const micro of planMicroBatches(batch, config.tokenBudget, include)) {
-        const seq = garSequences(model, packRollouts(batch, micro, config.padId), config.temperature);
+        const packed = packRollouts(batch, micro, config.padId);
+        const seq = garSequences(model, packed, config.temperature);
         try {
+          scatterPacked(batch, packed, seq.logprobs.dataSync(), logprobs);
+          scatterPacked(batch, packed, seq.entropy.dataSync(), entropy);
           const r = gRef ? materializedInner(seq, gRef) : { cross: crossInner(seq, ref), self: selfInner(seq) };
           const cos = cosines(r.cross.dataSync(), r.self.dataSync(), refSelf);
           tf.dispose([r.cross, r.self]);
@@ -123,10 +148,10 @@ export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBa
   }
   let missing = 0;
   for (let i = 0; i < B; i++) missing += 1 - hasScores[i]!;
-  return { signal: GAR_COSINE, scores, width: 1, hasScores, missing };
+  return { signal: GAR_COSINE, scores, width: 1, hasScores, missing, logprobs, entropy };
 }
 
-/** The `gar` signal backend (`shape: 'rollout'`, main thread): `garCosines` as `gar.cosine`. */
+/** The `gar` signal backend (`shape: 'rollout'`, main thread, fused): `garCosines` as `gar.cosine`, with the old log-probs. */
 export function garBackend(define: typeof defineBackend): SaliencyBackend {
-  return define({ name: 'gar', signal: GAR_COSINE, shape: 'rollout', configSchema: GarBackendConfigSchema, run: garCosines });
+  return define({ name: 'gar', signal: GAR_COSINE, shape: 'rollout', configSchema: GarBackendConfigSchema, fused: true, run: garCosines });
 }
