@@ -52,7 +52,9 @@ describe('gar backend on a tiny random model', () => {
     expect(Array.from(f.hasScores)).toEqual([1, 1, 1, 0, 1, 1]);
     expect(f.missing).toBe(1);
     expect(f.scores[3]).toBe(0);
-    const t1 = garCosines(model, b, config({ temperature: 0.8 }));
+    const t1 = garCosines(model, b, config({ temperature: 0.8 })); // both groups in one micro-batch
+    const each = garCosines(model, b, config({ temperature: 0.8, maxReferenceElements: 1 })); // one group at a time
+    for (let i = 0; i < 6; i++) expect(each.scores[i]).toBeCloseTo(t1.scores[i]!, 6);
     for (let i = 0; i < 6; i++) {
       expect(Math.abs(t1.scores[i]! - m.scores[i]!), `rollout ${i}`).toBeLessThan(1e-5);
       expect(m1.scores[i]).toBeCloseTo(m.scores[i]!, 6); // micro-batching does not change a rollout's value

@@ -1,17 +1,9 @@
-import {
-  CoreError,
-  packRollouts,
-  planMicroBatches,
-  referenceOf,
-  scatterPacked,
-  totalTokens,
-  type PackedRollouts,
-  type RolloutBatch,
-} from '@rlvr/core';
+import { packRollouts, planMicroBatches, scatterPacked, totalTokens, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import type { FusedResult, SaliencyBackend, defineBackend } from '@rlvr/saliency';
 import { z } from 'zod';
 import { cosines, crossInner, materialize, materializedInner, selfInner, type Sequences } from './kernel.js';
+import { groupsWithReferences, referenceBatch } from './references.js';
 import { tf } from './tf.js';
 
 /** The per-rollout signal: `[B]` cos(g_i, g*) of rollout i's output-projection gradient with its group's reference's. */
@@ -26,6 +18,15 @@ export const GarBackendConfigSchema = z.strictObject({
   padId: z.number().int().nonnegative().default(0),
   /** form the `[V, D]` gradients instead of the factorised sums (checking; cheaper where T S V > (T + S) V D) */
   materialize: z.boolean().default(false),
+  /**
+   * most reference probabilities (sum over groups of S x V) held at once: the references of that many
+   * groups run together, then those groups' rollouts (default 2^25, 128 MB of float32)
+   */
+  maxReferenceElements: z
+    .number()
+    .int()
+    .positive()
+    .default(2 ** 25),
 });
 export type GarBackendConfig = z.output<typeof GarBackendConfigSchema>;
 
@@ -56,39 +57,55 @@ export function garSequences(model: Qwen3Model, packed: PackedRollouts, temperat
 
 const dispose = (s: RolloutSequences) => tf.dispose([s.h, s.probs, s.ids, s.mask, s.logprobs, s.entropy]);
 
-/** The rollouts of each group, in batch order. */
-function groupsOf(batch: RolloutBatch): number[][] {
-  const byGroup = new Map<number, number[]>();
-  for (let i = 0; i < batch.numRollouts; i++) {
-    const g = batch.groupIndex[i]!;
-    byGroup.set(g, [...(byGroup.get(g) ?? []), i]);
+/** One group's reference: its sequence trimmed to its S tokens, ||g*||², and with `materialize` g* `[1, V, D]`. */
+interface Reference {
+  seq: Sequences;
+  self: number;
+  g: tf.Tensor3D | null;
+}
+
+/** The references of `chunk`'s groups, their forward passes micro-batched under `tokenBudget`. The caller disposes them. */
+function referenceSequences(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  chunk: readonly { rows: number[]; reference: Int32Array }[],
+  config: GarBackendConfig,
+): Reference[] {
+  const refBatch = referenceBatch(
+    batch,
+    chunk.map((c) => c.rows[0]!),
+    chunk.map((c) => c.reference),
+  );
+  const out: Reference[] = new Array(chunk.length);
+  for (const micro of planMicroBatches(refBatch, config.tokenBudget)) {
+    const seq = garSequences(model, packRollouts(refBatch, micro, config.padId), config.temperature);
+    try {
+      micro.forEach((k, r) => {
+        const S = chunk[k]!.reference.length;
+        const [, , D] = seq.h.shape;
+        const V = seq.probs.shape[2];
+        const one = tf.tidy(() => ({
+          h: tf.slice(seq.h, [r, 0, 0], [1, S, D]) as tf.Tensor3D,
+          probs: tf.slice(seq.probs, [r, 0, 0], [1, S, V]) as tf.Tensor3D,
+          ids: tf.slice(seq.ids, [r, 0], [1, S]) as tf.Tensor2D,
+          mask: tf.slice(seq.mask, [r, 0], [1, S]) as tf.Tensor2D,
+        }));
+        const g = config.materialize ? materialize(one) : null;
+        const norm = g ? tf.tidy(() => tf.sum(tf.square(g))) : selfInner(one);
+        out[k] = { seq: one, self: norm.dataSync()[0]!, g };
+        norm.dispose();
+      });
+    } finally {
+      dispose(seq);
+    }
   }
-  return [...byGroup.values()];
-}
-
-/** A one-rollout batch: rollout `i`'s prompt, its reference solution as the completion. */
-function referenceBatch(batch: RolloutBatch, i: number, reference: Int32Array): RolloutBatch {
-  const prompt = batch.promptTokens.subarray(batch.promptOffsets[i]!, batch.promptOffsets[i + 1]!);
-  return {
-    numRollouts: 1,
-    groupIndex: new Int32Array(1),
-    promptTokens: Int32Array.from(prompt),
-    promptOffsets: Int32Array.from([0, prompt.length]),
-    completionTokens: Int32Array.from(reference),
-    completionOffsets: Int32Array.from([0, reference.length]),
-    rewards: new Float32Array(1),
-    finish: new Uint8Array(1),
-    spans: new Int32Array(6).fill(-1),
-  };
-}
-
-function sameTokens(a: Int32Array, b: Int32Array): boolean {
-  return a.length === b.length && a.every((v, k) => v === b[k]);
+  return out;
 }
 
 /**
  * cos(g_i, g*) for every rollout: g_i the gradient of log pi(y_i | x) w.r.t. the output projection,
- * g* that of the group's reference solution under the same prompt (computed once per group), by the
+ * g* that of the group's reference solution under the same prompt (computed once per group: the
+ * references of a chunk of groups run first, micro-batched, then those groups' rollouts), by the
  * factorised inner products (`crossInner`, `selfInner`) or, with `materialize`, the `[V, D]`
  * gradients. Rollouts with no completion tokens get 0 and `hasScores` 0. The same forward pass gives
  * every completion token's log-prob and entropy (a fused pass: the trainer need not run its own).
@@ -100,50 +117,63 @@ export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBa
   const hasScores = new Uint8Array(B);
   const logprobs = new Float32Array(totalTokens(batch));
   const entropy = new Float32Array(totalTokens(batch));
-  const need = `saliency backend gar`;
-  for (const rows of groupsOf(batch)) {
-    const first = rows[0]!;
-    const reference = referenceOf(batch, first, need);
-    for (const i of rows) {
-      if (!sameTokens(referenceOf(batch, i, need), reference))
-        throw new CoreError('invalid_batch', `the rollouts of group ${batch.groupIndex[i]} carry different reference solutions`, {
-          rollout: i,
-          field: 'referenceTokens',
-        });
-      if (batch.promptOffsets[i + 1]! === batch.promptOffsets[i]!)
-        throw new CoreError('invalid_batch', 'prompt is empty: the first completion token needs at least one token of context', {
-          rollout: i,
-          field: 'prompt',
-        });
-    }
-    const ref = garSequences(model, packRollouts(referenceBatch(batch, first, reference), [0], config.padId), config.temperature);
-    const gRef = config.materialize ? materialize(ref) : null;
+  const groups = groupsWithReferences(batch, 'saliency backend gar');
+  const V = model.dims.V;
+  // groups in chunks whose references' [S, V] probabilities fit `maxReferenceElements` (at least one group)
+  for (let g0 = 0; g0 < groups.length; ) {
+    let g1 = g0 + 1;
+    let held = groups[g0]!.reference.length * V;
+    while (g1 < groups.length && held + groups[g1]!.reference.length * V <= config.maxReferenceElements)
+      held += groups[g1++]!.reference.length * V;
+    const chunk = groups.slice(g0, g1);
+    g0 = g1;
+    const refs = referenceSequences(model, batch, chunk, config);
     try {
-      const refNorm = gRef ? tf.tidy(() => tf.sum(tf.square(gRef))) : selfInner(ref);
-      const refSelf = refNorm.dataSync()[0]!;
-      refNorm.dispose();
       const include = new Array<boolean>(B).fill(false);
-      for (const i of rows) include[i] = batch.completionOffsets[i + 1]! > batch.completionOffsets[i]!;
+      const refOf = new Map<number, number>();
+      chunk.forEach(({ rows }, k) =>
+        rows.forEach((i) => {
+          include[i] = batch.completionOffsets[i + 1]! > batch.completionOffsets[i]!;
+          refOf.set(i, k);
+        }),
+      );
       for (const micro of planMicroBatches(batch, config.tokenBudget, include)) {
         const packed = packRollouts(batch, micro, config.padId);
         const seq = garSequences(model, packed, config.temperature);
         try {
           scatterPacked(batch, packed, seq.logprobs.dataSync(), logprobs);
           scatterPacked(batch, packed, seq.entropy.dataSync(), entropy);
-          const r = gRef ? materializedInner(seq, gRef) : { cross: crossInner(seq, ref), self: selfInner(seq) };
-          const cos = cosines(r.cross.dataSync(), r.self.dataSync(), refSelf);
-          tf.dispose([r.cross, r.self]);
-          micro.forEach((i, k) => {
-            scores[i] = cos[k]!;
-            hasScores[i] = 1;
-          });
+          // the rows of each group in this micro-batch, against that group's reference
+          const byRef = new Map<number, number[]>();
+          micro.forEach((i, r) => byRef.set(refOf.get(i)!, [...(byRef.get(refOf.get(i)!) ?? []), r]));
+          for (const [k, at] of byRef) {
+            const ref = refs[k]!;
+            const r = tf.tidy(() => {
+              const idx = tf.tensor1d(at, 'int32');
+              const sub = {
+                h: tf.gather(seq.h, idx),
+                probs: tf.gather(seq.probs, idx),
+                ids: tf.gather(seq.ids, idx),
+                mask: tf.gather(seq.mask, idx),
+              };
+              return ref.g ? materializedInner(sub, ref.g) : { cross: crossInner(sub, ref.seq), self: selfInner(sub) };
+            });
+            const cos = cosines(r.cross.dataSync(), r.self.dataSync(), ref.self);
+            tf.dispose([r.cross, r.self]);
+            at.forEach((r, n) => {
+              scores[micro[r]!] = cos[n]!;
+              hasScores[micro[r]!] = 1;
+            });
+          }
         } finally {
           dispose(seq);
         }
       }
     } finally {
-      dispose(ref);
-      gRef?.dispose();
+      for (const r of refs) {
+        tf.dispose([r.seq.h, r.seq.probs, r.seq.ids, r.seq.mask]);
+        r.g?.dispose();
+      }
     }
   }
   let missing = 0;
