@@ -18,6 +18,7 @@ beforeAll(async () => {
       num_attention_heads: 2,
       num_key_value_heads: 1,
       tie_word_embeddings: true,
+      max_position_embeddings: 256,
     }),
     7,
     0.3,
@@ -130,6 +131,10 @@ describe('gar backend on a tiny random model', () => {
     const partial = batch([REF, REF, REF, REF, [4, 4, 8], undefined]);
     expect(() => garCosines(model, partial, config())).toThrow(
       "rollout 5, field referenceTokens: saliency backend gar needs a reference solution, but this rollout's problem has none",
+    );
+    const long = batch([REF, REF, REF, REF, Array.from({ length: 300 }, () => 4), Array.from({ length: 300 }, () => 4)]);
+    expect(() => garCosines(model, long, config())).toThrow(
+      "rollout 4, field referenceTokens: the reference solution is 300 tokens; with the prompt's 2 it exceeds the policy's context of 256 tokens",
     );
     const differ = batch([REF, REF, [1], REF, [4], [4]]);
     expect(() => garCosines(model, differ, config())).toThrow(

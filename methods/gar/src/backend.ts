@@ -1,4 +1,4 @@
-import { packRollouts, planMicroBatches, scatterPacked, totalTokens, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
+import { CoreError, packRollouts, planMicroBatches, scatterPacked, totalTokens, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
 import type { Qwen3Model } from '@rlvr/policy';
 import type { FusedResult, SaliencyBackend, defineBackend } from '@rlvr/saliency';
 import { z } from 'zod';
@@ -119,6 +119,16 @@ export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBa
   const entropy = new Float32Array(totalTokens(batch));
   const groups = groupsWithReferences(batch, 'saliency backend gar');
   const V = model.dims.V;
+  const context = model.config.max_position_embeddings;
+  for (const { rows, reference } of groups) {
+    const P = batch.promptOffsets[rows[0]! + 1]! - batch.promptOffsets[rows[0]!]!;
+    if (P + reference.length > context)
+      throw new CoreError(
+        'invalid_batch',
+        `the reference solution is ${reference.length} tokens; with the prompt's ${P} it exceeds the policy's context of ${context} tokens`,
+        { rollout: rows[0]!, field: 'referenceTokens' },
+      );
+  }
   // groups in chunks whose references' [S, V] probabilities fit `maxReferenceElements` (at least one group)
   for (let g0 = 0; g0 < groups.length; ) {
     let g1 = g0 + 1;
