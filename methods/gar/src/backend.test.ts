@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchFromRows, packRollouts, type RolloutBatch } from '@rlvr/core';
 import { Qwen3Model, batchLogprobs, parseModelConfig, selectBackend, tokenLogprobs } from '@rlvr/policy';
 import { GarBackendConfigSchema, garCosines, garSequences, materialize } from './index.js';
@@ -6,10 +6,9 @@ import { tf } from './tf.js';
 
 const config = (over: Record<string, unknown> = {}) => GarBackendConfigSchema.parse(over);
 let model: Qwen3Model;
-beforeAll(async () => {
-  await selectBackend({ backend: 'cpu' });
+const tinyModel = () =>
   // tied embeddings, as the small Qwen3 models: W_out is the embedding table in its LM-head use
-  model = Qwen3Model.random(
+  Qwen3Model.random(
     parseModelConfig({
       vocab_size: 29,
       hidden_size: 16,
@@ -23,7 +22,6 @@ beforeAll(async () => {
     7,
     0.3,
   );
-});
 
 const REF = [5, 9, 9, 2, 17];
 /** Two groups: group 0 has a rollout equal to its reference (rollout 1) and an empty one (rollout 3). */
@@ -40,7 +38,14 @@ function batch(refs: (number[] | undefined)[] = [REF, REF, REF, REF, [4, 4, 8], 
   );
 }
 
-describe('gar backend on a tiny random model', () => {
+// Both backends rlvr runs on here: wasm (rlvr train's default) and cpu.
+describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)', (backend) => {
+  beforeAll(async () => {
+    await selectBackend({ backend });
+    model = tinyModel();
+  });
+  afterAll(() => model.dispose());
+
   it('factorised and materialised cosines agree; a rollout equal to its reference has cos 1; nothing leaks', () => {
     const b = batch();
     garCosines(model, b, config()); // warm-up: the policy caches transposed weights (its ops' transpose cache)

@@ -39,8 +39,8 @@ interface RolloutSequences extends Sequences {
 /**
  * One forward pass over packed rows, no gradient: the hidden states that predict each completion
  * token (column P - 1 + j predicts token j) `[n, C, D]`, their next-token distributions `[n, C, V]`,
- * the tokens `[n, C]`, the completion mask, and the policy's own log-probs and entropies of those
- * tokens `[n, C]` (`tokenLogprobs`, as the trainer computes them). The caller disposes them.
+ * the tokens `[n, C]`, the completion mask, and the log-probs and entropies of those tokens `[n, C]`
+ * (from the same logits, as the policy's `tokenLogprobs` computes them). The caller disposes them.
  */
 export function garSequences(model: Qwen3Model, packed: PackedRollouts, temperature: number): RolloutSequences {
   const { n, P, C, S } = packed;
@@ -49,8 +49,13 @@ export function garSequences(model: Qwen3Model, packed: PackedRollouts, temperat
     const h = model.hidden({ ids, attentionMask: tf.tensor2d(packed.attentionMask, [n, S]), weightGrad: false });
     const hs = tf.slice(h, [0, P - 1, 0], [n, C, model.dims.D]) as tf.Tensor3D;
     const targets = tf.slice(ids, [0, P], [n, C]) as tf.Tensor2D;
-    const probs = tf.softmax(tf.div(model.project(hs, { weightGrad: false }), temperature)) as tf.Tensor3D;
-    const { logprobs, entropy } = model.tokenLogprobs(hs, targets, { temperature, weightGrad: false });
+    // one projection for both: log p = z - logsumexp(z), as the policy's tokenLogprobs computes it
+    const z = tf.div(model.project(hs, { weightGrad: false }), temperature);
+    const logp = tf.sub(z, tf.logSumExp(z, 2, true)) as tf.Tensor3D;
+    const probs = tf.exp(logp) as tf.Tensor3D;
+    // a one-hot product, not a batched gather (wasm's gather with batchDims reads out of bounds)
+    const logprobs = tf.sum(tf.mul(logp, tf.oneHot(targets, model.dims.V)), 2) as tf.Tensor2D;
+    const entropy = tf.neg(tf.sum(tf.mul(probs, logp), 2)) as tf.Tensor2D;
     return { h: hs, probs, ids: targets, mask: tf.tensor2d(packed.completionMask, [n, C]), logprobs, entropy };
   });
 }

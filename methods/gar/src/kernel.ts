@@ -43,14 +43,15 @@ export function crossInner(a: Sequences, ref: Sequences): tf.Tensor1D {
   });
 }
 
-/** `[n]` ||g_r||² of every row, factorised (T² V + T² D per row). */
+/** `[n]` ||g_r||² of every row, factorised (2 T² V + T² D per row). */
 export function selfInner(a: Sequences): tf.Tensor1D {
   return tf.tidy(() => {
     const [n, C] = a.ids.shape;
     const h = tf.mul(a.h, tf.expandDims(a.mask, 2));
     const hh = tf.matMul(h, h, false, true); // [n, C, C]
     const pp = tf.matMul(a.probs, a.probs, false, true); // [n, C, C]
-    const pAtY = tf.gather(a.probs, a.ids, 2, 1); // [n, C, C]: p_t[y_t']
+    // [n, C, C]: p_t[y_t'], as P onehot(Y)ᵀ (a batched gather reads out of bounds on wasm)
+    const pAtY = tf.matMul(a.probs, tf.oneHot(a.ids, a.probs.shape[2]), false, true);
     const eq = tf.cast(tf.equal(tf.expandDims(a.ids, 2), tf.expandDims(a.ids, 1)), 'float32');
     const ee = tf.add(tf.sub(tf.sub(eq, pAtY), tf.transpose(pAtY, [0, 2, 1])), pp);
     return tf.sum(tf.reshape(tf.mul(ee, hh), [n, C * C]), 1) as tf.Tensor1D;
