@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CoreError } from './errors.js';
 
 /**
  * Shapes used across rlvr (see the README): B rollouts, G rollouts per group,
@@ -70,6 +71,14 @@ export const RolloutBatchSchema = z.object({
   finish: z.instanceof(Uint8Array),
   /** [B * SPAN_STRIDE] answer spans, all -1 where a rollout has no answer */
   spans: z.instanceof(Int32Array),
+  /**
+   * [sum of reference lengths] token ids of each rollout's reference (expert, worked) solution to its
+   * problem, tokenised as a completion would be; optional, with `referenceOffsets`. Rollout i's is
+   * `referenceTokens[referenceOffsets[i] .. referenceOffsets[i+1])`; empty where its problem has none.
+   */
+  referenceTokens: z.instanceof(Int32Array).optional(),
+  /** [B + 1] offsets into `referenceTokens`: present exactly when it is */
+  referenceOffsets: z.instanceof(Int32Array).optional(),
 });
 export type RolloutBatch = z.infer<typeof RolloutBatchSchema>;
 
@@ -115,6 +124,26 @@ export function setSpans(spans: Int32Array, i: number, value: AnswerSpans | null
   spans[o + SPAN.contentEnd] = value.content[1];
   spans[o + SPAN.closeStart] = value.close[0];
   spans[o + SPAN.closeEnd] = value.close[1];
+}
+
+/**
+ * Rollout i's reference solution `[S]` (a view into `referenceTokens`): a `CoreError('missing_reference')`
+ * naming the rollout and `neededBy` when the batch carries no references or rollout i's is empty.
+ */
+export function referenceOf(batch: Pick<RolloutBatch, 'referenceTokens' | 'referenceOffsets'>, i: number, neededBy = 'caller'): Int32Array {
+  const { referenceTokens: tokens, referenceOffsets: o } = batch;
+  if (tokens === undefined || o === undefined)
+    throw new CoreError(
+      'missing_reference',
+      `${neededBy} needs each rollout's reference solution, but the batch carries none (a problem's solution: the synthetic task's, or a data file's solution field)`,
+      { rollout: i, field: 'referenceTokens' },
+    );
+  if (o[i + 1]! <= o[i]!)
+    throw new CoreError('missing_reference', `${neededBy} needs a reference solution, but this rollout's problem has none`, {
+      rollout: i,
+      field: 'referenceTokens',
+    });
+  return tokens.subarray(o[i]!, o[i + 1]!);
 }
 
 /** Whether rollout i has an answer span. */

@@ -5,6 +5,8 @@ export type CoreErrorCode =
   | 'invalid_config'
   | 'invalid_signal'
   | 'missing_signal'
+  /** a computation needs a rollout's reference solution and the batch has none for it */
+  | 'missing_reference'
   | 'unknown_name'
   | 'name_taken'
   /** a file could not be read, or is not what it claims (bad JSON line) */

@@ -22,6 +22,7 @@ export {
   getSpans,
   setSpans,
   hasAnswer,
+  referenceOf,
 } from './batch.js';
 export type { FinishReason, TokenRange, AnswerSpans, RolloutBatch } from './batch.js';
 export { validateBatch } from './validate.js';

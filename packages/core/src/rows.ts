@@ -26,6 +26,8 @@ export const RolloutRowSchema = z
     finish: FinishReasonSchema.default('stop'),
     behaviorLogprobs: z.array(z.number()).optional(),
     spans: AnswerSpansSchema.nullable().default(null),
+    /** token ids of the problem's reference solution (`RolloutBatch.referenceTokens`); rows without one get an empty one */
+    reference: TokenIds.optional(),
   })
   .strict();
 export type RolloutRow = z.output<typeof RolloutRowSchema>;
@@ -48,11 +50,14 @@ export function batchFromRows(rows: readonly RolloutRowInput[]): RolloutBatch {
   });
   const n = parsed.length;
   const withLp = n > 0 && parsed[0]!.behaviorLogprobs !== undefined;
+  const withRef = parsed.some((r) => r.reference !== undefined);
   let promptTotal = 0;
   let total = 0;
+  let refTotal = 0;
   parsed.forEach((r, i) => {
     promptTotal += r.prompt.length;
     total += r.completion.length;
+    refTotal += r.reference?.length ?? 0;
     if ((r.behaviorLogprobs !== undefined) !== withLp) {
       throw new CoreError('invalid_row', 'behaviorLogprobs must be given on every row or on none', {
         rollout: i,
@@ -73,10 +78,14 @@ export function batchFromRows(rows: readonly RolloutRowInput[]): RolloutBatch {
       });
     }
   });
-  const batch = allocateBatch(n, promptTotal, total, withLp);
+  const batch = allocateBatch(n, promptTotal, total, withLp, withRef ? refTotal : -1);
   let p = 0;
   let c = 0;
   parsed.forEach((r, i) => {
+    if (batch.referenceTokens && batch.referenceOffsets) {
+      batch.referenceTokens.set(r.reference ?? [], batch.referenceOffsets[i]!);
+      batch.referenceOffsets[i + 1] = batch.referenceOffsets[i]! + (r.reference?.length ?? 0);
+    }
     batch.groupIndex[i] = r.group;
     batch.promptTokens.set(r.prompt, p);
     p += r.prompt.length;
@@ -107,28 +116,37 @@ export function batchToRows(batch: RolloutBatch): RolloutRow[] {
       spans: getSpans(batch, i),
     };
     if (batch.behaviorLogprobs) row.behaviorLogprobs = Array.from(batch.behaviorLogprobs.subarray(c0, c1));
+    if (batch.referenceTokens && batch.referenceOffsets)
+      row.reference = Array.from(batch.referenceTokens.subarray(batch.referenceOffsets[i]!, batch.referenceOffsets[i + 1]!));
     rows.push(row);
   }
   return rows;
 }
 
 /**
- * The batch of rollouts `rows` of `batch` (in that order; group ids, rewards, finish codes, spans
- * and behaviour log-probs kept), e.g. to recompute signals for the rows of one mini-batch only.
+ * The batch of rollouts `rows` of `batch` (in that order; group ids, rewards, finish codes, spans,
+ * behaviour log-probs and reference solutions kept), e.g. to recompute signals for the rows of one mini-batch only.
  * Its completion token k of rollout n is token `completionOffsets[rows[n]] + k` of `batch`.
  */
 export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): RolloutBatch {
   const n = rows.length;
   let promptTotal = 0;
   let total = 0;
+  let refTotal = 0;
+  const ro = batch.referenceOffsets;
   for (const i of rows) {
     if (!Number.isInteger(i) || i < 0 || i >= batch.numRollouts)
       throw new CoreError('invalid_row', `no rollout ${i} in a batch of ${batch.numRollouts}`, { rollout: i });
     promptTotal += batch.promptOffsets[i + 1]! - batch.promptOffsets[i]!;
     total += batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
+    if (ro) refTotal += ro[i + 1]! - ro[i]!;
   }
-  const out = allocateBatch(n, promptTotal, total, batch.behaviorLogprobs !== undefined);
+  const out = allocateBatch(n, promptTotal, total, batch.behaviorLogprobs !== undefined, ro ? refTotal : -1);
   rows.forEach((i, k) => {
+    if (ro && out.referenceTokens && out.referenceOffsets) {
+      out.referenceTokens.set(batch.referenceTokens!.subarray(ro[i]!, ro[i + 1]!), out.referenceOffsets[k]!);
+      out.referenceOffsets[k + 1] = out.referenceOffsets[k]! + (ro[i + 1]! - ro[i]!);
+    }
     const [p0, p1, c0, c1] = [
       batch.promptOffsets[i]!,
       batch.promptOffsets[i + 1]!,
@@ -148,8 +166,8 @@ export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): Roll
   return out;
 }
 
-/** A zeroed batch of `n` rollouts with room for `promptTotal` prompt and `total` completion tokens. */
-function allocateBatch(n: number, promptTotal: number, total: number, withLogprobs: boolean): RolloutBatch {
+/** A zeroed batch of `n` rollouts with room for `promptTotal` prompt and `total` completion tokens (and `refTotal` reference tokens; -1: no reference columns). */
+function allocateBatch(n: number, promptTotal: number, total: number, withLogprobs: boolean, refTotal: number): RolloutBatch {
   const batch: RolloutBatch = {
     numRollouts: n,
     groupIndex: new Int32Array(n),
@@ -162,5 +180,9 @@ function allocateBatch(n: number, promptTotal: number, total: number, withLogpro
     spans: new Int32Array(n * SPAN_STRIDE),
   };
   if (withLogprobs) batch.behaviorLogprobs = new Float32Array(total);
+  if (refTotal >= 0) {
+    batch.referenceTokens = new Int32Array(refTotal);
+    batch.referenceOffsets = new Int32Array(n + 1);
+  }
   return batch;
 }

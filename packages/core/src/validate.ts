@@ -39,6 +39,7 @@ export function validateBatch(batch: RolloutBatch): RolloutBatch {
     if (batch.behaviorLogprobs.length !== total)
       fail(`expected length ${total} (totalTokens), found ${batch.behaviorLogprobs.length}`, 'behaviorLogprobs');
   }
+  checkReferences(batch);
   for (let i = 0; i < n; i++) {
     if (batch.groupIndex[i]! < 0) fail(`group id must be >= 0, found ${batch.groupIndex[i]}`, 'groupIndex', i);
     if (!Number.isFinite(batch.rewards[i]!)) fail(`reward must be finite, found ${batch.rewards[i]}`, 'rewards', i);
@@ -56,6 +57,22 @@ export function validateBatch(batch: RolloutBatch): RolloutBatch {
     }
   }
   return batch;
+}
+
+/** The optional reference columns: both or neither, offsets `[B + 1]` over `referenceTokens`, ids >= 0. */
+function checkReferences(batch: RolloutBatch): void {
+  const { referenceTokens: tokens, referenceOffsets: offsets } = batch;
+  if (tokens === undefined && offsets === undefined) return;
+  if (tokens === undefined || offsets === undefined)
+    fail(
+      'referenceTokens and referenceOffsets go together: give both or neither',
+      tokens === undefined ? 'referenceTokens' : 'referenceOffsets',
+    );
+  checkOffsets(offsets, 'referenceOffsets', batch.numRollouts, tokens.length, 'referenceTokens');
+  for (let i = 0; i < batch.numRollouts; i++) {
+    for (let t = offsets[i]!; t < offsets[i + 1]!; t++)
+      if (tokens[t]! < 0) fail(`token ${t - offsets[i]!} of the reference is ${tokens[t]}, must be >= 0`, 'referenceTokens', i);
+  }
 }
 
 function checkSpanRow(batch: RolloutBatch, i: number): void {

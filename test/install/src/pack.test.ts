@@ -160,7 +160,7 @@ describe('installed bins', () => {
   });
 });
 
-describe('a credit-assignment method from its tarball', () => {
+describe('credit-assignment methods from their tarballs', () => {
   it('@rlvr/entropy-shaping registers through rlvr train --plugin, the README command, and trains 1 step', async () => {
     const out = join(work, 'entropy-run');
     const rlvr = join(app, 'node_modules', '@rlvr', 'reference-trainer', 'dist', 'cli.js');
@@ -184,5 +184,27 @@ describe('a credit-assignment method from its tarball', () => {
     expect(metrics.map((m) => m.step)).toEqual([0, 1]);
     // the method's own metric: the step ran its advantages, not a fallback estimator's
     expect(metrics[1]!['adv/entropy_shaping_entropy_mean']).toBeGreaterThan(0);
+  });
+
+  it("@rlvr/gar registers its estimator and its signal backend through rlvr train --plugin, and trains 1 step on the synthetic task's solutions", async () => {
+    const out = join(work, 'gar-run');
+    const rlvr = join(app, 'node_modules', '@rlvr', 'reference-trainer', 'dist', 'cli.js');
+    const plugin = 'node_modules/@rlvr/gar/dist/index.js';
+    const tiny = ['--steps', '1', '--rollout.prompts', '2', '--rollout.groupSize', '2', '--rollout.maxNewTokens', '8'];
+    const evals = ['--eval.problems', '1', '--eval.n', '1', '--eval.maxNewTokens', '4', '--workers', '1'];
+    const r = await run(
+      process.execPath,
+      [rlvr, 'train', '--plugin', plugin, '--estimator', 'gar', '--estimatorConfig.lambda', '0.1', ...tiny, ...evals, '--out', out, '-q'],
+      app,
+    );
+    expect({ status: r.status, stderr: r.stderr.split('\n').filter((l) => /error/i.test(l)) }).toEqual({ status: 0, stderr: [] });
+    const metrics = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
+    expect(metrics.map((m) => m.step)).toEqual([0, 1]);
+    // the plugin's backend ran on the installed trainer's model: a cosine, and not the 0 of "no scores"
+    expect(Math.abs(metrics[1]!['adv/gar_cos_mean']!)).toBeLessThanOrEqual(1);
+    expect(metrics[1]!['adv/gar_cos_mean']).not.toBe(0);
   });
 });

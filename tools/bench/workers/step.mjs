@@ -1,10 +1,15 @@
-// rlvr train's step time with 2 policy workers against 1 (the in-process path), in one process:
-// the embedded default (warm-up checkpoint, 16 prompts x 4 completions, GRAIL), a few steps each,
-// evaluation reduced to one problem (it is not part of a step's time).
+// rlvr train's step time per case, in one process, on the embedded default (warm-up checkpoint,
+// 16 prompts x 4 completions), a few steps each, evaluation reduced to one problem (it is not part of
+// a step's time). A case is a worker count (2 policy workers against 1, the in-process path; GRAIL)
+// or, with --estimators, an estimator at the first worker count: dr-grpo beside plugin methods
+// (--plugin FILE, repeatable, as `rlvr train --plugin`).
 //   node tools/bench/workers/step.mjs [--steps 6] [--workers 1,2] [--rounds 1]
-// Prints JSON: per worker count the median seconds of each phase over the steps after the first
-// (which warms the kernels up), the weight sync (publish + slowest replica re-load) and gradient
-// reduce seconds per step, and each phase's ratio to the first count. `uptime` before and after.
+//   node tools/bench/workers/step.mjs --estimators dr-grpo,gar,verigate,entropy-shaping \
+//     --plugin methods/gar/dist/index.js --plugin methods/verigate/dist/index.js \
+//     --plugin methods/entropy-shaping/dist/index.js [--steps 6] [--rounds 2]
+// Prints JSON: per case the median seconds of each phase over the steps after the first (which
+// warms the kernels up), the weight sync (publish + slowest replica re-load) and gradient reduce
+// seconds per step, and each phase's ratio to the first case. `uptime` before and after.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -17,10 +22,16 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '6' },
     workers: { type: 'string', default: '1,2' },
     rounds: { type: 'string', default: '1' },
+    estimators: { type: 'string' },
+    plugin: { type: 'string', multiple: true, default: [] },
   },
 });
 const steps = Number(values.steps);
-const counts = values.workers.split(',').map(Number);
+const workerCounts = values.workers.split(',').map(Number);
+// the cases: worker counts (GRAIL, the config's default estimator) or estimators at the first count
+const estimators = values.estimators?.split(',');
+const counts = estimators ?? workerCounts;
+const caseConfig = (c) => (estimators ? { workers: workerCounts[0], estimator: c, plugins: values.plugin } : { workers: c });
 const rounds = Number(values.rounds);
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const PHASES = ['sample', 'verify', 'signals', 'advantages', 'update', 'weight_sync', 'grad_reduce', 'step'];
@@ -36,10 +47,10 @@ try {
   // rounds alternate the counts, so a change of machine load hits both
   for (let r = 0; r < rounds; r++) {
     for (const n of counts) {
-      const out = join(root, `w${n}-r${r}`);
+      const out = join(root, `${n}-r${r}`);
       const config = parseTrainConfig({
         steps,
-        workers: n,
+        ...caseConfig(n),
         backend: 'wasm',
         eval: { every: 0, problems: 1, n: 1, greedy: false },
         checkpointEvery: 0,
@@ -79,6 +90,7 @@ console.log(
       available_parallelism: availableParallelism(),
       steps_measured: steps - 1,
       rounds,
+      ...(estimators ? { workers: workerCounts[0], plugins: values.plugin } : {}),
       seconds: table,
       ratios,
       uptime_after: uptime(),

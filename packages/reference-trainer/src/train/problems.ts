@@ -22,7 +22,12 @@ export async function loadProblems(
   const { train, eval: evalFile, format } = config.data;
   const read = async (file: string, field: string): Promise<Problem[]> => {
     try {
-      return (await loadTasks(file, format)).map((t) => ({ question: t.question, answer: t.answer, source: { file, line: t.line } }));
+      return (await loadTasks(file, format)).map((t) => ({
+        question: t.question,
+        answer: t.answer,
+        ...(t.solution === undefined ? {} : { solution: t.solution }),
+        source: { file, line: t.line },
+      }));
     } catch (err) {
       const missing = !existsSync(file);
       throw new ReferenceTrainerError(

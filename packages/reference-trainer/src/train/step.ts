@@ -44,7 +44,7 @@ export async function rlStep(
   const lap = stopwatch();
   // the answer spans (saliency loss, span overrides) are those of `saliency.box`; the reward grades the last box
   const { batch, texts } = await sampleGroups(
-    tasks.map((t) => ({ tokens: t.prompt })),
+    tasks.map((t) => ({ tokens: t.prompt, ...(t.reference && { reference: t.reference }) })),
     sampler,
     {
       groupSize: r.groupSize,

@@ -11,6 +11,8 @@ export interface Task {
   line: number;
   /** The row's id field, when the mapping names one. */
   id?: string;
+  /** The worked (reference) solution, when the mapping names a solution field and the row has it. */
+  solution?: string;
 }
 
 /**
@@ -34,6 +36,8 @@ export const FieldMappingSchema = z
     answerFormat: z.enum(['value', 'last_boxed', 'after_hashes', 'list']).default('value'),
     /** optional field holding an id (string or number) */
     id: z.string().min(1).optional(),
+    /** optional field holding a worked solution (text), read where a row has it: a reference for methods that use one */
+    solution: z.string().min(1).optional(),
   })
   .strict();
 export type FieldMapping = z.output<typeof FieldMappingSchema>;
@@ -42,15 +46,16 @@ export type FieldMappingInput = z.input<typeof FieldMappingSchema>;
 /** Field layouts of the usual math datasets. */
 export const DATASET_PRESETS = {
   deepmath: { question: 'question', answer: 'final_answer', answerFormat: 'value' },
-  math500: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'unique_id' },
+  math500: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'unique_id', solution: 'solution' },
   aime: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
   amc: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
   college_math: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
-  minerva_math: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed', id: 'idx' },
+  minerva_math: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed', id: 'idx', solution: 'solution' },
   olympiadbench: { question: 'question', answer: 'final_answer', answerFormat: 'list', id: 'id' },
-  gsm8k: { question: 'question', answer: 'answer', answerFormat: 'after_hashes' },
+  /** the answer field is the worked solution, ending in `#### answer` */
+  gsm8k: { question: 'question', answer: 'answer', answerFormat: 'after_hashes', solution: 'answer' },
   /** rows of `rlvr-rollout synth` */
-  synthetic: { question: 'question', answer: 'answer', answerFormat: 'value' },
+  synthetic: { question: 'question', answer: 'answer', answerFormat: 'value', solution: 'solution' },
 } as const satisfies Record<string, FieldMapping>;
 export type DatasetPreset = keyof typeof DATASET_PRESETS;
 const PresetNameSchema = z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]);
@@ -80,6 +85,15 @@ export function taskFromRow(row: unknown, mapping: FieldMapping, where: { file?:
       throw new RolloutError('invalid_row', `expected a string or number id, got ${describe(id)}`, at(mapping.id));
     }
     task.id = String(id);
+  }
+  if (mapping.solution !== undefined) {
+    // a row without the field has no solution; one with the field must hold text
+    const solution = fieldAt(row, mapping.solution);
+    if (solution !== undefined && solution !== null) {
+      if (typeof solution !== 'string' || solution.trim() === '')
+        throw new RolloutError('invalid_row', `expected a non-empty string solution, got ${describe(solution)}`, at(mapping.solution));
+      task.solution = solution;
+    }
   }
   return task;
 }

@@ -16,12 +16,16 @@ export interface PromptTask {
   answer: string;
   /** [P] token ids of the rendered prompt */
   prompt: number[];
+  /** [S] token ids of the problem's reference solution, tokenised as a completion (plain text, no EOS); absent without one */
+  reference?: number[];
 }
 
 /** A problem: what the prompt is built from and what the answer is graded against. */
 export interface Problem {
   question: string;
   answer: string;
+  /** a worked (reference) solution, when the task or the data has one */
+  solution?: string;
   /** where a problem of a data file comes from (for error messages) */
   source?: { file: string; line: number };
 }
@@ -105,10 +109,16 @@ export function splitHeldOut<T>(all: readonly T[], count: number, seed: number):
 /**
  * Render (with the policy's chat template) and tokenize prompts. The template's markers
  * (`<|im_start|>`, ...) are parsed as the special tokens they are, as `rlvr eval` and
- * `rlvr-serve` do, so that a chat model sees the prompts it was tuned on.
+ * `rlvr-serve` do, so that a chat model sees the prompts it was tuned on. A problem's solution
+ * becomes the task's `reference`, tokenised as plain text (as a completion is).
  */
 export function toPromptTasks(tasks: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder): PromptTask[] {
-  return tasks.map((t) => ({ question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question)) }));
+  return tasks.map((t) => {
+    const task: PromptTask = { question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question)) };
+    // the solution as a completion's text: no special tokens parsed
+    if (t.solution !== undefined) task.reference = tokenizer.encode(t.solution, { allowSpecial: false });
+    return task;
+  });
 }
 
 /**

@@ -54,7 +54,7 @@ export interface SampledGroups {
  * Sample G completions for each prompt and lay them out as a `RolloutBatch`:
  * rollouts `i*G .. i*G+G-1` answer prompt i (group i); finish reasons and, when
  * the sampler reports them, behaviour log-probs; answer spans when token bytes are
- * known (else -1). Failed requests become rollouts with finish `error` and no
+ * known (else -1); each prompt's `reference` solution on all its rollouts. Failed requests become rollouts with finish `error` and no
  * tokens, counted in a warning; none is dropped. Bad options throw
  * `CoreError('invalid_config')` before any request; a sampler that breaks its
  * contract throws `RolloutError('invalid_response')`.
@@ -100,6 +100,7 @@ export async function sampleGroups(
     spans: new Int32Array(B * SPAN_STRIDE).fill(-1),
   };
   if (withLogprobs) batch.behaviorLogprobs = new Float32Array(total);
+  if (prompts.some((q) => q.reference !== undefined)) setReferences(batch, prompts, G);
   const bytes = context.tokenBytes ?? sampler.tokenBytes;
   const locator = spanLocator(o.spans);
   const decoder = new TextDecoder();
@@ -141,6 +142,23 @@ export async function sampleGroups(
   if (!withLogprobs)
     logger.warn('the sampler did not report log-probs for every completion: the batch has no behaviorLogprobs', { sampler: sampler.name });
   return { batch: validateBatch(batch), texts, errors };
+}
+
+/** Each rollout's reference columns: its prompt's `reference` (empty for a prompt without one). */
+function setReferences(batch: RolloutBatch, prompts: readonly SamplePrompt[], G: number): void {
+  const total = prompts.reduce((n, q) => n + (q.reference?.length ?? 0) * G, 0);
+  const tokens = new Int32Array(total);
+  const offsets = new Int32Array(prompts.length * G + 1);
+  let at = 0;
+  prompts.forEach((q, g) => {
+    for (let j = 0; j < G; j++) {
+      if (q.reference !== undefined) tokens.set(q.reference, at);
+      at += q.reference?.length ?? 0;
+      offsets[g * G + j + 1] = at;
+    }
+  });
+  batch.referenceTokens = tokens;
+  batch.referenceOffsets = offsets;
 }
 
 function checkContract(name: string, requests: readonly SampleRequest[], results: readonly PromptSamples[]): void {

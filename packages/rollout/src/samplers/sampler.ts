@@ -15,6 +15,11 @@ export interface SamplePrompt {
   text?: string;
   /** the conversation, for samplers that apply the template themselves */
   messages?: readonly ChatMessage[];
+  /**
+   * [S] token ids of the problem's reference solution: not sent to the sampler; `sampleGroups` gives
+   * it to every rollout of the prompt (`RolloutBatch.referenceTokens`)
+   */
+  reference?: readonly number[];
 }
 
 /** Sampling parameters of one request; `sampleGroups` derives them from its options. */

@@ -1,0 +1,134 @@
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { prepareEstimator, registerEstimator } from '@rlvr/advantages';
+import { Rng, Signals, batchFromRows } from '@rlvr/core';
+import { selectBackend } from '@rlvr/policy';
+import { GAR_COSINE, cosines, crossInner, garEstimator, selfInner, shapedRewards, GarConfigSchema } from './index.js';
+import { tf } from './tf.js';
+
+registerEstimator(garEstimator);
+beforeAll(() => selectBackend({ backend: 'cpu' }));
+
+const rollouts = fc.array(
+  fc.record({
+    group: fc.integer({ min: 0, max: 3 }),
+    reward: fc.constantFrom(0, 1),
+    cos: fc.float({ min: -1, max: 1, noNaN: true }),
+    length: fc.integer({ min: 1, max: 4 }),
+  }),
+  { minLength: 1, maxLength: 12 },
+);
+
+function run(rs: { group: number; reward: number; cos: number; length: number }[], config: Record<string, unknown>) {
+  const batch = batchFromRows(
+    rs.map((r) => ({ group: r.group, reward: r.reward, prompt: [1], completion: Array.from({ length: r.length }, () => 3) })),
+  );
+  const signals = Signals.forBatch(batch).setPerRollout(GAR_COSINE, Float32Array.from(rs.map((r) => r.cos)));
+  return { batch, signals, gar: prepareEstimator('gar', config).estimate(batch, signals) };
+}
+
+describe('invariants (fast-check)', () => {
+  it('lambda = 0 gives exactly Dr. GRPO (normalize mean) and GRPO (normalize std)', () => {
+    fc.assert(
+      fc.property(rollouts, (rs) => {
+        const { batch, signals, gar } = run(rs, { lambda: 0 });
+        expect(gar.advantages).toEqual(prepareEstimator('dr-grpo').estimate(batch, signals).advantages);
+        const std = run(rs, { lambda: 0, normalize: 'std' }).gar;
+        expect(std.advantages).toEqual(prepareEstimator('grpo').estimate(batch, signals).advantages);
+      }),
+    );
+  });
+
+  it('mean-centering: sequence advantages sum to 0 in every group; with lambda < 1/2 every correct rollout outranks every wrong one', () => {
+    fc.assert(
+      fc.property(rollouts, fc.double({ min: 0, max: 0.49, noNaN: true }), (rs, lambda) => {
+        const { gar } = run(rs, { lambda });
+        for (const g of new Set(rs.map((r) => r.group))) {
+          const rows = rs.flatMap((r, i) => (r.group === g ? [i] : []));
+          const sum = rows.reduce((s, i) => s + gar.sequenceAdvantages[i]!, 0);
+          expect(Math.abs(sum)).toBeLessThan(1e-5);
+          for (const i of rows)
+            for (const j of rows)
+              if (rs[i]!.reward > rs[j]!.reward) expect(gar.sequenceAdvantages[i]!).toBeGreaterThan(gar.sequenceAdvantages[j]!);
+        }
+      }),
+    );
+  });
+
+  it('apply and positiveOnly: rollouts outside `apply` keep their reward; positiveOnly never lowers one', () => {
+    fc.assert(
+      fc.property(rollouts, fc.constantFrom('correct', 'wrong') as fc.Arbitrary<'correct' | 'wrong'>, (rs, apply) => {
+        const { batch } = run(rs, {});
+        const cos = Float32Array.from(rs.map((r) => r.cos));
+        const only = shapedRewards(batch, cos, GarConfigSchema.parse({ lambda: 0.3, apply }));
+        rs.forEach((r, i) => {
+          if ((apply === 'correct') !== r.reward > 0) expect(only.rewards[i]).toBe(r.reward);
+        });
+        const pos = shapedRewards(batch, cos, GarConfigSchema.parse({ lambda: 0.3, positiveOnly: true }));
+        rs.forEach((r, i) => expect(pos.rewards[i]!).toBeGreaterThanOrEqual(r.reward));
+      }),
+    );
+  });
+
+  it('cosines of random sequences lie in [-1, 1]; a sequence equal to the reference has cos 1', () => {
+    const seqs = fc.record({
+      V: fc.integer({ min: 2, max: 9 }),
+      D: fc.integer({ min: 1, max: 5 }),
+      lengths: fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 4 }),
+      seed: fc.integer({ min: 1, max: 1_000_000 }),
+    });
+    fc.assert(
+      fc.property(seqs, ({ V, D, lengths, seed }) => {
+        const rng = new Rng(seed);
+        const rnd = () => rng.normal();
+        const C = Math.max(...lengths);
+        const n = lengths.length;
+        const h = Float32Array.from({ length: n * C * D }, rnd);
+        const ids = Int32Array.from({ length: n * C }, () => rng.uint32() % V);
+        const mask = Float32Array.from({ length: n * C }, (_, k) => (k % C < lengths[Math.floor(k / C)]! ? 1 : 0));
+        const logits = Float32Array.from({ length: n * C * V }, () => 3 * rnd());
+        let cos: ArrayLike<number> = [];
+        tf.tidy(() => {
+          const a = {
+            h: tf.tensor3d(h, [n, C, D]),
+            probs: tf.softmax(tf.tensor3d(logits, [n, C, V])) as tf.Tensor3D,
+            ids: tf.tensor2d(ids, [n, C], 'int32'),
+            mask: tf.tensor2d(mask, [n, C]),
+          };
+          // the reference: row 0 itself
+          const ref = {
+            h: tf.slice(a.h, [0, 0, 0], [1, C, D]) as tf.Tensor3D,
+            probs: tf.slice(a.probs, [0, 0, 0], [1, C, V]) as tf.Tensor3D,
+            ids: tf.slice(a.ids, [0, 0], [1, C]) as tf.Tensor2D,
+            mask: tf.slice(a.mask, [0, 0], [1, C]) as tf.Tensor2D,
+          };
+          cos = cosines(crossInner(a, ref).dataSync(), selfInner(a).dataSync(), selfInner(ref).dataSync()[0]!);
+        });
+        for (const c of Array.from(cos)) expect(Math.abs(c)).toBeLessThanOrEqual(1);
+        expect(cos[0]).toBeCloseTo(1, 5);
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
+
+describe('by hand', () => {
+  it('r + lambda cos, then Dr. GRPO: one group of three', () => {
+    const { gar } = run(
+      [
+        { group: 0, reward: 1, cos: 0.5, length: 2 },
+        { group: 0, reward: 0, cos: -0.25, length: 1 },
+        { group: 0, reward: 0, cos: 0.25, length: 1 },
+      ],
+      { lambda: 0.2 },
+    );
+    const r = [Math.fround(1 + 0.2 * Math.fround(0.5)), Math.fround(0 + 0.2 * -0.25), Math.fround(0.2 * 0.25)];
+    const mean = (r[0]! + r[1]! + r[2]!) / 3;
+    expect([...gar.advantages]).toEqual([r[0]! - mean, r[0]! - mean, r[1]! - mean, r[2]! - mean].map(Math.fround));
+    expect(gar.metrics.gar_dense_mean).toBeCloseTo((0.1 - 0.05 + 0.05) / 3, 7);
+  });
+  it('without the cosine signal: a typed error naming it', () => {
+    const batch = batchFromRows([{ group: 0, reward: 1, prompt: [1], completion: [2] }]);
+    expect(() => prepareEstimator('gar').estimate(batch, Signals.forBatch(batch))).toThrow('estimator gar needs signal gar.cosine');
+  });
+});
