@@ -120,25 +120,18 @@ export async function runCompare(
       { cause: parsed.error },
     );
   const o = parsed.data;
+  const refuse = (message: string, file?: string): never => {
+    throw new ReferenceTrainerError('invalid_options', message, file === undefined ? {} : { file });
+  };
   const dup = (xs: readonly (string | number)[]) => xs.find((x, i) => xs.indexOf(x) !== i);
-  if (dup(o.estimators) !== undefined)
-    throw new ReferenceTrainerError('invalid_options', `estimator ${JSON.stringify(dup(o.estimators))} is listed twice`);
-  if (dup(o.seeds) !== undefined) throw new ReferenceTrainerError('invalid_options', `seed ${dup(o.seeds)} is listed twice`);
+  const among = `is not among the estimators (${o.estimators.join(', ')})`;
+  if (dup(o.estimators) !== undefined) refuse(`estimator ${JSON.stringify(dup(o.estimators))} is listed twice`);
+  if (dup(o.seeds) !== undefined) refuse(`seed ${dup(o.seeds)} is listed twice`);
   const dirs = o.estimators.map((e) => compareRunDir(o.out, e, 0));
-  if (dup(dirs) !== undefined)
-    throw new ReferenceTrainerError('invalid_options', `two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
+  if (dup(dirs) !== undefined) refuse(`two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
   for (const e of o.primary ?? [])
-    if (!o.estimators.includes(e))
-      throw new ReferenceTrainerError(
-        'invalid_options',
-        `primary contrast ${o.primary!.join(':')}: ${JSON.stringify(e)} is not among the estimators (${o.estimators.join(', ')})`,
-      );
-  if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) {
-    throw new ReferenceTrainerError(
-      'invalid_options',
-      `baseline ${JSON.stringify(o.baseline)} is not among the estimators (${o.estimators.join(', ')})`,
-    );
-  }
+    if (!o.estimators.includes(e)) refuse(`primary contrast ${o.primary!.join(':')}: ${JSON.stringify(e)} ${among}`);
+  if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) refuse(`baseline ${JSON.stringify(o.baseline)} ${among}`);
 
   const variants = parseVariants(o.config.variants, o.configFile);
   const configs = resolveConfigs(o, variants);
@@ -155,15 +148,10 @@ export async function runCompare(
     for (const { dir } of configs) {
       const metrics = join(dir, RUN_FILES.metrics);
       if (existsSync(metrics))
-        throw new ReferenceTrainerError(
-          'invalid_options',
-          `${metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`,
-          { file: o.out },
-        );
+        refuse(`${metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`, o.out);
     }
     const file = join(o.out, COMPARE_FILE);
-    if (existsSync(file))
-      throw new ReferenceTrainerError('invalid_options', `${file} exists: pick another --out or pass --resume`, { file: o.out });
+    if (existsSync(file)) refuse(`${file} exists: pick another --out or pass --resume`, o.out);
   }
 
   const steps = configs[0]!.config.steps;
@@ -293,9 +281,8 @@ function checkEstimators(
   perEstimator: ReadonlySet<string>,
   variants: Readonly<Record<string, Variant>>,
 ): void {
-  const isUnknown = (n: string) => !hasEstimator(n);
   for (const n of Object.keys(variants)) {
-    if (!isUnknown(n))
+    if (hasEstimator(n))
       throw new ReferenceTrainerError('invalid_config', `${JSON.stringify(n)} is a registered estimator: name the variant otherwise`, {
         ...(configFile === undefined ? {} : { file: configFile }),
         field: `variants.${n}`,
@@ -303,7 +290,7 @@ function checkEstimators(
   }
   for (const n of names.filter((x) => variants[x] !== undefined)) {
     const config = configs.find((c) => c.estimator === n)!.config;
-    if (isUnknown(config.estimator))
+    if (!hasEstimator(config.estimator))
       throw variantError(`variants.${n}.estimator`, new Error(unknownMessage([config.estimator])), configFile);
     let needs;
     try {
@@ -323,7 +310,7 @@ function checkEstimators(
     }
   }
   const plain = names.filter((x) => variants[x] === undefined);
-  const unknown = plain.filter(isUnknown);
+  const unknown = plain.filter((n) => !hasEstimator(n));
   if (unknown.length > 0)
     throw new ReferenceTrainerError(
       'invalid_options',
