@@ -60,8 +60,11 @@ export function findBoxes(text: Text, opts: FindBoxesOptions = {}): Box[] {
   const commands = opts.commands === undefined ? DEFAULT_CODES : commandCodes(opts.commands);
   const bare = opts.bare ?? true;
   const n = text.length;
-  // The brace table is built once, at the first box with a brace group: text without one never pays for it.
+  // The brace table is built once, at the first box with a brace group, from there on (a `{` there is not escaped, so
+  // the braces before it change no match after it): text without such a box never pays for it, and a completion whose
+  // box is at its end pays for its end only.
   let close: Int32Array | null = null;
+  let from = 0;
   const out: Box[] = [];
   let i = 0;
   while (i < n) {
@@ -80,8 +83,11 @@ export function findBoxes(text: Text, opts: FindBoxesOptions = {}): Box[] {
     let k = j + len;
     while (codeAt(text, k) === SPACE) k++;
     if (codeAt(text, k) === OPEN) {
-      close ??= matchingBraces(text);
-      const c = close[k]!;
+      if (close === null) {
+        from = k;
+        close = matchingBraces(text, from);
+      }
+      const c = close[k - from]!;
       if (c >= 0) {
         out.push({ start, contentStart: k + 1, contentEnd: c, end: c + 1 });
         i = c + 1;
@@ -107,18 +113,21 @@ export function findBoxes(text: Text, opts: FindBoxesOptions = {}): Box[] {
   return out;
 }
 
-/** For every `{` the index of its matching `}` (-1 if none), every other index -1: one pass with a stack. */
-function matchingBraces(text: Text): Int32Array {
-  const match = new Int32Array(text.length).fill(-1);
+/**
+ * For every `{` at or after `from` the index of its matching `}` (-1 if none), every other index -1, at `index - from`:
+ * one pass with a stack, from `from`, which must not be an escaped position.
+ */
+function matchingBraces(text: Text, from: number): Int32Array {
+  const match = new Int32Array(text.length - from).fill(-1);
   const stack: number[] = [];
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < text.length; i++) {
     const c = codeAt(text, i);
     if (c === BACKSLASH) {
       i++;
       continue;
     }
     if (c === OPEN) stack.push(i);
-    else if (c === CLOSE && stack.length > 0) match[stack.pop()!] = i;
+    else if (c === CLOSE && stack.length > 0) match[stack.pop()! - from] = i;
   }
   return match;
 }

@@ -75,8 +75,12 @@ else {
   if (positionals.length === 0) throw new Error('name at least one build: <label>=<checkout directory>');
   const ask = (b, msg) =>
     new Promise((ok, fail) => {
-      b.proc.once('message', ok);
-      b.proc.once('exit', (code) => fail(new Error(`build ${b.label} exited with ${code}`)));
+      const died = (code) => fail(new Error(`build ${b.label} exited with ${code}`));
+      b.proc.once('exit', died);
+      b.proc.once('message', (m) => {
+        b.proc.off('exit', died);
+        ok(m);
+      });
       if (msg !== undefined) b.proc.send(msg);
     });
   const builds = positionals.map((arg) => {
@@ -99,13 +103,15 @@ else {
   }
   for (const b of builds) b.proc.send('exit');
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const base = median(builds[0].cpuUs);
+  // overFirst: the median over rounds of this build's CPU per answer over the first build's in the same round (a
+  // paired ratio: load that changes between rounds cancels out more than in the ratio of the two medians).
+  const first = builds[0].cpuUs;
   const result = builds.map((b) => ({
     build: b.label,
     corpusAgree: `${b.agree}/${b.cases}`,
     cpuMicrosecondsPerAnswer: +median(b.cpuUs).toFixed(1),
     minMax: [+Math.min(...b.cpuUs).toFixed(1), +Math.max(...b.cpuUs).toFixed(1)],
-    overFirst: +(median(b.cpuUs) / base).toFixed(2),
+    overFirst: +median(b.cpuUs.map((x, r) => x / first[r])).toFixed(2),
     answersPerSecond: Math.round(median(b.rate)),
   }));
   console.table(result);
