@@ -68,10 +68,9 @@ export function findBoxes(text: Text, opts: FindBoxesOptions = {}): Box[] {
   const out: Box[] = [];
   let i = 0;
   while (i < n) {
-    if (codeAt(text, i) !== BACKSLASH) {
-      i++;
-      continue;
-    }
+    // Jump to the next backslash (a box starts with one): indexOf scans faster than a loop over every character.
+    i = typeof text === 'string' ? text.indexOf('\\', i) : text.indexOf(BACKSLASH, i);
+    if (i < 0) break;
     const start = i;
     let j = i + 1;
     if (codeAt(text, j) === BACKSLASH) j++;
