@@ -41,10 +41,10 @@ export function freeSymbols(n: Node, out: Set<string> = new Set(), bound: Readon
       if (!bound.has(n.name)) out.add(n.name);
       break;
     case 'add':
-      n.terms.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.terms) freeSymbols(t, out, bound);
       break;
     case 'mul':
-      n.factors.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.factors) freeSymbols(t, out, bound);
       break;
     case 'neg':
       freeSymbols(n.x, out, bound);
@@ -59,7 +59,7 @@ export function freeSymbols(n: Node, out: Set<string> = new Set(), bound: Readon
       break;
     case 'fn':
     case 'call':
-      n.args.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.args) freeSymbols(t, out, bound);
       break;
     case 'pm':
       if (n.a) freeSymbols(n.a, out, bound);
@@ -74,19 +74,19 @@ export function freeSymbols(n: Node, out: Set<string> = new Set(), bound: Readon
     case 'tuple':
     case 'set':
     case 'list':
-      n.items.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.items) freeSymbols(t, out, bound);
       break;
     case 'union':
-      n.parts.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.parts) freeSymbols(t, out, bound);
       break;
     case 'rel':
-      n.items.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.items) freeSymbols(t, out, bound);
       break;
     case 'matrix':
-      n.rows.forEach((r) => r.forEach((t) => freeSymbols(t, out, bound)));
+      for (const r of n.rows) for (const t of r) freeSymbols(t, out, bound);
       break;
     case 'colon':
-      n.items.forEach((t) => freeSymbols(t, out, bound));
+      for (const t of n.items) freeSymbols(t, out, bound);
       break;
     default:
       break;

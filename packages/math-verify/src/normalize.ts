@@ -26,70 +26,91 @@ export function toAsciiForms(s: string): string {
   });
 }
 
-/** Cleans one answer string; never throws. */
+/** Characters outside ASCII: only then can the Unicode and currency rules below match. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, control characters included on purpose
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Cleans one answer string; never throws. Each group of rules runs only when the characters it needs are present
+ * (a backslash, `$`, a non-ASCII character): the skipped rules could not match, so the result is the same, and most
+ * answers skip most of them (this runs several times per graded answer).
+ */
 export function normalizeAnswer(input: string): string {
   let s = toAsciiForms(input);
+  const nonAscii = NON_ASCII.test(s);
   // A raw "\n" typed as two characters (not \neq, \nu, ...) and real line breaks are spaces.
-  s = s.replace(/\\\\?n(?![a-zA-Z])/g, ' ').replace(/[\r\n\t\f\v]+/g, ' ');
-  s = s.replace(DOUBLE_ESCAPED, '$1\\');
-  // Protect row breaks (`\\`) from the single-backslash rules below.
-  s = s.replace(/\\\\/g, '\u0001');
+  if (s.includes('\\')) s = s.replace(/\\\\?n(?![a-zA-Z])/g, ' ');
+  s = s.replace(/[\r\n\t\f\v]+/g, ' ');
+  if (s.includes('\\')) {
+    s = s.replace(DOUBLE_ESCAPED, '$1\\');
+    // Protect row breaks (`\\`) from the single-backslash rules below.
+    s = s.replace(/\\\\/g, '\u0001');
+  }
   // Unicode forms of operators and constants.
-  s = s
-    .replace(/[\u2212\u2013\u2014]/g, '-')
-    .replace(/\u00d7/g, '\\times ')
-    .replace(/[\u00b7\u22c5]/g, '\\cdot ')
-    .replace(/\u00f7/g, '\\div ')
-    .replace(/\u2264/g, '\\le ')
-    .replace(/\u2248/g, '\\approx ')
-    .replace(/\u2265/g, '\\ge ')
-    .replace(/\u2260/g, '\\ne ')
-    .replace(/\u00b1/g, '\\pm ')
-    .replace(/\u221e/g, '\\infty ')
-    .replace(/\u03c0/g, '\\pi ')
-    .replace(/\u221a/g, '\\sqrt ')
-    .replace(/\u222a/g, '\\cup ')
-    .replace(/\u00b2/g, '^2')
-    .replace(/\u00b3/g, '^3')
-    .replace(/\u00b0/g, '^\\circ ')
-    .replace(/\uff1a/g, ':')
-    .replace(/\uff0c/g, ',');
+  if (nonAscii)
+    s = s
+      .replace(/[\u2212\u2013\u2014]/g, '-')
+      .replace(/\u00d7/g, '\\times ')
+      .replace(/[\u00b7\u22c5]/g, '\\cdot ')
+      .replace(/\u00f7/g, '\\div ')
+      .replace(/\u2264/g, '\\le ')
+      .replace(/\u2248/g, '\\approx ')
+      .replace(/\u2265/g, '\\ge ')
+      .replace(/\u2260/g, '\\ne ')
+      .replace(/\u00b1/g, '\\pm ')
+      .replace(/\u221e/g, '\\infty ')
+      .replace(/\u03c0/g, '\\pi ')
+      .replace(/\u221a/g, '\\sqrt ')
+      .replace(/\u222a/g, '\\cup ')
+      .replace(/\u00b2/g, '^2')
+      .replace(/\u00b3/g, '^3')
+      .replace(/\u00b0/g, '^\\circ ')
+      .replace(/\uff1a/g, ':')
+      .replace(/\uff0c/g, ',');
   // Currency: \$ and stray $ (math delimiters were split off during extraction, the rest is noise).
-  s = s.replace(/\\\$/g, ' ').replace(/\$/g, ' ');
-  s = s.replace(/\\\(|\\\)|\\\[|\\\]/g, ' ');
-  s = s.replace(/[€£¥]/g, ' ');
-  s = s.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|Biggl|Biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\s*\.?/g, '');
-  s = s.replace(/\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])/g, '\\frac');
-  s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])/g, ' ');
-  s = s.replace(/\\lbrace(?![a-zA-Z])/g, '\\{').replace(/\\rbrace(?![a-zA-Z])/g, '\\}');
-  s = s.replace(/\\(?:lvert|rvert|vert)(?![a-zA-Z])/g, '|');
+  if (s.includes('$')) s = s.replace(/\\\$/g, ' ').replace(/\$/g, ' ');
+  // No rule below writes a backslash where there was none, so without one every backslash rule is a no-op.
+  const backslash = s.includes('\\');
+  if (backslash) s = s.replace(/\\\(|\\\)|\\\[|\\\]/g, ' ');
+  if (nonAscii) s = s.replace(/[€£¥]/g, ' ');
+  if (backslash) {
+    s = s.replace(/\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|Biggl|Biggr|big|Big|bigg|Bigg)(?![a-zA-Z])\s*\.?/g, '');
+    s = s.replace(/\\(?:dfrac|tfrac|cfrac)(?![a-zA-Z])/g, '\\frac');
+    s = s.replace(/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])/g, ' ');
+    s = s.replace(/\\lbrace(?![a-zA-Z])/g, '\\{').replace(/\\rbrace(?![a-zA-Z])/g, '\\}');
+    s = s.replace(/\\(?:lvert|rvert|vert)(?![a-zA-Z])/g, '|');
+  }
   // Thousands separators written as {,} or ,\! or \, between digit groups.
-  s = s.replace(/(\d)\s*\{\s*,\s*\}\s*(?=\d{3})/g, '$1,');
-  s = s.replace(/(\d),\\!\s*(?=\d{3}(?!\d))/g, '$1,');
-  s = s.replace(/(\d)\\[,!]\s*(?=\d{3}(?!\d))/g, '$1');
-  s = s.replace(/\\!/g, '');
-  s = s
-    .replace(/\\q?quad/g, ' ')
-    .replace(/\\[,;:> ]/g, ' ')
-    .replace(/~/g, ' ');
-  s = s.replace(/\*\*/g, '^');
+  if (s.includes('{')) s = s.replace(/(\d)\s*\{\s*,\s*\}\s*(?=\d{3})/g, '$1,');
+  if (backslash) {
+    s = s.replace(/(\d),\\!\s*(?=\d{3}(?!\d))/g, '$1,');
+    s = s.replace(/(\d)\\[,!]\s*(?=\d{3}(?!\d))/g, '$1');
+    s = s.replace(/\\!/g, '');
+    s = s.replace(/\\q?quad/g, ' ').replace(/\\[,;:> ]/g, ' ');
+  }
+  if (s.includes('~')) s = s.replace(/~/g, ' ');
+  if (s.includes('**')) s = s.replace(/\*\*/g, '^');
   // `W(x)=1orW(x)=-1`: a glued "or"/"and" between two answers.
   s = s.replace(/([\d)])(or|and)(?=[A-Z(\\])/g, '$1 $2 ');
   // Degrees and percent.
-  s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])/g, '\\degree ');
-  s = s.replace(/\\%/g, '%');
+  if (backslash) {
+    s = s.replace(/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ(?![a-zA-Z])|\\degree(?![a-zA-Z])|\\circ(?![a-zA-Z])/g, '\\degree ');
+    s = s.replace(/\\%/g, '%');
+  }
   s = s.replace(/(\d|\})\s*(?:\\text\{\s*(?:percent|percentage|pct)\s*\}|percentage|percent|pct)(?![a-zA-Z])/gi, '$1%');
   // Clock times with a.m./p.m. become 24-hour times (`08:34 \\text{P.M.}` -> `20:34`).
-  s = s.replace(
-    /(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:\\text\{\s*)?([AaPp])\.?\s*[Mm]\.?\s*\}?/g,
-    (_m, h: string, mm: string, ss: string | undefined, ap: string) => {
-      let hour = Number(h) % 12;
-      if (ap.toLowerCase() === 'p') hour += 12;
-      return `${hour}:${mm}${ss !== undefined ? ':' + ss : ''}`;
-    },
-  );
+  if (s.includes(':'))
+    s = s.replace(
+      /(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(?:\\text\{\s*)?([AaPp])\.?\s*[Mm]\.?\s*\}?/g,
+      (_m, h: string, mm: string, ss: string | undefined, ap: string) => {
+        let hour = Number(h) % 12;
+        if (ap.toLowerCase() === 'p') hour += 12;
+        return `${hour}:${mm}${ss !== undefined ? ':' + ss : ''}`;
+      },
+    );
   // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0001 is the placeholder set above for an escaped backslash
-  s = s.replace(/\u0001/g, '\\\\').trim();
+  if (s.includes('\u0001')) s = s.replace(/\u0001/g, '\\\\');
+  s = s.trim();
   // Trailing sentence punctuation and a stray trailing backslash (`185\`).
   for (let guard = 0; guard < 8; guard++) {
     // `!` stays: it is a factorial.

@@ -5,7 +5,7 @@
 import { getEventListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MathVerifyError, VerifierPool, mathReward } from '@rlvr/math-verify';
+import { MathVerifyError, VerifierPool, mathReward, verifyAnswer } from '@rlvr/math-verify';
 import { loadCorpus, profileFor } from '../test/corpus-profile.mjs';
 
 const SLOW = '\\boxed{\\sum_{k=1000}^{3000} k!}';
@@ -22,9 +22,26 @@ describe('VerifierPool', () => {
       .filter((x) => x.p.call === 'reward' && !x.p.wrapGold);
     expect(sample.length).toBeGreaterThan(40);
     const got = await Promise.all(sample.map(({ r, p }) => pool.reward(r.pred, r.gold, p.options)));
-    expect(got).toEqual(sample.map(({ r, p }) => mathReward(r.pred, r.gold, p.options)));
+    // Strict: results cross threads packed in arrays and are rebuilt, so every key (and no extra one) must come back.
+    expect(got).toStrictEqual(sample.map(({ r, p }) => mathReward(r.pred, r.gold, p.options)));
     const v = await pool.verify('\\frac{1}{2}', '0.5');
-    expect(v).toEqual({ equal: true, reason: 'exact', gold: '1/2', pred: '0.5' });
+    expect(v).toStrictEqual({ equal: true, reason: 'exact', gold: '1/2', pred: '0.5' });
+  });
+
+  it('grades whole batches as the in-process functions do, limits and boxes included', async () => {
+    // Every corpus row in one rewardBatch (uniform options) and one verifyBatch: several chunks per call.
+    const opts = { fallbacks: true, maxAnswerChars: 200 };
+    const preds = [...rows.map((r) => r.pred), `\\boxed{${'('.repeat(200)}1${')'.repeat(200)}}`, `\\boxed{${'1+'.repeat(150)}1}`];
+    const golds = [...rows.map((r) => r.gold), '1', '151'];
+    const rewards = await pool.rewardBatch(preds, golds, opts);
+    expect(rewards).toStrictEqual(preds.map((p, i) => mathReward(p, golds[i] as string, opts)));
+    expect(rewards.some((r) => r.limit === 'size') && rewards.some((r) => r.answer !== null)).toBe(true);
+    const deep = `${'('.repeat(130)}1${')'.repeat(130)}`;
+    const verdicts = await pool.verifyBatch([...golds, deep], [...rows.map((r) => r.pred), '1', '151', '1']);
+    expect(verdicts).toStrictEqual(
+      [...golds, deep].map((g, i) => verifyAnswer(g, [...rows.map((r) => r.pred), '1', '151', '1'][i] as string)),
+    );
+    expect(verdicts.at(-1)?.limit).toBe('depth');
   });
 
   it('answers pathological inputs within the budget', async () => {
@@ -68,6 +85,54 @@ describe('VerifierPool timeouts', () => {
       expect(pool.stats.completed).toBe(40);
       const v = await pool.verify('1', '\\sum_{k=1000}^{3000} k!');
       expect(v).toEqual({ equal: false, reason: 'timeout', gold: null, pred: null });
+    } finally {
+      await pool.close();
+    }
+  }, 300_000);
+
+  it('times out a slow item inside a batch alone: the rest of its chunk is run again, none lost', async () => {
+    // One worker, one chunk of 21: the worker is killed at the slow item, after grading the ten before it.
+    const pool = new VerifierPool({ concurrency: 1, chunkSize: 64, timeoutMs: 1_000 });
+    try {
+      const completions = [
+        ...Array.from({ length: 10 }, (_, i) => `\\boxed{${i}}`),
+        SLOW,
+        ...Array.from({ length: 10 }, (_, i) => `\\boxed{${i + 10}}`),
+      ];
+      const golds = completions.map((c) => (c === SLOW ? '1' : c.slice(7, -1)));
+      const got = await pool.rewardBatch(completions, golds);
+      expect(got[10]).toStrictEqual({ reward: 0, extracted: null, reason: 'timeout', answer: null });
+      expect(got.filter((_r, i) => i !== 10).map((r) => [r.reward, r.reason])).toEqual(golds.slice(0, 20).map(() => [1, 'same_text']));
+      expect(pool.stats).toEqual({ completed: 20, timedOut: 1, failed: 0, cancelled: 0 });
+    } finally {
+      await pool.close();
+    }
+  }, 300_000);
+
+  it('loses none of a batch when its worker dies, and fails at most the item it was running', async () => {
+    const pool = new VerifierPool({ concurrency: 1, chunkSize: 64, timeoutMs: 600_000 });
+    try {
+      expect(await pool.reward('\\boxed{1}', '1')).toMatchObject({ reward: 1 });
+      const completions = [SLOW, ...Array.from({ length: 20 }, (_, i) => `\\boxed{${i}}`)];
+      const golds = ['1', ...completions.slice(1).map((c) => c.slice(7, -1))];
+      const batch = pool.rewardBatch(completions, golds);
+      // A real worker thread stopped from outside, as a crash would stop it. It is most likely on the slow item (the
+      // first, seconds long), but may not have started the chunk yet on a busy machine: both are checked.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const threads = (pool as unknown as { piscina: { threads: { terminate(): Promise<number> }[] } }).piscina.threads;
+      expect(threads).toHaveLength(1);
+      await threads[0]?.terminate();
+      const got = await batch;
+      expect(got.slice(1).map((r) => r.reward)).toEqual(golds.slice(1).map(() => 1));
+      const { failed, completed, timedOut } = pool.stats;
+      if (failed === 1) expect(got[0]?.reason).toMatch(/^worker_failed: /);
+      else expect(got[0]).toMatchObject({ reward: 0, reason: expect.not.stringMatching(/worker_failed|timeout/) });
+      // Every item answered once: the warm-up, the 20 quick ones, and the slow one (graded, or failed with its worker).
+      expect({ answered: completed + failed, timedOut, failedAtMost1: failed <= 1 }).toEqual({
+        answered: 22,
+        timedOut: 0,
+        failedAtMost1: true,
+      });
     } finally {
       await pool.close();
     }

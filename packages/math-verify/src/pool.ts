@@ -1,9 +1,11 @@
 /**
  * A pool of worker threads that run the verifier with a hard wall-clock budget per item. An item that runs past
  * `timeoutMs` has its worker terminated (piscina aborts a running task by stopping its thread) and answers
- * `{ equal: false, reason: "timeout" }`; the pool starts a fresh worker and carries on. Items are handed to
- * workers only when one is free, in chunks (one message per chunk keeps the main thread's cost per item small);
- * each item's budget starts when the worker reaches it, so neither queueing nor a worker's start-up counts.
+ * `{ equal: false, reason: "timeout" }`; the pool starts a fresh worker and carries on, and the other items of that
+ * worker's chunk are run again. Items are handed to workers only when one is free, in chunks: one message each way
+ * per chunk, items and results packed in parallel arrays, one promise per call (a batch is one call), so the main
+ * thread's cost per item stays small next to grading a cheap answer. Each item's budget starts when the worker
+ * reaches it, so neither queueing nor a worker's start-up counts.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -13,7 +15,7 @@ import { MathVerifyError, assertText } from './errors.js';
 import { type VerifyOptionsInput, resolveOptions } from './options.js';
 import { checkBatch } from './verify.js';
 import type { RewardResult, VerifyResult } from './grade.js';
-import type { WorkerItem, WorkerTask } from './worker.js';
+import { type PackedResults, REWARD, VERIFY, type WorkerTask, unpackResult } from './worker.js';
 
 /** JSON of each resolved options object, computed once (options are sent to workers as strings). */
 const optionKeys = new WeakMap<object, string>();
@@ -33,7 +35,7 @@ export const PoolOptionsSchema = z
     /** Wall-clock budget per item, in milliseconds, measured from when a worker takes the item. */
     timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
     /** Most items sent to a worker in one message (fewer when the queue is short, so all workers get some). */
-    chunkSize: z.number().int().min(1).max(1024).default(16),
+    chunkSize: z.number().int().min(1).max(1024).default(64),
     /** Heap limit of each worker (MiB): a memory blow-up kills that worker, not the caller. */
     workerMemoryMb: z.number().int().min(32).max(65_536).default(1024),
     /** Verifier options used when a call passes none. */
@@ -54,15 +56,41 @@ export interface PoolCallOptions {
   signal?: AbortSignal;
 }
 
-/** One item of a call, from the queue to its answer. */
-interface Job {
-  item: WorkerItem;
-  resolve: (r: RewardResult | VerifyResult) => void;
+/**
+ * One call (`reward`, `verify`, or a batch): its items as parallel arrays, one kind and one options key for all, and
+ * where their results go. A call costs one promise however many items it has.
+ */
+interface Call {
+  kind: number;
+  a: readonly string[];
+  b: readonly string[];
+  options: string;
+  results: (Raw | undefined)[];
+  /** Items not answered yet. */
+  left: number;
+  /** Settled (answered, failed, cancelled or closed): what is still in the queue or a worker is dropped. */
+  done: boolean;
+  resolve: (r: Raw[]) => void;
   reject: (e: unknown) => void;
-  /** Its call was cancelled: the item is out of the queue, and a result that still comes back is dropped. */
-  cancelled: boolean;
-  /** While in a worker's chunk: the chunk's skip flags and this item's index there. */
-  slot: { skip: Uint8Array; index: number } | null;
+  /** Chunks in workers that hold items of this call, so that a cancellation can set their skip flags. */
+  chunks: Set<Chunk>;
+}
+
+/** Items `from` to `to` (exclusive) of a call, waiting in the queue. */
+interface Span {
+  call: Call;
+  from: number;
+  to: number;
+  /** Each item goes to a worker alone: its chunk's worker died before starting any item, so none is known to be at fault. */
+  solo: boolean;
+}
+
+/** The items handed to one worker in one message: item `i` is item `index[i]` of `calls[i]`. */
+interface Chunk {
+  calls: Call[];
+  index: number[];
+  /** One byte per item in shared memory: 1 = skip it (its call was cancelled). */
+  skip: Uint8Array;
 }
 
 /** Counters a caller can log: how many items ran, timed out, killed their worker, or were cancelled by their caller. */
@@ -86,7 +114,11 @@ export class VerifierPool {
   readonly chunkSize: number;
   private readonly piscina: Piscina;
   private readonly defaultOptions: string;
-  private queue: Job[] = [];
+  /** Waiting items, oldest first; `head` is the first span still in use (spans before it are spent). */
+  private queue: Span[] = [];
+  private head = 0;
+  /** Items waiting in the queue. */
+  private queued = 0;
   private inFlight = 0;
   private pumpScheduled = false;
   private closed = false;
@@ -123,7 +155,7 @@ export class VerifierPool {
   async reward(completion: string, gold: string, options?: VerifyOptionsInput, call: PoolCallOptions = {}): Promise<RewardResult> {
     assertText(completion, 'completion');
     assertText(gold, 'gold');
-    const [r] = await this.submit([{ kind: 'reward', a: completion, b: gold, options: this.optionsKey(options) }], call.signal);
+    const [r] = await this.submit(REWARD, [completion], [gold], this.optionsKey(options), call.signal);
     return asReward(r as Raw);
   }
 
@@ -131,11 +163,14 @@ export class VerifierPool {
   async verify(gold: string, pred: string, options?: VerifyOptionsInput, call: PoolCallOptions = {}): Promise<VerifyResult> {
     assertText(gold, 'gold');
     assertText(pred, 'pred');
-    const [r] = await this.submit([{ kind: 'verify', a: gold, b: pred, options: this.optionsKey(options) }], call.signal);
+    const [r] = await this.submit(VERIFY, [gold], [pred], this.optionsKey(options), call.signal);
     return asVerify(r as Raw);
   }
 
-  /** Rewards for parallel arrays, in order. Bad input (a non-string, arrays of different lengths) rejects before anything is queued. */
+  /**
+   * Rewards for parallel arrays, in order: one promise for the whole batch, its items sent to the workers in chunks.
+   * Bad input (a non-string, arrays of different lengths) rejects before anything is queued.
+   */
   async rewardBatch(
     completions: readonly string[],
     golds: readonly string[],
@@ -143,16 +178,31 @@ export class VerifierPool {
     call: PoolCallOptions = {},
   ): Promise<RewardResult[]> {
     checkBatch('rewardBatch', completions, golds);
-    const key = this.optionsKey(options);
-    const items = completions.map((c, i): WorkerItem => ({ kind: 'reward', a: c, b: golds[i] as string, options: key }));
-    return (await this.submit(items, call.signal)).map(asReward);
+    return (await this.submit(REWARD, completions, golds, this.optionsKey(options), call.signal)).map(asReward);
+  }
+
+  /** `verify` for parallel arrays of golds and predicted answers, in order, as `rewardBatch` does for rewards. */
+  async verifyBatch(
+    golds: readonly string[],
+    preds: readonly string[],
+    options?: VerifyOptionsInput,
+    call: PoolCallOptions = {},
+  ): Promise<VerifyResult[]> {
+    checkBatch('verifyBatch', golds, preds, ['gold', 'pred']);
+    return (await this.submit(VERIFY, golds, preds, this.optionsKey(options), call.signal)).map(asVerify);
   }
 
   /** Stops the workers; pending items are rejected with `pool_closed`. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(closedError());
+    for (let q = this.head; q < this.queue.length; q++) {
+      const c = (this.queue[q] as Span).call;
+      if (!c.done) c.reject(closedError());
+    }
+    this.queue = [];
+    this.head = 0;
+    this.queued = 0;
     await this.piscina.destroy();
   }
 
@@ -168,48 +218,49 @@ export class VerifierPool {
   }
 
   /** Queues the items of one call; resolves with their results in order, or rejects on the first failure or on `signal`. */
-  private submit(items: WorkerItem[], signal: AbortSignal | undefined): Promise<Raw[]> {
+  private submit(
+    kind: number,
+    a: readonly string[],
+    b: readonly string[],
+    options: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Raw[]> {
     if (this.closed) return Promise.reject(closedError());
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (items.length === 0) return Promise.resolve([]);
+    if (a.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const results: Raw[] = new Array(items.length);
-      let left = items.length;
-      let settled = false;
-      const jobs: Job[] = [];
+      const onAbort = (): void => {
+        if (call.done) return;
+        this.cancel(call);
+        call.reject(signal?.reason);
+      };
       const settle = (): void => {
-        settled = true;
+        call.done = true;
         signal?.removeEventListener('abort', onAbort);
       };
-      const onAbort = (): void => {
-        if (settled) return;
-        settle();
-        this.cancel(jobs);
-        reject(signal?.reason);
+      const call: Call = {
+        kind,
+        a,
+        b,
+        options,
+        results: new Array(a.length),
+        left: a.length,
+        done: false,
+        chunks: new Set(),
+        resolve: (r) => {
+          settle();
+          resolve(r);
+        },
+        reject: (e) => {
+          if (call.done) return;
+          settle();
+          reject(e);
+        },
       };
-      for (let i = 0; i < items.length; i++) {
-        jobs.push({
-          item: items[i] as WorkerItem,
-          cancelled: false,
-          slot: null,
-          resolve: (r) => {
-            if (settled) return;
-            results[i] = r;
-            if (--left === 0) {
-              settle();
-              resolve(results);
-            }
-          },
-          reject: (e) => {
-            if (settled) return;
-            settle();
-            reject(e);
-          },
-        });
-      }
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(...jobs);
-      // Let a synchronous burst of submissions (a batch) queue up before chunking it.
+      this.queue.push({ call, from: 0, to: a.length, solo: false });
+      this.queued += a.length;
+      // Let a synchronous burst of submissions (several calls) queue up before chunking them.
       if (!this.pumpScheduled) {
         this.pumpScheduled = true;
         queueMicrotask(() => {
@@ -220,25 +271,80 @@ export class VerifierPool {
     });
   }
 
-  /** Takes a cancelled call's items out of the queue at once; those already in a worker are skipped if not started. */
-  private cancel(jobs: Job[]): void {
-    let queued = false;
-    for (const j of jobs) {
-      if (j.cancelled) continue;
-      j.cancelled = true;
-      this.counters.cancelled++;
-      if (j.slot !== null) j.slot.skip[j.slot.index] = 1;
-      else queued = true;
+  /** Answers item `i` of `call`; the call resolves when its last item is answered. */
+  private answer(call: Call, i: number, r: Raw): void {
+    if (call.done || call.results[i] !== undefined) return;
+    call.results[i] = r;
+    if (--call.left === 0) call.resolve(call.results as Raw[]);
+  }
+
+  /**
+   * Takes a cancelled call's items out of the queue at once; those already in a worker are skipped if not started.
+   * Its items not answered yet are counted as cancelled (answered ones stay counted as completed).
+   */
+  private cancel(call: Call): void {
+    this.counters.cancelled += call.left;
+    for (const chunk of call.chunks) for (let i = 0; i < chunk.calls.length; i++) if (chunk.calls[i] === call) chunk.skip[i] = 1;
+    let removed = 0;
+    const kept: Span[] = [];
+    for (let q = this.head; q < this.queue.length; q++) {
+      const span = this.queue[q] as Span;
+      if (span.call === call) removed += span.to - span.from;
+      else kept.push(span);
     }
-    if (queued) this.queue = this.queue.filter((j) => !j.cancelled);
+    if (removed > 0) {
+      this.queue = kept;
+      this.head = 0;
+      this.queued -= removed;
+    }
+  }
+
+  /** Takes up to `size` waiting items from the front of the queue, skipping calls that are already settled. */
+  private take(size: number): Chunk {
+    const chunk: Chunk = { calls: [], index: [], skip: new Uint8Array(0) };
+    while (chunk.calls.length < size && this.head < this.queue.length) {
+      const span = this.queue[this.head] as Span;
+      if (span.solo && chunk.calls.length > 0) break;
+      const n = span.solo ? 1 : Math.min(size - chunk.calls.length, span.to - span.from);
+      if (!span.call.done)
+        for (let i = span.from; i < span.from + n; i++) {
+          chunk.calls.push(span.call);
+          chunk.index.push(i);
+        }
+      span.from += n;
+      this.queued -= n;
+      if (span.from === span.to) this.head++;
+      if (span.solo && chunk.calls.length > 0) break;
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    }
+    return chunk;
+  }
+
+  /** Puts items back at the front of the queue, in their order (one span per run of consecutive items of a call). */
+  private requeue(calls: Call[], index: number[], solo: boolean): void {
+    const spans: Span[] = [];
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i] as Call;
+      const at = index[i] as number;
+      const last = spans[spans.length - 1];
+      if (last !== undefined && last.call === call && last.to === at) last.to++;
+      else spans.push({ call, from: at, to: at + 1, solo });
+    }
+    this.queue = [...spans, ...this.queue.slice(this.head)];
+    this.head = 0;
+    this.queued += calls.length;
   }
 
   private pump(): void {
-    while (this.inFlight < this.concurrency && this.queue.length > 0 && !this.closed) {
-      const size = Math.max(1, Math.min(this.chunkSize, Math.ceil(this.queue.length / this.concurrency)));
-      const jobs = this.queue.splice(0, size);
+    while (this.inFlight < this.concurrency && this.queued > 0 && !this.closed) {
+      const size = Math.max(1, Math.min(this.chunkSize, Math.ceil(this.queued / this.concurrency)));
+      const chunk = this.take(size);
+      if (chunk.calls.length === 0) continue;
       this.inFlight++;
-      this.runChunk(jobs).finally(() => {
+      this.runChunk(chunk).finally(() => {
         this.inFlight--;
         this.pump();
       });
@@ -248,15 +354,16 @@ export class VerifierPool {
   /**
    * Runs a chunk of items in one worker. The worker writes the start time and index of the item it is on into
    * shared memory; the timer checks that item's own budget. When an item overruns (or the worker dies), that item
-   * is answered and the rest of the chunk goes back to the front of the queue. Shared memory also carries one skip
-   * flag per item, set when the item's call is cancelled.
+   * is answered and the other items of the chunk (their results died with the worker) go back to the front of the
+   * queue. Shared memory also carries one skip flag per item, set when the item's call is cancelled.
    */
-  private async runChunk(jobs: Job[]): Promise<void> {
+  private async runChunk(chunk: Chunk): Promise<void> {
+    const { calls, index } = chunk;
+    const n = calls.length;
     const ac = new AbortController();
-    const shared = new SharedArrayBuffer(16 + jobs.length);
+    const shared = new SharedArrayBuffer(16 + n);
     const progress = new Float64Array(shared, 0, 2);
-    const skip = new Uint8Array(shared, 16, jobs.length);
-    jobs.forEach((j, index) => (j.slot = { skip, index }));
+    chunk.skip = new Uint8Array(shared, 16, n);
     const dispatched = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const check = (): void => {
@@ -268,43 +375,72 @@ export class VerifierPool {
       else timer = setTimeout(check, s > 0 ? s + this.timeoutMs - now : this.timeoutMs);
     };
     timer = setTimeout(check, this.timeoutMs);
+    const kinds = new Uint8Array(n);
+    const o = new Uint16Array(n);
+    const a: string[] = new Array(n);
+    const b: string[] = new Array(n);
     const options: string[] = [];
-    const items = jobs.map(({ item }) => {
-      let o = options.indexOf(item.options);
-      if (o < 0) o = options.push(item.options) - 1;
-      return { kind: item.kind, a: item.a, b: item.b, o };
-    });
-    const task: WorkerTask = { items, options, progress: shared };
+    for (let i = 0; i < n; i++) {
+      const call = calls[i] as Call;
+      const at = index[i] as number;
+      call.chunks.add(chunk);
+      kinds[i] = call.kind;
+      a[i] = call.a[at] as string;
+      b[i] = call.b[at] as string;
+      let k = options.indexOf(call.options);
+      if (k < 0) k = options.push(call.options) - 1;
+      o[i] = k;
+    }
+    const task: WorkerTask = { kinds, a, b, o, options, progress: shared };
     try {
-      const results = (await this.piscina.run(task, { signal: ac.signal })) as (Raw | null)[];
-      jobs.forEach((j, i) => {
-        j.slot = null;
-        if (j.cancelled) return;
+      const packed = (await this.piscina.run(task, { signal: ac.signal })) as PackedResults;
+      for (let i = 0; i < n; i++) {
+        const call = calls[i] as Call;
+        const r = unpackResult(packed, call.kind, i);
+        if (call.done || r === null) continue;
         this.counters.completed++;
-        j.resolve(results[i] as Raw);
-      });
+        this.answer(call, index[i] as number, r);
+      }
     } catch (e) {
-      for (const j of jobs) j.slot = null;
       if (this.closed) {
-        for (const j of jobs) j.reject(closedError(e));
+        for (const call of calls) call.reject(closedError(e));
         return;
       }
-      const at = progress[0] === 0 ? 0 : (progress[1] as number);
-      const stuck = jobs[at] as Job;
-      if (!stuck.cancelled) {
+      const started = progress[0] !== 0;
+      if (!started && !ac.signal.aborted && n > 1) {
+        // The worker died before its first item (while starting, or reading the message): no item is known to be at
+        // fault, so each is run again alone, and only an item that kills a worker by itself is answered as failed.
+        const live = calls.map((c) => !c.done);
+        this.requeue(
+          calls.filter((_c, i) => live[i]),
+          index.filter((_x, i) => live[i]),
+          true,
+        );
+        return;
+      }
+      const at = started ? (progress[1] as number) : 0;
+      const stuck = calls[at] as Call;
+      if (!stuck.done) {
         if (ac.signal.aborted) {
           this.counters.timedOut++;
-          stuck.resolve({ equal: false, reason: 'timeout', gold: null, pred: null });
+          this.answer(stuck, index[at] as number, { equal: false, reason: 'timeout', gold: null, pred: null });
         } else {
           // The worker died (out of memory, a crash): the item is answered, the pool carries on.
           this.counters.failed++;
-          stuck.resolve({ equal: false, reason: `worker_failed: ${e instanceof Error ? e.message : String(e)}`, gold: null, pred: null });
+          const reason = `worker_failed: ${e instanceof Error ? e.message : String(e)}`;
+          this.answer(stuck, index[at] as number, { equal: false, reason, gold: null, pred: null });
         }
       }
       // The other items of the chunk (done or not; their results died with the worker) are run again.
-      this.queue.unshift(...jobs.filter((j, i) => i !== at && !j.cancelled));
+      const keep = calls.map((c, i) => i !== at && !c.done);
+      this.requeue(
+        calls.filter((_c, i) => keep[i]),
+        index.filter((_x, i) => keep[i]),
+        false,
+      );
     } finally {
       clearTimeout(timer);
+      for (const call of calls) call.chunks.delete(chunk);
     }
   }
 }

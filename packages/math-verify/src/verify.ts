@@ -36,16 +36,23 @@ export function mathRewardBatch(completions: readonly string[], golds: readonly 
   return completions.map((c, i) => gradeCompletion(c, golds[i] as string, opts));
 }
 
-/** Two arrays of strings of one length, or a `MathVerifyError` naming the first bad item. */
-export function checkBatch(what: string, completions: readonly unknown[], golds: readonly unknown[]): void {
+/** Two arrays of strings of one length, or a `MathVerifyError` naming the first bad item (`names`: what one item of each array is). */
+export function checkBatch(
+  what: string,
+  completions: readonly unknown[],
+  golds: readonly unknown[],
+  names: readonly [string, string] = ['completion', 'gold'],
+): void {
+  const [first, second] = names;
   if (!Array.isArray(completions))
-    throw new MathVerifyError('invalid_input', `${what}: completions must be an array of strings`, { field: 'completions' });
-  if (!Array.isArray(golds)) throw new MathVerifyError('invalid_input', `${what}: golds must be an array of strings`, { field: 'golds' });
+    throw new MathVerifyError('invalid_input', `${what}: ${first}s must be an array of strings`, { field: `${first}s` });
+  if (!Array.isArray(golds))
+    throw new MathVerifyError('invalid_input', `${what}: ${second}s must be an array of strings`, { field: `${second}s` });
   if (completions.length !== golds.length) {
-    throw new MathVerifyError('invalid_row', `${what}: ${completions.length} completions but ${golds.length} golds`);
+    throw new MathVerifyError('invalid_row', `${what}: ${completions.length} ${first}s but ${golds.length} ${second}s`);
   }
   for (let i = 0; i < completions.length; i++) {
-    assertText(completions[i], 'completion', i);
-    assertText(golds[i], 'gold', i);
+    assertText(completions[i], first, i);
+    assertText(golds[i], second, i);
   }
 }

@@ -5,19 +5,16 @@
 import { type RewardResult, type VerifyResult, gradeAnswer, gradeCompletion } from './grade.js';
 import type { VerifyOptions } from './options.js';
 
-export interface WorkerItem {
-  kind: 'reward' | 'verify';
-  /** Completion (reward) or gold answer (verify). */
-  a: string;
-  /** Gold (reward) or predicted answer (verify). */
-  b: string;
-  /** Resolved options as JSON: parsed once per distinct value in each worker. */
-  options: string;
-}
-
-/** A chunk as sent: each item names its options by index into `options`, so repeated options are sent once. */
+/**
+ * A chunk of items as sent: parallel arrays, which cost less to copy between threads than one object per item.
+ * Item `i` is `kinds[i]` (0 = reward: `a` the completion, `b` the gold; 1 = verify: `a` the gold, `b` the pred) with
+ * the resolved options `options[o[i]]` (JSON, parsed once per distinct value in each worker).
+ */
 export interface WorkerTask {
-  items: { kind: 'reward' | 'verify'; a: string; b: string; o: number }[];
+  kinds: Uint8Array;
+  a: string[];
+  b: string[];
+  o: Uint16Array;
   options: string[];
   /**
    * Shared progress: two float64 (bytes 0-15): [0] = wall-clock time (ms) at which the current item started, [1] = its
@@ -25,6 +22,90 @@ export interface WorkerTask {
    * byte per item: 1 = its call was cancelled, skip it.
    */
   progress: SharedArrayBuffer;
+}
+
+export const REWARD = 0;
+export const VERIFY = 1;
+
+/** `flags` bits of a packed result. */
+const EQUAL = 1;
+const LIMIT_SIZE = 2;
+const LIMIT_DEPTH = 4;
+const HAS_BOX = 8;
+const SKIPPED = 16;
+
+/**
+ * A chunk's results as sent back, packed the same way (copying result objects between threads cost more than grading
+ * a cheap answer): per item a flags byte, three strings (reward: extracted, reason; verify: reason, gold, pred) and,
+ * for a reward with a box, its four indices. `unpackResult` rebuilds the objects, with their keys in the same order.
+ */
+export interface PackedResults {
+  flags: Uint8Array;
+  strings: (string | null)[];
+  boxes: Int32Array;
+}
+
+function pack(kinds: Uint8Array, results: (RewardResult | VerifyResult | null)[]): PackedResults {
+  const n = results.length;
+  const flags = new Uint8Array(n);
+  const strings: (string | null)[] = new Array(3 * n).fill(null);
+  const boxes = new Int32Array(4 * n);
+  for (let i = 0; i < n; i++) {
+    const r = results[i] ?? null;
+    if (r === null) {
+      flags[i] = SKIPPED;
+      continue;
+    }
+    let f = r.limit === 'size' ? LIMIT_SIZE : r.limit === 'depth' ? LIMIT_DEPTH : 0;
+    if (kinds[i] === REWARD) {
+      const x = r as RewardResult;
+      if (x.reward === 1) f |= EQUAL;
+      strings[3 * i] = x.extracted;
+      strings[3 * i + 1] = x.reason;
+      if (x.answer !== null) {
+        f |= HAS_BOX;
+        boxes.set([x.answer.start, x.answer.contentStart, x.answer.contentEnd, x.answer.end], 4 * i);
+      }
+    } else {
+      const x = r as VerifyResult;
+      if (x.equal) f |= EQUAL;
+      strings[3 * i] = x.reason;
+      strings[3 * i + 1] = x.gold;
+      strings[3 * i + 2] = x.pred;
+    }
+    flags[i] = f;
+  }
+  return { flags, strings, boxes };
+}
+
+/** Item `i` of a packed chunk as the object `gradeCompletion` / `gradeAnswer` returned; null for a skipped item. */
+export function unpackResult(p: PackedResults, kind: number, i: number): RewardResult | VerifyResult | null {
+  const f = p.flags[i] as number;
+  if (f & SKIPPED) return null;
+  const limit = f & LIMIT_SIZE ? 'size' : f & LIMIT_DEPTH ? 'depth' : null;
+  let r: RewardResult | VerifyResult;
+  if (kind === REWARD) {
+    const b = p.boxes;
+    const at = 4 * i;
+    r = {
+      reward: f & EQUAL ? 1 : 0,
+      extracted: p.strings[3 * i] as string | null,
+      reason: p.strings[3 * i + 1] as string,
+      answer:
+        f & HAS_BOX
+          ? { start: b[at] as number, contentStart: b[at + 1] as number, contentEnd: b[at + 2] as number, end: b[at + 3] as number }
+          : null,
+    };
+  } else {
+    r = {
+      equal: (f & EQUAL) !== 0,
+      reason: p.strings[3 * i] as string,
+      gold: p.strings[3 * i + 1] as string | null,
+      pred: p.strings[3 * i + 2] as string | null,
+    };
+  }
+  if (limit !== null) r.limit = limit;
+  return r;
 }
 
 const resolved = new Map<string, VerifyOptions>();
@@ -39,20 +120,22 @@ function optionsFor(json: string): VerifyOptions {
   return opts;
 }
 
-export default function run(task: WorkerTask): (RewardResult | VerifyResult | null)[] {
+export default function run(task: WorkerTask): PackedResults {
+  const n = task.kinds.length;
   const progress = new Float64Array(task.progress, 0, 2);
-  const skip = new Uint8Array(task.progress, 16, task.items.length);
+  const skip = new Uint8Array(task.progress, 16, n);
   const out: (RewardResult | VerifyResult | null)[] = [];
-  for (let i = 0; i < task.items.length; i++) {
+  for (let i = 0; i < n; i++) {
     if (skip[i] === 1) {
       out.push(null);
       continue;
     }
     progress[1] = i;
     progress[0] = Date.now();
-    const item = task.items[i] as WorkerTask['items'][number];
-    const opts = optionsFor(task.options[item.o] as string);
-    out.push(item.kind === 'reward' ? gradeCompletion(item.a, item.b, opts) : gradeAnswer(item.a, item.b, opts));
+    const a = task.a[i] as string;
+    const b = task.b[i] as string;
+    const opts = optionsFor(task.options[task.o[i] as number] as string);
+    out.push(task.kinds[i] === REWARD ? gradeCompletion(a, b, opts) : gradeAnswer(a, b, opts));
   }
-  return out;
+  return pack(task.kinds, out);
 }

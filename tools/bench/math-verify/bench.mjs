@@ -1,10 +1,12 @@
 // Throughput of @rlvr/math-verify on the held-out corpus (486 cases, each with its source's settings) and on the
 // near-miss set (2,862 boxed completions of benchmark golds, default reward options: the training workload):
 // single-threaded in-process, then VerifierPool with 1 and 2 worker threads, then the pool with pathological
-// items that must time out without stalling the rest. Ratios are against baselines measured in the same run (the
-// pool of 1 for the pool of 2; the 5,000 answers/s goal for one thread). Prints uptime before and after. Run after
-// building:
-//   npx tsc -b packages/math-verify && node tools/bench/math-verify/bench.mjs [--rounds 5] [--seconds 1] [--json out.json]
+// items that must time out without stalling the rest. The pool gets the corpus as batches (one rewardBatch /
+// verifyBatch per distinct call and options). Ratios are against baselines measured in the same run (the pool of 1
+// and the in-process loop for the pool of 2; the 5,000 answers/s goal for one thread). CPU time per answer is
+// process.cpuUsage() (user + system, every thread of this process) over each measurement. Prints uptime before and
+// after. Run after building:
+//   npx tsc -b packages/math-verify && node tools/bench/math-verify/bench.mjs [--rounds 5] [--seconds 1] [--json out.json] [--chunk-size 64]
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { execSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +18,12 @@ import { loadCorpus, profileFor, runRow } from '../../../packages/math-verify/te
 const uptime = () => execSync('uptime').toString().trim();
 console.log(`uptime before: ${uptime()}`);
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '1' }, rounds: { type: 'string', default: '5' }, json: { type: 'string' } },
+  options: {
+    seconds: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '5' },
+    json: { type: 'string' },
+    'chunk-size': { type: 'string' },
+  },
 });
 // The machine is shared: single-thread and pool measurements alternate round by round and the medians are reported.
 const SECONDS = Number(values.seconds);
@@ -61,11 +68,30 @@ function submit(pool, it) {
   return it.p.call === 'answer' ? pool.verify(it.row.gold, it.row.pred, it.p.options) : pool.reward(it.row.pred, it.gold, it.p.options);
 }
 
-/** Submits `reps` passes over the corpus at once (no barrier between passes); returns answers per second. */
+/**
+ * The corpus as pool batches: one `rewardBatch` / `verifyBatch` call per distinct (call, options) of the sources'
+ * profiles, as a trainer sends a step's completions (one promise per batch, not per item).
+ */
+const batches = [];
+for (const it of items) {
+  const key = `${it.p.call} ${JSON.stringify(it.p.options)}`;
+  let b = batches.find((x) => x.key === key);
+  if (b === undefined) {
+    b = { key, call: it.p.call, options: it.p.options, first: [], second: [] };
+    batches.push(b);
+  }
+  // reward: (completion, gold); verify: (gold, pred)
+  b.first.push(it.p.call === 'answer' ? it.row.gold : it.row.pred);
+  b.second.push(it.p.call === 'answer' ? it.row.pred : it.gold);
+}
+const submitBatch = (pool, b) =>
+  b.call === 'answer' ? pool.verifyBatch(b.first, b.second, b.options) : pool.rewardBatch(b.first, b.second, b.options);
+
+/** Submits `reps` passes over the corpus at once, as batches (no barrier between passes); returns answers per second. */
 async function poolRate(pool, reps) {
   const t0 = performance.now();
   const all = [];
-  for (let r = 0; r < reps; r++) for (const it of items) all.push(submit(pool, it));
+  for (let r = 0; r < reps; r++) for (const b of batches) all.push(submitBatch(pool, b));
   await Promise.all(all);
   return (reps * items.length) / ((performance.now() - t0) / 1000);
 }
@@ -119,7 +145,13 @@ async function heavyPoolRate(pool, reps, key) {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const all = [];
-  for (let r = 0; r < reps; r++) for (const it of heavy) all.push(pool.reward(it.row.pred, it.gold));
+  for (let r = 0; r < reps; r++)
+    all.push(
+      pool.rewardBatch(
+        heavy.map((it) => it.row.pred),
+        heavy.map((it) => it.gold),
+      ),
+    );
   await Promise.all(all);
   const wall = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
@@ -128,12 +160,18 @@ async function heavyPoolRate(pool, reps, key) {
 }
 
 const load0 = loadavg()[0];
-const p1 = new api.VerifierPool({ concurrency: 1, timeoutMs: 5_000 });
-const p2 = new api.VerifierPool({ concurrency: 2, timeoutMs: 5_000 });
+// --chunk-size: the pool's most items per message (its default when not given).
+const chunk = values['chunk-size'] === undefined ? {} : { chunkSize: Number(values['chunk-size']) };
+const p1 = new api.VerifierPool({ concurrency: 1, timeoutMs: 5_000, ...chunk });
+const p2 = new api.VerifierPool({ concurrency: 2, timeoutMs: 5_000, ...chunk });
 // Warm-up (the JIT keeps speeding the verifier up for a few seconds): in-process and in every worker.
 for (const t0 = performance.now(); performance.now() - t0 < 4000; ) inProcess();
 heavyInProcess();
-for (let k = 0; k < 10; k++) for (const pool of [p1, p2]) await Promise.all([...items, ...heavy].map((it) => submit(pool, it)));
+for (let k = 0; k < 10; k++)
+  for (const pool of [p1, p2]) await Promise.all([...batches.map((b) => submitBatch(pool, b)), ...heavy.map((it) => submit(pool, it))]);
+// Then the corpus for about 4 s of each pool's wall-clock time, as long as the in-process loop was warmed.
+for (const pool of [p1, p2])
+  for (const t0 = performance.now(); performance.now() - t0 < 4000; ) await Promise.all(batches.map((b) => submitBatch(pool, b)));
 const reps = Math.max(1, Math.round((inProcess() * SECONDS) / items.length));
 const heavyReps = Math.max(1, Math.round((heavyInProcess() * SECONDS) / heavy.length));
 /**
@@ -181,6 +219,8 @@ const result = {
   singleThreadAnswersPerSecond: Math.round(single),
   pool1AnswersPerSecond: Math.round(pool1),
   pool2AnswersPerSecond: Math.round(pool2),
+  cpuTime: 'process.cpuUsage(), user + system, all threads of this process (the pool workers are idle during single-thread runs)',
+  chunkSize: p1.chunkSize,
   cpuMicrosecondsPerAnswer: {
     single: Math.round(median(cpu.single)),
     pool1: Math.round(median(cpu.pool1)),
