@@ -37,7 +37,10 @@ export interface Contrast {
   adjustedP: number;
   /** adjustedP < ALPHA; null when a side has one seed (nothing to test) */
   detected: boolean | null;
-  /** when not detected and paired: pairs a paired t needs for 80% power at 1, 2 and 3 points, from sdDiff */
+  /**
+   * when not detected and paired: pairs a paired t needs for 80% power at 1, 2 and 3 points, from sdDiff; null when
+   * the differences do not vary (sdDiff 0: a spread of 0 from a few pairs is no basis for a power estimate)
+   */
   pairsFor80: { delta: number; pairs: number | null }[] | null;
 }
 
@@ -104,7 +107,9 @@ export function compareContrasts(
     const adjustedP = c.role === 'primary' ? c.p : k < 0 ? Number.NaN : adjusted[k]!;
     const detected = Number.isFinite(adjustedP) ? adjustedP < ALPHA : null;
     const pairsFor80 =
-      detected === false && c.sdDiff !== null ? POWER_DELTAS.map((delta) => ({ delta, pairs: pairsForPower(delta, c.sdDiff!) })) : null;
+      detected === false && c.sdDiff !== null && c.sdDiff > 0
+        ? POWER_DELTAS.map((delta) => ({ delta, pairs: pairsForPower(delta, c.sdDiff!) }))
+        : null;
     return { ...c, adjustedP, detected, pairsFor80 };
   });
 }

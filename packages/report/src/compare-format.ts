@@ -41,7 +41,9 @@ export function formatContrast(c: Contrast, secondaries: number): string {
   if (c.detected) return `${head} (${ci}; ${tests}): a difference at alpha ${ALPHA}`;
   const power =
     c.pairsFor80 === null
-      ? ''
+      ? c.sdDiff === 0
+        ? '; the paired differences do not vary (SD 0): no power estimate from them'
+        : ''
       : `; 80% power at ${c.pairsFor80.map((x) => points(x.delta).replace('.0', '')).join('/')} points needs ${c.pairsFor80.map((x) => x.pairs ?? '>10000').join('/')} pairs`;
   return `${head} (${ci}; ${tests}): no difference detected at alpha ${ALPHA}${power}`;
 }

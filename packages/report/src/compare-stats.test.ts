@@ -82,6 +82,17 @@ describe('statistics', () => {
     ]);
   });
 
+  test('differences without spread (SD 0) give no power estimate, and the line says why', () => {
+    // a copy of grpo under another name: the same accuracy on every seed, every difference 0
+    const same = RUNS.filter((r) => r.estimator === 'grpo').map((r) => ({ ...r, estimator: 'copy' }));
+    const t = summarize([...RUNS.filter((r) => r.estimator === 'grpo'), ...same], ['grpo', 'copy']);
+    const c = t.contrasts[0]!;
+    expect(c).toMatchObject({ a: 'copy', b: 'grpo', diff: 0, sdDiff: 0, detected: false, pairsFor80: null });
+    expect(formatContrast(c, 0)).toMatch(
+      /final accuracy \+0\.0 points .*: no difference detected at alpha 0\.05; the paired differences do not vary \(SD 0\): no power estimate from them$/,
+    );
+  });
+
   test('a given primary; Welch when the seed lists differ; one seed: nothing to test', () => {
     const t = summarize(RUNS, ['grpo', 'grail', 'oar-g'], { primary: ['oar-g', 'grail'] });
     expect(t.primaryReason).toBe('given');
