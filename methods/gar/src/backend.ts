@@ -4,10 +4,8 @@ import type { FusedResult, SaliencyBackend, defineBackend } from '@rlvr/saliency
 import { z } from 'zod';
 import { cosines, crossInner, materialize, materializedInner, selfInner, type Sequences } from './kernel.js';
 import { groupsWithReferences, referenceBatch } from './references.js';
+import { GAR_COSINE } from './method.js';
 import { tf } from './tf.js';
-
-/** The per-rollout signal: `[B]` cos(g_i, g*) of rollout i's output-projection gradient with its group's reference's. */
-export const GAR_COSINE = 'gar.cosine';
 
 export const GarBackendConfigSchema = z.strictObject({
   /** divide the logits by this before the softmax; unset: the trainer's (this pass's log-probs are the step's old log-probs) */

@@ -3,9 +3,9 @@ import type { defineBackend, saliencyBackends } from '@rlvr/saliency';
 import { garBackend } from './backend.js';
 import { garEstimator } from './method.js';
 
-export { GAR_COSINE, GarBackendConfigSchema, garCosines, garSequences } from './backend.js';
+export { GarBackendConfigSchema, garCosines, garSequences } from './backend.js';
 export type { GarBackendConfig } from './backend.js';
-export { GarConfigSchema, garEstimator, shapedRewards } from './method.js';
+export { GAR_COSINE, GarConfigSchema, garEstimator, shapedRewards } from './method.js';
 export type { GarConfig, GarConfigInput } from './method.js';
 export { cosines, crossInner, materialize, materializedInner, selfInner } from './kernel.js';
 export type { Sequences } from './kernel.js';

@@ -1,7 +1,12 @@
 import { composeEstimator, defineMethod, drGrpo, grpo, uniform, type AdvantageEstimator } from '@rlvr/advantages';
 import type { RolloutBatch } from '@rlvr/core';
 import { z } from 'zod';
-import { GAR_COSINE } from './backend.js';
+
+/**
+ * The per-rollout signal: `[B]` cos(g_i, g*) of rollout i's output-projection gradient with its group's reference's.
+ * Declared here, not beside the backend, so the estimator's module never loads tfjs.
+ */
+export const GAR_COSINE = 'gar.cosine';
 
 const meanCentred = composeEstimator(drGrpo, uniform, 'dr-grpo');
 const stdScaled = composeEstimator(grpo, uniform, 'grpo');
