@@ -1,7 +1,8 @@
 /**
- * The worker pool, loaded from the built package (`dist/worker.js` is what piscina starts), with real threads.
+ * The worker pool, loaded from the built package (`dist/worker-thread.js` is what each thread runs), with real threads.
  * Timeouts are provoked with a genuinely slow item (a sum of 2,001 factorials up to 3000!: seconds in-process).
  */
+import { spawnSync } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,48 @@ describe('VerifierPool', () => {
   });
 });
 
+describe('VerifierPool scheduling', () => {
+  it('hands the items a worker stuck on a slow item has not reached to the idle worker', async () => {
+    // 2 workers, 21 items: a chunk of 11 (the slow item first) and one of 10. The worker with the quick chunk
+    // finishes it and takes over the slow chunk's untouched items, so every quick item is answered before the slow
+    // one (seconds of CPU) whatever the machine's speed; without the hand-over, 10 of them would wait behind it.
+    const pool = new VerifierPool({ concurrency: 2, timeoutMs: 600_000 });
+    try {
+      await pool.reward('\\boxed{1}', '1');
+      const order: string[] = [];
+      const quick = Array.from({ length: 20 }, (_, i) => i);
+      const calls = [
+        pool.reward(SLOW, '1').then((r) => order.push(`slow ${r.reason}`)),
+        ...quick.map((i) => pool.reward(`\\boxed{${i}}`, String(i)).then((r) => order.push(`quick ${r.reward}`))),
+      ];
+      await Promise.all(calls);
+      expect(order.slice(0, 20)).toEqual(quick.map(() => 'quick 1'));
+      expect(order[20]).toMatch(/^slow /);
+      expect(pool.stats).toEqual({ completed: 22, timedOut: 0, failed: 0, cancelled: 0 });
+    } finally {
+      await pool.close();
+    }
+  }, 300_000);
+
+  it('keeps the process alive while items are in flight and never once it is idle, closed or not', () => {
+    // A script that grades a batch without awaiting it and never closes the pool: it must print the rewards (the
+    // busy workers hold the process) and then exit by itself (the idle ones do not). Given with -e as a module
+    // (`--input-type`, a flag the workers inherit and Node refuses for a worker started from a file).
+    const script = [
+      `import { VerifierPool } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};`,
+      'const pool = new VerifierPool({ concurrency: 2 });',
+      `pool.rewardBatch(${JSON.stringify(['\\boxed{2}', 'x \\boxed{3}'])}, ['2', '4']).then((r) => console.log(r.map((x) => x.reward).join(',')));`,
+    ].join('\n');
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+    expect({ status: r.status, signal: r.signal, stdout: r.stdout.trim(), stderr: r.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      stdout: '1,0',
+      stderr: '',
+    });
+  }, 180_000);
+});
+
 describe('VerifierPool timeouts', () => {
   it('terminates a stuck worker, answers "timeout", and keeps serving the items behind it', async () => {
     const pool = new VerifierPool({ concurrency: 2, timeoutMs: 100 });
@@ -119,9 +162,9 @@ describe('VerifierPool timeouts', () => {
       // A real worker thread stopped from outside, as a crash would stop it. It is most likely on the slow item (the
       // first, seconds long), but may not have started the chunk yet on a busy machine: both are checked.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const threads = (pool as unknown as { piscina: { threads: { terminate(): Promise<number> }[] } }).piscina.threads;
-      expect(threads).toHaveLength(1);
-      await threads[0]?.terminate();
+      const slots = (pool as unknown as { slots: { worker: { terminate(): Promise<number> } }[] }).slots;
+      expect(slots).toHaveLength(1);
+      await slots[0]?.worker.terminate();
       const got = await batch;
       expect(got.slice(1).map((r) => r.reward)).toEqual(golds.slice(1).map(() => 1));
       const { failed, completed, timedOut } = pool.stats;

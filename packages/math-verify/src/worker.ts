@@ -1,6 +1,6 @@
 /**
- * Worker-thread entry of `VerifierPool` (piscina loads `dist/worker-entry.cjs`, which imports this file). Runs the pure verifier; the
- * pool kills this thread when an item exceeds its wall-clock budget.
+ * What a verifier thread runs (`worker-thread.ts` is the thread's entry): a chunk of items graded by the pure verifier,
+ * its results packed. The pool terminates the thread when an item exceeds its wall-clock budget.
  */
 import { type RewardResult, type VerifyResult, gradeAnswer, gradeCompletion } from './grade.js';
 import type { VerifyOptions } from './options.js';
@@ -11,18 +11,35 @@ import type { VerifyOptions } from './options.js';
  * the resolved options `options[o[i]]` (JSON, parsed once per distinct value in each worker).
  */
 export interface WorkerTask {
+  /** The chunk's number in its pool, written to the progress words so the pool knows which chunk an item is in. */
+  seq: number;
   kinds: Uint8Array;
   a: string[];
   b: string[];
   o: Uint16Array;
   options: string[];
   /**
-   * Shared progress: two float64 (bytes 0-15): [0] = wall-clock time (ms) at which the current item started, [1] = its
-   * index. The pool reads it to time each item separately and to know which item a stuck worker was running. Then one
-   * byte per item: 1 = its call was cancelled, skip it.
+   * One byte per item in shared memory (`ITEM_*`): an item runs only if the worker moves it from pending to taken
+   * (`Atomics.compareExchange`), so the pool can withdraw items a worker has not reached (a cancelled call, items
+   * handed to an idle worker instead) without a race.
    */
-  progress: SharedArrayBuffer;
+  state: SharedArrayBuffer;
 }
+
+export const ITEM_PENDING = 0;
+export const ITEM_WITHDRAWN = 1;
+export const ITEM_TAKEN = 2;
+
+/**
+ * A verifier thread's progress words, shared with the pool (float64 each): the wall-clock time (ms) at which the
+ * current item started (0 between items), the `seq` of its chunk, its index, and the `seq` of the last chunk the
+ * thread finished. The pool times each item from the first and knows which item a stuck or dead thread was on.
+ */
+export const PROGRESS_WORDS = 4;
+export const P_START = 0;
+export const P_SEQ = 1;
+export const P_INDEX = 2;
+export const P_DONE = 3;
 
 export const REWARD = 0;
 export const VERIFY = 1;
@@ -120,22 +137,25 @@ function optionsFor(json: string): VerifyOptions {
   return opts;
 }
 
-export default function run(task: WorkerTask): PackedResults {
+/** Grades the items of `task` this thread takes (skipping withdrawn ones) and packs their results. */
+export function runChunk(task: WorkerTask, progress: Float64Array): PackedResults {
   const n = task.kinds.length;
-  const progress = new Float64Array(task.progress, 0, 2);
-  const skip = new Uint8Array(task.progress, 16, n);
+  const state = new Uint8Array(task.state);
   const out: (RewardResult | VerifyResult | null)[] = [];
+  progress[P_SEQ] = task.seq;
   for (let i = 0; i < n; i++) {
-    if (skip[i] === 1) {
+    if (Atomics.compareExchange(state, i, ITEM_PENDING, ITEM_TAKEN) !== ITEM_PENDING) {
       out.push(null);
       continue;
     }
-    progress[1] = i;
-    progress[0] = Date.now();
+    progress[P_INDEX] = i;
+    progress[P_START] = Date.now();
     const a = task.a[i] as string;
     const b = task.b[i] as string;
     const opts = optionsFor(task.options[task.o[i] as number] as string);
     out.push(task.kinds[i] === REWARD ? gradeCompletion(a, b, opts) : gradeAnswer(a, b, opts));
   }
+  progress[P_START] = 0;
+  progress[P_DONE] = task.seq;
   return pack(task.kinds, out);
 }

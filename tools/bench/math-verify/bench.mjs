@@ -1,14 +1,17 @@
 // Throughput of @rlvr/math-verify on the held-out corpus (486 cases, each with its source's settings) and on the
 // near-miss set (2,862 boxed completions of benchmark golds, default reward options: the training workload):
 // single-threaded in-process, then VerifierPool with 1 and 2 worker threads, then the pool with pathological
-// items that must time out without stalling the rest. The pool gets the corpus as batches (one rewardBatch /
+// items that must time out without stalling the rest, and two bare threads grading in a loop (no pool: the ceiling
+// of a pool of 2 on this machine). The pool gets the corpus as batches (one rewardBatch /
 // verifyBatch per distinct call and options). Ratios are against baselines measured in the same run (the pool of 1
-// and the in-process loop for the pool of 2; the 5,000 answers/s goal for one thread). CPU time per answer is
+// and the in-process loop for the pool of 2; the 5,000 answers/s goal for one thread), as ratios of the medians and
+// as the median of the ratios within each round (pairedRatios: the machine's speed drifts from second to second). CPU time per answer is
 // process.cpuUsage() (user + system, every thread of this process) over each measurement. Prints uptime before and
 // after. Run after building:
 //   npx tsc -b packages/math-verify && node tools/bench/math-verify/bench.mjs [--rounds 5] [--seconds 1] [--json out.json] [--chunk-size 64]
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { execSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -159,6 +162,21 @@ async function heavyPoolRate(pool, reps, key) {
   return (reps * heavy.length) / wall;
 }
 
+/**
+ * Two worker threads grading the corpus in a loop as the in-process run does (bare-thread.mjs), no pool and no
+ * messages, for SECONDS at once: what two threads can do on this machine, the ceiling of a pool of 2.
+ */
+const bare = [0, 1].map(() => new Worker(new URL('./bare-thread.mjs', import.meta.url)));
+const bareRun = (ms) =>
+  Promise.all(bare.map((w) => new Promise((resolve) => w.once('message', resolve).postMessage(ms)))).then((r) => ({
+    n: r[0].n + r[1].n,
+    ms: Math.max(r[0].ms, r[1].ms),
+  }));
+const bareRate = async () => {
+  const { n, ms } = await bareRun(SECONDS * 1000);
+  return (n / ms) * 1000;
+};
+
 const load0 = loadavg()[0];
 // --chunk-size: the pool's most items per message (its default when not given).
 const chunk = values['chunk-size'] === undefined ? {} : { chunkSize: Number(values['chunk-size']) };
@@ -172,6 +190,7 @@ for (let k = 0; k < 10; k++)
 // Then the corpus for about 4 s of each pool's wall-clock time, as long as the in-process loop was warmed.
 for (const pool of [p1, p2])
   for (const t0 = performance.now(); performance.now() - t0 < 4000; ) await Promise.all(batches.map((b) => submitBatch(pool, b)));
+await bareRun(4000);
 const reps = Math.max(1, Math.round((inProcess() * SECONDS) / items.length));
 const heavyReps = Math.max(1, Math.round((heavyInProcess() * SECONDS) / heavy.length));
 /**
@@ -188,15 +207,24 @@ async function timed(key, f) {
 }
 const counted = (rate, n) => ({ rate, n });
 const rounds = [];
-for (let r = 0; r < ROUNDS; r++) {
-  rounds.push({
-    single: await timed('single', () => {
+const corpusRuns = {
+  single: () =>
+    timed('single', () => {
       const t0 = performance.now();
       const rate = inProcess();
       return counted(rate, Math.round((rate * (performance.now() - t0)) / 1000));
     }),
-    pool1: await timed('pool1', async () => counted(await poolRate(p1, reps), reps * items.length)),
-    pool2: await timed('pool2', async () => counted(await poolRate(p2, reps), reps * items.length)),
+  pool1: () => timed('pool1', async () => counted(await poolRate(p1, reps), reps * items.length)),
+  pool2: () => timed('pool2', async () => counted(await poolRate(p2, reps), reps * items.length)),
+  bare2: bareRate,
+};
+for (let r = 0; r < ROUNDS; r++) {
+  // The machine's speed drifts within seconds: the corpus runs alternate their order round by round, and the ratios
+  // are also taken within each round (paired), then their median reported.
+  const corpus = {};
+  for (const k of r % 2 ? Object.keys(corpusRuns).reverse() : Object.keys(corpusRuns)) corpus[k] = await corpusRuns[k]();
+  rounds.push({
+    ...corpus,
     nearMisses: nearMissRate(),
     heavySingle: heavyInProcess(),
     heavyPool1: await heavyPoolRate(p1, heavyReps, 'heavyPool1'),
@@ -205,6 +233,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 await p1.close();
 await p2.close();
+await Promise.all(bare.map((w) => w.terminate()));
 const single = median(rounds.map((x) => x.single));
 const pool1 = median(rounds.map((x) => x.pool1));
 const pool2 = median(rounds.map((x) => x.pool2));
@@ -228,7 +257,14 @@ const result = {
   },
   singleThreadOverGoal5000: +(single / 5000).toFixed(2),
   nearMissesSingleThreadAnswersPerSecond: Math.round(median(rounds.map((x) => x.nearMisses))),
+  bare2AnswersPerSecond: Math.round(median(rounds.map((x) => x.bare2))),
   pool2OverSingleThread: +(pool2 / single).toFixed(2),
+  pairedRatios: {
+    what: 'median over rounds of the ratio within each round',
+    pool2OverSingleThread: +median(rounds.map((x) => x.pool2 / x.single)).toFixed(2),
+    bare2OverSingleThread: +median(rounds.map((x) => x.bare2 / x.single)).toFixed(2),
+    pool2OverBare2: +median(rounds.map((x) => x.pool2 / x.bare2)).toFixed(2),
+  },
   pool2OverPool1: +(pool2 / pool1).toFixed(2),
   heavy: {
     items: heavy.length,
