@@ -148,7 +148,8 @@ export class VerifierPool {
   readonly chunkSize: number;
   private readonly workerMemoryMb: number;
   private readonly defaultOptions: string;
-  private readonly slots: Slot[] = [];
+  /** One per worker; empty where a worker died before finishing anything, until work needs it (no respawn loop). */
+  private readonly slots: (Slot | undefined)[] = [];
   private seq = 0;
   /** Waiting items, oldest first; `head` is the first span still in use (spans before it are spent). */
   private queue: Span[] = [];
@@ -232,6 +233,7 @@ export class VerifierPool {
     this.queued = 0;
     const stopping: Promise<number>[] = [];
     for (const slot of this.slots) {
+      if (slot === undefined) continue;
       slot.gone = true;
       clearTimeout(slot.timer);
       for (const chunk of slot.chunks) for (const call of chunk.calls) call.reject(error);
@@ -376,9 +378,11 @@ export class VerifierPool {
   /** Hands queued items to the workers holding the fewest chunks (up to `DEPTH` each). */
   private pump(): void {
     while (!this.closed && (this.queued > 0 || this.steal())) {
-      let slot: Slot | undefined;
-      for (const s of this.slots) if (s.chunks.length < DEPTH && (slot === undefined || s.chunks.length < slot.chunks.length)) slot = s;
-      if (slot === undefined) return;
+      let k = -1;
+      const held = (j: number): number => this.slots[j]?.chunks.length ?? 0;
+      for (let j = 0; j < this.concurrency; j++) if (held(j) < DEPTH && (k < 0 || held(j) < held(k))) k = j;
+      if (k < 0) return;
+      const slot = (this.slots[k] ??= this.spawn());
       const chunk = this.take(Math.max(1, Math.min(this.chunkSize, Math.ceil(this.queued / this.concurrency))));
       if (chunk.calls.length > 0) this.send(slot, chunk);
     }
@@ -390,7 +394,7 @@ export class VerifierPool {
    * busy one gets an item is settled by `Atomics.compareExchange` on its state: never both.
    */
   private steal(): boolean {
-    if (!this.slots.some((s) => s.chunks.length === 0)) return false;
+    if (!this.slots.some((s) => s === undefined || s.chunks.length === 0)) return false;
     const pending = (s: Slot): number => {
       let n = 0;
       for (const chunk of s.chunks)
@@ -400,7 +404,7 @@ export class VerifierPool {
     let from: Slot | undefined;
     let most = 0;
     for (const s of this.slots) {
-      const n = s.chunks.length > 0 ? pending(s) : 0;
+      const n = s !== undefined && s.chunks.length > 0 ? pending(s) : 0;
       if (n > most) [from, most] = [s, n];
     }
     if (from === undefined) return false;
@@ -564,7 +568,10 @@ export class VerifierPool {
       }
     const k = this.slots.indexOf(slot);
     if (this.closed || k < 0) return;
-    this.slots[k] = this.spawn();
+    // A worker that died before finishing anything and held nothing (its start-up failed) is started again only when
+    // work needs it: a process whose workers cannot start must not spin starting them.
+    const startupDeath = why === 'died' && chunks.length === 0 && (p[P_DONE] as number) === 0;
+    this.slots[k] = startupDeath ? undefined : this.spawn();
     if (items.length > 0) this.requeue(items);
     this.pump();
   }
