@@ -382,7 +382,8 @@ export class VerifierPool {
       const held = (j: number): number => this.slots[j]?.chunks.length ?? 0;
       for (let j = 0; j < this.concurrency; j++) if (held(j) < DEPTH && (k < 0 || held(j) < held(k))) k = j;
       if (k < 0) return;
-      const slot = (this.slots[k] ??= this.spawn());
+      const slot = this.slots[k] ?? this.spawn();
+      this.slots[k] = slot;
       const chunk = this.take(Math.max(1, Math.min(this.chunkSize, Math.ceil(this.queued / this.concurrency))));
       if (chunk.calls.length > 0) this.send(slot, chunk);
     }
