@@ -1,7 +1,8 @@
 // One `rlvr compare` table from runs made in several processes (or on several machines): seeds added later,
 // ablation variants beside the committed runs of their baseline.
-//   node tools/bench/reference-trainer/merge-compare.mjs [--baseline NAME] [--primary A:B] [--estimators A,B] [--json FILE] SOURCE...
-// --estimators picks the rows (in that order) and leaves the sources' other runs out.
+//   node tools/bench/reference-trainer/merge-compare.mjs [--baseline NAME] [--primary A:B] [--estimators A,B] [--seeds 10,11] [--json FILE] SOURCE...
+// --estimators picks the rows (in that order) and leaves the sources' other runs out; --seeds keeps only those seeds'
+// runs (a comparison still being extended: the seeds every row has so far).
 // A SOURCE is a compare.json (every run in it) or a run directory OUT/ROW/seed-S of `rlvr compare` (its row and
 // seed come from the path; its evaluations from evals.jsonl; its s/step is the median training step of
 // metrics.jsonl, evaluation excluded, as rlvr compare takes it). A row and seed given twice is an error. Prints the
@@ -14,10 +15,16 @@ import { formatCompare, summarize } from '@rlvr/report';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { baseline: { type: 'string' }, primary: { type: 'string' }, estimators: { type: 'string' }, json: { type: 'string' } },
+  options: {
+    baseline: { type: 'string' },
+    primary: { type: 'string' },
+    estimators: { type: 'string' },
+    seeds: { type: 'string' },
+    json: { type: 'string' },
+  },
 });
 if (positionals.length === 0) {
-  console.error('usage: merge-compare.mjs [--baseline NAME] [--primary A:B] [--estimators A,B] [--json FILE] SOURCE...');
+  console.error('usage: merge-compare.mjs [--baseline NAME] [--primary A:B] [--estimators A,B] [--seeds 10,11] [--json FILE] SOURCE...');
   process.exit(2);
 }
 
@@ -67,11 +74,16 @@ function fromRunDir(dir) {
 // With --estimators, a source's runs of other estimators are left out (a committed compare.json holds every
 // estimator of its table; an ablation takes only its baseline's runs from it).
 const wanted = values.estimators?.split(',');
+const seedList = values.seeds?.split(',').map((x) => {
+  if (!/^\d+$/.test(x.trim())) throw new Error(`--seeds ${values.seeds}: a comma-separated list of seeds (integers)`);
+  return Number(x);
+});
 const runs = [];
 for (const source of positionals) {
   const found = statSync(source).isDirectory() ? [fromRunDir(source)] : JSON.parse(readFileSync(source, 'utf8')).runs;
   for (const run of found) {
     if (wanted && !wanted.includes(run.estimator)) continue;
+    if (seedList && !seedList.includes(run.seed)) continue;
     const twice = runs.find((r) => r.estimator === run.estimator && r.seed === run.seed);
     if (twice) throw new Error(`${run.estimator} seed ${run.seed} is given twice: ${twice.dir} and ${run.dir} (${source})`);
     runs.push(run);
