@@ -28,7 +28,7 @@ export interface WorkerTask {
 
 export const ITEM_PENDING = 0;
 export const ITEM_WITHDRAWN = 1;
-export const ITEM_TAKEN = 2;
+const ITEM_TAKEN = 2;
 
 /**
  * A verifier thread's progress words, shared with the pool (float64 each): the wall-clock time (ms) at which the
