@@ -1,6 +1,15 @@
-import { CoreError, packRollouts, planMicroBatches, scatterPacked, totalTokens, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
-import type { Qwen3Model } from '@rlvr/policy';
-import type { FusedResult, SaliencyBackend, defineBackend } from '@rlvr/saliency';
+import {
+  CoreError,
+  formatLocation,
+  packRollouts,
+  planMicroBatches,
+  scatterPacked,
+  totalTokens,
+  type PackedRollouts,
+  type RolloutBatch,
+} from '@rlvr/core';
+import { compiledModuleUrl, type Qwen3Model } from '@rlvr/policy';
+import { defineBackend, type FusedResult, type SaliencyBackend } from '@rlvr/saliency';
 import { z } from 'zod';
 import { cosines, crossInner, materialize, materializedInner, selfInner, type Sequences } from './kernel.js';
 import { groupsWithReferences, referenceBatch } from './references.js';
@@ -194,7 +203,47 @@ export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBa
   return { signal: GAR_COSINE, scores, width: 1, hasScores, missing, logprobs, entropy };
 }
 
-/** The `gar` signal backend (`shape: 'rollout'`, main thread, fused): `garCosines` as `gar.cosine`, with the old log-probs. */
+const spec = { name: 'gar', signal: GAR_COSINE, shape: 'rollout', configSchema: GarBackendConfigSchema, fused: true } as const;
+
+/**
+ * The `gar` signal backend (`shape: 'rollout'`, fused): `garCosines` as `gar.cosine`, with the old log-probs.
+ * Without policy workers it runs on the whole batch in this thread. With them (`onWorkers`) each worker runs
+ * `garWorkerBackend` of this module (compiled) on its contiguous share of the rollouts, and computes the
+ * references of the groups in its share: a group the split cuts in two has its reference computed by both
+ * workers (the same numbers, up to float rounding, twice the work for that group).
+ */
 export function garBackend(define: typeof defineBackend): SaliencyBackend {
-  return define({ name: 'gar', signal: GAR_COSINE, shape: 'rollout', configSchema: GarBackendConfigSchema, fused: true, run: garCosines });
+  return define({
+    ...spec,
+    onWorkers: { module: compiledModuleUrl(new URL('./backend.js', import.meta.url)), exportName: 'garWorkerBackend' },
+    run: garCosines,
+  });
+}
+
+/**
+ * The `gar` backend as a policy worker imports it (the module and export `garBackend`'s `onWorkers` names):
+ * `garCosines` on the worker's share, and an error naming a rollout says which group it is in (a worker numbers
+ * the rollouts of its share from 0; the group index is the batch's).
+ */
+export const garWorkerBackend: SaliencyBackend = defineBackend({
+  ...spec,
+  run(model, batch, config) {
+    try {
+      return garCosines(model, batch, config);
+    } catch (e) {
+      throw onShare(e, batch);
+    }
+  },
+});
+
+function onShare(e: unknown, share: RolloutBatch): unknown {
+  const i = e instanceof CoreError ? e.location.rollout : undefined;
+  if (!(e instanceof CoreError) || i === undefined) return e;
+  const message = e.message.slice(formatLocation(e.location).length);
+  return new CoreError(
+    e.code,
+    `${message} (on a policy worker: rollout ${i} of its contiguous share of the batch, in group ${share.groupIndex[i]})`,
+    e.location,
+    { cause: e },
+  );
 }

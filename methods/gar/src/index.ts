@@ -3,7 +3,7 @@ import type { defineBackend, saliencyBackends } from '@rlvr/saliency';
 import { garBackend } from './backend.js';
 import { garEstimator } from './method.js';
 
-export { GarBackendConfigSchema, garCosines, garSequences } from './backend.js';
+export { GarBackendConfigSchema, garCosines, garSequences, garWorkerBackend } from './backend.js';
 export type { GarBackendConfig } from './backend.js';
 export { GAR_COSINE, GarConfigSchema, garEstimator, shapedRewards } from './method.js';
 export type { GarConfig, GarConfigInput } from './method.js';

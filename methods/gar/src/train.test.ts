@@ -14,9 +14,9 @@ const out = mkdtempSync(join(tmpdir(), 'rlvr-gar-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('rlvr train --plugin', () => {
-  it('trains 2 tiny steps with gar, gar.cosine from the plugin backend and the worked solutions of the synthetic task', () => {
+  it('trains 2 tiny steps with gar, gar.cosine from the plugin backend and the worked solutions of the synthetic task, with and without policy workers', () => {
     expect(existsSync(PLUGIN), 'build first (npx tsc -b methods/gar)').toBe(true);
-    const run = (estimator: string, dir: string) =>
+    const run = (estimator: string, dir: string, workers = '1') =>
       spawnSync(
         process.execPath,
         [
@@ -42,7 +42,7 @@ describe('rlvr train --plugin', () => {
           '--eval.maxNewTokens',
           '8',
           '--workers',
-          '1',
+          workers,
           '--out',
           join(out, dir),
           '-q',
@@ -63,5 +63,20 @@ describe('rlvr train --plugin', () => {
     }
     const config = JSON.parse(readFileSync(join(out, 'shaped', 'config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ estimator: 'gar' });
+
+    // with 2 policy workers the backend runs on them (each on its share of the rollouts), to the end
+    const two = run('gar', 'workers', '2');
+    expect(two.status, two.stderr).toBe(0);
+    const onWorkers = readFileSync(join(out, 'workers', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
+    expect(onWorkers.map((m) => m.step)).toEqual([0, 1, 2]);
+    for (const m of onWorkers.slice(1)) {
+      expect(Math.abs(m['adv/gar_cos_mean']!)).toBeLessThanOrEqual(1);
+      expect(m['adv/gar_cos_mean']).not.toBe(0);
+      expect(m['time/weight_sync_s']).toBeDefined(); // reported only with policy workers
+    }
+    expect(JSON.parse(readFileSync(join(out, 'workers', 'config.json'), 'utf8'))).toMatchObject({ estimator: 'gar', workers: 2 });
   });
 });
