@@ -48,6 +48,8 @@ export class RewardServer {
   private draining = false;
   private closing: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
+  /** Connections accepted so far: shutdown keeps listening until a pass of the event loop brings none. */
+  private accepted = 0;
   private readonly counters: RewardServerStats = {
     requests: 0,
     inFlight: 0,
@@ -74,6 +76,9 @@ export class RewardServer {
       limits: { maxAdvantageTokens: options.maxAdvantageTokens, maxRowTokens: options.maxRowTokens },
     });
     this.server = createServer((req, res) => this.onRequest(req, res));
+    this.server.on('connection', () => {
+      this.accepted++;
+    });
     // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before it is sent.
     this.server.on('checkContinue', (req, res) => {
       const declared = Number(req.headers['content-length']);
@@ -173,8 +178,21 @@ export class RewardServer {
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.options.shutdownTimeoutMs);
     });
-    const idle = this.counters.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    const timedOut = (await Promise.race([idle, deadline])) === 'timeout';
+    // Requests in flight first; then the connections the kernel accepted while this thread was busy (its accept
+    // queue, which `server.close()` would reset): turns of the event loop let them in and read their requests, which
+    // get the 503, until a span of turns brings no new connection and nothing is in flight.
+    let timedOut = false;
+    for (let seen = -1; ; ) {
+      const idle = this.counters.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      if ((await Promise.race([idle, deadline])) === 'timeout') {
+        timedOut = true;
+        break;
+      }
+      // three turns: at least two I/O phases after this point (accept, then read what the new sockets sent)
+      for (let k = 0; k < 3; k++) await new Promise((resolve) => setImmediate(resolve));
+      if (this.accepted === seen && this.counters.inFlight === 0) break;
+      seen = this.accepted;
+    }
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     if (timedOut) {
       this.log.warn(

@@ -2,7 +2,11 @@
  * Graceful shutdown with real requests in flight: `close()` lets them finish, refuses new connections, and cuts
  * only what outlives `shutdownTimeoutMs`.
  */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mathReward } from '@rlvr/math-verify';
 import { RewardServer } from './server.js';
@@ -55,6 +59,48 @@ describe('graceful shutdown', () => {
       await closed;
     } finally {
       agent.destroy();
+    }
+  }, 300_000);
+
+  it('answers the connections waiting in the accept queue when close() is called: a 503 each, never a reset', async () => {
+    // A client process connects and sends 8 requests while this thread (the server's) is blocked, so they sit in
+    // the kernel's accept queue, and close() is called before the event loop gets to them: closing the listener
+    // then would reset them. With nothing in flight, close() must still let them in and answer them.
+    const server = await RewardServer.start({ port: 0, concurrency: 1 });
+    const dir = mkdtempSync(join(tmpdir(), 'rlvr-accept-queue-'));
+    try {
+      const marker = join(dir, 'sent');
+      const client = [
+        "import { request } from 'node:http';",
+        "import { writeFileSync } from 'node:fs';",
+        'const [url, marker] = process.argv.slice(1);',
+        'let sent = 0;',
+        'const body = JSON.stringify({ query: ["so \\\\boxed{1}"], labels: ["1"] });',
+        'const one = () => new Promise((resolve) => {',
+        "  const req = request(url + '/get_reward', { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {",
+        "    res.resume(); res.on('end', () => resolve(res.statusCode)); res.on('error', (e) => resolve(e.code));",
+        '  });',
+        "  req.on('error', (e) => resolve(e.code ?? e.message));",
+        "  req.end(body, () => { if (++sent === 8) writeFileSync(marker, ''); });",
+        '});',
+        'console.log(JSON.stringify(await Promise.all(Array.from({ length: 8 }, one))));',
+      ].join('\n');
+      const child = spawn(process.execPath, ['--input-type=module', '-e', client, server.url, marker], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const until = Date.now() + 120_000;
+      while (!existsSync(marker)) if (Date.now() > until) throw new Error('the client did not send its requests in 120 s');
+      expect(server.stats.requests).toBe(0);
+      await server.close();
+      expect(await exited).toBe(0);
+      expect(JSON.parse(out)).toEqual(Array.from({ length: 8 }, () => 503));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 300_000);
 
