@@ -1,27 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchFromRows, packRollouts, type RolloutBatch } from '@rlvr/core';
-import { Qwen3Model, batchLogprobs, parseModelConfig, selectBackend, tokenLogprobs } from '@rlvr/policy';
+import { type Qwen3Model, batchLogprobs, selectBackend, tokenLogprobs } from '@rlvr/policy';
 import { GarBackendConfigSchema, garCosines, garSequences, materialize } from './index.js';
 import { tf } from './tf.js';
+import { tinyModel } from './test-utils/tiny-model.js';
 
 const config = (over: Record<string, unknown> = {}) => GarBackendConfigSchema.parse(over);
 let model: Qwen3Model;
-const tinyModel = () =>
-  // tied embeddings, as the small Qwen3 models: W_out is the embedding table in its LM-head use
-  Qwen3Model.random(
-    parseModelConfig({
-      vocab_size: 29,
-      hidden_size: 16,
-      intermediate_size: 24,
-      num_hidden_layers: 2,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      tie_word_embeddings: true,
-      max_position_embeddings: 256,
-    }),
-    7,
-    0.3,
-  );
 
 const REF = [5, 9, 9, 2, 17];
 /** Two groups: group 0 has a rollout equal to its reference (rollout 1) and an empty one (rollout 3). */

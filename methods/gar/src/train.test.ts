@@ -26,7 +26,6 @@ describe('rlvr train --plugin', () => {
           PLUGIN,
           '--estimator',
           estimator,
-
           '--steps',
           '2',
           '--rollout.prompts',
@@ -49,12 +48,14 @@ describe('rlvr train --plugin', () => {
         ],
         { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
       );
+    const metricsOf = (dir: string) =>
+      readFileSync(join(out, dir, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, number>);
     const r = run('gar', 'shaped');
     expect(r.status, r.stderr).toBe(0);
-    const metrics = readFileSync(join(out, 'shaped', 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, number>);
+    const metrics = metricsOf('shaped');
     expect(metrics.map((m) => m.step)).toEqual([0, 1, 2]);
     for (const m of metrics.slice(1)) {
       // a cosine of gradients: finite and within [-1, 1], and reported for every RL step
@@ -67,10 +68,7 @@ describe('rlvr train --plugin', () => {
     // with 2 policy workers the backend runs on them (each on its share of the rollouts), to the end
     const two = run('gar', 'workers', '2');
     expect(two.status, two.stderr).toBe(0);
-    const onWorkers = readFileSync(join(out, 'workers', 'metrics.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, number>);
+    const onWorkers = metricsOf('workers');
     expect(onWorkers.map((m) => m.step)).toEqual([0, 1, 2]);
     for (const m of onWorkers.slice(1)) {
       expect(Math.abs(m['adv/gar_cos_mean']!)).toBeLessThanOrEqual(1);

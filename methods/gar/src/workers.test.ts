@@ -1,28 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchFromRows, type RolloutBatch } from '@rlvr/core';
-import { PolicyWorkers, Qwen3Model, parseModelConfig, selectBackend, splitRollouts } from '@rlvr/policy';
+import { PolicyWorkers, type Qwen3Model, selectBackend, splitRollouts } from '@rlvr/policy';
 import { computeSignals, computeSignalsOnWorkers, defineBackend, parseSignalConfig, saliencyBackends } from '@rlvr/saliency';
 import { garBackend } from './backend.js';
 import { GAR_COSINE, GarBackendConfigSchema, garCosines } from './index.js';
+import { tinyModel } from './test-utils/tiny-model.js';
 
 // The workers import the backend from dist/ (a worker cannot run TypeScript): build first (tsc -b; nx builds before tests).
 const pass = { padId: 0, tokenBudget: 8192 };
 saliencyBackends.register(garBackend(defineBackend)); // what the plugin's register does
-const tinyModel = () =>
-  Qwen3Model.random(
-    parseModelConfig({
-      vocab_size: 29,
-      hidden_size: 16,
-      intermediate_size: 24,
-      num_hidden_layers: 2,
-      num_attention_heads: 2,
-      num_key_value_heads: 1,
-      tie_word_embeddings: true,
-      max_position_embeddings: 256,
-    }),
-    7,
-    0.3,
-  );
 
 const REFS = [
   [5, 9, 9, 2, 17],
