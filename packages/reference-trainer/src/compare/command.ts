@@ -54,7 +54,8 @@ options:
   -q, --quiet         no progress
   -h, --help          this help
 
-Ctrl-C stops after the current step of the current run (checkpoint saved; --resume continues).`;
+Ctrl-C during a step stops after it (checkpoint saved); outside one (a run's start-up or step-0
+evaluation) it stops at once. Either way the same command with --resume continues.`;
 
 /** `rlvr compare`. */
 export const compareCommand: Command = {
@@ -117,25 +118,36 @@ export const compareCommand: Command = {
       (p: CompareProgress) => `${p.run}/${p.runs} ${p.estimator} s${p.seed} ${progressLine(p)}`,
     );
     const { runCompare } = await import('./run.js');
+    // a signal outside a step (a run's start-up or step-0 evaluation) stops at once; one in a step lets it finish
     const compareOn = (on: number[], resume: boolean) =>
-      stoppable(signal, logger, () =>
-        runCompare(
-          {
-            estimators,
-            seeds: on,
-            config,
-            out,
-            resume,
-            ...(configFile === undefined ? {} : { configFile }),
-            ...(steps === undefined ? {} : { steps }),
-            ...(threshold === undefined ? {} : { threshold }),
-            ...(baseline === undefined ? {} : { baseline }),
-            ...(primary === undefined ? {} : { primary }),
-          },
-          logger,
-          signal,
-        ),
-      );
+      stoppable(
+        signal,
+        logger,
+        (inStep) =>
+          runCompare(
+            {
+              estimators,
+              seeds: on,
+              config,
+              out,
+              resume,
+              ...(configFile === undefined ? {} : { configFile }),
+              ...(steps === undefined ? {} : { steps }),
+              ...(threshold === undefined ? {} : { threshold }),
+              ...(baseline === undefined ? {} : { baseline }),
+              ...(primary === undefined ? {} : { primary }),
+            },
+            logger,
+            signal,
+            inStep,
+          ),
+        { idle: true },
+      ).catch((e: unknown) => {
+        // stopped outside a step: the runs finished so far are on disk, the one begun continues with --resume
+        if (signal.aborted)
+          io.stderr.write(`rlvr compare: nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`);
+        throw e;
+      });
     let result = await compareOn(auto ? seeds.slice(0, looks[0]) : seeds, values.resume === true);
     let decision: SequentialDecision | undefined;
     for (let k = 0; auto && !result.interrupted && result.table !== null; k++) {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -461,6 +462,50 @@ describe('rlvr compare', () => {
     expect(r.stdout).toBe('');
     expect(existsSync(never)).toBe(false);
   });
+
+  test.each(['SIGTERM', 'SIGINT'] as const)(
+    "%s during a run's step-0 evaluation stops at once (exit 130, no step waited for); --resume reads the finished run back",
+    async (sig) => {
+      const dir = join(root, `stop-${sig}`);
+      // a step-0 evaluation of 128 problems x 4 samples: seconds, long enough for the signal to land inside it
+      const config = join(root, `stop-${sig}.json`);
+      await writeFile(config, JSON.stringify({ ...MICRO, eval: { ...MICRO.eval, problems: 128, n: 4 } }));
+      const args = ['compare', '--config', config, '--estimators', 'grpo,grail', '--seeds', '1', '--out', dir];
+      const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+      let stderr = '';
+      const code = await new Promise<number | null>((resolve) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d.toString();
+          // the second run's policy line comes after its start-up, right before its step-0 evaluation
+          if (/grail seed 0: policy: /.test(stderr) && !child.killed) child.kill(sig);
+        });
+        child.on('close', resolve);
+      });
+      expect(code, stderr).toBe(130);
+      expect(stderr).not.toContain('stopping after this step');
+      expect(
+        stderr.endsWith(
+          `rlvr compare: nothing summarized: rlvr compare --out ${dir} --resume (same options) continues\nrlvr compare: interrupted\n`,
+        ),
+        stderr,
+      ).toBe(true);
+      const first = join(dir, 'grpo', 'seed-0', 'metrics.jsonl');
+      const firstBefore = await readFile(first, 'utf8');
+      expect((await readRunDir(join(dir, 'grpo', 'seed-0'))).metrics.map((m) => m.step)).toEqual([0, 1, 2]);
+      const second = join(dir, 'grail', 'seed-0', 'metrics.jsonl');
+      expect(existsSync(second) && (await readFile(second, 'utf8')).includes('"step":1')).toBe(false);
+      expect(existsSync(join(dir, 'compare.json'))).toBe(false);
+
+      const rest = await rlvr(...args, '--resume', '-q');
+      expect(rest.code, rest.stderr).toBe(0);
+      expect(await readFile(first, 'utf8')).toBe(firstBefore);
+      const c = await readCompare(dir);
+      expect(c.runs.map((r) => [r.estimator, r.seed, r.evals.map((e) => e.step)])).toEqual([
+        ['grpo', 0, [0, 2]],
+        ['grail', 0, [0, 2]],
+      ]);
+    },
+  );
 
   test('--resume without --out, and --help', async () => {
     const resume = await rlvr('compare', '--resume');

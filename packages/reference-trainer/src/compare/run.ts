@@ -105,11 +105,14 @@ export function compareRunDir(out: string, estimator: string, seed: number): str
  * its options and signals, and — unless `resume` — that no run directory holds a metrics.jsonl.
  * With `resume`, finished runs are read back from their last checkpoint and partial ones continue.
  * `signal` stops after the current step of the current run (checkpoint saved); nothing is summarized.
+ * `onStep` is told when a training step is in flight (true) and when none is (false: before each run, and
+ * between steps), so a caller can stop at once outside a step (`stoppable` with `idle`).
  */
 export async function runCompare(
   input: CompareOptionsInput,
   logger: CompareLogger = { info() {} },
   signal?: AbortSignal,
+  onStep?: (inFlight: boolean) => void,
 ): Promise<CompareResult> {
   const parsed = CompareOptionsSchema.safeParse(input);
   if (!parsed.success)
@@ -176,7 +179,14 @@ export async function runCompare(
     };
     // process CPU time: the policy workers' threads are in it (a resumed run counts this process's part only)
     const cpu0 = process.cpuUsage();
-    const s = await runTrain(config, dir, { resume: o.resume, logger: trainLogger, ...(signal === undefined ? {} : { signal }) });
+    // a run's start-up and step-0 evaluation are outside any step (the last run's last step may have left it set)
+    onStep?.(false);
+    const s = await runTrain(config, dir, {
+      resume: o.resume,
+      logger: trainLogger,
+      ...(signal === undefined ? {} : { signal }),
+      ...(onStep === undefined ? {} : { onStep }),
+    });
     const cpu = process.cpuUsage(cpu0);
     if (s.interrupted) return result(null, null, true);
     runs.push({
