@@ -1,6 +1,5 @@
 import {
   CoreError,
-  formatLocation,
   packRollouts,
   planMicroBatches,
   scatterPacked,
@@ -222,28 +221,6 @@ export function garBackend(define: typeof defineBackend): SaliencyBackend {
 
 /**
  * The `gar` backend as a policy worker imports it (the module and export `garBackend`'s `onWorkers` names):
- * `garCosines` on the worker's share, and an error naming a rollout says which group it is in (a worker numbers
- * the rollouts of its share from 0; the group index is the batch's).
+ * `garCosines` on the worker's share (`@rlvr/saliency` renames an error's rollout to its index in the batch).
  */
-export const garWorkerBackend: SaliencyBackend = defineBackend({
-  ...spec,
-  run(model, batch, config) {
-    try {
-      return garCosines(model, batch, config);
-    } catch (e) {
-      throw onShare(e, batch);
-    }
-  },
-});
-
-function onShare(e: unknown, share: RolloutBatch): unknown {
-  const i = e instanceof CoreError ? e.location.rollout : undefined;
-  if (!(e instanceof CoreError) || i === undefined) return e;
-  const message = e.message.slice(formatLocation(e.location).length);
-  return new CoreError(
-    e.code,
-    `${message} (on a policy worker: rollout ${i} of its contiguous share of the batch, in group ${share.groupIndex[i]})`,
-    e.location,
-    { cause: e },
-  );
-}
+export const garWorkerBackend: SaliencyBackend = defineBackend({ ...spec, run: garCosines });

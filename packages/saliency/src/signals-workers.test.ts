@@ -55,6 +55,25 @@ describe('computeSignalsOnWorkers', () => {
     expect(local.results['noisy-kl']).toEqual((await computeSignals(model, batch, kl, pass)).results['noisy-kl']);
   });
 
+  it("a worker's error names the rollout by its index in the batch, not in the worker's share", async () => {
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.logprobsOld]);
+    // the last rollout's last completion token is no token id: it falls in the second worker's share
+    const last = batch.numRollouts - 1;
+    const bad = { ...batch, completionTokens: batch.completionTokens.slice() };
+    const at = bad.completionOffsets[last + 1]! - 1;
+    bad.completionTokens[at] = 1_000_000;
+    const tokenIndex = at - bad.completionOffsets[last]!;
+    const named = new RegExp(
+      `threw SaliencyError: rollout ${last}, field completion: completion\\[${tokenIndex}\\] = 1000000 is not a token id`,
+    );
+    // a failed run closes its workers: a fresh pair each time
+    const fresh = () => PolicyWorkers.start(model, { workers: 2 });
+    await expect(computeSignalsOnWorkers(await fresh(), model, bad, plan, pass)).rejects.toThrow(named);
+    // refreshing rows [last, 0]: the first worker's share is the batch's rollout `last`, its rollout 0
+    const base = (await computeSignals(model, batch, plan, pass)).signals;
+    await expect(refreshSignalsOnWorkers(await fresh(), model, bad, [last, 0], plan, base)).rejects.toThrow(named);
+  });
+
   it('refreshSignalsOnWorkers: the signals of some rows recomputed there, 1 worker bit for bit, 2 within float rounding', async () => {
     const plan = parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.logprobsOld]);
     const base = (await computeSignals(model, batch, plan, pass)).signals;

@@ -34,7 +34,7 @@ export async function computeSignalsOnWorkers(
 ): Promise<BatchSignals> {
   if (batch.numRollouts === 0) return computeSignals(model, batch, plan, pass);
   const policy = needsPolicyPass(plan) ? { ...pass, temperature: plan.temperature } : null;
-  const { results, policyPass } = await sourcesOnWorkers(workers, model, batch, plan.sources, policy);
+  const { results, policyPass } = await sourcesOnWorkers(workers, model, batch, plan.sources, policy, null);
   return assembleSignals(batch, plan, results, () => policyPass ?? batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
 }
 
@@ -56,7 +56,7 @@ export async function refreshSignalsOnWorkers(
 ): Promise<Signals> {
   if (plan.sources.length === 0 || rows.length === 0) return refreshSignals(model, batch, rows, plan, base);
   const sub = takeRollouts(batch, rows);
-  const { results } = await sourcesOnWorkers(workers, model, sub, plan.sources, null);
+  const { results } = await sourcesOnWorkers(workers, model, sub, plan.sources, null, rows);
   return withRefreshed(batch, rows, sub, plan, base, results);
 }
 
@@ -64,6 +64,8 @@ export async function refreshSignalsOnWorkers(
  * Each source backend's result on `batch` (at least one rollout), and the policy pass's log-probs and
  * entropies when `policy` asks for them: the row-local backends and the policy pass on the workers
  * (contiguous chunks, concatenated in worker order), the others on the whole batch in this thread.
+ * `batchRows[i]` is the index of `batch`'s rollout i in the caller's batch (null: the same), so that a
+ * worker's error names a rollout as the caller numbers it.
  */
 async function sourcesOnWorkers(
   workers: PolicyWorkers,
@@ -71,6 +73,7 @@ async function sourcesOnWorkers(
   batch: RolloutBatch,
   sources: readonly SignalSource[],
   policy: { padId: number; tokenBudget: number; temperature: number } | null,
+  batchRows: readonly number[] | null,
 ): Promise<{ results: Record<string, SaliencyResult>; policyPass: { logprobs: Float32Array; entropy: Float32Array } | null }> {
   const remote = sources.filter((s) => s.backend.onWorkers !== undefined && !holdsTypedArray(s.config));
   const local = sources.filter((s) => !remote.includes(s));
@@ -87,6 +90,7 @@ async function sourcesOnWorkers(
         ? null
         : {
             batch: takeRollouts(batch, rows),
+            rows: batchRows === null ? rows : rows.map((r) => batchRows[r]!),
             sources: remote.map((s) => ({ name: s.backend.name, config: s.config, placement: s.backend.onWorkers! })),
             policy,
           },
