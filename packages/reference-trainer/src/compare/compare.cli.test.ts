@@ -98,6 +98,7 @@ describe('rlvr compare', () => {
   test('two estimators x two seeds: run directories, compare.json consistent with each metrics.jsonl, the table', async () => {
     const r = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out());
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`rlvr compare: 2 estimator(s) x 2 seed(s) (seeds 0, 1) = 4 runs -> ${out()}\n`);
     expect(r.stderr).toContain(`rlvr compare: run 1/4: grpo seed 0 -> ${join(out(), 'grpo', 'seed-0')}`);
     expect(r.stderr).toContain(`rlvr compare: run 2/4: grail seed 0 -> ${join(out(), 'grail', 'seed-0')}`);
 

@@ -157,6 +157,10 @@ export async function runCompare(
     if (existsSync(file)) refuse(`${file} exists: pick another --out or pass --resume`, o.out);
   }
 
+  // `--seeds 15` is fifteen seeds, not seed 15: say which before hours of training
+  logger.info(
+    `${o.estimators.length} estimator(s) x ${o.seeds.length} seed(s) (${seedList(o.seeds)}) = ${configs.length} runs -> ${o.out}`,
+  );
   const steps = configs[0]!.config.steps;
   const runs: CompareRun[] = [];
   const result = (table: CompareTable | null, file: string | null, interrupted: boolean): CompareResult => ({
@@ -349,4 +353,10 @@ function checkEstimators(
 
 function unknownMessage(unknown: readonly string[]): string {
   return `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; ${knownNames()}`;
+}
+
+/** `seeds 0-14` for three or more consecutive seeds, else the list: `seeds 3, 7, 9`, `seed 15`. */
+function seedList(seeds: readonly number[]): string {
+  if (seeds.length > 2 && seeds.every((x, i) => x === seeds[0]! + i)) return `seeds ${seeds[0]}-${seeds.at(-1)}`;
+  return `seed${seeds.length === 1 ? '' : 's'} ${seeds.join(', ')}`;
 }
