@@ -65,6 +65,8 @@ export function processStepsBackend(define: typeof defineBackend): SaliencyBacke
     signal: PROCESS_STEPS,
     shape: 'rollout',
     configSchema: ConfigSchema,
+    // the steps' scores depend on the text only: a saliency.refresh neither re-checks nor re-asks the PRM
+    readsParameters: false,
     async run(_model, batch: RolloutBatch, config: Config): Promise<SaliencyResult> {
       const spec = config.tokenizer ?? embeddedCheckpoint();
       const tok = tokenizers.get(spec) ?? loadTokenizer(spec);

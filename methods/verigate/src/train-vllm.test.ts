@@ -21,10 +21,11 @@ afterAll(async () => {
 });
 
 /** `rlvr train` in a child process, not blocking this one (the PRM server answers from here). */
-function train(dir: string, steps: number): Promise<{ status: number | null; stderr: string }> {
+function train(dir: string, steps: number, extra: string[] = []): Promise<{ status: number | null; stderr: string }> {
   const args = [
     RLVR,
     'train',
+    ...extra,
     '--plugin',
     PLUGIN,
     '--estimator',
@@ -80,6 +81,17 @@ describe('rlvr train --plugin with the vLLM process-reward scorer', () => {
     for (const q of server.received) expect(q.input).toMatch(/<\|im_start\|>user\n\S[\s\S]*<\|im_end\|>\n<\|im_start\|>assistant\n/);
     const config = JSON.parse(readFileSync(join(out, 'ok', 'config.json'), 'utf8')) as { saliency: Record<string, unknown> };
     expect(config.saliency['process-steps']).toMatchObject({ scorer: 'vllm', url: server.url, model: 'prm', timeoutMs: 120000 });
+  });
+
+  it('a saliency.refresh of minibatch does not ask the PRM again (process scores do not depend on the parameters)', async () => {
+    const before = server.received.length;
+    // 2 epochs x 2 mini-batches: four updates a step, each of which would have refreshed the signals
+    const r = await train('refresh', 2, ['--saliency.refresh', 'minibatch', '--trainer.epochs', '2', '--trainer.miniBatches', '2']);
+    expect(r.status, r.stderr).toBe(0);
+    // at most one request per completion (2 steps x 2 prompts x 4): each was asked once, in the behaviour pass
+    const asked = server.received.length - before;
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThanOrEqual(16);
   });
 
   it("a failing PRM server fails the run with the client's error naming the rollout and the status", async () => {

@@ -49,6 +49,38 @@ saliencyBackends.register(
   }),
 );
 
+// scores from the text only (a process reward model, say): a refresh keeps them
+let textCalls = 0;
+saliencyBackends.register(
+  defineBackend({
+    name: 'test-text-length',
+    signal: 'test.textLength',
+    shape: 'rollout',
+    configSchema: Options,
+    readsParameters: false,
+    async run(_model, b, config) {
+      textCalls++;
+      return { ...(await lengths(b, config.scale)), signal: 'test.textLength' };
+    },
+  }),
+);
+// a vector per rollout whose width is the number of rollouts asked about: a refresh of some rows changes it
+saliencyBackends.register(
+  defineBackend({
+    name: 'test-batch-width',
+    signal: 'test.batchWidth',
+    shape: 'rollout',
+    configSchema: Options,
+    run: (_model, b) => ({
+      signal: 'test.batchWidth',
+      width: b.numRollouts,
+      scores: new Float32Array(b.numRollouts * b.numRollouts),
+      hasScores: new Uint8Array(b.numRollouts).fill(1),
+      missing: 0,
+    }),
+  }),
+);
+
 const o = batch.completionOffsets;
 const want = (scale: number) => Array.from({ length: batch.numRollouts }, (_, i) => (o[i + 1]! - o[i]!) * scale);
 
@@ -76,6 +108,36 @@ describe('asynchronous backends', () => {
     const refreshed = await refreshSignals(model, batch, [2, 0], plan, base);
     const expected = want(3).map((v, i) => ([0, 2].includes(i) ? v : -1));
     expect(Array.from(refreshed.getPerRollout(SIGNAL).values)).toEqual(expected);
+  });
+
+  it('a backend with readsParameters: false is not run again by a refresh: its scores stay as the behaviour pass gave them', async () => {
+    const plan = parseSignalConfig({}, ['test.textLength']);
+    const { signals } = await computeSignals(model, batch, plan, pass);
+    expect(textCalls).toBe(1);
+    const refreshed = await refreshSignals(model, batch, [2, 0], plan, signals);
+    expect(textCalls).toBe(1);
+    expect(Array.from(refreshed.getPerRollout('test.textLength').values)).toEqual(want(1));
+    // mixed with a backend that reads the parameters: only that one runs again
+    const both = parseSignalConfig({ 'test-async-length': { scale: 3 } }, ['test.textLength', SIGNAL]);
+    const base = (await computeSignals(model, batch, both, pass)).signals;
+    base.setPerRollout(SIGNAL, new Float32Array(batch.numRollouts).fill(-1), 1);
+    const again = await refreshSignals(model, batch, [1], both, base);
+    expect(textCalls).toBe(2);
+    expect(Array.from(again.getPerRollout(SIGNAL).values)).toEqual(want(3).map((v, i) => (i === 1 ? v : -1)));
+    expect(Array.from(again.getPerRollout('test.textLength').values)).toEqual(want(1));
+  });
+
+  it("a refresh that would change a per-rollout signal's width is refused, naming the backend and both widths", async () => {
+    const plan = parseSignalConfig({}, ['test.batchWidth']);
+    const { signals } = await computeSignals(model, batch, plan, pass);
+    expect(signals.getPerRollout('test.batchWidth').width).toBe(batch.numRollouts);
+    await expect(refreshSignals(model, batch, [2, 0], plan, signals)).rejects.toMatchObject({
+      name: 'SaliencyError',
+      code: 'invalid_scores',
+      message: expect.stringContaining(
+        `field test.batchWidth: saliency backend test-batch-width gave 2 values per rollout for the refreshed rows, but the batch's signal has ${batch.numRollouts}`,
+      ),
+    });
   });
 
   it("a backend's rejection, and a bad option, reject computeSignals and computeSaliency (nothing thrown synchronously)", async () => {

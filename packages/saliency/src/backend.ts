@@ -29,6 +29,12 @@ export interface SaliencyBackend {
   readonly onWorkers?: WorkerPlacement;
   /** Whether `compute` runs the policy (false: `model` may be null). */
   readonly needsModel: boolean;
+  /**
+   * False when the scores do not depend on the policy's parameters (a data backend; a model backend
+   * that reads only the tokenizer, or asks a server): a `saliency.refresh` of `epoch` or `minibatch`
+   * keeps the behaviour pass's scores rather than computing them again. Absent: true.
+   */
+  readonly readsParameters?: boolean;
   /** The configuration schema (strict, with defaults). */
   readonly configSchema: z.ZodType;
   /**
@@ -59,6 +65,11 @@ export interface ModelBackendSpec<S extends z.ZodType> {
   shape?: SignalShape;
   onWorkers?: WorkerPlacement;
   /**
+   * `false`: the scores depend on the rollouts (and the tokenizer) only, not on the parameters, so a
+   * refresh keeps them (a process reward model asked about the text is not asked again). Default: reads them.
+   */
+  readsParameters?: false;
+  /**
    * May return a promise: a backend that reads the policy's tokenizer but asks a server for its
    * scores (a process reward model) is a model backend, since the signal step finds a needed
    * signal's producer among them (`backendFor`). On workers the task awaits it as well.
@@ -67,7 +78,8 @@ export interface ModelBackendSpec<S extends z.ZodType> {
 }
 
 /** A fused backend: its result carries log-probs and entropies at its config's `temperature`. */
-export interface FusedBackendSpec<S extends z.ZodType<{ temperature: number }>> extends Omit<ModelBackendSpec<S>, 'run'> {
+export interface FusedBackendSpec<S extends z.ZodType<{ temperature: number }>>
+  extends Omit<ModelBackendSpec<S>, 'run' | 'readsParameters'> {
   fused: true;
   run(model: Qwen3Model, batch: RolloutBatch, config: z.output<S>): MaybePromise<FusedResult>;
 }
@@ -98,7 +110,8 @@ export function defineBackend(
   const base = { name: spec.name, signal: spec.signal, shape: spec.shape ?? 'token', configSchema: spec.configSchema, parseConfig: parse };
   const placement = 'onWorkers' in spec && spec.onWorkers !== undefined ? { onWorkers: spec.onWorkers } : {};
   // async: a bad config or a missing model rejects the promise rather than throwing at the call
-  if ('needsModel' in spec) return { ...base, needsModel: false, compute: async (_model, batch, config) => spec.run(batch, parse(config)) };
+  if ('needsModel' in spec)
+    return { ...base, needsModel: false, readsParameters: false, compute: async (_model, batch, config) => spec.run(batch, parse(config)) };
   const needModel = (model: Qwen3Model | null): Qwen3Model => {
     if (model === null) throw new SaliencyError('missing_model', `saliency backend ${spec.name} runs the policy: pass a model`);
     return model;
@@ -117,6 +130,7 @@ export function defineBackend(
     ...base,
     ...placement,
     needsModel: true,
+    ...(spec.readsParameters === false ? { readsParameters: false } : {}),
     compute: async (model, batch, config) => spec.run(needModel(model), batch, parse(config)),
   };
 }

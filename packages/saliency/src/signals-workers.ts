@@ -5,6 +5,7 @@ import {
   assembleSignals,
   computeSignals,
   needsPolicyPass,
+  refreshedSources,
   refreshSignals,
   withRefreshed,
   type BatchSignals,
@@ -54,9 +55,10 @@ export async function refreshSignalsOnWorkers(
   plan: SignalPlan,
   base: Signals,
 ): Promise<Signals> {
-  if (plan.sources.length === 0 || rows.length === 0) return refreshSignals(model, batch, rows, plan, base);
+  const sources = refreshedSources(plan);
+  if (sources.length === 0 || rows.length === 0) return refreshSignals(model, batch, rows, plan, base);
   const sub = takeRollouts(batch, rows);
-  const { results } = await sourcesOnWorkers(workers, model, sub, plan.sources, null, rows);
+  const { results } = await sourcesOnWorkers(workers, model, sub, sources, null, rows);
   return withRefreshed(batch, rows, sub, plan, base, results);
 }
 

@@ -223,7 +223,8 @@ export function assembleSignals(
 /**
  * `base` (a batch's signals) with the saliency signals of rollouts `rows` recomputed by the plan's
  * backends with `model` as it is now, on those rows only; every other value, the policy signals
- * (old log-probs, entropy) included, stays as in `base`. What a `saliency.refresh` of `epoch` or
+ * (old log-probs, entropy) included, stays as in `base`, and so do the scores of the backends that
+ * do not read the parameters (`readsParameters: false`). What a `saliency.refresh` of `epoch` or
  * `minibatch` feeds the estimator.
  */
 export async function refreshSignals(
@@ -233,17 +234,18 @@ export async function refreshSignals(
   plan: SignalPlan,
   base: Signals,
 ): Promise<Signals> {
-  if (plan.sources.length === 0 || rows.length === 0) return withRefreshed(batch, rows, null, plan, base, {});
+  const sources = refreshedSources(plan);
+  if (sources.length === 0 || rows.length === 0) return withRefreshed(batch, rows, null, plan, base, {});
   const sub = takeRollouts(batch, rows);
   const results: Record<string, SaliencyResult> = {};
-  for (const { backend, config } of plan.sources) results[backend.name] = await backend.compute(model, sub, config);
+  for (const { backend, config } of sources) results[backend.name] = await backend.compute(model, sub, config);
   return withRefreshed(batch, rows, sub, plan, base, results);
 }
 
 /**
  * `base` with the scores of each of the plan's backends in `results` (computed on `sub`, the
  * rollouts `rows` of `batch` taken in that order) written over the tokens of those rows: what
- * `refreshSignals` returns. `sub` null: nothing was recomputed.
+ * `refreshSignals` returns. `sub` null: nothing was recomputed; a backend absent from `results` keeps its scores.
  */
 export function withRefreshed(
   batch: RolloutBatch,
@@ -256,9 +258,17 @@ export function withRefreshed(
   const out = base.clone();
   if (sub === null) return out;
   for (const { backend, signal } of plan.sources) {
+    if (results[backend.name] === undefined) continue;
     const { scores, width = 1 } = results[backend.name]!;
     if (backend.shape === 'rollout') {
-      const values = base.has(signal) ? base.getPerRollout(signal).values.slice() : new Float32Array(batch.numRollouts * width);
+      const had = base.has(signal) ? base.getPerRollout(signal) : null;
+      if (had !== null && had.width !== width)
+        throw new SaliencyError(
+          'invalid_scores',
+          `saliency backend ${backend.name} gave ${width} values per rollout for the refreshed rows, but the batch's signal has ${had.width}: a refresh cannot change a per-rollout signal's width (one that depends on the rows, a step count say, is only refreshable whole; if the scores do not depend on the parameters, define the backend with readsParameters: false)`,
+          { field: signal },
+        );
+      const values = had !== null ? had.values.slice() : new Float32Array(batch.numRollouts * width);
       rows.forEach((i, k) => values.set(scores.subarray(k * width, (k + 1) * width), i * width));
       out.setPerRollout(signal, values, width);
       continue;
@@ -270,6 +280,11 @@ export function withRefreshed(
     out.set(signal, values);
   }
   return out;
+}
+
+/** The plan's sources a refresh runs again: those whose scores depend on the parameters. */
+export function refreshedSources(plan: SignalPlan): SignalSource[] {
+  return plan.sources.filter((s) => s.backend.readsParameters !== false);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

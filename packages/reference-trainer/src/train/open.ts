@@ -107,9 +107,10 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
   const problems = await loadProblems(config, logger);
   await assertCreatable(outDir);
-  // Estimators without saliency signals have nothing to recompute: `refresh` leaves them alone.
+  // Estimators without saliency signals, or whose signals do not depend on the parameters (process scores),
+  // have nothing to recompute: `refresh` leaves them alone.
   const refresh =
-    plan.refresh === 'batch' || plan.sources.length === 0
+    plan.refresh === 'batch' || plan.sources.every((s) => s.backend.readsParameters === false)
       ? null
       : await signalRefresh({
           every: plan.refresh,
