@@ -1,12 +1,4 @@
-import {
-  CoreError,
-  packRollouts,
-  planMicroBatches,
-  scatterPacked,
-  totalTokens,
-  type PackedRollouts,
-  type RolloutBatch,
-} from '@rlvr/core';
+import { CoreError, packRollouts, planMicroBatches, scatterPacked, totalTokens, type PackedRollouts, type RolloutBatch } from '@rlvr/core';
 import { compiledModuleUrl, type Qwen3Model } from '@rlvr/policy';
 import { defineBackend, type FusedResult, type SaliencyBackend } from '@rlvr/saliency';
 import { z } from 'zod';
