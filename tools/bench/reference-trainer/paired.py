@@ -10,7 +10,8 @@ the mean difference, SD and SE of the per-seed differences, its 95% t interval, 
 signed-rank p (scipy's method='exact'; zero differences dropped, as 'wilcox') and Welch's p on the unpaired finals.
 The primary contrast is unadjusted; the others are Holm-adjusted among themselves. The power lines give the pairs a
 two-sided paired t at alpha 0.05 needs for 80% power against a true difference of 1, 2, 3 points, from the observed
-SD of the differences (noncentral t). Where the runs carry per-problem counts (`correct`), the evaluation's own
+SD of the differences (noncentral t), and the smallest true difference these pairs detect with 80% power (for a
+secondary also at alpha 0.05 / k, Holm's strictest step). Where the runs carry per-problem counts (`correct`), the evaluation's own
 SE (over problems) is printed beside the between-seed SD.
 """
 
@@ -31,17 +32,32 @@ def finals(doc):
     return out
 
 
+def power_of(sd, delta, n, alpha=0.05):
+    """Power of a two-sided paired t on n pairs against a true difference delta (noncentral t)."""
+    df = n - 1
+    t_crit = stats.t.ppf(1 - alpha / 2, df)
+    nc = delta / (sd / math.sqrt(n))
+    return stats.nct.sf(t_crit, df, nc) + stats.nct.cdf(-t_crit, df, nc)
+
+
 def pairs_needed(sd, delta, alpha=0.05, power=0.8):
     if sd == 0:
         return 2
     for n in range(2, 100_000):
-        df = n - 1
-        t_crit = stats.t.ppf(1 - alpha / 2, df)
-        nc = delta / (sd / math.sqrt(n))
-        p = stats.nct.sf(t_crit, df, nc) + stats.nct.cdf(-t_crit, df, nc)
-        if p >= power:
+        if power_of(sd, delta, n, alpha) >= power:
             return n
     return None
+
+
+def detectable(sd, n, alpha=0.05, power=0.8):
+    """The smallest true difference (points) a paired t on n pairs finds with this power: bisection on delta."""
+    lo, hi = 0.0, 1.0
+    while power_of(sd, hi, n, alpha) < power:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if power_of(sd, mid, n, alpha) < power else (lo, mid)
+    return hi
 
 
 def wilcoxon_exact(d):
@@ -85,6 +101,7 @@ def contrast(f, a, b):
         "welch_p": stats.ttest_ind(x, y, equal_var=False).pvalue,
         "per_seed": d.tolist(),
         "power": {k: pairs_needed(sd, k) for k in (1, 2, 3)},
+        "detectable": detectable(sd, n) if sd > 0 else 0.0,
     }
     return row
 
@@ -121,12 +138,15 @@ def main():
     adj_w = holm([r["wilcoxon_p"] for r in rows[1:]]) if secondary else []
     for i, r in enumerate(rows):
         kind = "primary (unadjusted)" if i == 0 else f"secondary (Holm over {len(secondary)}: paired {adj[i - 1]:.4g}, Wilcoxon {adj_w[i - 1]:.4g})"
+        # a secondary's detectable difference at Holm's strictest level (alpha / number of secondaries) as well
+        strict = "" if i == 0 or r["sd"] == 0 else f", {detectable(r['sd'], r['pairs'], 0.05 / len(secondary)):.2f} at alpha 0.05/{len(secondary)}"
         print(
             f"{r['contrast']}: {kind}; {r['pairs']} pairs {r['seeds']}\n"
             f"  diff {r['diff']:+.3f} points (SD {r['sd']:.3f}, SE {r['se']:.3f}), 95% CI [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]\n"
             f"  paired t p {r['paired_p']:.4g}; exact Wilcoxon p {r['wilcoxon_p']:.4g}; Welch p {r['welch_p']:.4g}\n"
             f"  per seed {[round(x, 2) for x in r['per_seed']]}\n"
-            f"  pairs for 80% power (paired t, alpha 0.05) at 1/2/3 points: {r['power'][1]}/{r['power'][2]}/{r['power'][3]}"
+            f"  pairs for 80% power (paired t, alpha 0.05) at 1/2/3 points: {r['power'][1]}/{r['power'][2]}/{r['power'][3]}\n"
+            f"  detectable with 80% power on these {r['pairs']} pairs: {r['detectable']:.2f} points at alpha 0.05{strict}"
         )
 
 
