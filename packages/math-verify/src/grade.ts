@@ -9,10 +9,12 @@ import { compareAnswers } from './compare.js';
 import {
   FALLBACK_WINDOW,
   anchoredAnswers,
+  answerPart,
   answersWithLetter,
   boxedAnswer,
   choiceAnswer,
   choiceGold,
+  finalBoxUnclosed,
   findMathEnvs,
   looksLikeProse,
   lastBoxStart,
@@ -128,6 +130,8 @@ function parseNormalized(norm: string, opts: VerifyOptions): Parsed {
   ) {
     return { ...base, node: textNode(norm), error: null };
   }
+  // A bare `{}` (an empty brace pair, as a model writes the empty set in a box) is the empty set.
+  if (/^\{\s*\}$/.test(norm)) return { ...base, node: { k: 'set', items: [] }, error: null };
   const approxPrefix = APPROX_PREFIX.exec(norm);
   const src = approxPrefix ? norm.slice(approxPrefix[0].length) : norm;
   const comma = commaReadings(src, opts.decimalComma);
@@ -298,10 +302,18 @@ function gradeCompletionRaw(completion: string, gold: string, opts: VerifyOption
     text = text.slice(end);
     base = end;
   }
+  // A reasoning model's answer follows its think blocks; a block that never closes was cut off and has none.
+  const part = answerPart(text, opts.thinkTags);
+  if ('unclosed' in part) return miss('unclosed_reasoning');
+  text = part.text;
+  base += part.base;
   // A long completion is read from its end (its final box), so the work is bounded without refusing it.
+  const cutEnd = opts.extract === 'first' && text.length > opts.maxCompletionChars;
   const win = windowed(text, opts);
   text = win.text;
   base += win.base;
+  // A final box cut off mid-answer (`\boxed{\frac{1}{2`) is no answer, not one for the fallbacks to read the digits of.
+  if (!cutEnd && finalBoxUnclosed(text, opts.extract)) return miss('unclosed_box');
   if (
     opts.mode === 'choice' ||
     (opts.mode === 'auto' && choiceGold(gold, opts.choices) !== null && answersWithLetter(text, opts.choices))
