@@ -4,6 +4,7 @@
  * the last number) are opt-in, because they reward answers that were never committed to.
  */
 import { type Box, answerBoxes, findBoxes } from '@rlvr/core';
+import { EMPTY_SET_WORDS } from './parse-vocabulary.js';
 
 /** Fallbacks (anchors, math environments, numbers) look only at this many final characters of a completion. */
 export const FALLBACK_WINDOW = 20_000;
@@ -134,6 +135,11 @@ export function looksLikeProse(s: string): boolean {
   return false;
 }
 
+/** Prose that answers with the empty set ("There are no solutions."), which the fallbacks may read as an answer. */
+export function saysEmptySet(s: string): boolean {
+  return s.length <= 60 && EMPTY_SET_WORDS.test(s.toLowerCase().replace(/[\s.]+/g, ''));
+}
+
 const FORMULA = /\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}|-?(?<![A-Za-z])\d+(?:[.,]\d+)*(?:\s*\/\s*\d+)?/;
 
 /** [anchor, anchor + answer] pairs in priority order. */
@@ -170,7 +176,7 @@ export function anchoredAnswers(text: string): string[] {
       .replace(/\s*\.\s*$/, '')
       .replace(/^"|"$/g, '')
       .trim();
-    if (looksLikeProse(t)) {
+    if (looksLikeProse(t) && !saysEmptySet(t)) {
       // "Janeth aura encore 220 $ à payer" -> the first formula or number after the anchor.
       const env = findMathEnvs(t)[0];
       const f = FORMULA.exec(t);

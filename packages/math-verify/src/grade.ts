@@ -21,6 +21,7 @@ import {
   minervaAnswer,
   numberAnswer,
   reasoningEnd,
+  saysEmptySet,
 } from './extract.js';
 import { commaReadings, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
@@ -84,6 +85,8 @@ const WORD_ANSWERS = /^(?:no|yes|true|false|none|neither|both|never|always|ok)$/
 /** An answer that says it is approximate: `\approx 1.41`, `approximately 1.41`, `about 3`. */
 const APPROX_PREFIX = /^(?:\\approx|\\sim|\\simeq|approximately|approx\.?|about|roughly|around|nearly)\s*(?=[-+\d.\\([{])/i;
 
+const SCIENTIFIC = /^(-?\d+(?:\.\d+)?)[eE]([+-]?\d{1,4})$/;
+
 function parseText(src: string): { node: Node; units: string[] } | { error: string } {
   try {
     return parseWithUnits(src);
@@ -133,7 +136,11 @@ function parseNormalized(norm: string, opts: VerifyOptions): Parsed {
   // A bare `{}` (an empty brace pair, as a model writes the empty set in a box) is the empty set.
   if (/^\{\s*\}$/.test(norm)) return { ...base, node: { k: 'set', items: [] }, error: null };
   const approxPrefix = APPROX_PREFIX.exec(norm);
-  const src = approxPrefix ? norm.slice(approxPrefix[0].length) : norm;
+  let src = approxPrefix ? norm.slice(approxPrefix[0].length) : norm;
+  // A whole answer `1e+21` or `2.5e-7` is scientific notation (JavaScript's and Python's form of a number, as a
+  // numeric gold is stringified), not 1·e + 21.
+  const sci = SCIENTIFIC.exec(src);
+  if (sci !== null) src = `${sci[1]}\\times 10^{${sci[2]}}`;
   const comma = commaReadings(src, opts.decimalComma);
   const main = parseText(comma === null ? src : (comma.number ?? comma.list));
   if ('error' in main) return { ...base, node: null, error: main.error };
@@ -224,7 +231,7 @@ function answerCandidates(text: string, opts: VerifyOptions, asGold = false): Ca
   if (text.length > FALLBACK_WINDOW) text = text.slice(-FALLBACK_WINDOW);
   const out: string[] = [];
   const trimmed = text.trim();
-  if (!looksLikeProse(trimmed) && trimmed.length <= opts.maxAnswerChars) out.push(trimmed);
+  if ((!looksLikeProse(trimmed) || saysEmptySet(trimmed)) && trimmed.length <= opts.maxAnswerChars) out.push(trimmed);
   for (const a of anchoredAnswers(text)) out.push(a);
   // The last math environment and the last number: whichever comes later (earlier with extract: 'first') first.
   const envs = findMathEnvs(text);

@@ -170,9 +170,12 @@ const TRAILING =
  * the words right after it count, and only known units: "200 ways" or "200 and" name none.
  */
 export function unitAfter(text: string, at: number): string | null {
-  const m = TRAILING.exec(text.slice(at, at + 80));
+  const span = text.slice(at, at + 80);
+  const m = TRAILING.exec(span);
   if (m === null) return null;
   const words = (m[1] ?? m[2] ?? '').trim();
-  if (words.length < 2 || NOT_UNITS.has(words.toLowerCase())) return null;
+  // One letter (`\boxed{5} m.`) is a unit only in `\text{}` or where the sentence ends after it.
+  const ends = /^\s*(?:[.,;!?)]|$)/.test(span.slice(m[0].length));
+  if ((words.length < 2 && !(m[1] !== undefined || ends)) || NOT_UNITS.has(words.toLowerCase())) return null;
   return canonicalUnit([words], m[3] ?? null);
 }
