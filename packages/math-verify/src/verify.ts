@@ -28,8 +28,9 @@ export interface CompletionItem {
  * normalised text is identical. Positional: gold first, as Math-Verify's `verify(gold, answer)`; or named:
  * `verifyAnswer({ gold, pred }, options)`.
  */
-export function verifyAnswer(gold: string, pred: string, options?: VerifyOptionsInput): VerifyResult;
+// The positional overload is the last one, which `Parameters<typeof verifyAnswer>` reads, as before the named form.
 export function verifyAnswer(pair: AnswerPair, options?: VerifyOptionsInput): VerifyResult;
+export function verifyAnswer(gold: string, pred: string, options?: VerifyOptionsInput): VerifyResult;
 export function verifyAnswer(a: string | AnswerPair, b?: string | VerifyOptionsInput, c?: VerifyOptionsInput): VerifyResult {
   const [gold, pred, options] = named(a, b, c, 'verifyAnswer', ['gold', 'pred']);
   assertText(gold, 'gold');
@@ -42,8 +43,8 @@ export function verifyAnswer(a: string | AnswerPair, b?: string | VerifyOptionsI
  * Never throws on string input. Positional: the completion first, as reward functions take it (TRL, verl's
  * `compute_score(solution_str, ground_truth)`); or named: `mathReward({ completion, gold }, options)`.
  */
-export function mathReward(completion: string, gold: string, options?: VerifyOptionsInput): RewardResult;
 export function mathReward(item: CompletionItem, options?: VerifyOptionsInput): RewardResult;
+export function mathReward(completion: string, gold: string, options?: VerifyOptionsInput): RewardResult;
 export function mathReward(a: string | CompletionItem, b?: string | VerifyOptionsInput, c?: VerifyOptionsInput): RewardResult {
   const [completion, gold, options] = named(a, b, c, 'mathReward', ['completion', 'gold']);
   assertText(completion, 'completion');
@@ -64,13 +65,20 @@ function named(
 ): [unknown, unknown, VerifyOptionsInput | undefined] {
   if (typeof a !== 'object' || a === null || Array.isArray(a)) return [a, b, c];
   if (c !== undefined || (b !== undefined && (typeof b !== 'object' || b === null)))
-    throw new MathVerifyError('invalid_input', `${fn}({ ${first}, ${second} }, options): the named form takes options second, nothing third`);
+    throw new MathVerifyError(
+      'invalid_input',
+      `${fn}({ ${first}, ${second} }, options): the named form takes options second, nothing third`,
+    );
   const item = a as Record<string, unknown>;
   const unknown = Object.keys(item).filter((k) => k !== first && k !== second && k !== 'problem');
   if (unknown.length > 0)
-    throw new MathVerifyError('invalid_input', `${fn}: unknown field ${JSON.stringify(unknown[0])} (the named form takes ${first}, ${second} and problem)`, {
-      field: unknown[0] as string,
-    });
+    throw new MathVerifyError(
+      'invalid_input',
+      `${fn}: unknown field ${JSON.stringify(unknown[0])} (the named form takes ${first}, ${second} and problem)`,
+      {
+        field: unknown[0] as string,
+      },
+    );
   let options = b as VerifyOptionsInput | undefined;
   const problem = item.problem;
   if (problem !== undefined) {

@@ -153,11 +153,35 @@ for (const file of FILES) {
     if (wrong !== null) {
       // Reasoning models: a think block before the answer; drafts inside it are not the answer.
       const think = (inside) => `<think>\n${reason} Let me try: ${inside}\n</think>\n\n`;
-      add(true, `${think(`maybe $\\boxed{${wrong}}$? No, recheck.`)}The answer is $\\boxed{${g}}$.`, gold, problem, 'think: draft, then a final box');
-      add(true, `${think(`maybe $\\boxed{${wrong}}$? No, recheck.`)}The final answer is ${g}.`, gold, problem, 'think: draft, then unboxed');
+      add(
+        true,
+        `${think(`maybe $\\boxed{${wrong}}$? No, recheck.`)}The answer is $\\boxed{${g}}$.`,
+        gold,
+        problem,
+        'think: draft, then a final box',
+      );
+      add(
+        true,
+        `${think(`maybe $\\boxed{${wrong}}$? No, recheck.`)}The final answer is ${g}.`,
+        gold,
+        problem,
+        'think: draft, then unboxed',
+      );
       add(false, `${think(`so $\\boxed{${g}}$.`)}The final answer is ${wrong}.`, gold, problem, 'think: right draft, wrong unboxed final');
-      add(false, `${think(`so $\\boxed{${g}}$.`)}The final answer is $\\boxed{${wrong}}$.`, gold, problem, 'think: right draft, wrong boxed final');
-      add(false, `<think>\n${reason} So far $\\boxed{${g}}$. Wait, let me double-check the second case`, gold, problem, 'think never closed (truncated)');
+      add(
+        false,
+        `${think(`so $\\boxed{${g}}$.`)}The final answer is $\\boxed{${wrong}}$.`,
+        gold,
+        problem,
+        'think: right draft, wrong boxed final',
+      );
+      add(
+        false,
+        `<think>\n${reason} So far $\\boxed{${g}}$. Wait, let me double-check the second case`,
+        gold,
+        problem,
+        'think never closed (truncated)',
+      );
       add(false, `${reason} Therefore, the answer is $\\boxed{${g}`, gold, problem, 'box never closed (truncated)');
     }
     const re = g
