@@ -85,7 +85,11 @@ const WORD_ANSWERS = /^(?:no|yes|true|false|none|neither|both|never|always|ok)$/
 /** An answer that says it is approximate: `\approx 1.41`, `approximately 1.41`, `about 3`. */
 const APPROX_PREFIX = /^(?:\\approx|\\sim|\\simeq|approximately|approx\.?|about|roughly|around|nearly)\s*(?=[-+\d.\\([{])/i;
 
-const SCIENTIFIC = /^(-?\d+(?:\.\d+)?)[eE]([+-]?\d{1,4})$/;
+/**
+ * How JavaScript and Python print a number: `1e+21` (an explicit `+`), `1.5e-7`, `1e-05` (below 1e-4, so at least two
+ * exponent digits with `-`). `2e-1` is left alone: written so, it is more likely 2e - 1 than 0.2.
+ */
+const SCIENTIFIC = /^(-?\d+(?:\.\d+)?)[eE](\+\d{1,4}|-\d{2,4}|-[5-9])$/;
 
 function parseText(src: string): { node: Node; units: string[] } | { error: string } {
   try {

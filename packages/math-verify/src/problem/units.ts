@@ -174,8 +174,8 @@ export function unitAfter(text: string, at: number): string | null {
   const m = TRAILING.exec(span);
   if (m === null) return null;
   const words = (m[1] ?? m[2] ?? '').trim();
-  // One letter (`\boxed{5} m.`) is a unit only in `\text{}` or where the sentence ends after it.
-  const ends = /^\s*(?:[.,;!?)]|$)/.test(span.slice(m[0].length));
+  // One letter (`\boxed{5} m.`) is a unit only in `\text{}`, or lower-case where the sentence ends after it.
+  const ends = /^[a-z]$/.test(words) && /^\s*(?:[.,;!?)]|$)/.test(span.slice(m[0].length));
   if ((words.length < 2 && !(m[1] !== undefined || ends)) || NOT_UNITS.has(words.toLowerCase())) return null;
   return canonicalUnit([words], m[3] ?? null);
 }
