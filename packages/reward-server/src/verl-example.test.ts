@@ -87,7 +87,7 @@ describe.skipIf(!existsSync(PY))('verl custom reward function (docs/examples/ver
   });
 
   it("reads verl's gold shapes: a GSM8K solution after ####, numbers, a reward_model dict, a one-item list", async () => {
-    const sol = 'Natalia sold 48/2 = 24 clips in May.\nNatalia sold 48+24 = 72 clips altogether.\n#### 72';
+    const sol = 'Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips altogether.\n#### 72';
     const shapeRows = [
       { data_source: 'openai/gsm8k', solution_str: 'so \\boxed{72}', ground_truth: sol },
       { data_source: 'openai/gsm8k', solution_str: 'so \\boxed{71}', ground_truth: sol },
@@ -97,12 +97,14 @@ describe.skipIf(!existsSync(PY))('verl custom reward function (docs/examples/ver
       { data_source: 'math', solution_str: 'so \\boxed{\\frac12}', ground_truth: 0.5 },
       { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: { style: 'rule', ground_truth: '5' } },
       { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: { answer: 5 } },
+      // str() of this dict ends in 7, which the grader read as the gold before
+      { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: { answer: '5', index: 7 } },
       { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: ['5'] },
     ];
     for (const args of [[], ['--batch']]) {
       const r = await runExample([a.url, b.url], shapeRows, args);
       expect(r.stderr).toBe('');
-      expect(r.stdout.trim().split('\n').map(Number)).toEqual([1, 0, 1, 1, 1, 1, 1, 1, 1]);
+      expect(r.stdout.trim().split('\n').map(Number)).toEqual([1, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
     }
   });
 
