@@ -158,8 +158,8 @@ describe('bad input', () => {
   test('an error line outside its completion names the rollout', () => {
     const input = base();
     const i = input.rollouts.findIndex((r) => !r.correct);
-    input.rollouts[i] = { ...input.rollouts[i]!, label: { kind: 'copy', tokenStart: 2, tokenEnd: 999 } };
-    expect(() => creditMetrics(input)).toThrow(
+    const rollouts = input.rollouts.map((r, k) => (k === i ? { ...r, label: { kind: 'copy', tokenStart: 2, tokenEnd: 999 } } : r));
+    expect(() => creditMetrics({ ...input, rollouts })).toThrow(
       `rollout ${i}: its error line [2, 999) is not within its ${input.rollouts[i]!.tokens} tokens`,
     );
   });
