@@ -1,6 +1,6 @@
 /** Vega-Lite specs of the credit page: profiles with their 95% bootstrap bands, and each method's AUROC. */
 import type { TopLevelSpec } from 'vega-lite';
-import { OUTCOME_COLORS, SERIES_COLORS, type ChartSize } from '../charts.js';
+import { OUTCOME_COLORS, SERIES_COLORS, padDomain, type ChartSize } from '../charts.js';
 import type { MethodMetrics } from './schema.js';
 
 /** The label of an error-relative bin: its segment and, for the prefix and the tail, which part of it. */
@@ -8,6 +8,12 @@ export function errorBinLabel(b: MethodMetrics['errorProfile'][number]): string 
   if (b.segment === 'on') return 'error line';
   const pct = (x: number) => `${Math.round(x * 100)}`;
   return `${b.segment === 'before' ? 'prefix' : 'after'} ${pct(b.lo)}–${pct(b.hi)}%`;
+}
+
+/** A y scale around the means and their intervals; a padded one where they are all equal (uniform credit). */
+function yScale(rows: readonly { lo: number; hi: number }[]): { zero: false; domain?: [number, number] } {
+  const pad = padDomain(rows.flatMap((r) => [r.lo, r.hi]));
+  return pad === undefined ? { zero: false } : { zero: false, domain: pad };
 }
 
 /** Mean credit of wrong rollouts by position relative to the first error, ±95% bootstrap CI as rules. */
@@ -41,7 +47,7 @@ export function errorProfileSpec(bins: MethodMetrics['errorProfile'], size: Char
           color: OUTCOME_COLORS.wrong,
           point: { size: 36, filled: true, color: OUTCOME_COLORS.wrong },
         },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean credit (95% CI)', scale: { zero: false } } },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean credit (95% CI)', scale: yScale(rows) } },
       },
     ],
   } as TopLevelSpec;
@@ -69,7 +75,7 @@ export function correctProfileSpec(bins: MethodMetrics['correctProfile'], size: 
           color: OUTCOME_COLORS.correct,
           point: { size: 24, filled: true, color: OUTCOME_COLORS.correct },
         },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean credit (95% CI band)', scale: { zero: false } } },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean credit (95% CI band)', scale: yScale(rows) } },
       },
     ],
   } as TopLevelSpec;
