@@ -28,7 +28,7 @@ export function drawResamples(B: number, R: number, seed: number): Resamples {
 }
 
 /** The q-quantile of sorted values, linear between order statistics (NumPy's default). */
-export function quantileSorted(sorted: Float64Array, q: number): number {
+function quantileSorted(sorted: Float64Array, q: number): number {
   const h = (sorted.length - 1) * q;
   const lo = Math.floor(h);
   const hi = Math.min(sorted.length - 1, lo + 1);

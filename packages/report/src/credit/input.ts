@@ -13,7 +13,7 @@ export const FirstErrorSchema = z.object({
 });
 
 /** A rollout's label: its first error, `unlabelled` (the labeller could not parse it) or `correct`. */
-export const CreditLabelSchema = z.union([FirstErrorSchema, z.literal('unlabelled'), z.literal('correct')]);
+const CreditLabelSchema = z.union([FirstErrorSchema, z.literal('unlabelled'), z.literal('correct')]);
 export type CreditLabel = z.infer<typeof CreditLabelSchema>;
 
 /** One rollout of the batch. Its tokens follow the previous rollout's in every method's arrays. */

@@ -9,7 +9,7 @@ import { CreditOptionsSchema, FirstErrorSchema } from './input.js';
 const num = z.number().nullable();
 
 /** A mean over rollouts: n rollouts, the sample SD of their values, a 95% percentile-bootstrap CI of the mean. */
-export const EstimateSchema = z.object({
+const EstimateSchema = z.object({
   n: z.int().nonnegative(),
   mean: num,
   sd: num,
@@ -17,7 +17,7 @@ export const EstimateSchema = z.object({
 });
 
 /** Two-sided tests of a mean difference of 0: the paired (one-sample) t, and Wilcoxon's signed rank (normal approximation, ties corrected, zeros dropped). */
-export const PairedTestSchema = z.object({
+const PairedTestSchema = z.object({
   t: num,
   df: num,
   pT: num,
@@ -46,7 +46,7 @@ const ProfileBinSchema = EstimateSchema.extend({
   hi: z.number(),
 });
 
-export const MethodMetricsSchema = z.object({
+const MethodMetricsSchema = z.object({
   name: z.string(),
   /** rollouts whose credit is the advantage over its mean magnitude (sequence advantage 0), all and scored */
   degenerate: z.object({ rollouts: z.int().nonnegative(), scored: z.int().nonnegative() }),
@@ -72,7 +72,7 @@ export const MethodMetricsSchema = z.object({
   uShape: z.object({ contrast: EstimateSchema, test: PairedTestSchema }),
 });
 
-export const PairedDifferenceSchema = z.object({
+const PairedDifferenceSchema = z.object({
   a: z.string(),
   b: z.string(),
   metric: z.enum(['auroc', 'excess']),
