@@ -46,8 +46,10 @@ def synthetic(seed=20261207, n=90):
             label = "correct" if u < 0.95 else {"kind": "copy", "tokenStart": 1, "tokenEnd": 3}
         elif u < 0.08:
             label = "unlabelled"
-        elif u < 0.16:
+        elif u < 0.13:
             label = {"kind": "copy", "tokenStart": 0, "tokenEnd": int(rng.integers(1, 5))}
+        elif u < 0.16:  # a preamble before a wrong first line: still no correct prefix
+            label = {"kind": "copy", "tokenStart": 2, "tokenEnd": 4, "correctSteps": 0}
         elif u < 0.20:
             s = int(rng.integers(1, tokens))
             label = {"kind": "missing step", "tokenStart": s, "tokenEnd": s}
@@ -91,7 +93,7 @@ def status_of(r):
         return "conflict"
     if label["tokenEnd"] == label["tokenStart"]:
         return "empty_error"
-    return "no_prefix" if label["tokenStart"] == 0 else "scored"
+    return "no_prefix" if label["tokenStart"] == 0 or label.get("correctSteps") == 0 else "scored"
 
 
 def nanmean(x):

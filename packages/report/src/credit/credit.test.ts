@@ -93,6 +93,15 @@ describe('creditMetrics', () => {
     expect(byName('blame').wrong.auroc.n).toBe(s.scored);
   });
 
+  test("a wrong first line after a preamble (the labeller's correctSteps 0) has no correct prefix", () => {
+    const i = input.rollouts.findIndex((r) => typeof r.label === 'object' && r.label.tokenStart > 0);
+    const label = { ...(input.rollouts[i]!.label as object), kind: 'copy', tokenStart: 3, tokenEnd: 5 };
+    const with0 = input.rollouts.map((r, k) => (k === i ? { ...r, label: { ...label, correctSteps: 0 } } : r));
+    const with2 = input.rollouts.map((r, k) => (k === i ? { ...r, label: { ...label, correctSteps: 2 } } : r));
+    expect(creditMetrics({ ...input, rollouts: with0 }, { resamples: 100 }).rollouts.status[i]).toBe('no_prefix');
+    expect(creditMetrics({ ...input, rollouts: with2 }, { resamples: 100 }).rollouts.status[i]).toBe('scored');
+  });
+
   test('a method that blames the error line scores above 0.5, and the paired difference to uniform is detected', () => {
     const blame = byName('blame').wrong;
     expect(blame.auroc.ci![0]).toBeGreaterThan(0.6);

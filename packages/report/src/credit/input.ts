@@ -10,6 +10,11 @@ export const FirstErrorSchema = z.object({
   kind: z.string().min(1),
   tokenStart: z.int().nonnegative(),
   tokenEnd: z.int().nonnegative(),
+  /**
+   * the right step lines before it (`@rlvr/tasks`' `correctSteps`), where known: 0 makes the rollout `no_prefix`
+   * even where tokens (a blank line, a preamble) precede its error line
+   */
+  correctSteps: z.int().nonnegative().optional(),
 });
 
 /** A rollout's label: its first error, `unlabelled` (the labeller could not parse it) or `correct`. */
@@ -106,7 +111,7 @@ export function checkCreditInput(input: CreditInput): { offsets: Int32Array; sta
               ? 'conflict'
               : label.tokenEnd === label.tokenStart
                 ? 'empty_error'
-                : label.tokenStart === 0
+                : label.tokenStart === 0 || label.correctSteps === 0
                   ? 'no_prefix'
                   : 'scored';
   });
