@@ -35,6 +35,7 @@ const signals = new Signals(T, {
 });
 
 // Every estimator on the same batch; each one's credit map. Composed estimators carry their weights.
+const correct = rows.map((row) => row.reward === 1); // the verifier's verdicts
 const methods = ['grpo', 'grail', 'grpo+oar-g'].map((name) => {
   const r = prepareEstimator(name, {}).estimate(batch, signals);
   return creditMap(name, {
@@ -42,12 +43,13 @@ const methods = ['grpo', 'grail', 'grpo+oar-g'].map((name) => {
     sequenceAdvantages: r.sequenceAdvantages,
     weights: r.weights,
     offsets: batch.completionOffsets,
+    correct,
   });
 });
 const rollouts = rows.map((row, i) => ({
   index: i,
   group: row.group,
-  correct: row.reward === 1,
+  correct: correct[i],
   label: labels[i],
   tokens: row.completion.length,
 }));

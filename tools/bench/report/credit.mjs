@@ -57,7 +57,13 @@ const methods = Array.from({ length: methodCount }, (_, m) => {
   const seq = Float64Array.from({ length: B }, () => (rand() < 0.1 ? 0 : rand() - 0.5));
   // a composed estimator's advantages: the sequence advantage times the weight
   const advantages = weights.map((w, t) => w * seq[owner[t]]);
-  return creditMap(`method-${m}`, { advantages, sequenceAdvantages: seq, ...(m % 2 === 0 ? { weights } : {}), offsets });
+  return creditMap(`method-${m}`, {
+    advantages,
+    sequenceAdvantages: seq,
+    ...(m % 2 === 0 ? { weights } : {}),
+    offsets,
+    correct: rollouts.map((r) => r.correct),
+  });
 });
 const input = { rollouts, methods };
 console.log(`${B} rollouts (${wrong} wrong, ${correct} correct), ${T} tokens, ${methodCount} methods, ${resamples} resamples`);

@@ -34,15 +34,21 @@ export interface CreditMapInput {
   weights?: Float32Array;
   /** [B + 1] token offsets of each rollout (a batch's `completionOffsets`) */
   offsets: Int32Array;
+  /**
+   * [B] the verifier's verdicts: where the sequence advantage is 0, a wrong rollout's advantage is divided by
+   * minus its mean magnitude, so that blame is positive credit there too, as it is over a negative sequence advantage
+   */
+  correct: ArrayLike<boolean>;
 }
 
 /**
  * The credit map of one method (issue 39): the weight where the method has one; otherwise the advantage over
- * the rollout's sequence advantage; where that is 0, the advantage over its mean magnitude in the rollout,
- * flagged `degenerate` (all zero when every advantage is 0). Float64 arithmetic, rounded once to float32.
+ * the rollout's sequence advantage; where that is 0, the advantage over its mean magnitude in the rollout (with
+ * the outcome's sign: minus for a wrong rollout), flagged `degenerate` (all zero when every advantage is 0).
+ * Float64 arithmetic, rounded once to float32.
  */
 export function creditMap(name: string, input: CreditMapInput): MethodCredit {
-  const { advantages, sequenceAdvantages, weights, offsets } = input;
+  const { advantages, sequenceAdvantages, weights, offsets, correct } = input;
   const B = offsets.length - 1;
   const T = offsets[B]!;
   if (advantages.length !== T)
@@ -59,6 +65,10 @@ export function creditMap(name: string, input: CreditMapInput): MethodCredit {
       `method ${name}: sequenceAdvantages has ${sequenceAdvantages.length} entries but there are ${B} rollouts`,
       { field: 'sequenceAdvantages' },
     );
+  if (correct.length !== B)
+    throw new ReportError('invalid_input', `method ${name}: correct has ${correct.length} entries but there are ${B} rollouts`, {
+      field: 'correct',
+    });
   if (weights !== undefined && weights.length !== T)
     throw new ReportError('invalid_input', `method ${name}: weights has ${weights.length} entries but the offsets cover ${T} tokens`, {
       field: 'weights',
@@ -85,8 +95,8 @@ export function creditMap(name: string, input: CreditMapInput): MethodCredit {
       continue;
     }
     degenerate[i] = 1;
-    const scale = mass > 0 ? (e - s) / mass : 0;
-    for (let t = s; t < e; t++) credit[t] = advantages[t]! * scale;
+    const scale = mass > 0 ? ((correct[i] ? 1 : -1) * (e - s)) / mass : 0;
+    for (let t = s; t < e; t++) credit[t] = advantages[t]! * scale + 0; // + 0: no -0 in the map
   }
   return { name, credit, absAdvantage, degenerate };
 }

@@ -12,34 +12,40 @@ import { creditMetrics } from './metrics.js';
 import { auroc } from './per-rollout.js';
 
 const offsets = Int32Array.from([0, 3, 5, 8]);
+const correct = [true, true, false];
 
 describe('creditMap', () => {
   test('the weight where the method has one, else the advantage over the sequence advantage', () => {
     const advantages = Float32Array.from([1, 2, 3, -0.5, -1, 0, 0, 0]);
     const weights = Float32Array.from([1, 2, 3, 1, 2, 0.5, 1, 1.5]);
-    const w = creditMap('w', { advantages, sequenceAdvantages: [1, -0.5, 0], weights, offsets });
+    const w = creditMap('w', { advantages, sequenceAdvantages: [1, -0.5, 0], weights, offsets, correct });
     expect(Array.from(w.credit)).toEqual(Array.from(weights));
     expect(Array.from(w.degenerate)).toEqual([0, 0, 0]);
     expect(Array.from(w.absAdvantage)).toEqual([1, 2, 3, 0.5, 1, 0, 0, 0]);
-    const r = creditMap('r', { advantages, sequenceAdvantages: [0.5, -0.5, 0], offsets });
+    const r = creditMap('r', { advantages, sequenceAdvantages: [0.5, -0.5, 0], offsets, correct });
     expect(Array.from(r.credit.subarray(0, 5))).toEqual([2, 4, 6, 1, 2]);
   });
 
   test('sequence advantage 0: the advantage over its mean magnitude in the rollout, flagged degenerate; all-zero stays 0', () => {
     const advantages = Float32Array.from([1, 1, 1, 0, 0, -1, 3, 0]);
-    const m = creditMap('v', { advantages, sequenceAdvantages: [1, 0, 0], offsets });
+    const m = creditMap('v', { advantages, sequenceAdvantages: [1, 0, 0], offsets, correct });
     expect(Array.from(m.degenerate)).toEqual([0, 1, 1]);
     expect(Array.from(m.credit.subarray(3, 5))).toEqual([0, 0]);
-    // mean |a| of the last rollout is 4/3: credit mean magnitude 1
-    expect(Array.from(m.credit.subarray(5))).toEqual([-0.75, 2.25, 0]);
+    // mean |a| of the last rollout is 4/3: credit mean magnitude 1; it is wrong, so blame (a < 0) is positive credit
+    expect(Array.from(m.credit.subarray(5))).toEqual([0.75, -2.25, 0]);
+    const c = creditMap('v', { advantages, sequenceAdvantages: [1, 0, 0], offsets, correct: [true, true, true] });
+    expect(Array.from(c.credit.subarray(5))).toEqual([-0.75, 2.25, 0]);
   });
 
   test('lengths that do not fit are refused, naming the method and the array', () => {
-    expect(() => creditMap('grail', { advantages: new Float32Array(7), sequenceAdvantages: [1, 1, 1], offsets })).toThrow(
+    expect(() => creditMap('grail', { advantages: new Float32Array(7), sequenceAdvantages: [1, 1, 1], offsets, correct })).toThrow(
       'method grail: advantages has 7 entries but the offsets cover 8 tokens',
     );
-    expect(() => creditMap('grail', { advantages: new Float32Array(8), sequenceAdvantages: [1], offsets })).toThrow(
+    expect(() => creditMap('grail', { advantages: new Float32Array(8), sequenceAdvantages: [1], offsets, correct })).toThrow(
       /sequenceAdvantages has 1 entries but there are 3 rollouts/,
+    );
+    expect(() => creditMap('grail', { advantages: new Float32Array(8), sequenceAdvantages: [1, 1, 1], offsets, correct: [true] })).toThrow(
+      'method grail: correct has 1 entries but there are 3 rollouts',
     );
   });
 });

@@ -32,6 +32,7 @@ export function syntheticCredit(rolloutCount: number, seed = 1): CreditInput {
     const mean = members.reduce((a, r) => a + (r.correct ? 1 : 0), 0) / members.length;
     members.forEach((r, k) => (seq[g * 8 + k] = (r.correct ? 1 : 0) - mean));
   }
+  const correct = rollouts.map((r) => r.correct);
   const ones = new Float32Array(T).fill(1);
   const blameW = new Float32Array(T);
   const gateAdv = new Float32Array(T);
@@ -51,9 +52,9 @@ export function syntheticCredit(rolloutCount: number, seed = 1): CreditInput {
   return {
     rollouts,
     methods: [
-      creditMap('uniform', { advantages: times(ones), sequenceAdvantages: seq, weights: ones, offsets }),
-      creditMap('blame', { advantages: times(blameW), sequenceAdvantages: seq, weights: blameW, offsets }),
-      creditMap('gate', { advantages: gateAdv, sequenceAdvantages: seq, offsets }),
+      creditMap('uniform', { advantages: times(ones), sequenceAdvantages: seq, weights: ones, offsets, correct }),
+      creditMap('blame', { advantages: times(blameW), sequenceAdvantages: seq, weights: blameW, offsets, correct }),
+      creditMap('gate', { advantages: gateAdv, sequenceAdvantages: seq, offsets, correct }),
     ],
   };
 }
