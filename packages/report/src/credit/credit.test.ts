@@ -10,6 +10,7 @@ import type { CreditInput } from './input.js';
 import { readCreditJson, writeCreditJson } from './json.js';
 import { creditMetrics } from './metrics.js';
 import { auroc } from './per-rollout.js';
+import { pairsForPower } from '../tests.js';
 
 const offsets = Int32Array.from([0, 3, 5, 8]);
 const correct = [true, true, false];
@@ -116,6 +117,10 @@ describe('creditMetrics', () => {
     expect(pair.difference.ci![1]).toBeLessThan(0);
     expect(pair.test.pT!).toBeLessThan(1e-10);
     expect(pair.test.pWilcoxon!).toBeLessThan(1e-10);
+    // a difference this clear needs few rollouts for 80% power; uniform's U contrast (0 in every rollout) has none to detect
+    expect(pair.test.n80).toBe(pairsForPower(pair.difference.mean!, pair.difference.sd!));
+    expect(pair.test.n80!).toBeLessThan(pair.difference.n);
+    expect(byName('uniform').uShape.test.n80).toBeNull();
   });
 
   test('degenerate rollouts are scored apart and left out of the pairs', () => {

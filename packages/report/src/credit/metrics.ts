@@ -6,7 +6,7 @@
  * rollout, on its own credit scale, then averaged: a "macro" AUROC, each rollout weighing 1 whatever its length);
  * pooling tokens across rollouts would mix the rollouts' scales. CIs: percentile bootstrap over rollouts.
  */
-import { pairedT, welch, wilcoxonNormal } from '../tests.js';
+import { pairedT, pairsForPower, welch, wilcoxonNormal } from '../tests.js';
 import { differenceCi, drawResamples, estimate, type Resamples } from './bootstrap.js';
 import { checkCreditInput, parseCreditOptions, type CreditInput, type CreditOptions, type RolloutStatus } from './input.js';
 import { rolloutValues, type RolloutValues } from './per-rollout.js';
@@ -38,6 +38,7 @@ function pairedTests(d: Float64Array): PairedDifference['test'] {
     wPlus: v.length > 0 ? w.wPlus : null,
     z: finite(w.z),
     pWilcoxon: finite(w.p),
+    n80: t !== null && t.sd > 0 && t.diff !== 0 ? pairsForPower(t.diff, t.sd) : null,
   };
 }
 

@@ -59,11 +59,12 @@ function hypothesesTable(methods: readonly MethodMetrics[]): string {
     'U contrast (correct)',
     'paired t p',
     'Wilcoxon p',
+    'n for 80% power',
   ];
   const rows = methods.map((m) => {
     const d = m.midChain.difference;
     const diff: Estimate = { n: m.midChain.wrong.n + m.midChain.correct.n, mean: d.diff, sd: null, ci: d.ci };
-    return `<tr data-method="${escapeHtml(m.name)}"><th>${escapeHtml(m.name)}</th>${estimateCell(m.midChain.wrong)}${estimateCell(m.midChain.correct)}${estimateCell(diff)}${pCell(d.welch.p)}${estimateCell(m.uShape.contrast)}${pCell(m.uShape.test.pT)}${pCell(m.uShape.test.pWilcoxon)}</tr>`;
+    return `<tr data-method="${escapeHtml(m.name)}"><th>${escapeHtml(m.name)}</th>${estimateCell(m.midChain.wrong)}${estimateCell(m.midChain.correct)}${estimateCell(diff)}${pCell(d.welch.p)}${estimateCell(m.uShape.contrast)}${pCell(m.uShape.test.pT)}${pCell(m.uShape.test.pWilcoxon)}${cell(m.uShape.test.n80)}</tr>`;
   });
   return table('credit-hypotheses', head, rows);
 }
@@ -78,10 +79,10 @@ function degenerateTable(methods: readonly MethodMetrics[]): string {
 }
 
 function pairsTable(report: CreditReport): string {
-  const head = ['a − b', 'metric', 'rollouts', 'mean difference [95% CI]', 'SD', 'paired t p', 'Wilcoxon p'];
+  const head = ['a − b', 'metric', 'rollouts', 'mean difference [95% CI]', 'SD', 'paired t p', 'Wilcoxon p', 'n for 80% power'];
   const rows = report.pairs.map(
     (p) =>
-      `<tr data-pair="${escapeHtml(`${p.a}|${p.b}|${p.metric}`)}"><th>${escapeHtml(`${p.a} − ${p.b}`)}</th><td>${p.metric}</td>${cell(p.difference.n)}${estimateCell(p.difference)}${cell(p.difference.sd)}${pCell(p.test.pT)}${pCell(p.test.pWilcoxon)}</tr>`,
+      `<tr data-pair="${escapeHtml(`${p.a}|${p.b}|${p.metric}`)}"><th>${escapeHtml(`${p.a} − ${p.b}`)}</th><td>${p.metric}</td>${cell(p.difference.n)}${estimateCell(p.difference)}${cell(p.difference.sd)}${pCell(p.test.pT)}${pCell(p.test.pWilcoxon)}${cell(p.test.n80)}</tr>`,
   );
   return table('credit-pairs', head, rows);
 }
@@ -174,12 +175,12 @@ export async function renderCreditPage(report: CreditReport, options: CreditPage
     [
       'hypotheses',
       "The paper's hypotheses",
-      `<p class="lead">Mid-chain: each rollout's mean credit at t / T in [${formatNumber(lo, 3)}, ${formatNumber(hi, 3)}), wrong rollouts (by the verifier) against correct ones; Welch's t p. U contrast: a correct rollout's mean credit outside that middle minus inside it (&gt; 0: a U), tested against 0. p-values are two-sided and unadjusted.</p>${hypothesesTable(methods)}`,
+      `<p class="lead">Mid-chain: each rollout's mean credit at t / T in [${formatNumber(lo, 3)}, ${formatNumber(hi, 3)}), wrong rollouts (by the verifier) against correct ones; Welch's t p. U contrast: a correct rollout's mean credit outside that middle minus inside it (&gt; 0: a U), tested against 0, with the rollouts a paired t would need for 80% power at the observed contrast. p-values are two-sided and unadjusted.</p>${hypothesesTable(methods)}`,
     ],
     [
       'pairs',
       'Paired differences between methods',
-      `<p class="lead">On the same rollouts (scored, not degenerate under either method): the mean of a − b [95% bootstrap CI], the SD of the per-rollout differences, the paired t test and Wilcoxon's signed-rank test (normal approximation); two-sided, unadjusted for the ${report.pairs.length} comparisons.</p>${pairsTable(report)}`,
+      `<p class="lead">On the same rollouts (scored, not degenerate under either method): the mean of a − b [95% bootstrap CI], the SD of the per-rollout differences, the paired t test and Wilcoxon's signed-rank test (normal approximation); two-sided, unadjusted for the ${report.pairs.length} comparisons. n for 80% power: the rollouts a paired t would need to detect the observed mean difference at a two-sided 0.05 (the size that would decide it where this batch does not).</p>${pairsTable(report)}`,
     ],
     [
       'degenerate',

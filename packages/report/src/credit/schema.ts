@@ -24,6 +24,8 @@ const PairedTestSchema = z.object({
   wPlus: num,
   z: num,
   pWilcoxon: num,
+  /** the rollouts a paired t needs for 80% power against the observed mean at a two-sided 0.05 (null: no spread or no mean, or beyond 10,000) */
+  n80: z.int().nullable(),
 });
 
 const WrongMetricsSchema = z.object({
