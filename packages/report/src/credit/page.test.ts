@@ -56,6 +56,17 @@ describe('renderCreditPage', () => {
     expect(html).toContain('no data for blame&#39;s correct-rollout profile (no correct rollout)');
   });
 
+  test('a p-value that underflows to 0 is shown as below 1e-300, never as 0', { timeout: 120_000 }, async () => {
+    const r = structuredClone(report);
+    r.methods[1]!.midChain.difference.welch.p = 0;
+    r.methods[1]!.uShape.test.pT = 3.2e-7;
+    const { html } = await renderCreditPage(r);
+    const row = html.slice(html.indexOf('data-table="credit-hypotheses"'));
+    const blame = row.slice(row.indexOf('data-method="blame"'), row.indexOf('</tr>', row.indexOf('data-method="blame"')));
+    expect(blame).toContain('<td data-value="0">&lt; 1e-300</td>');
+    expect(blame).toContain('<td data-value="3.2e-7">3.2e-7</td>');
+  });
+
   test('writeCreditPage writes the page whole', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'credit-page-'));
     const { bytes } = await writeCreditPage(join(dir, 'credit.html'), report);

@@ -22,8 +22,12 @@ function estimateCell(e: Estimate): string {
   return `<td data-value="${e.mean}"${attrs} data-n="${e.n}">${formatNumber(e.mean)}${ci}</td>`;
 }
 
-const pCell = (p: number | null) =>
-  p === null ? '<td>–</td>' : `<td data-value="${p}">${p < 1e-4 ? p.toExponential(1) : formatNumber(p, 2)}</td>`;
+/** A p-value: two significant digits, an exponent below 1e-4; one that underflows double precision says so. */
+function pCell(p: number | null): string {
+  if (p === null) return '<td>–</td>';
+  const shown = p === 0 ? '&lt; 1e-300' : p < 1e-4 ? p.toExponential(1) : formatNumber(p, 2);
+  return `<td data-value="${p}">${shown}</td>`;
+}
 
 function table(id: string, head: readonly string[], rows: readonly string[]): string {
   return `<div class="scroll"><table class="metrics" data-table="${escapeHtml(id)}"><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>${rows.join('')}</table></div>`;
