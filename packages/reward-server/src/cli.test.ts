@@ -35,7 +35,7 @@ describe('rlvr-reward-server CLI', () => {
       expect(r.json.rewards).toEqual(cases.map((c) => mathReward(c.completion, c.gold).reward));
       const slow = [...makeCases(4), { prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
       const inFlight = post(`${url}/get_reward`, body(slow));
-      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2); // itself + the slow one
+      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(1); // the slow one (/health is never counted)
       child.kill('SIGTERM');
       const done = await inFlight;
       expect(done.status).toBe(200);
@@ -107,7 +107,7 @@ describe('rlvr-reward-server CLI', () => {
     try {
       const slow = [{ prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
       void post(`${url}/get_reward`, body(slow)).catch(() => undefined);
-      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2);
+      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(1);
       child.kill('SIGTERM');
       // draining: /health says so (503) while the request in flight runs
       await expect.poll(async () => (await send(`${url}/health`, 'GET')).status).toBe(503);

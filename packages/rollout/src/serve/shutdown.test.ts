@@ -102,6 +102,67 @@ describe('rlvr-serve after SIGTERM', () => {
   });
 });
 
+/** A POST on a fresh connection: its status, or the error code when the connection fails. */
+function postFresh(origin: string, body: unknown, sent: () => void): Promise<Answer> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve) => {
+    const req = request(
+      `${origin}/v1/completions`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, connection: res.headers.connection, body: Buffer.concat(chunks).toString() }),
+        );
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
+    req.end(text, sent);
+  });
+}
+
+describe('rlvr-serve SIGTERM with requests in the accept queue', () => {
+  it('answers each of 32 requests sent on fresh connections just before the signal (200 or 503), never a reset', {
+    timeout: 180_000,
+  }, async () => {
+    // The server is stopped (SIGSTOP) while 32 clients connect and send, so the kernel accepts their connections and
+    // holds their requests; SIGTERM comes before the server's thread has read any of them. Closing the listener at
+    // the signal reset those connections (7 and 12 of 32 ECONNRESET in issue 42's runs).
+    const s = await startBin([]);
+    let sent = 0;
+    let answers: Promise<Answer>[] = [];
+    try {
+      s.child.kill('SIGSTOP');
+      const allSent = new Promise<void>((resolve) => {
+        answers = Array.from({ length: 32 }, (_, i) =>
+          postFresh(s.origin, { model: 'tiny', prompt: `Ann ${i}`, max_tokens: 2 }, () => {
+            if (++sent === 32) resolve();
+          }),
+        );
+      });
+      await allSent;
+      s.child.kill('SIGTERM');
+      s.child.kill('SIGCONT');
+      const got = await Promise.all(answers);
+      const statuses = got.map((a) => a.status ?? a.error);
+      expect(
+        statuses.filter((x) => x !== 200 && x !== 503),
+        JSON.stringify(statuses),
+      ).toEqual([]);
+      for (const a of got) {
+        expect(a.connection).toBe('close');
+        if (a.status === 503) expect(JSON.parse(a.body!).error.message).toMatch(/shutting down/);
+      }
+      expect(await s.exited).toBe(0);
+    } finally {
+      s.child.kill('SIGCONT');
+      s.child.kill('SIGKILL');
+    }
+  });
+});
+
 /** A raw connection that sends `head` and then one more piece every `everyMs`; resolves with what the server wrote once it closes. */
 function trickle(origin: string, head: string, piece: string, everyMs: number): Promise<string> {
   const u = new URL(origin);
