@@ -5,6 +5,7 @@
  * or body too slowly (slowloris) are answered 408 and closed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tinyModelDir } from '../test-utils/tiny-policy.js';
 
 const BIN = fileURLToPath(new URL('../../bin/rlvr-serve.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 let dir: { dir: string; remove(): void };
 beforeAll(async () => {
@@ -159,6 +161,57 @@ describe('rlvr-serve SIGTERM with requests in the accept queue', () => {
     } finally {
       s.child.kill('SIGCONT');
       s.child.kill('SIGKILL');
+    }
+  });
+});
+
+/** The processes below `pid` (Linux's /proc; empty elsewhere): to clean up what a failed test leaves running. */
+function descendants(pid: number): number[] {
+  const file = `/proc/${pid}/task/${pid}/children`;
+  if (!existsSync(file)) return [];
+  const kids = readFileSync(file, 'utf8').split(' ').filter(Boolean).map(Number);
+  return kids.flatMap((k) => [k, ...descendants(k)]);
+}
+
+/** Whether something accepts connections at `origin`. */
+function listening(origin: string): Promise<boolean> {
+  const u = new URL(origin);
+  return new Promise((resolve) => {
+    const socket = connect(Number(u.port), u.hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('rlvr-serve started with npx', () => {
+  it('`npx rlvr-serve ... &` then `kill $!`: the server stops and its port is released', { timeout: 180_000 }, async () => {
+    // npm runs the bin as npm -> sh -> node and passes SIGTERM to the shell only, which dies without passing it on:
+    // the node process used to be re-parented and serve on (issue 42).
+    const args = ['--model', dir.dir, '--port', '0', '--backend', 'cpu', '--workers', '1', '--served-model-name', 'tiny', '--quiet'];
+    const npx = spawn('npx', ['--no', '--', 'rlvr-serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    npx.stdout!.on('data', (c) => (out += c));
+    npx.stderr!.on('data', () => undefined);
+    const npxExit = new Promise((resolve) => npx.once('exit', resolve));
+    let below: number[] = [];
+    try {
+      await expect.poll(() => /on (http:\S+)\/v1/.exec(out), { timeout: 120_000, interval: 50 }).not.toBeNull();
+      const origin = /on (http:\S+)\/v1/.exec(out)![1]!;
+      below = descendants(npx.pid!);
+      expect(await listening(origin)).toBe(true);
+      npx.kill('SIGTERM');
+      await npxExit;
+      await expect.poll(() => listening(origin), { timeout: 60_000, interval: 100 }).toBe(false);
+    } finally {
+      npx.kill('SIGKILL');
+      for (const pid of below) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
     }
   });
 });
