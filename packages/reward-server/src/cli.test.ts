@@ -10,6 +10,8 @@ import { post, send } from './test-utils/http.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The bin's name, as npm links it (package.json's `bin`). */
+const BIN_NAME = Object.keys(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).bin)[0]!;
 
 /** The processes below `pid` (Linux's /proc; empty elsewhere): to clean up what a failed test leaves running. */
 function descendants(pid: number): number[] {
@@ -119,7 +121,7 @@ describe('rlvr-reward-server CLI', () => {
   it('started with `npx ... &`, stops when npx gets SIGTERM (`kill $!`): its port is released', async () => {
     // npm runs the bin as npm -> sh -> node and passes SIGTERM to the shell only, which dies without passing it on:
     // the node process used to be re-parented and serve on (issue 42).
-    const npx = spawn('npx', ['--no', '--', 'rlvr-reward-server', '--port', '0', '--concurrency', '1'], {
+    const npx = spawn('npx', ['--no', '--', BIN_NAME, '--port', '0', '--concurrency', '1'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -14,6 +14,10 @@ import { tinyModelDir } from '../test-utils/tiny-policy.js';
 
 const BIN = fileURLToPath(new URL('../../bin/rlvr-serve.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+/** `rlvr-serve`, as npm links it (package.json's `bin`). */
+const BIN_NAME = Object.keys(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).bin).find((b) =>
+  b.endsWith('-serve'),
+)!;
 
 let dir: { dir: string; remove(): void };
 beforeAll(async () => {
@@ -191,7 +195,7 @@ describe('rlvr-serve started with npx', () => {
     // npm runs the bin as npm -> sh -> node and passes SIGTERM to the shell only, which dies without passing it on:
     // the node process used to be re-parented and serve on (issue 42).
     const args = ['--model', dir.dir, '--port', '0', '--backend', 'cpu', '--workers', '1', '--served-model-name', 'tiny', '--quiet'];
-    const npx = spawn('npx', ['--no', '--', 'rlvr-serve', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const npx = spawn('npx', ['--no', '--', BIN_NAME, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     npx.stdout!.on('data', (c) => (out += c));
     npx.stderr!.on('data', () => undefined);
