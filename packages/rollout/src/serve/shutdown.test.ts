@@ -2,7 +2,9 @@
  * `rlvr-serve` through its bin (issue 32): after SIGTERM every response says `Connection: close`, so
  * that a client does not send its next request on a socket the server is about to close (a request
  * 0.5 s later is refused on a new connection, never reset); and connections that send their headers
- * or body too slowly (slowloris) are answered 408 and closed.
+ * or body too slowly (slowloris) are answered 408 and closed. Issue 42: requests waiting in the accept
+ * queue at SIGTERM get an answer, not a reset; stalled bodies hold nothing; `npx rlvr-serve &` stops
+ * when npx is killed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -264,5 +266,21 @@ describe('rlvr-serve against slow clients', () => {
     expect(ok.status).toBe(200);
     expect(await headers).toMatch(/^HTTP\/1\.1 408 /);
     expect(await body).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('32 connections that send headers and a byte of body, then stall: /health and a completion are answered meanwhile; each stalled one gets a 408', {
+    timeout: 120_000,
+  }, async () => {
+    // the reward server's failure of issue 42 (stalled bodies held every in-flight slot): rlvr-serve has no such cap,
+    // and --request-timeout-ms bounds a body
+    const head = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{';
+    const stalled = Array.from({ length: 32 }, () => trickle(s.origin, head, '', 60_000));
+    expect((await fetch(`${s.origin}/health`)).status).toBe(200);
+    const ok = await fetch(`${s.origin}/v1/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'tiny', prompt: 'Ann', max_tokens: 2 }),
+    });
+    expect(ok.status).toBe(200);
+    for (const reply of await Promise.all(stalled)) expect(reply).toMatch(/^HTTP\/1\.1 408 /);
   });
 });
