@@ -180,3 +180,19 @@ export function answerBoxes(text: Text, boxes: readonly Box[], which: BoxChoice)
   while (last < boxes.length - 1 && joinsBoxes(gap(boxes[last]!, boxes[last + 1]!))) last++;
   return { first: 0, last };
 }
+
+/**
+ * Whether the final answer of `text` is a `\boxed{` whose brace never closes (a completion cut off inside its
+ * answer): an unclosed box with no closed box after its start (for `'first'`: an unclosed box and no closed one).
+ * Such a text has no final answer: the grader gives `unclosed_box` (and its fallbacks must not read the digits inside
+ * the cut box), and the span locator no span, rather than an earlier closed box.
+ */
+export function finalBoxUnclosed(text: Text, which: BoxChoice, opts: Omit<FindBoxesOptions, 'unclosedToEnd'> = {}): boolean {
+  const all = findBoxes(text, { ...opts, unclosedToEnd: true });
+  const last = all[all.length - 1];
+  if (last === undefined || last.end !== text.length || last.contentEnd !== last.end || codeAt(text, last.contentStart - 1) !== OPEN)
+    return false;
+  const closed = findBoxes(text, opts);
+  if (which === 'first') return closed.length === 0;
+  return closed.every((b) => b.start < last.start);
+}

@@ -65,7 +65,9 @@ export {
   useColor,
 } from './cli.js';
 export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
-export { findBoxes, answerBoxes, joinsBoxes } from './boxes.js';
+export { findBoxes, answerBoxes, joinsBoxes, finalBoxUnclosed } from './boxes.js';
+export { answerStart, DEFAULT_THINK_TAGS } from './think.js';
+export type { ThinkTags } from './think.js';
 export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';
 export {
   METRIC,

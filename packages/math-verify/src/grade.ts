@@ -3,18 +3,16 @@
  * bounded; never throws on any string. Imports no zod, so worker threads that load it start quickly; the public
  * entry points in verify.ts validate options first.
  */
-import type { Box } from '@rlvr/core';
+import { type Box, answerStart, finalBoxUnclosed } from '@rlvr/core';
 import { type Node, show } from './ast.js';
 import { compareAnswers } from './compare.js';
 import {
   FALLBACK_WINDOW,
   anchoredAnswers,
-  answerPart,
   answersWithLetter,
   boxedAnswer,
   choiceAnswer,
   choiceGold,
-  finalBoxUnclosed,
   findMathEnvs,
   looksLikeProse,
   lastBoxStart,
@@ -314,10 +312,10 @@ function gradeCompletionRaw(completion: string, gold: string, opts: VerifyOption
     base = end;
   }
   // A reasoning model's answer follows its think blocks; a block that never closes was cut off and has none.
-  const part = answerPart(text, opts.thinkTags);
-  if ('unclosed' in part) return miss('unclosed_reasoning');
-  text = part.text;
-  base += part.base;
+  const at = answerStart(text, opts.thinkTags);
+  if (at < 0) return miss('unclosed_reasoning');
+  text = text.slice(at);
+  base += at;
   // A long completion is read from its end (its final box), so the work is bounded without refusing it.
   const cutEnd = opts.extract === 'first' && text.length > opts.maxCompletionChars;
   const win = windowed(text, opts);

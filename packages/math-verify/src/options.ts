@@ -1,6 +1,6 @@
 /** The one options schema of the verifier; every field has a default, types are inferred from it. */
 import { z } from 'zod';
-import { formatZodIssues } from '@rlvr/core';
+import { DEFAULT_THINK_TAGS, formatZodIssues } from '@rlvr/core';
 import { MathVerifyError } from './errors.js';
 
 export const VerifyOptionsSchema = z
@@ -34,10 +34,9 @@ export const VerifyOptionsSchema = z
      * cut off by the token limit) has no answer: reward 0, `unclosed_reasoning`, unless an `<answer>` follows it.
      * A completion with no tag is read whole. `[]` turns this off.
      */
-    thinkTags: z.array(z.tuple([z.string().min(1), z.string().min(1)])).default([
-      ['<think>', '</think>'],
-      ['<thinking>', '</thinking>'],
-    ]),
+    thinkTags: z
+      .array(z.tuple([z.string().min(1), z.string().min(1)]))
+      .default(() => DEFAULT_THINK_TAGS.map(([open, close]): [string, string] => [open, close])),
     /**
      * `math` (default); `choice`: multiple-choice letters, read from a box, anchors, a leading `(C)`, or the last
      * letter; `auto`: `choice` for a gold that is a choice (`C`, `(C)`, `(C) Cecile`), `math` otherwise (one setting

@@ -66,4 +66,17 @@ describe('Qwen3 tokenizer.json converted to tiktoken', () => {
     expect(tok.vocabSize).toBe(151669);
     expect(() => tok.tokenBytes(160000)).toThrow(/token id 160000 is not in the vocabulary/);
   });
+
+  it('keeps the added tokens marked "special": false as text tokens (<think>), as the oracle decodes them', () => {
+    const think = tok.specialId('<think>')!;
+    const close = tok.specialId('</think>')!;
+    expect([think, close]).toEqual([151667, 151668]);
+    expect(tok.textTokens.has(think) && tok.textTokens.has(close)).toBe(true);
+    expect(tok.textTokens.has(151645)).toBe(false); // <|im_end|> is special: skipped
+    // skip_special_tokens keeps exactly the text tokens among the added ones
+    const ids = tok.encode('<think>a</think>b<|im_end|><tool_call>');
+    const kept = oracle.decode(ids, { skip_special_tokens: true });
+    expect(kept).toBe('<think>a</think>b<tool_call>');
+    expect([...tok.specialTokens.values()].filter((id) => tok.textTokens.has(id)).length).toBe(12);
+  });
 });

@@ -33,6 +33,8 @@ export interface TiktokenParts {
   /** Each token's bytes as a latin1 string, by id. */
   bytesByRank: string[];
   special: Record<string, number>;
+  /** Added tokens marked `"special": false` (Qwen3's `<think>`): decoded text keeps them. */
+  textTokens: number[];
   pattern: string;
   nfc: boolean;
 }
@@ -84,8 +86,12 @@ export function hfToTiktoken(json: HfTokenizerJson, file = 'tokenizer.json'): Ti
     last = id;
   }
   const special: Record<string, number> = {};
-  for (const t of json.added_tokens ?? []) special[t.content] = t.id;
-  return { ranks: lines.join('\n'), bytesByRank, special, pattern, nfc: json.normalizer?.type === 'NFC' };
+  const textTokens: number[] = [];
+  for (const t of json.added_tokens ?? []) {
+    special[t.content] = t.id;
+    if (t.special === false) textTokens.push(t.id);
+  }
+  return { ranks: lines.join('\n'), bytesByRank, special, textTokens, pattern, nfc: json.normalizer?.type === 'NFC' };
 }
 
 function findSplitRegex(pre: unknown): string | null {
@@ -117,5 +123,5 @@ export function loadHfTokenizer(file: string): Tokenizer {
   } catch (cause) {
     throw new PolicyError('invalid_tokenizer', `tiktoken rejected the converted vocabulary: ${String(cause)}`, { file }, { cause });
   }
-  return new Tokenizer(enc, parts.special, parts.bytesByRank, { kind: 'hf', name: file }, { nfc: parts.nfc });
+  return new Tokenizer(enc, parts.special, parts.bytesByRank, { kind: 'hf', name: file }, { nfc: parts.nfc, textTokens: parts.textTokens });
 }

@@ -99,6 +99,11 @@ export class Tokenizer {
   readonly info: TokenizerInfo;
   /** Special / added tokens by text. */
   readonly specialTokens: ReadonlyMap<string, number>;
+  /**
+   * Added tokens that decoded text keeps (Hugging Face `"special": false`, such as Qwen3's `<think>` and
+   * `</think>`): `decode(skip_special_tokens=True)` and vLLM's completion text write them, the others it skips.
+   */
+  readonly textTokens: ReadonlySet<number>;
   /** Total ids: 1 + the largest id (ordinary or special). */
   readonly vocabSize: number;
   private readonly enc: Tiktoken;
@@ -108,7 +113,7 @@ export class Tokenizer {
 
   /**
    * @param enc          the tiktoken encoder (ranks = ids)
-   * @param specialTokens special tokens by text
+   * @param specialTokens special tokens by text (all added tokens; `options.textTokens` names those that text keeps)
    * @param bytesByRank  each ordinary token's bytes as a latin1 string, indexed by id; kept in JS so
    *                     that decoding never asks the wasm encoder about absent ids (its errors poison it)
    */
@@ -117,12 +122,13 @@ export class Tokenizer {
     specialTokens: Record<string, number>,
     bytesByRank: (string | undefined)[],
     info: TokenizerInfo,
-    options: { nfc?: boolean } = {},
+    options: { nfc?: boolean; textTokens?: Iterable<number> } = {},
   ) {
     this.enc = enc;
     this.info = info;
     this.specialTokens = new Map(Object.entries(specialTokens));
     this.normalize = options.nfc ?? false;
+    this.textTokens = new Set(options.textTokens ?? []);
     this.bytes = bytesByRank.map((b) => (b === undefined ? undefined : Uint8Array.from(b, (c) => c.charCodeAt(0))));
     const te = new TextEncoder();
     for (const [text, id] of this.specialTokens) this.bytes[id] = te.encode(text);

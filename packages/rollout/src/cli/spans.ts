@@ -12,7 +12,8 @@ const USAGE = `usage: rlvr-rollout spans --tokenizer SPEC --in FILE.jsonl [--out
   Reads rows {"completion": [token ids]} and writes one row {"spans": {"open": [s, e],
   "content": [s, e], "close": [s, e]} | null} per input row, in order: the token ranges
   (half-open, relative to the completion) of the answer's \\boxed{...}, found as the grader
-  finds it. Without --out, rows go to stdout; with --out, the file is written whole or not at all.
+  finds it (after the last </think>; null in a think block that never closes or for a
+  final box cut off). Without --out, rows go to stdout; with --out, the file is written whole or not at all.
   --in -     reads stdin
   --which    last (default: the box the reward grades) or first (the box the GRAIL reference weights)
 

@@ -4,14 +4,16 @@ import type { TokenBytes } from '../spans/locate.js';
 
 /**
  * Token bytes of a `@rlvr/policy` tokenizer as decoded text sees them: special tokens are empty,
- * so `<|im_end|>` never shows up in completion text, stop-string matching or answer spans.
+ * so `<|im_end|>` never shows up in completion text, stop-string matching or answer spans. Added
+ * tokens that text keeps (`tokenizer.textTokens`, Qwen3's `<think>` and `</think>`) have their
+ * bytes, as in vLLM's text: the grader and the span locator see the think blocks.
  *
  * `strict` (for files of ids, e.g. the `spans` CLI): an id the tokenizer does not have throws
  * `RolloutError('invalid_tokenizer')`. Not strict (for sampling): such ids (the padding rows of
  * an embedding table larger than the vocabulary, as in Qwen3) are empty too.
  */
 export function policyTokenBytes(tokenizer: Tokenizer, options: { strict?: boolean } = {}): TokenBytes {
-  const special = new Set(tokenizer.specialTokens.values());
+  const special = new Set([...tokenizer.specialTokens.values()].filter((id) => !tokenizer.textTokens.has(id)));
   const empty = new Uint8Array(0);
   return {
     tokenBytes: (id: number) => {

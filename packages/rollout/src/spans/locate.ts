@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { FINISH_CODES, answerBoxes, findBoxes, parseConfig, setSpans, type AnswerSpans, type RolloutBatch } from '@rlvr/core';
+import {
+  DEFAULT_THINK_TAGS,
+  FINISH_CODES,
+  answerBoxes,
+  answerStart,
+  finalBoxUnclosed,
+  findBoxes,
+  parseConfig,
+  setSpans,
+  type AnswerSpans,
+  type RolloutBatch,
+} from '@rlvr/core';
 
 /**
  * Where a tokenizer's token ids come from as bytes: the exact UTF-8 bytes that
@@ -22,6 +33,14 @@ export const SpanOptionsSchema = z
       .default(['boxed', 'fbox']),
     /** `\boxed 5` (no braces) is a box of one token, as the grader reads it. */
     bare: z.boolean().default(true),
+    /**
+     * Think blocks `[open, close]`, the grader's `thinkTags` (same default): boxes are looked for only after the
+     * last closing tag, and a block that opens and never closes (unless an `<answer>` follows it) gives no span.
+     * `[]` reads the whole completion.
+     */
+    thinkTags: z
+      .array(z.tuple([z.string().min(1), z.string().min(1)]))
+      .default(() => DEFAULT_THINK_TAGS.map(([open, close]): [string, string] => [open, close])),
   })
   .strict();
 export type SpanOptions = z.output<typeof SpanOptionsSchema>;
@@ -53,8 +72,12 @@ export interface SpanLocator {
  * Build a span locator: bad options throw `CoreError('invalid_config')` here, once.
  *
  * The answer is found in the bytes of the concatenated token pieces (never by re-encoding text),
- * with `@rlvr/core`'s `findBoxes` and `answerBoxes`: the rules the grader reads its answer with,
- * so the rewarded box and the weighted box are the same one. An answer of adjacent boxes
+ * by the rules the grader (`@rlvr/math-verify`, `extract` = `which`) reads its answer with, all
+ * from `@rlvr/core`: `answerStart` (only the text after the last closing think tag; a think block
+ * that never closes: no span, the grader's `unclosed_reasoning`), `finalBoxUnclosed` (a final
+ * `\boxed{` cut off: no span, the grader's `unclosed_box`, rather than an earlier closed box), then
+ * `findBoxes` and `answerBoxes`. So with `which: 'last'` the weighted box is the rewarded one, and
+ * a draft box inside a think block is never the answer. An answer of adjacent boxes
  * (`\boxed{1}, \boxed{2}`) is covered from the first marker to the last closing brace. Its bytes
  * split into three regions: the marker O = `\boxed{`, the content C, the closing brace K = `}`
  * (empty for a bare `\boxed 5`). Tokens are assigned by this rule:
@@ -89,12 +112,18 @@ export function spanLocator(options: SpanOptionsInput = {}): SpanLocator {
       bytes.set(pieces[i]!, at);
       at = ends[i]!;
     }
-    const boxes = findBoxes(bytes, find);
-    const answer = answerBoxes(bytes, boxes, opts.which);
+    // The grader's reading: the answer part after the think blocks (none: a trace cut off inside one), no answer when
+    // its final box is cut off, else the first or last answer of its boxes.
+    const at = answerStart(bytes, opts.thinkTags);
+    if (at < 0) return null;
+    const part = bytes.subarray(at);
+    if (finalBoxUnclosed(part, opts.which, find)) return null;
+    const boxes = findBoxes(part, find);
+    const answer = answerBoxes(part, boxes, opts.which);
     if (answer === null) return null;
     const a = boxes[answer.first]!;
     const b = boxes[answer.last]!;
-    return assignTokens(ends, a.start, a.contentStart, b.contentEnd, b.end);
+    return assignTokens(ends, at + a.start, at + a.contentStart, at + b.contentEnd, at + b.end);
   };
   return {
     options: opts,
@@ -108,8 +137,8 @@ export function spanLocator(options: SpanOptionsInput = {}): SpanLocator {
 }
 
 /**
- * The final `\boxed{...}` of a completion in token space, or null when it has no
- * balanced box. See `spanLocator` for the straddling rule; build a locator once
+ * The final `\boxed{...}` of a completion in token space (after its think blocks), or null when
+ * it has no answer the grader would read. See `spanLocator` for the straddling rule; build a locator once
  * when calling this in a loop.
  */
 export function locateAnswerSpans(tokens: ArrayLike<number>, vocab: TokenBytes, options: SpanOptionsInput = {}): AnswerSpans | null {
