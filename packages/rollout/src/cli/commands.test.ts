@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { runCommands } from '@rlvr/core';
 import { rolloutCommands } from './commands.js';
 import { MAX_SYNTH_COUNT } from './synth.js';
-import { syntheticGenerator } from '../data/synthetic.js';
-import { loadTasks } from '../data/datasets.js';
+import { loadTasks, syntheticGenerator } from '@rlvr/tasks';
 
 const runCli = (argv: string[], io: Parameters<typeof runCommands>[3]) => runCommands('rlvr-rollout', rolloutCommands, argv, io);
 

@@ -1,6 +1,6 @@
 import { AtomicWriter, intFlag, usageError, type Command } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { syntheticGenerator } from '../data/synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
 import { writeRows } from './write-rows.js';
 
 /** The most tasks one `synth` run writes (about 1.5 GB of JSONL): a larger `--count` is refused before any work. */

@@ -7,8 +7,8 @@ import { Rng } from '@rlvr/core';
 import type { Tokenizer } from '@rlvr/policy/tokenizer';
 import { RolloutError } from '../errors.js';
 import type { PromptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
-import type { SyntheticOptions, SyntheticTask } from './synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
+import type { SyntheticOptions, SyntheticTask } from '@rlvr/tasks';
 
 /** A problem ready to sample: its question, gold answer and prompt token ids. */
 export interface PromptTask {

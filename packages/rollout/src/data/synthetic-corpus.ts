@@ -7,8 +7,8 @@ import { prunedTokenizer, prunedVocab } from '@rlvr/policy/tokenizer';
 import type { PrunedVocab, Tokenizer } from '@rlvr/policy/tokenizer';
 import { promptBuilder } from './prompt.js';
 import type { PromptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
-import type { SyntheticGenerator, SyntheticOptions, SyntheticTask } from './synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
+import type { SyntheticGenerator, SyntheticOptions, SyntheticTask } from '@rlvr/tasks';
 
 /** The end-of-text token that closes every completion (so that greedy decoding stops). */
 const EOS_TOKEN = '<|endoftext|>';

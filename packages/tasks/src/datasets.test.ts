@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreError } from '@rlvr/core';
-import { loadTasks, readTasks, type DatasetPreset } from './datasets.js';
-import { RolloutError } from '../errors.js';
+import { loadTasks, readTasks } from './datasets.js';
+import type { DatasetPreset } from './presets.js';
+import { TaskError } from './errors.js';
 
-const FIX = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
+const FIX = fileURLToPath(new URL('../test/fixtures/', import.meta.url));
 const fx = (name: string) => join(FIX, name);
 const rawRows = async (name: string) =>
   (await readFile(fx(name), 'utf8'))
@@ -124,8 +125,8 @@ describe('custom mappings and bad rows', () => {
       }
       expect(seen).toEqual([1, 2]);
       // a line that is not JSON is core's reader error; a row without the fields is ours
-      expect(err).toBeInstanceOf(message === 'not JSON' ? CoreError : RolloutError);
-      const e = err as RolloutError;
+      expect(err).toBeInstanceOf(message === 'not JSON' ? CoreError : TaskError);
+      const e = err as TaskError;
       expect(e.code).toBe(message === 'not JSON' ? 'read_failed' : 'invalid_row');
       expect(e.location).toMatchObject({ file: f, line: 3 });
       expect(e.message).toContain(`${f}:3${field ? ', ' + field : ''}: `);
