@@ -18,7 +18,8 @@ import type { Chain, ChainOperation, ChainStep } from './chain.js';
  *   because the grader reads it;
  * - added and subtracted amounts (and the start) have `minDigits`..`maxDigits` digits; multiplying
  *   and dividing use one-digit factors 2..`maxFactor`, and division is always exact;
- * - every running total stays within 1..`maxValue` (3 digits by default), so no line grows.
+ * - every running total stays within `minValue`..`maxValue` (3 digits by default), so no line
+ *   grows or shrinks much: a completion is 60 to 200 tokens.
  * Every step is an injective map of the total, so a wrong result carried on gives a wrong answer.
  * Each line is right with a high but imperfect probability once learned, so over 4 to 8 lines
  * sampling at temperature finds a right chain more often (pass@k) than the mean accuracy.
@@ -41,7 +42,8 @@ export const LongChainOptionsSchema = z
       .default([...CHAIN_OPERATIONS]),
     /** largest multiplier and divisor (the smallest is 2) */
     maxFactor: z.number().int().min(2).max(99).default(9),
-    /** every running total stays in 1..maxValue */
+    /** every running total stays in minValue..maxValue (3 digits by default: no line is short, none long) */
+    minValue: z.number().int().min(1).max(1e9).default(100),
     maxValue: z.number().int().min(3).max(1e9).default(999),
     /** write each number one digit at a time (`4 8 2`); false: plainly (`482`) */
     spacedDigits: z.boolean().default(true),
@@ -49,10 +51,14 @@ export const LongChainOptionsSchema = z
   .strict()
   .refine((o) => o.minSteps <= o.maxSteps, { message: 'minSteps must not exceed maxSteps', path: ['minSteps'] })
   .refine((o) => o.minDigits <= o.maxDigits, { message: 'minDigits must not exceed maxDigits', path: ['minDigits'] })
-  // adding or subtracting the smallest amount must always be possible: maxValue >= 2 * 10^(minDigits-1) + 1
-  .refine((o) => o.maxValue >= 2 * 10 ** (o.minDigits - 1) + 1, {
-    message: 'maxValue must be at least 2 * 10^(minDigits - 1) + 1, so that adding or subtracting always applies',
+  // adding or subtracting the smallest amount must always be possible
+  .refine((o) => o.maxValue >= o.minValue + 2 * 10 ** (o.minDigits - 1) - 1, {
+    message: 'maxValue must be at least minValue + 2 * 10^(minDigits - 1) - 1, so that adding or subtracting always applies',
     path: ['maxValue'],
+  })
+  .refine((o) => 10 ** (o.minDigits - 1) <= o.maxValue && o.minValue <= Math.min(10 ** o.maxDigits - 1, o.maxValue), {
+    message: 'no start of minDigits..maxDigits digits lies in minValue..maxValue',
+    path: ['minValue'],
   })
   .refine((o) => o.operations.includes('add') || o.operations.includes('sub'), {
     message: 'operations must include add or sub (a total that cannot be multiplied or divided needs one)',
@@ -116,7 +122,7 @@ export function renderChainTask(chain: Chain, spacedDigits: boolean): ChainTask 
 /** One chain, or undefined when no step could be drawn without repeating a number. */
 function drawChain(rng: Rng, o: LongChainOptions): Chain | undefined {
   const nSteps = o.minSteps + rng.int(o.maxSteps - o.minSteps + 1);
-  const lo = 10 ** (o.minDigits - 1);
+  const lo = Math.max(10 ** (o.minDigits - 1), o.minValue);
   const start = lo + rng.int(Math.min(10 ** o.maxDigits - 1, o.maxValue) - lo + 1);
   const shown = new Set([start]); // numbers the question shows
   const results = new Set<number>();
@@ -147,20 +153,20 @@ function applies(op: ChainOperation, value: number, o: LongChainOptions): boolea
     case 'add':
       return value + lo <= o.maxValue;
     case 'sub':
-      return value - lo >= 1;
+      return value - lo >= o.minValue;
     case 'mul':
       return value * 2 <= o.maxValue;
     case 'div':
-      return divisors(value, o.maxFactor).length > 0;
+      return divisors(value, o).length > 0;
   }
 }
 
-/** An operand for an applicable `op` that keeps the total in 1..maxValue. */
+/** An operand for an applicable `op` that keeps the total in minValue..maxValue. */
 function drawOperand(rng: Rng, op: ChainOperation, value: number, o: LongChainOptions): number {
   switch (op) {
     case 'add':
     case 'sub': {
-      const limit = op === 'add' ? o.maxValue - value : value - 1;
+      const limit = op === 'add' ? o.maxValue - value : value - o.minValue;
       // a digit count first (uniform over those that fit), then a number of that many digits
       const counts: number[] = [];
       for (let d = o.minDigits; d <= o.maxDigits && 10 ** (d - 1) <= limit; d++) counts.push(d);
@@ -174,14 +180,15 @@ function drawOperand(rng: Rng, op: ChainOperation, value: number, o: LongChainOp
       return 2 + rng.int(top - 1);
     }
     case 'div': {
-      const ds = divisors(value, o.maxFactor);
+      const ds = divisors(value, o);
       return ds[rng.int(ds.length)]!;
     }
   }
 }
 
-function divisors(value: number, maxFactor: number): number[] {
+/** Divisors 2..maxFactor of `value` that leave at least minValue. */
+function divisors(value: number, o: LongChainOptions): number[] {
   const ds: number[] = [];
-  for (let d = 2; d <= maxFactor; d++) if (value % d === 0) ds.push(d);
+  for (let d = 2; d <= o.maxFactor; d++) if (value % d === 0 && value / d >= o.minValue) ds.push(d);
   return ds;
 }
