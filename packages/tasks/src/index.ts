@@ -48,3 +48,7 @@ export type { ErrorKind, LabelKind, FirstError, TokenFirstError, TokenBytesOf } 
 // scaffolds
 export { ScaffoldSchema, checkScaffold, scaffoldOf } from './scaffold.js';
 export type { Scaffold } from './scaffold.js';
+
+// the families by name
+export { TASK_NAMES, TaskNameSchema, taskGenerator } from './families.js';
+export type { TaskName, ChainTaskGenerator } from './families.js';
