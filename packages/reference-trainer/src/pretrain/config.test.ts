@@ -34,12 +34,12 @@ describe('parsePretrainConfig', () => {
   });
 
   test('the task family: arith by default; long-chain with its own options; an unknown one lists the families', () => {
-    expect(parsePretrainConfig({}).task).toBe('arith');
-    const c = parsePretrainConfig({ task: 'long-chain', longChain: { maxSteps: 6 } });
-    expect(c.task).toBe('long-chain');
+    expect(parsePretrainConfig({}).family).toBe('arith');
+    const c = parsePretrainConfig({ family: 'long-chain', longChain: { maxSteps: 6 } });
+    expect(c.family).toBe('long-chain');
     expect(c.longChain).toMatchObject({ minSteps: 4, maxSteps: 6, minDigits: 2, maxDigits: 3, spacedDigits: true });
-    expect(() => parsePretrainConfig({ task: 'long' })).toThrow(/task: must be one of "arith", "long-chain" \(got "long"\)/);
-    expect(() => parsePretrainConfig({ task: 'long-chain', longChain: { minSteps: 9 } })).toThrow(
+    expect(() => parsePretrainConfig({ family: 'long' })).toThrow(/family: must be one of "arith", "long-chain" \(got "long"\)/);
+    expect(() => parsePretrainConfig({ family: 'long-chain', longChain: { minSteps: 9 } })).toThrow(
       /longChain\.minSteps: minSteps must not exceed maxSteps/,
     );
   });

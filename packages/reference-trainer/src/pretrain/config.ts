@@ -53,8 +53,8 @@ export const PretrainConfigSchema = z
     /** problems per optimizer step */
     batchSize: z.number().int().min(1).max(4096).default(32),
     /** the task family: `arith` (the short problems, options in `synthetic`) or `long-chain` (options in `longChain`) */
-    task: TaskNameSchema.default('arith'),
-    /** the long-chain task's options (`task: "long-chain"`; training and held-out problems alike) */
+    family: TaskNameSchema.default('arith'),
+    /** the long-chain task's options (`family: "long-chain"`; training and held-out problems alike) */
     longChain: LongChainOptionsSchema.default(LongChainOptionsSchema.parse({})),
     /** the training problems of `arith` (easy: 1-2 add/subtract steps, one-digit amounts) */
     synthetic: SyntheticOptionsSchema.default(SyntheticOptionsSchema.parse({ minSteps: 1, maxSteps: 2, digits: 1 })),

@@ -68,7 +68,7 @@ export async function runPretrain(
   await createDirectory(outDir);
   await selectBackend({ backend: config.backend }, logger);
 
-  const longChain = config.task === 'long-chain' ? taskGenerator('long-chain', config.longChain) : undefined;
+  const longChain = config.family === 'long-chain' ? taskGenerator('long-chain', config.longChain) : undefined;
   const corpus = new SyntheticCorpus(
     config.seed,
     longChain ?? config.synthetic,
