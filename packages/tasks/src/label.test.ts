@@ -194,7 +194,7 @@ describe('labelTokens', () => {
         fc.pre(c !== undefined);
         const text = c!.lines.join('\n');
         const ids = [...tok.encode(text), 100257]; // + <|endoftext|>, which decodes to no bytes
-        const got = labelTokens(chain, ids, { tokenBytes: (id) => (id === 100257 ? new Uint8Array(0) : tok.tokenBytes(id)) });
+        const got = labelTokens(chain, ids, tok, { special: [100257] });
         expect(got.text).toBe(text);
         expect(got.kind).toBe(labelCompletion(chain, text).kind);
         const starts = [0];
@@ -214,6 +214,13 @@ describe('labelTokens', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('without `special`, a special token is its text: an EOS after the answer leaves it an answer line, on its own line it is unreadable', () => {
+    const { chain, solution } = longChainGenerator().task(2, 2);
+    expect(labelTokens(chain, [...tok.encode(solution), 100257], tok).kind).toBe('correct');
+    expect(labelTokens(chain, [...tok.encode(solution + '\n'), 100257], tok).kind).toBe('unlabelled');
+    expect(labelTokens(chain, [...tok.encode(solution + '\n'), 100257], tok, { special: [100257] }).kind).toBe('correct');
   });
 
   it('spans of tokens that split a character or carry no bytes', () => {

@@ -162,12 +162,21 @@ export interface TokenFirstError extends FirstError {
  * Label a completion given as token ids, byte-exact: its text is the tokens' bytes one after another,
  * read one character per byte (a line with any non-ASCII byte is not a step line, so nothing is
  * lost), so the span is in bytes and the token span follows from each token's byte range.
+ * `special`: token ids that decode to nothing here (EOS, padding), whatever `tokenBytes` says of
+ * them (`@rlvr/policy`'s tokenizers give a special token its text, `<|endoftext|>`).
  */
-export function labelTokens(chain: Chain, ids: ArrayLike<number>, vocab: TokenBytesOf): TokenFirstError {
+export function labelTokens(
+  chain: Chain,
+  ids: ArrayLike<number>,
+  vocab: TokenBytesOf,
+  options: { special?: Iterable<number> } = {},
+): TokenFirstError {
+  const special = new Set(options.special ?? []);
+  const none = new Uint8Array(0);
   const starts = new Int32Array(ids.length + 1);
   const pieces: string[] = [];
   for (let i = 0; i < ids.length; i++) {
-    const bytes = vocab.tokenBytes(ids[i]!);
+    const bytes = special.has(ids[i]!) ? none : vocab.tokenBytes(ids[i]!);
     if (!(bytes instanceof Uint8Array)) throw new TaskError('invalid_tokens', `token ${ids[i]} (index ${i}) has no bytes`, { index: i });
     let piece = '';
     for (const b of bytes) piece += String.fromCharCode(b);
