@@ -1,8 +1,10 @@
-/** `rlvr train` on the long-chain task family, picked by name in the config (issue 39). Through the built bin. */
+/** `rlvr pretrain` and `rlvr train` on the long-chain task family, picked by name in the config (issue 39). Through the built bin. */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadTokenizer } from '@rlvr/policy';
 import { longChainGenerator } from '@rlvr/tasks';
+import { EMBEDDED_CHECKPOINT } from './config.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { rlvr } from '../test-utils/run-cli.js';
 
@@ -56,4 +58,26 @@ test('family long-chain trains on long-chain problems of the run seed and record
   const badOption = await rlvr('train', '--config', cfg, '--longChain.maxSteps', '99', '--out', join(root, 'bad'));
   expect(badOption.code).toBe(2);
   expect(badOption.stderr.split('\n')[0]).toBe('rlvr train: --longChain.maxSteps: Too big: expected number to be <=32 (got "99")');
+}, 300_000);
+
+test('rlvr pretrain with family long-chain: its vocabulary comes from long-chain texts, and the run records the family', async () => {
+  const cfg = join(root, 'pretrain.json');
+  const config = {
+    family: 'long-chain',
+    steps: 1,
+    batchSize: 2,
+    vocabProblems: 10,
+    model: { max_position_embeddings: 384 },
+    eval: { problems: 2, maxNewTokens: 8 },
+  };
+  await writeFile(cfg, JSON.stringify(config));
+  const out = join(root, 'pretrain');
+  const r = await rlvr('pretrain', '--config', cfg, '--out', out, '-q');
+  expect(r.code, r.stderr).toBe(0);
+  const written = JSON.parse(await readFile(join(out, 'config.json'), 'utf8')) as { family: string };
+  expect(written.family).toBe('long-chain');
+  // the pruned vocabulary holds the words of the long-chain texts whole (the shipped arith warm-up spells them in pieces)
+  const whole = (dir: string) => [' Start', ' multiply', ' result'].map((w) => loadTokenizer(dir).encode(w).length);
+  expect(whole(join(out, 'checkpoint'))).toEqual([1, 1, 1]);
+  expect(whole(EMBEDDED_CHECKPOINT)).not.toEqual([1, 1, 1]);
 }, 300_000);
