@@ -1,7 +1,6 @@
 // Load and fault probes, loopback only, bounded in count and time. One module per target in targets/.
-//   npm run build && node tools/reliability/run.mjs [--target reward-server,train] [--scale 1] [--seed 1] [--json out.json]
-// --scale multiplies the request counts and kill runs (1: 16,000 requests per route, 4 killed runs).
-// Exit 1 when a probe failed (each failure printed).
+//   npm run build && node tools/reliability/run.mjs [--target reward-server,serve,train] [--scale 1] [--seed 1] [--json out.json]
+// (`--help` prints the usage.) Exit 1 when a probe failed (each failure printed), 2 for bad arguments.
 import { execSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -16,16 +15,45 @@ const targets = Object.fromEntries(
       }),
   ),
 );
-const { values } = parseArgs({
-  options: {
-    target: { type: 'string', default: Object.keys(targets).join(',') },
-    scale: { type: 'string', default: '1' },
-    seed: { type: 'string', default: '1' },
-    json: { type: 'string' },
-  },
-});
+const USAGE = `usage: node tools/reliability/run.mjs [--target NAME,...] [--scale X] [--seed N] [--json FILE]
+
+Load and fault probes of the built bins, on loopback only, bounded in count and time (run \`npm run build\` first).
+  --target  which targets, comma-separated (default: all): ${Object.keys(targets).join(', ')}
+  --scale   multiplies the request counts and kill runs (default 1: 16,000 requests per route, 4 killed runs)
+  --seed    seed of the kill times (default 1)
+  --json    also write the figures to FILE (uptime before and after in it)
+  -h, --help  this help
+
+exit status: 0 when every probe held, 1 when one failed (each failure printed), 2 for bad arguments`;
+
+/** A bad argument: one line and the usage, exit 2 (no stack trace). */
+function usageError(message) {
+  process.stderr.write(`run.mjs: ${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      target: { type: 'string', default: Object.keys(targets).join(',') },
+      scale: { type: 'string', default: '1' },
+      seed: { type: 'string', default: '1' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }));
+} catch (e) {
+  usageError(e.message);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const chosen = values.target.split(',');
-for (const name of chosen) if (!targets[name]) throw new Error(`--target: no target ${name}; targets: ${Object.keys(targets).join(', ')}`);
+for (const name of chosen) if (!targets[name]) usageError(`--target: no target ${name}; targets: ${Object.keys(targets).join(', ')}`);
+if (!(Number(values.scale) > 0)) usageError(`--scale: must be a number over 0 (got ${values.scale})`);
+if (!Number.isInteger(Number(values.seed))) usageError(`--seed: must be an integer (got ${values.seed})`);
 
 let state = Number(values.seed) >>> 0 || 1;
 /** xorshift32 in [0, 1): kill times reproducible by seed */

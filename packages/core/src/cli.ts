@@ -19,6 +19,7 @@ import type { IssueLike } from './config.js';
 import { type CoreError, isRlvrError, usageError } from './errors.js';
 import { didYouMean } from './suggest.js';
 import { removePendingTempFiles } from './files.js';
+import { watchLauncher } from './launcher.js';
 import { splitDottedFlags, type DottedOverride } from './overrides.js';
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
@@ -286,7 +287,8 @@ const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ').trim();
  * keep the exit-code contract whatever happens. A closed stdout or stderr (EPIPE) ends the process
  * quietly; an error no promise caught becomes one line. Ctrl-C / SIGTERM abort `signal`: a graceful
  * command finishes on its own terms, any other returns 130 at once; a second signal exits 130 at
- * once. Unfinished output files are removed on every way out.
+ * once. A bin that npm started (`npx BIN &`) takes its parent's exit as that signal (`watchLauncher`).
+ * Unfinished output files are removed on every way out.
  */
 export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo, signal: AbortSignal) => Promise<number>): void {
   const controller = new AbortController();
@@ -321,6 +323,8 @@ export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo,
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // started by npm (`npx BIN &`): npm's death does not reach this process as a signal, so it counts as one
+  watchLauncher(onSignal);
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
   main(process.argv.slice(2), io, controller.signal).then((code) => {
     process.exitCode = code;

@@ -49,6 +49,8 @@ export {
   removePendingTempFiles,
   tempPathFor,
 } from './files.js';
+export { drainAndClose } from './http-drain.js';
+export type { DrainableServer, DrainWork, DrainResult } from './http-drain.js';
 export { readJsonl, parseJsonl, appendJsonl, repairJsonl } from './jsonl.js';
 export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
 export {

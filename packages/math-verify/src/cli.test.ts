@@ -33,7 +33,7 @@ describe('rlvr-verify: grading', () => {
         jsonl([
           { id: 'a', gold: '\\frac{1}{2}', pred: 'so \\boxed{0.5}' },
           'not json',
-          { id: 'c', gold: 3, pred: '\\boxed{3}' },
+          { id: 'c', gold: true, pred: '\\boxed{3}' },
           '',
           { id: 'd', gold: '7', pred: 'I think 7' },
           { id: 'e', gold: '1', pred: '\\boxed{1}. Checking again carefully, we get \\boxed{2}' },
@@ -52,7 +52,7 @@ describe('rlvr-verify: grading', () => {
         equal: false,
         reason: 'error',
         extracted: null,
-        error: expect.stringMatching(/in\.jsonl:3, field gold: must be a string \(got number\)$/),
+        error: expect.stringMatching(/in\.jsonl:3, field gold: must be a string or a number \(got boolean\)$/),
       },
       { id: 'd', gold: '7', pred: 'I think 7', equal: false, reason: 'no_answer', extracted: null },
       { id: 'e', gold: '1', pred: expect.any(String), equal: false, reason: expect.stringMatching(/differ/), extracted: '2' },
@@ -65,6 +65,24 @@ describe('rlvr-verify: grading', () => {
       },
     ]);
     expect(readdirSync(dir).sort()).toEqual(['in.jsonl', 'out.jsonl']); // no temp file left behind
+  });
+
+  it('grades a numeric gold as rlvr train and the reward server do (its text), and keeps it a number in the row', () => {
+    const rows = [
+      { gold: 72, pred: 'so \\boxed{72}' },
+      { gold: 72, pred: 'so \\boxed{73}' },
+      { gold: 0.5, pred: 'so \\boxed{\\frac12}' },
+      { gold: -3, pred: 'so \\boxed{-3}' },
+      { gold: 1e21, pred: 'so \\boxed{10^{21}}' },
+      { gold: 1.5e-7, pred: 'so \\boxed{0.00000015}' },
+      { gold: [72], pred: 'so \\boxed{72}' },
+    ];
+    const r = run([], jsonl(rows));
+    expect(r.status).toBe(1);
+    const out = lines(r.stdout);
+    expect(out.map((x) => x.equal)).toEqual([true, false, true, true, true, true, false]);
+    expect(out[0]).toEqual({ gold: 72, pred: 'so \\boxed{72}', equal: true, reason: 'same_text', extracted: '72' });
+    expect(out[6]?.error).toMatch(/<stdin>:7, field gold: must be a string or a number \(got an array\)$/);
   });
 
   it('exits 0 when every row is graded, and 1 when every line is bad', () => {

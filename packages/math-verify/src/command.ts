@@ -1,5 +1,5 @@
 /**
- * `rlvr-verify` (also `rlvr verify`): grades JSONL rows `{"gold": string, "pred": string, ...}` (pred is a
+ * `rlvr-verify` (also `rlvr verify`): grades JSONL rows `{"gold": string|number, "pred": string, ...}` (pred is a
  * completion; its answer is extracted) from a file or stdin on a `VerifierPool`, writing one row per input row, in
  * input order: the row as it came, plus `equal`, `reason`, `extracted`. A bad line gets an error row and the rest
  * continue; the exit status is 1 when any line was bad. Built on core's CLI layout (`Command`), so the bin and
@@ -23,7 +23,7 @@ import { VerifierPool } from './pool.js';
 
 const USAGE = `usage: rlvr-verify [FILE] [options]        (the same command as: rlvr verify)
 
-Reads JSONL rows {"gold": string, "pred": string, ...} from FILE (or stdin) and writes one row per input row, in order:
+Reads JSONL rows {"gold": string|number, "pred": string, ...} from FILE (or stdin) and writes one row per input row, in order:
 the row as it came, plus "equal": boolean, "reason": string, "extracted": string|null, and "limit": "size"|"depth"
 when the answer or gold ran into a bound of the grader. A bad line gets an error row
 {"line", "equal": false, "reason": "error", "extracted": null, "error"} and the rest continue.
@@ -160,10 +160,13 @@ async function run(ctx: CommandContext): Promise<number> {
           `a row must be a JSON object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`,
         );
       const row = value as Record<string, unknown>;
-      const gold = row[goldField];
+      const goldValue = row[goldField];
       const pred = row[predField];
-      const got = (x: unknown): string => (x === undefined ? 'nothing' : x === null ? 'null' : typeof x);
-      if (typeof gold !== 'string') return fail(goldField, `must be a string (got ${got(gold)})`);
+      const got = (x: unknown): string => (x === undefined ? 'nothing' : x === null ? 'null' : Array.isArray(x) ? 'an array' : typeof x);
+      // A numeric gold (`"answer": 72`, as AIME and GSM8K rows carry it) is read as its text, as `rlvr train` and the
+      // reward server read it (`1e+21` is then scientific notation to the grader).
+      const gold = typeof goldValue === 'number' && Number.isFinite(goldValue) ? String(goldValue) : goldValue;
+      if (typeof gold !== 'string') return fail(goldField, `must be a string or a number (got ${got(goldValue)})`);
       if (typeof pred !== 'string') return fail(predField, `must be a string (got ${got(pred)})`);
       const problem = problemField === undefined ? undefined : row[problemField];
       if (problem !== undefined && problem !== null && typeof problem !== 'string')

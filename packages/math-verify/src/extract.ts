@@ -4,6 +4,7 @@
  * the last number) are opt-in, because they reward answers that were never committed to.
  */
 import { type Box, answerBoxes, findBoxes } from '@rlvr/core';
+import { EMPTY_SET_WORDS } from './parse-vocabulary.js';
 
 /** Fallbacks (anchors, math environments, numbers) look only at this many final characters of a completion. */
 export const FALLBACK_WINDOW = 20_000;
@@ -134,6 +135,11 @@ export function looksLikeProse(s: string): boolean {
   return false;
 }
 
+/** Prose that answers with the empty set ("There are no solutions."), which the fallbacks may read as an answer. */
+export function saysEmptySet(s: string): boolean {
+  return s.length <= 60 && EMPTY_SET_WORDS.test(s.toLowerCase().replace(/[\s.]+/g, ''));
+}
+
 const FORMULA = /\\frac\{[^{}]*\}\{[^{}]*\}|\\sqrt\{[^{}]*\}|-?(?<![A-Za-z])\d+(?:[.,]\d+)*(?:\s*\/\s*\d+)?/;
 
 /** [anchor, anchor + answer] pairs in priority order. */
@@ -170,7 +176,7 @@ export function anchoredAnswers(text: string): string[] {
       .replace(/\s*\.\s*$/, '')
       .replace(/^"|"$/g, '')
       .trim();
-    if (looksLikeProse(t)) {
+    if (looksLikeProse(t) && !saysEmptySet(t)) {
       // "Janeth aura encore 220 $ à payer" -> the first formula or number after the anchor.
       const env = findMathEnvs(t)[0];
       const f = FORMULA.exec(t);
@@ -228,6 +234,47 @@ export function reasoningEnd(text: string, delimiters: readonly string[]): numbe
     }
   }
   return end;
+}
+
+/** Where the final answer of a reasoning model's completion is: after its think blocks. */
+export type AnswerPart = { text: string; base: number } | { unclosed: true };
+
+/**
+ * The part of `text` that holds the final answer, given think tags (`[['<think>', '</think>']]`): the text after the
+ * last closing tag, the whole text when no tag occurs, and `unclosed` when a think block opens and never closes (a
+ * trace cut off by the token limit has no final answer: a box inside it is a draft). An explicit `<answer>` after the
+ * open block ends the reasoning there (`<think>...<answer>5</answer>`). `base`: where the part starts in `text`.
+ */
+export function answerPart(text: string, tags: readonly (readonly [string, string])[]): AnswerPart {
+  let closeEnd = -1;
+  for (const [, close] of tags) {
+    const i = text.lastIndexOf(close);
+    if (i >= 0) closeEnd = Math.max(closeEnd, i + close.length);
+  }
+  let open = -1;
+  for (const [start] of tags) {
+    const i = text.lastIndexOf(start);
+    if (i >= 0 && i >= closeEnd) open = Math.max(open, i);
+  }
+  if (open >= 0) {
+    const answer = text.indexOf('<answer>', open);
+    return answer < 0 ? { unclosed: true } : { text: text.slice(answer), base: answer };
+  }
+  return closeEnd < 0 ? { text, base: 0 } : { text: text.slice(closeEnd), base: closeEnd };
+}
+
+/**
+ * Whether the final answer of `text` is a `\boxed{` whose brace never closes (a completion cut off inside its
+ * answer): an unclosed box with no closed box after its start (for `'first'`: an unclosed box and no closed one).
+ * Such a completion has no final answer, and the fallbacks must not read the digits inside the cut box either.
+ */
+export function finalBoxUnclosed(text: string, which: 'first' | 'last'): boolean {
+  const all = findBoxes(text, { unclosedToEnd: true });
+  const last = all[all.length - 1];
+  if (last === undefined || last.end !== text.length || last.contentEnd !== last.end || text[last.contentStart - 1] !== '{') return false;
+  const closed = findBoxes(text);
+  if (which === 'first') return closed.length === 0;
+  return closed.every((b) => b.start < last.start);
 }
 
 /** A gold that is a choice: a letter, maybe in parentheses or with a period, maybe followed by the option's text (`(D) Alina`). */

@@ -9,16 +9,19 @@ import { compareAnswers } from './compare.js';
 import {
   FALLBACK_WINDOW,
   anchoredAnswers,
+  answerPart,
   answersWithLetter,
   boxedAnswer,
   choiceAnswer,
   choiceGold,
+  finalBoxUnclosed,
   findMathEnvs,
   looksLikeProse,
   lastBoxStart,
   minervaAnswer,
   numberAnswer,
   reasoningEnd,
+  saysEmptySet,
 } from './extract.js';
 import { commaReadings, normalizeAnswer } from './normalize.js';
 import type { VerifyOptions } from './options.js';
@@ -82,6 +85,12 @@ const WORD_ANSWERS = /^(?:no|yes|true|false|none|neither|both|never|always|ok)$/
 /** An answer that says it is approximate: `\approx 1.41`, `approximately 1.41`, `about 3`. */
 const APPROX_PREFIX = /^(?:\\approx|\\sim|\\simeq|approximately|approx\.?|about|roughly|around|nearly)\s*(?=[-+\d.\\([{])/i;
 
+/**
+ * How JavaScript and Python print a number: `1e+21` (an explicit `+`), `1.5e-7`, `1e-05` (below 1e-4, so at least two
+ * exponent digits with `-`). `2e-1` is left alone: written so, it is more likely 2e - 1 than 0.2.
+ */
+const SCIENTIFIC = /^(-?\d+(?:\.\d+)?)[eE](\+\d{1,4}|-\d{2,4}|-[5-9])$/;
+
 function parseText(src: string): { node: Node; units: string[] } | { error: string } {
   try {
     return parseWithUnits(src);
@@ -128,8 +137,14 @@ function parseNormalized(norm: string, opts: VerifyOptions): Parsed {
   ) {
     return { ...base, node: textNode(norm), error: null };
   }
+  // A bare `{}` (an empty brace pair, as a model writes the empty set in a box) is the empty set.
+  if (/^\{\s*\}$/.test(norm)) return { ...base, node: { k: 'set', items: [] }, error: null };
   const approxPrefix = APPROX_PREFIX.exec(norm);
-  const src = approxPrefix ? norm.slice(approxPrefix[0].length) : norm;
+  let src = approxPrefix ? norm.slice(approxPrefix[0].length) : norm;
+  // A whole answer `1e+21` or `2.5e-7` is scientific notation (JavaScript's and Python's form of a number, as a
+  // numeric gold is stringified), not 1·e + 21.
+  const sci = SCIENTIFIC.exec(src);
+  if (sci !== null) src = `${sci[1]}\\times 10^{${sci[2]}}`;
   const comma = commaReadings(src, opts.decimalComma);
   const main = parseText(comma === null ? src : (comma.number ?? comma.list));
   if ('error' in main) return { ...base, node: null, error: main.error };
@@ -220,7 +235,7 @@ function answerCandidates(text: string, opts: VerifyOptions, asGold = false): Ca
   if (text.length > FALLBACK_WINDOW) text = text.slice(-FALLBACK_WINDOW);
   const out: string[] = [];
   const trimmed = text.trim();
-  if (!looksLikeProse(trimmed) && trimmed.length <= opts.maxAnswerChars) out.push(trimmed);
+  if ((!looksLikeProse(trimmed) || saysEmptySet(trimmed)) && trimmed.length <= opts.maxAnswerChars) out.push(trimmed);
   for (const a of anchoredAnswers(text)) out.push(a);
   // The last math environment and the last number: whichever comes later (earlier with extract: 'first') first.
   const envs = findMathEnvs(text);
@@ -298,10 +313,18 @@ function gradeCompletionRaw(completion: string, gold: string, opts: VerifyOption
     text = text.slice(end);
     base = end;
   }
+  // A reasoning model's answer follows its think blocks; a block that never closes was cut off and has none.
+  const part = answerPart(text, opts.thinkTags);
+  if ('unclosed' in part) return miss('unclosed_reasoning');
+  text = part.text;
+  base += part.base;
   // A long completion is read from its end (its final box), so the work is bounded without refusing it.
+  const cutEnd = opts.extract === 'first' && text.length > opts.maxCompletionChars;
   const win = windowed(text, opts);
   text = win.text;
   base += win.base;
+  // A final box cut off mid-answer (`\boxed{\frac{1}{2`) is no answer, not one for the fallbacks to read the digits of.
+  if (!cutEnd && finalBoxUnclosed(text, opts.extract)) return miss('unclosed_box');
   if (
     opts.mode === 'choice' ||
     (opts.mode === 'auto' && choiceGold(gold, opts.choices) !== null && answersWithLetter(text, opts.choices))

@@ -1,5 +1,5 @@
 export { verifyAnswer, mathReward, mathRewardBatch } from './verify.js';
-export type { VerifyResult, RewardResult } from './verify.js';
+export type { VerifyResult, RewardResult, AnswerPair, CompletionItem } from './verify.js';
 export { VerifyOptionsSchema, resolveOptions } from './options.js';
 export type { VerifyOptions, VerifyOptionsInput } from './options.js';
 export { MathVerifyError } from './errors.js';

@@ -62,6 +62,7 @@ export function normalizeAnswer(input: string): string {
       .replace(/\u03c0/g, '\\pi ')
       .replace(/\u221a/g, '\\sqrt ')
       .replace(/\u222a/g, '\\cup ')
+      .replace(/\u2205/g, '\\emptyset ')
       .replace(/\u00b2/g, '^2')
       .replace(/\u00b3/g, '^3')
       .replace(/\u00b0/g, '^\\circ ')

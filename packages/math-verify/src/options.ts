@@ -29,6 +29,16 @@ export const VerifyOptionsSchema = z
     /** Grade only the text after the last of these delimiters (e.g. `["</think>"]`); none present = no answer. */
     reasoningDelimiters: z.array(z.string().min(1)).default([]),
     /**
+     * Think blocks `[open, close]` of reasoning models. The answer is read after the last closing tag (a box inside
+     * the block is a draft, even when nothing after it is boxed), and a block that opens and never closes (a trace
+     * cut off by the token limit) has no answer: reward 0, `unclosed_reasoning`, unless an `<answer>` follows it.
+     * A completion with no tag is read whole. `[]` turns this off.
+     */
+    thinkTags: z.array(z.tuple([z.string().min(1), z.string().min(1)])).default([
+      ['<think>', '</think>'],
+      ['<thinking>', '</thinking>'],
+    ]),
+    /**
      * `math` (default); `choice`: multiple-choice letters, read from a box, anchors, a leading `(C)`, or the last
      * letter; `auto`: `choice` for a gold that is a choice (`C`, `(C)`, `(C) Cecile`), `math` otherwise (one setting
      * for a mixed dataset).

@@ -10,6 +10,7 @@ import {
   FUNCTION_LETTERS,
   FUNCTIONS,
   GREEK,
+  EMPTY_SET_WORDS,
   NAMED_ANSWERS,
   REALS,
   REL_CMDS,
@@ -233,8 +234,10 @@ export function textNode(raw: string): Node {
   const v = raw.trim();
   if (/^\d+(?:\.\d+)?$/.test(v)) return num(v);
   if (v === 'e') return { k: 'const', name: 'e' };
-  const named = NAMED_ANSWERS[v.toLowerCase().replace(/\s+/g, '')];
+  const key = v.toLowerCase().replace(/[\s.]+/g, '');
+  const named = NAMED_ANSWERS[key];
   if (named) return named;
+  if (EMPTY_SET_WORDS.test(key)) return { k: 'set', items: [] };
   const choice = /^\(([A-Za-z])\)$/.exec(v);
   if (choice) return { k: 'text', value: choice[1] as string };
   return { k: 'text', value: v };

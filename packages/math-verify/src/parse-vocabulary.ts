@@ -135,3 +135,7 @@ export const NAMED_ANSWERS: Record<string, Node> = {
   realnumbers: REALS,
   infinity: { k: 'const', name: 'inf' },
 };
+
+/** Words that say the answer set is empty (`\text{No solution}` is `\emptyset`), read lower-cased without spaces. */
+export const EMPTY_SET_WORDS =
+  /^(?:(?:there(?:is|are))?no(?:real)?(?:solutions?|roots?|zeros?)(?:exists?|inthereals|forx)?|theemptyset|emptyset)$/;

@@ -412,3 +412,41 @@ describe('mathReward', () => {
     }
   });
 });
+
+describe('named arguments: { completion, gold } and { gold, pred } (issue 42)', () => {
+  it('give the positional verdicts, and the swapped positional call is what they prevent', () => {
+    const completion = 'the sum is \\boxed{10}';
+    expect(mathReward({ completion, gold: '10' })).toEqual(mathReward(completion, '10'));
+    expect(mathReward({ gold: '10', completion }, { fallbacks: true })).toEqual(mathReward(completion, '10', { fallbacks: true }));
+    expect(verifyAnswer({ gold: '\\frac12', pred: '0.5' })).toEqual(verifyAnswer('\\frac12', '0.5'));
+    // The mistake the names rule out: the gold passed where the completion goes has no box, so nothing is graded.
+    expect(mathReward('10', completion).reward).toBe(0);
+  });
+
+  it("take the item's problem statement, which decides the unit asked", () => {
+    const problem = 'What is the height in centimeters of the cylinder?';
+    expect(mathReward({ completion: '\\boxed{5\\text{ m}}', gold: '5', problem }).reason).toBe(
+      'unit: the problem asks for centimeter, the answer is in meter',
+    );
+    expect(verifyAnswer({ gold: '5', pred: '5\\text{ m}', problem }).equal).toBe(false);
+    expect(verifyAnswer({ gold: '5', pred: '5\\text{ m}', problem: null }).equal).toBe(true);
+    expect(mathReward({ completion: '\\boxed{5\\text{ m}}', gold: '5', problem }, { problem }).reward).toBe(0);
+  });
+
+  it('refuse a missing or unknown field, a problem given twice, and options in third place, naming what is wrong', () => {
+    const err = (f: () => unknown): MathVerifyError => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(MathVerifyError);
+        return e as MathVerifyError;
+      }
+      throw new Error('did not throw');
+    };
+    expect(err(() => mathReward({ gold: '1' } as never)).message).toMatch(/completion.*must be a string \(got undefined\)/);
+    expect(err(() => verifyAnswer({ gold: '1', prediction: '1' } as never)).message).toMatch(/unknown field "prediction"/);
+    expect(err(() => mathReward({ completion: 'x', gold: '1', problem: 'a' }, { problem: 'b' })).message).toMatch(/problem given both/);
+    expect(err(() => mathReward({ completion: 'x', gold: '1' }, '1' as never)).message).toMatch(/options second, nothing third/);
+    expect(err(() => verifyAnswer({ gold: '1', pred: '1', problem: 3 } as never)).message).toMatch(/problem.*must be a string/);
+  });
+});

@@ -9,7 +9,9 @@ export type ReportErrorCode =
   /** `metrics.jsonl` holds no record: there is nothing to report. */
   | 'no_metrics'
   /** Report options are invalid (a bad value, an unknown key). */
-  | 'invalid_options';
+  | 'invalid_options'
+  /** The credit metrics' input is inconsistent (array lengths, a label outside its completion, a duplicate method). */
+  | 'invalid_input';
 
 /**
  * The one error class of `@rlvr/report`; `location` names the file, line and field where known.

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { creditMetrics } from './credit/metrics.js';
+import { writeCreditPage } from './credit/page.js';
 import { writeReport } from './report.js';
+import { syntheticCredit } from './test-utils/synthetic-credit.js';
 import { writeSyntheticRun } from './test-utils/synthetic-run.js';
 
 // The report opened in a real headless Chromium (Debian's `chromium`; CI installs it in .ci/run).
@@ -84,6 +87,26 @@ describe.skipIf(!hasChromium)('report in headless Chromium', () => {
     // A blank 1200x2000 PNG compresses to a few kB; charts and text make it hundreds.
     expect(r.screenshotBytes).toBeGreaterThan(50_000);
     expect((await stat(png)).size).toBe(r.screenshotBytes);
+  });
+
+  test('the credit page: no console errors or requests, every chart draws', { timeout: 300_000 }, async () => {
+    const report = creditMetrics(syntheticCredit(400), { resamples: 200 });
+    const path = join(root, 'credit.html');
+    const { charts } = await writeCreditPage(path, report, { title: 'synthetic' });
+    const png = join(root, 'credit.png');
+    const r = await check(path, png);
+    expect(r.error).toBeUndefined();
+    expect(r.consoleErrors).toEqual([]);
+    expect(r.exceptions).toEqual([]);
+    expect(r.otherRequests).toEqual([]);
+    expect(r.scripts).toBe(0);
+    expect(r.title).toBe('rlvr credit: synthetic');
+    expect(r.figures.filter((f) => f.svg)).toHaveLength(charts);
+    for (const f of r.figures) {
+      expect(f.width, f.chart).toBeGreaterThan(300);
+      expect(f.marks, f.chart).toBeGreaterThan(20);
+    }
+    expect(r.screenshotBytes).toBeGreaterThan(50_000);
   });
 
   test('the checker itself sees console errors, exceptions and network requests', { timeout: 300_000 }, async () => {

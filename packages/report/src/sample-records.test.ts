@@ -16,19 +16,44 @@ const adv = { sequenceAdvantages: Float64Array.from({ length: 12 }, (_, i) => i 
 const questions = ['q0', 'q1', 'q2'];
 
 describe('sampleRecords', () => {
-  it('picks the first and the last rollout of groups spread over the batch, with their tokens, weights and spans', () => {
+  it('picks a correct and a wrong rollout of groups spread over the batch, with their tokens, weights and spans', () => {
     const recs = sampleRecords(7, batch, adv, questions, (id) => `<${id}>`, 4, 4);
-    // k = 0..3 -> groups 0, 0, 1, 2 (floor(k * 12 / 4 / 4)); first, last, first, last
-    expect(recs.map((r) => r.tokens[0])).toEqual(['<0>', '<30>', '<40>', '<110>']);
+    // 2 pairs from the 3 groups, all of them mixed: groups 0 and 1 (floor(k * 3 / 2)), first wrong and first correct
+    expect(recs.map((r) => r.tokens[0])).toEqual(['<0>', '<30>', '<40>', '<70>']);
     const last = recs[3]!;
-    expect(last).toMatchObject({ step: 7, group: 2, reward: 1, correct: true, advantage: 5.5, prompt: 'q2' });
-    expect(last.tokens).toEqual(Array.from({ length: 14 }, (_, t) => `<${110 + t}>`));
-    const c0 = batch.completionOffsets[11]!;
-    expect(last.weights).toEqual(Array.from(weights.subarray(c0, c0 + 14)));
+    expect(last).toMatchObject({ step: 7, group: 1, reward: 1, correct: true, advantage: 1.5, prompt: 'q1' });
+    expect(last.tokens).toEqual(Array.from({ length: 10 }, (_, t) => `<${70 + t}>`));
+    const c0 = batch.completionOffsets[7]!;
+    expect(last.weights).toEqual(Array.from(weights.subarray(c0, c0 + 10)));
     expect(last.spans).toEqual({ open: [0, 1], content: [1, 2], close: [2, 3] });
     expect(recs[0]!.spans).toBeNull();
     // what the report reads back
     for (const r of recs) expect(SampleRecordSchema.safeParse(r).success).toBe(true);
+  });
+
+  it('shows wrong rollouts beside correct ones where most groups are all correct (issue 42)', () => {
+    // 6 groups of 4: groups 1 and 4 disagree (rollouts 1 and 2 wrong); every other rollout is correct
+    const easy = batchFromRows(
+      Array.from({ length: 24 }, (_, i) => ({
+        group: Math.floor(i / 4),
+        completion: [i],
+        reward: (Math.floor(i / 4) === 1 || Math.floor(i / 4) === 4) && (i % 4 === 1 || i % 4 === 2) ? 0 : 1,
+      })),
+    );
+    const a = { sequenceAdvantages: new Float64Array(24), weights: new Float32Array(24).fill(1) };
+    const recs = sampleRecords(0, easy, a, Array(6).fill('q'), String, 4, 4);
+    // before: the first and last of groups 0, 1, 3 and 4 (rollouts 0, 7, 12, 19), every one correct
+    expect(recs.map((r) => [r.group, r.correct])).toEqual([
+      [1, true],
+      [1, false],
+      [4, true],
+      [4, false],
+    ]);
+    // more than the disagreeing groups can give: the rest filled from the others, nothing twice
+    const many = sampleRecords(0, easy, a, Array(6).fill('q'), String, 4, 8);
+    expect(many).toHaveLength(8);
+    expect(many.filter((r) => !r.correct)).toHaveLength(2);
+    expect(new Set(many.map((r) => r.tokens[0])).size).toBe(8);
   });
 
   it('never more records than rollouts, none twice', () => {

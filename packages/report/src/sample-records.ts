@@ -9,9 +9,38 @@ export interface SampleAdvantages {
 }
 
 /**
- * `count` rollouts of a step as `samples.jsonl` records, spread over the groups of `groupSize`
- * (the first of every k-th group, alternating with the last, so both outcomes tend to show).
- * `questions[g]` is group g's question; `decode` gives a token's text.
+ * Which `count` rollouts of a batch to log: correct and wrong side by side. Groups whose rollouts disagree (the only
+ * ones with a nonzero advantage under a group baseline) come first, spread over the batch, each giving its first
+ * correct and its first wrong rollout; where there are too few, the first and the last rollout of groups spread over
+ * the rest fill up. Sorted by rollout index, so a group's correct and wrong rollouts sit together.
+ */
+function pickRollouts(batch: RolloutBatch, groupSize: number, count: number): number[] {
+  const B = batch.numRollouts;
+  const n = Math.min(count, B);
+  const members = new Map<number, number[]>();
+  for (let i = 0; i < B; i++) members.set(batch.groupIndex[i]!, [...(members.get(batch.groupIndex[i]!) ?? []), i]);
+  const correct = (i: number) => batch.rewards[i]! > 0;
+  const mixed = [...members.values()].filter((m) => m.some(correct) && !m.every(correct));
+  const picks = new Set<number>();
+  const pairs = Math.min(mixed.length, Math.floor(n / 2));
+  for (let k = 0; k < pairs; k++) {
+    const m = mixed[Math.floor((k * mixed.length) / pairs)]!;
+    picks.add(m.find(correct)!);
+    picks.add(m.find((i) => !correct(i))!);
+  }
+  // too few disagreeing groups: the first and the last rollout of groups spread over the batch, then any
+  const G = groupSize;
+  for (let k = 0; k < n && picks.size < n; k++) {
+    const g = Math.floor((k * B) / n / G);
+    picks.add(Math.min(B - 1, g * G + (k % 2 === 0 ? 0 : G - 1)));
+  }
+  for (let i = 0; picks.size < n && i < B; i++) picks.add(i);
+  return [...picks].sort((a, b) => a - b);
+}
+
+/**
+ * `count` rollouts of a step as `samples.jsonl` records, correct and wrong ones beside each other
+ * (`pickRollouts`). `questions[g]` is group g's question; `decode` gives a token's text.
  */
 export function sampleRecords(
   step: number,
@@ -22,27 +51,18 @@ export function sampleRecords(
   groupSize: number,
   count: number,
 ): SampleRecord[] {
-  const B = batch.numRollouts;
-  const G = groupSize;
-  const picks = new Set<number>();
-  for (let k = 0; k < Math.min(count, B); k++) {
-    const g = Math.floor((k * B) / Math.min(count, B) / G);
-    picks.add(Math.min(B - 1, g * G + (k % 2 === 0 ? 0 : G - 1)));
-  }
-  return [...picks]
-    .sort((a, b) => a - b)
-    .map((i) => {
-      const [c0, c1] = [batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
-      return {
-        step,
-        group: batch.groupIndex[i]!,
-        reward: batch.rewards[i]!,
-        correct: batch.rewards[i]! > 0,
-        advantage: adv.sequenceAdvantages[i]!,
-        prompt: questions[batch.groupIndex[i]!]!,
-        tokens: Array.from(batch.completionTokens.subarray(c0, c1), decode),
-        weights: Array.from(adv.weights.subarray(c0, c1)),
-        spans: getSpans(batch, i),
-      };
-    });
+  return pickRollouts(batch, groupSize, count).map((i) => {
+    const [c0, c1] = [batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
+    return {
+      step,
+      group: batch.groupIndex[i]!,
+      reward: batch.rewards[i]!,
+      correct: batch.rewards[i]! > 0,
+      advantage: adv.sequenceAdvantages[i]!,
+      prompt: questions[batch.groupIndex[i]!]!,
+      tokens: Array.from(batch.completionTokens.subarray(c0, c1), decode),
+      weights: Array.from(adv.weights.subarray(c0, c1)),
+      spans: getSpans(batch, i),
+    };
+  });
 }

@@ -4,7 +4,7 @@
  * test (the GRAIL paper's), Welch's t when the seeds differ, Holm's adjustment across contrasts, and the pairs a
  * paired t needs for 80% power. Pure functions; checked against SciPy (tools/fixtures/report/paired.py).
  */
-import { noncentralTCdf, studentTQuantile, studentTwoSided } from './distributions.js';
+import { noncentralTCdf, normalCdf, studentTQuantile, studentTwoSided } from './distributions.js';
 
 /** A paired t test of mean(d) = 0 on the per-seed differences d (a - b). */
 export interface PairedT {
@@ -135,4 +135,33 @@ export function pairsForPower(delta: number, sd: number, power = 0.8, alpha = 0.
   while (n > 2 && pairedPower(n - 1, delta, sd, alpha) >= power) n--;
   for (; n <= 10_000; n++) if (pairedPower(n, delta, sd, alpha) >= power) return n;
   return null;
+}
+
+/**
+ * Wilcoxon's signed-rank test of d (a - b) by its normal approximation, for the thousands of pairs where the
+ * exact distribution is too costly: exact zeros dropped, tied |d| at their average rank with the variance's tie
+ * correction, no continuity correction. z = (W+ - n(n+1)/4) / sigma, two-sided p = 2 (1 - Phi(|z|)): SciPy's
+ * `wilcoxon(d, zero_method='wilcox', correction=False, method='approx')`.
+ */
+export function wilcoxonNormal(d: ArrayLike<number>): { n: number; wPlus: number; z: number; p: number } {
+  const nz: number[] = [];
+  for (let i = 0; i < d.length; i++) if (d[i] !== 0) nz.push(d[i]!);
+  const n = nz.length;
+  if (n === 0) return { n, wPlus: 0, z: Number.NaN, p: Number.NaN };
+  const order = nz.map((_, i) => i).sort((x, y) => Math.abs(nz[x]!) - Math.abs(nz[y]!));
+  let wPlus = 0;
+  let ties = 0;
+  for (let i = 0; i < n; ) {
+    let j = i;
+    while (j + 1 < n && Math.abs(nz[order[j + 1]!]!) === Math.abs(nz[order[i]!]!)) j++;
+    const rank = (i + j + 2) / 2;
+    for (let k = i; k <= j; k++) if (nz[order[k]!]! > 0) wPlus += rank;
+    const t = j - i + 1;
+    ties += t * t * t - t;
+    i = j + 1;
+  }
+  const mean = (n * (n + 1)) / 4;
+  const sigma = Math.sqrt((n * (n + 1) * (2 * n + 1) - ties / 2) / 24);
+  const z = sigma > 0 ? (wPlus - mean) / sigma : Number.NaN;
+  return { n, wPlus, z, p: sigma > 0 ? 2 * normalCdf(-Math.abs(z)) : Number.NaN };
 }

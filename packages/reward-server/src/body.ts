@@ -10,9 +10,11 @@ export class ClientGone extends Error {
 /**
  * Reads the whole body into one Buffer. Rejects with `RewardServerError('body_too_large')` as soon as the declared
  * `Content-Length` or the bytes received pass `limit` (the request is then paused: the caller answers 413 and
- * decides what to do with the rest), and with `ClientGone` when the connection closes first.
+ * decides what to do with the rest), with `RewardServerError('body_timeout')` when the body is not whole
+ * `timeoutMs` after the call (paused too: the caller answers 408 and closes the connection), and with `ClientGone`
+ * when the connection closes first.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = (got: string) =>
       new RewardServerError(
@@ -26,7 +28,19 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     }
     const chunks: Buffer[] = [];
     let total = 0;
+    const timer = setTimeout(() => {
+      cleanup();
+      chunks.length = 0;
+      req.pause();
+      reject(
+        new RewardServerError(
+          'body_timeout',
+          `the request body did not arrive within ${timeoutMs} ms (${total} bytes came${declared === undefined ? '' : ` of ${declared}`}; server option bodyTimeoutMs, CLI --body-timeout-ms)`,
+        ),
+      );
+    }, timeoutMs);
     const cleanup = () => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('close', onClose);

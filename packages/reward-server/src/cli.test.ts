@@ -1,5 +1,7 @@
 /** `rlvr-reward-server` as a child process (the built `dist/cli.js`): serve, SIGTERM with a request in flight, bad arguments. */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { mathReward } from '@rlvr/math-verify';
@@ -7,6 +9,29 @@ import { SLOWER, body, makeCases } from './test-utils/cases.js';
 import { post, send } from './test-utils/http.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The bin's name, as npm links it (package.json's `bin`). */
+const BIN_NAME = Object.keys(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).bin)[0]!;
+
+/** The processes below `pid` (Linux's /proc; empty elsewhere): to clean up what a failed test leaves running. */
+function descendants(pid: number): number[] {
+  const file = `/proc/${pid}/task/${pid}/children`;
+  if (!existsSync(file)) return [];
+  const kids = readFileSync(file, 'utf8').split(' ').filter(Boolean).map(Number);
+  return kids.flatMap((k) => [k, ...descendants(k)]);
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
 
 /** Starts the CLI and resolves with its URL once it prints the listening line. */
 function startCli(args: string[]): Promise<{ child: ChildProcess; url: string; stderr: () => string; exit: Promise<number | null> }> {
@@ -35,7 +60,7 @@ describe('rlvr-reward-server CLI', () => {
       expect(r.json.rewards).toEqual(cases.map((c) => mathReward(c.completion, c.gold).reward));
       const slow = [...makeCases(4), { prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
       const inFlight = post(`${url}/get_reward`, body(slow));
-      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2); // itself + the slow one
+      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(1); // the slow one (/health is never counted)
       child.kill('SIGTERM');
       const done = await inFlight;
       expect(done.status).toBe(200);
@@ -93,6 +118,39 @@ describe('rlvr-reward-server CLI', () => {
     expect(out).toMatch(/rewards: \[ 1 \]/);
   }, 300_000);
 
+  it('started with `npx ... &`, stops when npx gets SIGTERM (`kill $!`): its port is released', async () => {
+    // npm runs the bin as npm -> sh -> node and passes SIGTERM to the shell only, which dies without passing it on:
+    // the node process used to be re-parented and serve on (issue 42).
+    const npx = spawn('npx', ['--no', '--', BIN_NAME, '--port', '0', '--concurrency', '1'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    npx.stdout!.on('data', (c) => (out += c));
+    npx.stderr!.on('data', (c) => (err += c));
+    const npxExit = new Promise((resolve) => npx.once('exit', resolve));
+    let below: number[] = [];
+    try {
+      await expect.poll(() => /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out), { timeout: 120_000, interval: 50 }).not.toBeNull();
+      const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1]);
+      below = descendants(npx.pid!);
+      expect(await listening(port)).toBe(true);
+      npx.kill('SIGTERM');
+      await npxExit;
+      await expect.poll(() => listening(port), { timeout: 60_000, interval: 100 }).toBe(false);
+      // and the server said why it stopped: the drain of a SIGTERM
+      await expect.poll(() => err, { timeout: 60_000 }).toMatch(/stopped/);
+    } finally {
+      npx.kill('SIGKILL');
+      for (const pid of below) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+    }
+  }, 300_000);
+
   it('a second signal while draining exits 130 at once', async () => {
     const { child, url, exit } = await startCli([
       '--port',
@@ -107,7 +165,7 @@ describe('rlvr-reward-server CLI', () => {
     try {
       const slow = [{ prompt: '', completion: SLOWER, gold: '1', expected: 0 as const }];
       void post(`${url}/get_reward`, body(slow)).catch(() => undefined);
-      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(2);
+      await expect.poll(async () => (await send(`${url}/health`, 'GET')).json.stats.inFlight).toBe(1);
       child.kill('SIGTERM');
       // draining: /health says so (503) while the request in flight runs
       await expect.poll(async () => (await send(`${url}/health`, 'GET')).status).toBe(503);

@@ -19,7 +19,11 @@ options:
   --concurrency N           verifier worker threads (default: available parallelism)
   --timeout-ms N            wall-clock budget per completion in ms (default 5000); past it: reward 0
   --max-body-bytes N        largest request body (default 67108864); larger ones get 413
-  --max-in-flight N         requests handled at once (default 256); more get 503 with Retry-After
+  --max-in-flight N         requests handled at once once their body has arrived (default 256); more get 503
+                            with Retry-After
+  --max-receiving N         request bodies received at once (default 1024); more get 503 with Retry-After
+  --body-timeout-ms N       a body must arrive whole within this of its headers (default 60000); else 408 and
+                            the connection is closed
   --max-advantage-tokens N  /advantages: most tokens (sum of the rows' length) per request (default 4194304); more get 413
   --max-row-tokens N        /advantages: most tokens of one row (default 1048576); more get 413
   --advantage-workers N     /advantages worker threads (default: available parallelism, at most 4)
@@ -41,6 +45,8 @@ const INTS = {
   'timeout-ms': 'timeoutMs',
   'max-body-bytes': 'maxBodyBytes',
   'max-in-flight': 'maxInFlight',
+  'max-receiving': 'maxReceiving',
+  'body-timeout-ms': 'bodyTimeoutMs',
   'max-advantage-tokens': 'maxAdvantageTokens',
   'max-row-tokens': 'maxRowTokens',
   'advantage-workers': 'advantageWorkers',

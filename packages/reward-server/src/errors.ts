@@ -15,6 +15,8 @@ export type RewardServerErrorCode =
   | 'length_mismatch'
   /** the body is larger than `maxBodyBytes` */
   | 'body_too_large'
+  /** the body did not arrive whole within `bodyTimeoutMs` of the request's headers (a stalled or trickling client) */
+  | 'body_timeout'
   /** `/advantages` rows that hold more tokens than `maxRowTokens` (one row) or `maxAdvantageTokens` (the request) */
   | 'too_many_tokens'
   /** estimator name or options the advantage route cannot use */
@@ -23,7 +25,10 @@ export type RewardServerErrorCode =
   | 'method_not_allowed'
   /** the server is draining for shutdown */
   | 'shutting_down'
-  /** `maxInFlight` requests are being handled already; retry shortly (`Retry-After`) or on another replica */
+  /**
+   * `maxInFlight` requests are being handled already, or `maxReceiving` bodies are being received; retry shortly
+   * (`Retry-After`) or on another replica
+   */
   | 'overloaded'
   /** the server could not listen (port taken, address not available) */
   | 'listen_failed'
@@ -38,6 +43,7 @@ const STATUS: Record<RewardServerErrorCode, number> = {
   invalid_request: 400,
   length_mismatch: 400,
   body_too_large: 413,
+  body_timeout: 408,
   too_many_tokens: 413,
   invalid_estimator: 400,
   not_found: 404,

@@ -71,10 +71,21 @@ export const RewardServerOptionsSchema = z
     /** Verifier options for every completion (`@rlvr/math-verify`'s `VerifyOptionsSchema`). */
     verify: VerifyOptionsSchema.prefault({}),
     /**
-     * Requests handled at once (reading, grading, answering); one more gets 503 `overloaded` with `Retry-After: 1`
-     * before its body is read. Bounds memory (at most this many bodies of up to `maxBodyBytes`).
+     * Requests handled at once once their body has arrived (grading, estimating, answering); one more gets 503
+     * `overloaded` with `Retry-After: 1`, before its body is read when the limit is reached already. A request still
+     * receiving its body is not in flight (see `maxReceiving`): slow clients cannot take these slots.
      */
     maxInFlight: z.number().int().min(1).default(256),
+    /**
+     * Bodies being received at once; one more request gets 503 `overloaded` before its body is read. With
+     * `maxInFlight` it bounds memory: at most `maxInFlight + maxReceiving` bodies of up to `maxBodyBytes`.
+     */
+    maxReceiving: z.number().int().min(1).default(1024),
+    /**
+     * A request's whole body must arrive within this many ms of its headers; a client that stalls or trickles it
+     * gets a 408 `body_timeout` and its connection is closed, so it holds a `maxReceiving` slot at most this long.
+     */
+    bodyTimeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
     /** On `close()`, in-flight requests get this long to finish before their connections are cut (ms). */
     shutdownTimeoutMs: z.number().int().min(0).default(30_000),
     /** Heap limit of each worker thread, verifier and `/advantages` alike (MiB): a blow-up kills that worker, not the server. */

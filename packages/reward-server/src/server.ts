@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { silentLogger, type Logger } from '@rlvr/core';
+import { drainAndClose, silentLogger, type Logger } from '@rlvr/core';
 import { VerifierPool } from '@rlvr/math-verify';
 import { AdvantagesPool } from './advantages-pool.js';
 import { ClientGone, parseJson, readBody } from './body.js';
@@ -20,8 +20,12 @@ import { type RewardServerOptions, type RewardServerOptionsInput, resolveServerO
 export interface RewardServerStats {
   /** requests received, all routes */
   requests: number;
-  /** requests being handled now */
+  /** requests being handled now, once their body has arrived (at most `maxInFlight`) */
   inFlight: number;
+  /** request bodies being received now (at most `maxReceiving`) */
+  receiving: number;
+  /** requests answered 408 because their body did not arrive within `bodyTimeoutMs` */
+  bodyTimeouts: number;
   /** completions graded by `/get_reward` */
   answers: number;
   /** of those, how many ran past the timeout */
@@ -32,7 +36,7 @@ export interface RewardServerStats {
   serverErrors: number;
   /** requests whose client went away before the answer */
   clientsGone: number;
-  /** requests refused with 503 because `maxInFlight` were being handled */
+  /** requests refused with 503 because `maxInFlight` were being handled or `maxReceiving` bodies received */
   overloaded: number;
 }
 
@@ -48,11 +52,13 @@ export class RewardServer {
   private draining = false;
   private closing: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
-  /** Connections accepted so far: shutdown keeps listening until a pass of the event loop brings none. */
-  private accepted = 0;
+  /** Handlers running, whatever their stage (a body being received, grading, a 413's discarded rest): shutdown waits for them. */
+  private active = 0;
   private readonly counters: RewardServerStats = {
     requests: 0,
     inFlight: 0,
+    receiving: 0,
+    bodyTimeouts: 0,
     answers: 0,
     timeouts: 0,
     clientErrors: 0,
@@ -76,9 +82,6 @@ export class RewardServer {
       limits: { maxAdvantageTokens: options.maxAdvantageTokens, maxRowTokens: options.maxRowTokens },
     });
     this.server = createServer((req, res) => this.onRequest(req, res));
-    this.server.on('connection', () => {
-      this.accepted++;
-    });
     // `Expect: 100-continue` (curl sends it for large bodies): refuse an oversized body before it is sent.
     this.server.on('checkContinue', (req, res) => {
       const declared = Number(req.headers['content-length']);
@@ -161,8 +164,9 @@ export class RewardServer {
 
   /**
    * Graceful shutdown: answer every new request with 503 `shutting_down` (and `/health` with 503 `draining`), let
-   * the requests in flight finish (at most `shutdownTimeoutMs`, then their connections are cut), then stop
-   * listening, close the connections and stop the workers. Idempotent: a second call returns the same promise.
+   * the requests in flight finish (at most `shutdownTimeoutMs`, then their connections are cut) while the listener
+   * stays open (the connections in the kernel's accept queue get their 503, not a reset), then stop listening, close
+   * the connections and stop the workers. Idempotent: a second call returns the same promise.
    */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -171,37 +175,17 @@ export class RewardServer {
 
   private async shutdown(): Promise<void> {
     this.draining = true;
-    // The listener stays open until the requests in flight are done: a connection that arrives meanwhile (or
-    // waits in the kernel's accept queue, which closing the listener would reset) gets a 503 `shutting_down` its
-    // client can retry elsewhere, never a reset. Then stop listening and close the idle keep-alive connections.
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.options.shutdownTimeoutMs);
+    // Every request from now on gets a 503 (`/health` too: `draining`), and the listener stays open until the
+    // requests in flight are done and the accept queue is empty (core's `drainAndClose`): a client whose connection
+    // arrives meanwhile, or waits in the kernel's accept queue (which closing the listener would reset), gets a 503
+    // `shutting_down` it can retry elsewhere, never a reset.
+    const { timedOut, cut } = await drainAndClose(this.server, {
+      busy: () => this.active,
+      idle: () => new Promise<void>((resolve) => this.idleWaiters.push(resolve)),
+      timeoutMs: this.options.shutdownTimeoutMs,
     });
-    // Requests in flight first; then the connections the kernel accepted while this thread was busy (its accept
-    // queue, which `server.close()` would reset): turns of the event loop let them in and read their requests, which
-    // get the 503, until a span of turns brings no new connection and nothing is in flight.
-    let timedOut = false;
-    for (let seen = -1; ; ) {
-      const idle = this.counters.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-      if ((await Promise.race([idle, deadline])) === 'timeout') {
-        timedOut = true;
-        break;
-      }
-      // three turns: at least two I/O phases after this point (accept, then read what the new sockets sent)
-      for (let k = 0; k < 3; k++) await new Promise((resolve) => setImmediate(resolve));
-      if (this.accepted === seen && this.counters.inFlight === 0) break;
-      seen = this.accepted;
-    }
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    if (timedOut) {
-      this.log.warn(
-        `shutdown: ${this.counters.inFlight} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; cutting their connections`,
-      );
-      this.server.closeAllConnections();
-    }
-    await closed;
-    clearTimeout(timer);
+    if (timedOut)
+      this.log.warn(`shutdown: ${cut} request(s) still in flight after ${this.options.shutdownTimeoutMs} ms; their connections were cut`);
     await Promise.all([this.pool.close(), this.advantages.close()]);
   }
 
@@ -210,17 +194,7 @@ export class RewardServer {
     // Errors on a dead socket surface here and in the handler's catch; they must not become unhandled events.
     req.on('error', () => {});
     res.on('error', () => {});
-    if (this.counters.inFlight >= this.options.maxInFlight) {
-      this.counters.overloaded++;
-      const err = new RewardServerError(
-        'overloaded',
-        `${this.counters.inFlight} requests are in flight (the limit, maxInFlight / --max-in-flight); retry shortly or send it to another replica`,
-      );
-      res.setHeader('Retry-After', '1');
-      this.sendJson(res, err.status, JSON.stringify(err.toJSON()), true);
-      return;
-    }
-    this.counters.inFlight++;
+    this.active++;
     // aborted when the client goes away before its answer: its grading or estimation is cancelled
     const gone = new AbortController();
     res.on('close', () => {
@@ -230,9 +204,49 @@ export class RewardServer {
       .catch((err: unknown) => this.fail(req, res, err, gone.signal))
       .catch((err: unknown) => this.log.warn(`while answering an error: ${String(err)}`))
       .finally(() => {
-        this.counters.inFlight--;
-        if (this.counters.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+        this.active--;
+        if (this.active === 0) for (const w of this.idleWaiters.splice(0)) w();
       });
+  }
+
+  /** 503 `overloaded` when a request cannot take a slot: `maxInFlight` handled, or `maxReceiving` bodies received. */
+  private refuseIfOverloaded(receiving: boolean): void {
+    const { inFlight, receiving: bodies } = this.counters;
+    if (inFlight >= this.options.maxInFlight)
+      throw new RewardServerError(
+        'overloaded',
+        `${inFlight} requests are in flight (the limit, maxInFlight / --max-in-flight); retry shortly or send it to another replica`,
+      );
+    if (receiving && bodies >= this.options.maxReceiving)
+      throw new RewardServerError(
+        'overloaded',
+        `${bodies} request bodies are being received (the limit, maxReceiving / --max-receiving); retry shortly or send it to another replica`,
+      );
+  }
+
+  /**
+   * The body of a POST, within `maxBodyBytes` and `bodyTimeoutMs`. It holds a `maxReceiving` slot while it arrives,
+   * and no `maxInFlight` slot: a client that stalls its body keeps nobody else from being graded.
+   */
+  private async receive(req: IncomingMessage): Promise<Buffer> {
+    this.refuseIfOverloaded(true);
+    this.counters.receiving++;
+    try {
+      return await readBody(req, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
+    } finally {
+      this.counters.receiving--;
+    }
+  }
+
+  /** Runs `work` in one of the `maxInFlight` slots (503 `overloaded` when none is free). */
+  private async inFlight<T>(work: () => Promise<T>): Promise<T> {
+    this.refuseIfOverloaded(false);
+    this.counters.inFlight++;
+    try {
+      return await work();
+    } finally {
+      this.counters.inFlight--;
+    }
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
@@ -257,6 +271,9 @@ export class RewardServer {
         concurrency: this.pool.concurrency,
         timeoutMs: this.options.timeoutMs,
         maxBodyBytes: this.options.maxBodyBytes,
+        bodyTimeoutMs: this.options.bodyTimeoutMs,
+        maxInFlight: this.options.maxInFlight,
+        maxReceiving: this.options.maxReceiving,
         advantageWorkers: this.advantages.workers,
         maxAdvantageTokens: this.options.maxAdvantageTokens,
         maxRowTokens: this.options.maxRowTokens,
@@ -270,22 +287,26 @@ export class RewardServer {
       throw new RewardServerError('not_found', `no route ${req.method} ${path}; routes: ${ROUTES}`);
     allow('POST');
     if (this.draining) throw new RewardServerError('shutting_down', 'the server is shutting down; send this request to another replica');
-    const body = await readBody(req, this.options.maxBodyBytes);
-    if (path === '/get_reward') {
-      const request = parseGetRewardRequest(parseJson(body.toString('utf8'), 'POST /get_reward'));
-      const details = url.searchParams.has('details') && url.searchParams.get('details') !== '0';
-      const out = await gradeRequest(request, this.pool, this.options, details, signal);
-      this.counters.answers += out.rewards.length;
-      for (const t of out.extra_logs.timeout) this.counters.timeouts += t;
-      this.sendJson(res, 200, JSON.stringify(out));
-    } else {
-      // parsed, estimated and written in a worker thread: this loop only moves the bytes
-      const answer = await this.advantages.run(body, url.search.slice(1), signal);
-      if (answer.internal)
-        this.log.warn(`${req.method} ${req.url}: ${answer.internal.message}${answer.internal.stack ? `\n${answer.internal.stack}` : ''}`);
-      this.count(answer.status);
-      this.send(res, answer.status, answer.body);
-    }
+    // refused at once when every in-flight slot is taken: the body is not read
+    this.refuseIfOverloaded(false);
+    const body = await this.receive(req);
+    await this.inFlight(async () => {
+      if (path === '/get_reward') {
+        const request = parseGetRewardRequest(parseJson(body.toString('utf8'), 'POST /get_reward'));
+        const details = url.searchParams.has('details') && url.searchParams.get('details') !== '0';
+        const out = await gradeRequest(request, this.pool, this.options, details, signal);
+        this.counters.answers += out.rewards.length;
+        for (const t of out.extra_logs.timeout) this.counters.timeouts += t;
+        this.sendJson(res, 200, JSON.stringify(out));
+      } else {
+        // parsed, estimated and written in a worker thread: this loop only moves the bytes
+        const answer = await this.advantages.run(body, url.search.slice(1), signal);
+        if (answer.internal)
+          this.log.warn(`${req.method} ${req.url}: ${answer.internal.message}${answer.internal.stack ? `\n${answer.internal.stack}` : ''}`);
+        this.count(answer.status);
+        this.send(res, answer.status, answer.body);
+      }
+    });
   }
 
   private count(status: number): void {
@@ -328,9 +349,14 @@ export class RewardServer {
       this.log.warn(`${req.method} ${req.url}: ${e.message}${err instanceof Error && err.stack ? `\n${err.stack}` : ''}`);
     }
     if (e.code === 'worker_failed') this.log.warn(`${req.method} ${req.url}: ${e.message}`);
-    if (e.code !== 'shutting_down') this.count(e.status);
+    if (e.code === 'overloaded') {
+      this.counters.overloaded++;
+      if (!res.headersSent) res.setHeader('Retry-After', '1');
+    } else if (e.code !== 'shutting_down') this.count(e.status);
+    if (e.code === 'body_timeout') this.counters.bodyTimeouts++;
     if (e.code === 'body_too_large') await this.refuseBody(req, res, e);
-    else this.sendJson(res, e.status, JSON.stringify(e.toJSON()));
+    // a body refused unread (overloaded), or one that stalled: the connection closes after the answer
+    else this.sendJson(res, e.status, JSON.stringify(e.toJSON()), e.code === 'overloaded' || e.code === 'body_timeout');
   }
 
   /**
@@ -349,15 +375,18 @@ export class RewardServer {
   }
 
   /**
-   * Reads and drops the rest of a refused body; resolves at its end, when the client goes, or once it has dropped
+   * Reads and drops the rest of a refused body; resolves at its end, when the client goes, once it has dropped
    * `maxBodyBytes + maxDiscardBytes` (so a body of up to that size is read to its end, whether it was refused from
-   * its `Content-Length` before a byte was read or past the limit while reading).
+   * its `Content-Length` before a byte was read or past the limit while reading), or after `bodyTimeoutMs` (a
+   * client that stalls).
    */
   private discardRest(req: IncomingMessage): Promise<void> {
     const budget = this.options.maxBodyBytes + this.options.maxDiscardBytes;
     return new Promise((resolve) => {
       let dropped = 0;
+      const timer = setTimeout(() => done(), this.options.bodyTimeoutMs);
       const done = () => {
+        clearTimeout(timer);
         req.off('data', onData);
         req.off('end', done);
         req.off('close', done);

@@ -1,6 +1,7 @@
 /**
  * docs/examples/verl_reward.py, run by Debian's Python (standard library only) against real servers on loopback:
- * per-response `compute_score`, the batch hook, fail-over past a dead replica, and a 4xx surfacing as an error.
+ * per-response `compute_score`, the batch hook, fail-over past a dead replica, a 4xx surfacing as an error, and the
+ * gold shapes verl hands over (a GSM8K `#### 72` solution, numbers, dicts, lists; None refused with a ValueError).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -18,9 +19,10 @@ function runExample(
   urls: string[],
   rows: object[],
   args: string[] = [],
+  env: Record<string, string> = {},
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(PY, [EXAMPLE, ...args], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RLVR_REWARD_URLS: urls.join(','), RLVR_REWARD_RETRIES: '2' },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RLVR_REWARD_URLS: urls.join(','), RLVR_REWARD_RETRIES: '2', ...env },
     timeout: 300_000,
   });
   let stdout = '';
@@ -82,6 +84,73 @@ describe.skipIf(!existsSync(PY))('verl custom reward function (docs/examples/ver
       expect(r.stderr).toBe('');
       expect(r.stdout.trim().split('\n').map(Number)).toEqual([0, 0, 1, 1, 1]);
     }
+  });
+
+  it("reads verl's gold shapes: a GSM8K solution after ####, numbers, a reward_model dict, a one-item list", async () => {
+    const sol = 'Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips altogether.\n#### 72';
+    const shapeRows = [
+      { data_source: 'openai/gsm8k', solution_str: 'so \\boxed{72}', ground_truth: sol },
+      { data_source: 'openai/gsm8k', solution_str: 'so \\boxed{71}', ground_truth: sol },
+      { data_source: 'openai/gsm8k', solution_str: 'so \\boxed{1200}', ground_truth: 'It costs 1,000 + 200 = 1,200.\n#### 1,200' },
+      { data_source: 'math', solution_str: 'so \\boxed{72}', ground_truth: 72 },
+      { data_source: 'math', solution_str: 'so \\boxed{72}', ground_truth: 72.0 },
+      { data_source: 'math', solution_str: 'so \\boxed{\\frac12}', ground_truth: 0.5 },
+      { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: { style: 'rule', ground_truth: '5' } },
+      { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: { answer: 5 } },
+      // str() of this dict ends in 7, which the grader read as the gold before
+      { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: { answer: '5', index: 7 } },
+      { data_source: 'math', solution_str: 'so \\boxed{5}', ground_truth: ['5'] },
+    ];
+    for (const args of [[], ['--batch']]) {
+      const r = await runExample([a.url, b.url], shapeRows, args);
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim().split('\n').map(Number)).toEqual([1, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+    }
+  });
+
+  it('a list of several golds: any-of or all-parts as RLVR_REWARD_LIST_GOLD says, and a ValueError when it is unset', async () => {
+    const listRows = [
+      { data_source: 'olympiad', solution_str: 'so \\boxed{3}', ground_truth: ['2', '3'] },
+      { data_source: 'olympiad', solution_str: 'so \\boxed{2, 3}', ground_truth: ['2', '3'] },
+      { data_source: 'olympiad', solution_str: 'so \\boxed{4}', ground_truth: ['2', '3'] },
+    ];
+    for (const args of [[], ['--batch']]) {
+      const any = await runExample([a.url], listRows, args, { RLVR_REWARD_LIST_GOLD: 'any' });
+      expect(any.stderr).toBe('');
+      expect(any.stdout.trim().split('\n').map(Number)).toEqual([1, 0, 0]);
+      const all = await runExample([a.url], listRows, args, { RLVR_REWARD_LIST_GOLD: 'all' });
+      expect(all.stdout.trim().split('\n').map(Number)).toEqual([0, 1, 0]);
+      const unset = await runExample([a.url], listRows, args);
+      expect(unset.status).not.toBe(0);
+      expect(unset.stdout).toBe('');
+      expect(unset.stderr).toMatch(/ValueError: .*data_source 'olympiad': ground_truth is a list of 2 answers .*RLVR_REWARD_LIST_GOLD=any/);
+    }
+  });
+
+  it('refuses a gold that is None, empty, a boolean or a dict without an answer, naming the row: never a silent 0', async () => {
+    const bad: [unknown, RegExp][] = [
+      [null, /ground_truth is None, not an answer/],
+      ['', /ground_truth is empty/],
+      [true, /ground_truth is True, not an answer/],
+      [{ style: 'rule' }, /ground_truth is a dict without 'ground_truth' or 'answer' \(keys: \['style'\]\)/],
+      [[], /ground_truth is an empty list/],
+    ];
+    const before = a.stats.requests;
+    for (const [gold, message] of bad) {
+      const rows = [
+        { data_source: 'math', solution_str: '\\boxed{1}', ground_truth: '1' },
+        { data_source: 'openai/gsm8k', solution_str: '\\boxed{1}', ground_truth: gold },
+      ];
+      const single = await runExample([a.url], rows);
+      expect(single.status).not.toBe(0);
+      expect(single.stderr).toMatch(new RegExp(`ValueError: data_source 'openai/gsm8k': ${message.source}`));
+      const batch = await runExample([a.url], rows, ['--batch']);
+      expect(batch.status).not.toBe(0);
+      expect(batch.stderr).toMatch(new RegExp(`ValueError: row 1, data_source 'openai/gsm8k': ${message.source}`));
+      expect(batch.stdout).toBe('');
+    }
+    // The batch hook refuses before sending anything; the per-response hook graded only the good first row.
+    expect(a.stats.requests - before).toBe(bad.length);
   });
 
   it('a request the server refuses (here 413) raises with the server message, without retrying', async () => {

@@ -5,7 +5,9 @@
 // Per row: the gold boxed after some reasoning; the same unboxed ("The final answer is G."); a draft box corrected
 // by a final one; the gold reformatted (\dfrac, a/b, no \left\right); the gold in the unit the question asks; for a
 // letter gold with listed options, the option's text. Wrong: a draft of the gold corrected to a wrong final box; the
-// gold's value in another unit of the kind asked (boxed, after the box, unboxed); an integer off by one. A rounded
+// gold's value in another unit of the kind asked (boxed, after the box, unboxed); an integer off by one. Reasoning-model
+// shapes: a draft box inside <think>...</think> then the final answer after it (right when that final is the gold), a
+// think block that never closes and a box that never closes (truncated: wrong, whatever they hold). A rounded
 // decimal of a non-integer gold is right where the question asks for that rounding, wrong otherwise. The labels come
 // from this script's own reading of each question (its unit and rounding regexes), not from the grader.
 //
@@ -74,6 +76,7 @@ const ASKS = [
   new RegExp(`\\bhow many (${WORDS})\\b`, 'gi'),
   new RegExp(`\\bnumber of (${WORDS})\\b`, 'gi'),
   new RegExp(`\\bin (${WORDS})\\s*[?.,;:)$]`, 'gi'),
+  new RegExp(`\\bin (${WORDS}),? of\\b`, 'gi'),
 ];
 
 /** The one unit the question asks for (null when none, or two of one kind). */
@@ -146,6 +149,40 @@ for (const file of FILES) {
         problem,
         'draft corrected to a wrong final',
       );
+    }
+    if (wrong !== null) {
+      // Reasoning models: a think block before the answer; drafts inside it are not the answer.
+      const think = (inside) => `<think>\n${reason} Let me try: ${inside}\n</think>\n\n`;
+      add(
+        true,
+        `${think(`maybe $\\boxed{${wrong}}$? No, recheck.`)}The answer is $\\boxed{${g}}$.`,
+        gold,
+        problem,
+        'think: draft, then a final box',
+      );
+      add(
+        true,
+        `${think(`maybe $\\boxed{${wrong}}$? No, recheck.`)}The final answer is ${g}.`,
+        gold,
+        problem,
+        'think: draft, then unboxed',
+      );
+      add(false, `${think(`so $\\boxed{${g}}$.`)}The final answer is ${wrong}.`, gold, problem, 'think: right draft, wrong unboxed final');
+      add(
+        false,
+        `${think(`so $\\boxed{${g}}$.`)}The final answer is $\\boxed{${wrong}}$.`,
+        gold,
+        problem,
+        'think: right draft, wrong boxed final',
+      );
+      add(
+        false,
+        `<think>\n${reason} So far $\\boxed{${g}}$. Wait, let me double-check the second case`,
+        gold,
+        problem,
+        'think never closed (truncated)',
+      );
+      add(false, `${reason} Therefore, the answer is $\\boxed{${g}`, gold, problem, 'box never closed (truncated)');
     }
     const re = g
       .replace(/\\dfrac/g, '\\frac')

@@ -1,8 +1,9 @@
 // Probes of rlvr-reward-server (the bin, on loopback): load on both routes, hostile bodies, a 413 to a client
-// that sends its whole body first, /health during a batch at the token limit, slow clients, SIGTERM under load.
+// that sends its whole body first, /health during a batch at the token limit, slow clients (headers trickled, bodies
+// stalled), SIGTERM under load and SIGTERM with requests in the accept queue.
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { load, ROOT, round, send, startBin } from '../lib.mjs';
+import { healthProbes, load, ROOT, round, send, sigtermAcceptQueue, stalledBodies, startBin } from '../lib.mjs';
 
 const BIN = join(ROOT, 'packages/reward-server/bin/rlvr-reward-server.js');
 const MiB = 1024 * 1024;
@@ -164,6 +165,29 @@ export default {
       await s.exited;
     }
 
+    log('slow bodies: 256 connections send headers and a byte of body, then stall (--body-timeout-ms 5000)');
+    const b = await start(['--body-timeout-ms', '5000']);
+    try {
+      const stalled = stalledBodies(b.url, '/get_reward', 256, 65_000);
+      await stalled.sent;
+      // every stalled body is being received before the probes start
+      for (const until = performance.now() + 60_000; performance.now() < until; ) {
+        const h = await send(`${b.url}/health`, { method: 'GET' });
+        if (h.status === 200 && JSON.parse(h.body).stats.receiving === 256) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const health = await healthProbes(b.url, 50);
+      const served = await load(`${b.url}/get_reward`, { clients: 4, perClient: 50, make: rewardBody, check: rewardOk });
+      out.slowBodies = { ...health, ...served, ...(await stalled.settled()) };
+    } finally {
+      b.child.kill('SIGTERM');
+      await b.exited;
+    }
+
+    log('SIGTERM with 32 requests in the accept queue (the server stopped while they were sent on fresh connections)');
+    const q = await start();
+    out.sigtermAcceptQueue = await sigtermAcceptQueue(q, `${q.url}/get_reward`, 32, rewardBody);
+
     log('SIGTERM under load: 64 requests in flight');
     const t = await start(['--timeout-ms', '20000']);
     const inflight = Array.from({ length: 64 }, (_, i) => send(`${t.url}/get_reward`, { body: rewardBody(i) }));
@@ -192,6 +216,11 @@ export default {
       if (r[k].lost || r[k].mismatched) f.push(`${k}: ${r[k].lost} lost, ${r[k].mismatched} mismatched`);
     for (const h of r.hostile) if (!h.ok) f.push(`hostile "${h.name}" on ${h.route}: got ${h.got}, want ${h.want}`);
     if (!r.hostileServerAlive) f.push('the server did not answer /health after the hostile bodies');
+    const b = r.slowBodies;
+    if (b.health200 !== b.healthAnswers || b.lost || b.mismatched || b.stillOpen || b.answered408 !== b.stalled)
+      f.push(`slow bodies: ${JSON.stringify(b)}`);
+    if (r.sigtermAcceptQueue.failed || r.sigtermAcceptQueue.exitCode !== 0)
+      f.push(`SIGTERM with requests in the accept queue: ${JSON.stringify(r.sigtermAcceptQueue)}`);
     for (const x of r.sendFirst413)
       if (x.status !== 413 && x.bodyMiB <= 128) f.push(`send-first client, ${x.bodyMiB} MiB: ${x.status ?? x.error}`);
     if (r.healthDuringLimitBatch.batchStatus !== 200 || r.healthDuringLimitBatch.healthAnswers === 0)

@@ -1,14 +1,28 @@
 // Probes of rlvr-serve (the bin, on loopback, serving the embedded warmup model): hostile bodies, a client leaving
 // mid-stream, /health while big /tokenize bodies are read (in the text thread, and all in the server's thread as
-// before it), 64 slowloris connections under 16 clients, SIGTERM with 32 requests in flight, keep-alive after SIGTERM.
+// before it), 64 slowloris connections under 16 clients, 256 stalled bodies, SIGTERM with 32 requests in flight and
+// with 32 in the accept queue, keep-alive after SIGTERM.
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { load, quantile, ROOT, round, send, startBin } from '../lib.mjs';
+import { healthProbes, load, quantile, ROOT, round, send, sigtermAcceptQueue, stalledBodies, startBin } from '../lib.mjs';
 
 const BIN = join(ROOT, 'packages/rollout/bin/rlvr-serve.js');
 const MODEL = join(ROOT, 'packages/reference-trainer/assets/warmup');
 const MiB = 1024 * 1024;
+/** The tokenizer's limit (`MAX_ENCODE_CHARS` of `@rlvr/policy`): a longer text is a 400 before any encoding. */
+const MAX_ENCODE_CHARS = 2 ** 24;
+
+/**
+ * The /tokenize bodies whose reading /health is probed during: [label, prompt characters, expected status]. A 32 MiB
+ * body fits `--max-body-bytes` but its prompt is over the tokenizer's limit: read and parsed, then a 400 naming it.
+ */
+const TOKENIZE_CASES = [
+  ['10MB', 10e6, 200],
+  ['2^24 chars (the tokenizer limit)', MAX_ENCODE_CHARS, 200],
+  ['32MiB (over the limit)', 32 * MiB - 64, 400],
+];
+const tokenizeBody = (chars) => JSON.stringify({ prompt: 'Ann has 12 apples. '.repeat(Math.floor(chars / 19)) });
 
 async function start(extra = []) {
   const s = await startBin(
@@ -89,8 +103,13 @@ async function healthDuring(url, body) {
     await new Promise((r) => setTimeout(r, 10));
   }
   const answer = await big;
+  let error;
+  try {
+    error = JSON.parse(answer.body).error?.message;
+  } catch {}
   return {
-    status: answer.status,
+    status: answer.status ?? answer.error,
+    ...(error === undefined ? {} : { error: error.slice(0, 200) }),
     tokenizeMs: round(answer.ms),
     healthAnswers: ms.length,
     healthP50Ms: round(quantile(ms, 0.5)),
@@ -214,16 +233,6 @@ export default {
       out.hostileServerAlive = (await send(`${s.url}/health`, { method: 'GET' })).status === 200;
       log('a client leaving mid-stream');
       out.leaveMidStream = await leaveMidStream(s.url);
-      log('/health during /tokenize of 10 MB and 32 MiB (text thread)');
-      out.healthIdle = await healthIdle(s.url, 200);
-      out.healthDuringTokenize = {};
-      for (const [label, bytes] of [
-        ['10MB', 10e6],
-        ['32MiB', 32 * MiB - 64],
-      ]) {
-        const body = JSON.stringify({ prompt: 'Ann has 12 apples. '.repeat(Math.floor((bytes - 14) / 19)) });
-        out.healthDuringTokenize[label] = { bodyBytes: Buffer.byteLength(body), ...(await healthDuring(s.url, body)) };
-      }
       log('64 slowloris connections under 16 clients');
       out.slowloris = await slowloris(s.url, Math.max(1, Math.round(25 * scale)));
     } finally {
@@ -231,21 +240,51 @@ export default {
       await s.exited;
     }
 
+    // a server of its own: the one above limits the text thread to 5 s a body, which a loaded machine's encoding of
+    // 10 MB passes (a 400), and this probe is about /health, not that limit
+    log('/health during /tokenize of 10 MB, 2^24 characters and 32 MiB (text thread)');
+    const tok = await start(['--text-timeout-ms', '600000']);
+    try {
+      out.healthIdle = await healthIdle(tok.url, 200);
+      out.healthDuringTokenize = {};
+      for (const [label, chars, want] of TOKENIZE_CASES) {
+        const body = tokenizeBody(chars);
+        out.healthDuringTokenize[label] = { bodyBytes: Buffer.byteLength(body), want, ...(await healthDuring(tok.url, body)) };
+      }
+    } finally {
+      tok.child.kill('SIGTERM');
+      await tok.exited;
+    }
+
     log('/health during /tokenize of 10 MB and 32 MiB, every body in the server thread (as before the text thread)');
     const before = await start(['--inline-body-bytes', String(2 ** 31 - 1)]);
     try {
       out.healthDuringTokenizeInline = {};
-      for (const [label, bytes] of [
-        ['10MB', 10e6],
-        ['32MiB', 32 * MiB - 64],
-      ]) {
-        const body = JSON.stringify({ prompt: 'Ann has 12 apples. '.repeat(Math.floor((bytes - 14) / 19)) });
-        out.healthDuringTokenizeInline[label] = { bodyBytes: Buffer.byteLength(body), ...(await healthDuring(before.url, body)) };
+      for (const [label, chars, want] of TOKENIZE_CASES.filter(([, chars]) => chars !== MAX_ENCODE_CHARS)) {
+        const body = tokenizeBody(chars);
+        out.healthDuringTokenizeInline[label] = { bodyBytes: Buffer.byteLength(body), want, ...(await healthDuring(before.url, body)) };
       }
     } finally {
       before.child.kill('SIGTERM');
       await before.exited;
     }
+
+    log('slow bodies: 256 connections send headers and a byte of body, then stall (--request-timeout-ms 5000)');
+    const b = await start(['--request-timeout-ms', '5000']);
+    try {
+      const stalled = stalledBodies(b.url, '/v1/completions', 256, 65_000);
+      await stalled.sent;
+      const health = await healthProbes(b.url, 50);
+      const served = await load(`${b.url}/v1/completions`, { clients: 4, perClient: 10, make: completion, check: completed });
+      out.slowBodies = { ...health, ...served, ...(await stalled.settled()) };
+    } finally {
+      b.child.kill('SIGTERM');
+      await b.exited;
+    }
+
+    log('SIGTERM with 32 requests in the accept queue (the server stopped while they were sent on fresh connections)');
+    const q = await start();
+    out.sigtermAcceptQueue = await sigtermAcceptQueue(q, `${q.url}/v1/completions`, 32, (i) => completion(i));
 
     log('SIGTERM with 32 requests in flight, and keep-alive after it');
     const t = await start();
@@ -265,6 +304,8 @@ export default {
       requests: 32,
       warmKeptAlive: warm.filter((a) => a.connection === 'keep-alive').length,
       answered200: answers.filter((a) => a.status === 200 && completed(0, a)).length,
+      // not yet read when the signal came: refused, which a client retries elsewhere
+      answered503: answers.filter((a) => a.status === 503).length,
       answeredWithConnectionClose: answers.filter((a) => a.connection === 'close').length,
       connectionRefused: answers.filter((a) => a.error === 'ECONNREFUSED').length,
       cut: answers.filter((a) => a.error !== undefined && a.error !== 'ECONNREFUSED').length,
@@ -293,13 +334,23 @@ export default {
     if (!r.hostileServerAlive) f.push('the server did not answer /health after the hostile bodies');
     if (r.leaveMidStream.freedMs === null) f.push('a client that left mid-stream: its rows still ran 30 s later');
     for (const [k, v] of Object.entries(r.healthDuringTokenize)) {
-      if (v.status !== 200 || v.healthAnswers === 0) f.push(`/health during a ${k} /tokenize: ${JSON.stringify(v)}`);
+      if (v.status !== v.want || v.healthAnswers === 0) f.push(`/health during a ${k} /tokenize: ${JSON.stringify(v)}`);
       if (v.healthMaxMs >= 100) f.push(`/health during a ${k} /tokenize took up to ${v.healthMaxMs} ms (goal: under 100)`);
     }
     if (r.slowloris.lost || r.slowloris.mismatched) f.push(`slowloris: ${r.slowloris.lost} lost, ${r.slowloris.mismatched} mismatched`);
     if (r.slowloris.stillOpenAfter40s) f.push(`slowloris: ${r.slowloris.stillOpenAfter40s} connections still open after 40 s`);
+    const b = r.slowBodies;
+    if (b.health200 !== b.healthAnswers || b.lost || b.mismatched || b.stillOpen || b.answered408 !== b.stalled)
+      f.push(`slow bodies: ${JSON.stringify(b)}`);
+    if (r.sigtermAcceptQueue.failed || r.sigtermAcceptQueue.exitCode !== 0)
+      f.push(`SIGTERM with requests in the accept queue: ${JSON.stringify(r.sigtermAcceptQueue)}`);
     const t = r.sigterm;
-    if (t.cut || t.exitCode !== 0 || t.answered200 + t.connectionRefused !== t.requests || t.answeredWithConnectionClose !== t.answered200)
+    if (
+      t.cut ||
+      t.exitCode !== 0 ||
+      t.answered200 + t.answered503 + t.connectionRefused !== t.requests ||
+      t.answeredWithConnectionClose !== t.answered200 + t.answered503
+    )
       f.push(`SIGTERM: ${JSON.stringify(t)}`);
     if (r.keepAliveAfterSigterm.reset || r.keepAliveAfterSigterm.other.length)
       f.push(`keep-alive after SIGTERM: ${JSON.stringify(r.keepAliveAfterSigterm)}`);

@@ -68,6 +68,31 @@ describe('the unit asked', () => {
     expect(unitAfter('\\boxed{5}$ \\text{ cm}^2$', 8)).toBe('centimeter^2');
     expect(unitAfter('5 in total', 1)).toBeNull();
     expect(unitAfter('5 apples', 1)).toBeNull();
+    // One letter: lower-case, at the end of a sentence, or inside \text{}.
+    expect(unitAfter('\\boxed{5}$ m.', 9)).toBe('meter');
+    expect(unitAfter('\\boxed{5}$ m is the side', 9)).toBeNull();
+    expect(unitAfter('\\boxed{5}$ A.', 9)).toBeNull();
+    expect(unitAfter('\\boxed{5}\\text{ m}', 9)).toBe('meter');
+  });
+
+  it('reads "in <unit>" before "of", "did", "between" ... (issue 42), and not "in terms of" or "in second place"', () => {
+    const asked = (q: string): Record<string, string> => Object.fromEntries(askedUnits(q));
+    expect(asked('What is the height in centimeters of the cylinder?')).toEqual({ length: 'centimeter' });
+    expect(asked('What is the length in meters of the rope?')).toEqual({ length: 'meter' });
+    expect(asked('What is the measure in degrees, of angle $ABC$?')).toEqual({ angle: 'degree' });
+    expect(asked('What is the perimeter (in cm) of the square?')).toEqual({ length: 'centimeter' });
+    expect(asked('What is the area in square feet of the room?')).toEqual({ 'length^2': 'foot^2' });
+    expect(asked('How far in miles did she run?')).toEqual({ length: 'mile' });
+    expect(asked('How long in minutes does the trip take?')).toEqual({ time: 'minute' });
+    expect(asked('What is the distance in kilometers between A and B?')).toEqual({ length: 'kilometer' });
+    expect(asked('What is the speed in miles per hour of the car?')).toEqual({ 'length/time': 'mile/hour' });
+    expect(asked('How much in dollars does the book cost?')).toEqual({ money: 'dollar' });
+    expect(asked('Express the area in terms of $\\pi$.')).toEqual({});
+    expect(asked('She came in second place. How many points did she score?')).toEqual({});
+    expect(asked('He paid in dollar bills. How much did he pay?')).toEqual({});
+    expect(asked('The sketch shows it in minute detail. Find $x$.')).toEqual({});
+    // Both units of a kind: "in feet and ... in inches" asks nothing.
+    expect(asked('Lengths are measured in feet and the answer in inches?')).toEqual({});
   });
 });
 

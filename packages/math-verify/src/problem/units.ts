@@ -75,11 +75,19 @@ const NOT_UNITS = new Set(['in', 'am', 'pm', 'ha', 'pt', 'at']);
 const SHAPE = String.raw`((?:square|cubic)\s+)?([A-Za-z]+)(?:\s+per\s+([A-Za-z]+))?`;
 /** "How many feet", "the number of degrees": the thing counted is the unit. */
 const COUNTED = new RegExp(String.raw`\b(?:how\s+many|number\s+of)\s+${SHAPE}`, 'gi');
-/** "in centimeters?", "(in dollars)", "measured in hours, ...": a unit word that ends a phrase. */
+/**
+ * Words that may follow "in <unit>" when it names the unit of the answer: they end the noun phrase ("the height in
+ * centimeters of the cylinder", "how far in miles did she run", "the distance in km between A and B"). Any other
+ * word makes the unit word part of a longer phrase ("in second place", "in dollar bills"), which asks nothing.
+ */
+const AFTER_UNIT = String.raw`(?:of|for|is|are|was|were|will|would|does|do|did|can|could|should|must|has|have|had|that|which|when|if|between|from|above|below|at|on|after|before|along|across|around|and|or|with|needed|required|it|rounded|to\s+the|and\s+round)\b`;
+/** "in centimeters?", "(in dollars)", "measured in hours, ...", "in meters of the tower": a unit word that ends a phrase. */
 const IN_UNIT = new RegExp(
-  String.raw`\b(?:in|in\s+units\s+of|expressed\s+in|measured\s+in)\s+${SHAPE}(?=\s*(?:[?.,;:)!$]|$|rounded\b|to\s+the\b|and\s+round))`,
+  String.raw`\b(?:in|in\s+units\s+of|expressed\s+in|measured\s+in)\s+${SHAPE}(?=\s*(?:[?.,;:)!$]|$)|\s+${AFTER_UNIT})`,
   'gi',
 );
+/** "in second place", "in minute detail": singular words that are units elsewhere but never the unit asked after "in". */
+const IN_NOT_ASKED = new Set(['second', 'minute']);
 /** "in $\text{cm}^2$", "how many $\mbox{ft}$". */
 const TEXT_UNIT = /\b(?:in|how\s+many)\s+\$?\s*\\(?:text|mbox|mathrm)\s*\{\s*([A-Za-z]+)\s*\}(?:\s*\^\s*\{?(\d)\}?)?/gi;
 const DEGREE_MEASURE = /\bdegree\s+measure\b|\bmeasure,?\s+in\s+degrees\b/i;
@@ -101,7 +109,10 @@ function unitOf(square: string | undefined, word: string, per: string | undefine
 export function askedUnits(problem: string): Map<string, string> {
   const found: string[] = [];
   for (const m of problem.matchAll(COUNTED)) found.push(unitOf(m[1], m[2] as string, m[3]) ?? '');
-  for (const m of problem.matchAll(IN_UNIT)) found.push(unitOf(m[1], m[2] as string, m[3]) ?? '');
+  for (const m of problem.matchAll(IN_UNIT)) {
+    if (m[3] === undefined && IN_NOT_ASKED.has((m[2] as string).toLowerCase())) continue;
+    found.push(unitOf(m[1], m[2] as string, m[3]) ?? '');
+  }
   for (const m of problem.matchAll(TEXT_UNIT)) found.push(canonicalUnit([m[1] as string], m[2] ?? null) ?? '');
   if (DEGREE_MEASURE.test(problem)) found.push('degree');
   if (RADIAN_MEASURE.test(problem)) found.push('radian');
@@ -159,9 +170,12 @@ const TRAILING =
  * the words right after it count, and only known units: "200 ways" or "200 and" name none.
  */
 export function unitAfter(text: string, at: number): string | null {
-  const m = TRAILING.exec(text.slice(at, at + 80));
+  const span = text.slice(at, at + 80);
+  const m = TRAILING.exec(span);
   if (m === null) return null;
   const words = (m[1] ?? m[2] ?? '').trim();
-  if (words.length < 2 || NOT_UNITS.has(words.toLowerCase())) return null;
+  // One letter (`\boxed{5} m.`) is a unit only in `\text{}`, or lower-case where the sentence ends after it.
+  const ends = /^[a-z]$/.test(words) && /^\s*(?:[.,;!?)]|$)/.test(span.slice(m[0].length));
+  if ((words.length < 2 && !(m[1] !== undefined || ends)) || NOT_UNITS.has(words.toLowerCase())) return null;
   return canonicalUnit([words], m[3] ?? null);
 }

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { CoreError, parseConfig, silentLogger, type Logger } from '@rlvr/core';
+import { CoreError, drainAndClose, parseConfig, silentLogger, type Logger } from '@rlvr/core';
 import { PolicyWorkers, type ApplyChatTemplate, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
 import { DecodeQueue } from '../samplers/decode-queue.js';
 import { policySampler } from '../samplers/policy-sampler.js';
@@ -85,7 +85,11 @@ export interface PolicyServer {
   url: string;
   host: string;
   port: number;
-  /** Stop taking connections, finish the requests in flight, then resolve. */
+  /**
+   * Answer every new request 503 (`Connection: close`), finish the requests in flight with the listener open (so
+   * that connections in the kernel's accept queue get that 503, not a reset: core's `drainAndClose`), stop
+   * listening, then resolve.
+   */
   close(): Promise<void>;
 }
 
@@ -108,7 +112,7 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
  * method a 405; a body over `maxBodyBytes` a 413, sent before the body is read; a body nested
  * deeper than 64 levels a 400. Bodies over `inlineBodyBytes`, and chat templates requests bring, are
  * parsed, rendered and tokenized in a text thread, so that no request blocks the server's thread.
- * After `close()` begins, every response says `Connection: close`.
+ * After `close()` begins, every response says `Connection: close` and every new request gets a 503.
  */
 export async function startPolicyServer(
   policy: ServedPolicy,
@@ -269,6 +273,8 @@ export async function startPolicyServer(
       metrics.response(name, status, found?.route.generates ? (performance.now() - started) / 1000 : undefined);
     };
     try {
+      // from `close()` on, a new request is refused at once (its client retries elsewhere), so the drain ends
+      if (draining) throw new HttpError(503, 'the server is shutting down; send this request to another replica');
       if (!found)
         throw new HttpError(404, `no route ${echoName(path)} (routes: ${[...Object.keys(routes), '/v1/models/{id}'].join(', ')})`);
       if (req.method !== found.route.method)
@@ -305,7 +311,7 @@ export async function startPolicyServer(
           : dead !== null
             ? new HttpError(503, deadMessage(e as Error))
             : new HttpError(500, `internal error: ${(e as Error).message}`);
-      if (err.status >= 500) logger.warn(`${req.method} ${path} ${err.status}: ${err.message}`);
+      if (err.status >= 500 && !(draining && err.status === 503)) logger.warn(`${req.method} ${path} ${err.status}: ${err.message}`);
       if (err.status === 413) {
         refuseTooLarge(req, o.maxBodyBytes);
         metrics.response(name, 413);
@@ -367,12 +373,12 @@ export async function startPolicyServer(
         if (!res.headersSent) res.setHeader('connection', 'close');
         else res.once('finish', () => res.socket?.end());
       }
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // a request that arrives meanwhile on a connection still open is served (and closes it)
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      server.closeAllConnections();
-      await closed;
+      // the listener stays open until the requests in flight are done and the kernel's accept queue is empty:
+      // a connection waiting there gets its 503, where closing the listener first reset it
+      await drainAndClose(server, {
+        busy: () => inFlight.size,
+        idle: async () => void (await Promise.allSettled([...inFlight])),
+      });
       closing = true;
       await thread?.close();
       if (ownWorkers) await workers!.close();
