@@ -7,8 +7,8 @@ import { Rng } from '@rlvr/core';
 import type { Tokenizer } from '@rlvr/policy/tokenizer';
 import { RolloutError } from '../errors.js';
 import type { PromptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
-import type { SyntheticOptions, SyntheticTask } from './synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
+import type { ChainTask, ChainTaskGenerator, SyntheticOptions } from '@rlvr/tasks';
 
 /** A problem ready to sample: its question, gold answer and prompt token ids. */
 export interface PromptTask {
@@ -48,16 +48,17 @@ export class TaskStream implements ProblemStream {
 
   constructor(
     readonly seed: number,
-    options: SyntheticOptions,
-    heldOut: readonly SyntheticTask[],
+    options: SyntheticOptions | ChainTaskGenerator,
+    heldOut: readonly ChainTask[],
   ) {
-    this.#generator = syntheticGenerator(options);
+    // the short task's options, or any family's generator (`taskGenerator('long-chain')`)
+    this.#generator = 'task' in options && typeof options.task === 'function' ? options : syntheticGenerator(options as SyntheticOptions);
     this.#skip = new Set(heldOut.map((t) => t.question));
   }
 
   /** The next `n` problems. */
-  next(n: number): SyntheticTask[] {
-    const out: SyntheticTask[] = [];
+  next(n: number): ChainTask[] {
+    const out: ChainTask[] = [];
     while (out.length < n) {
       const task = this.#generator.task(this.seed, this.cursor++);
       if (!this.#skip.has(task.question)) out.push(task);
