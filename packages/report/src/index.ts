@@ -40,6 +40,8 @@ export type { CreditMapInput, MethodCredit } from './credit/credit-map.js';
 export { CreditOptionsSchema, CreditRolloutSchema, FirstErrorSchema } from './credit/input.js';
 export type { CreditInput, CreditLabel, CreditOptions, CreditRollout, RolloutStatus } from './credit/input.js';
 export { creditMetrics } from './credit/metrics.js';
+export { creditLabel, creditOfEstimates } from './credit/estimates.js';
+export type { EstimatesInput, EstimatorOutput, TokenLabel } from './credit/estimates.js';
 export { CreditReportSchema } from './credit/schema.js';
 export type { CreditReport, Estimate, MethodMetrics, PairedDifference as CreditPairedDifference } from './credit/schema.js';
 export { readCreditJson, writeCreditJson } from './credit/json.js';
