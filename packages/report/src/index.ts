@@ -41,6 +41,7 @@ export { CreditOptionsSchema, CreditRolloutSchema, FirstErrorSchema } from './cr
 export type { CreditInput, CreditLabel, CreditOptions, CreditRollout, RolloutStatus } from './credit/input.js';
 export { creditMetrics } from './credit/metrics.js';
 export { creditLabel, creditOfEstimates } from './credit/estimates.js';
+export { formatCreditTable } from './credit/table.js';
 export type { EstimatesInput, EstimatorOutput, TokenLabel } from './credit/estimates.js';
 export { CreditReportSchema } from './credit/schema.js';
 export type { CreditReport, Estimate, MethodMetrics, PairedDifference as CreditPairedDifference } from './credit/schema.js';

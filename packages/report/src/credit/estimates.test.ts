@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { creditLabel, creditOfEstimates } from './estimates.js';
+import { formatCreditTable } from './table.js';
 import type { EstimatorOutput } from './estimates.js';
 
 // two groups of two rollouts: group 0 one right one wrong, group 1 both wrong (GRPO's sequence advantage 0)
@@ -54,5 +55,12 @@ describe('creditOfEstimates', () => {
     expect(report.values.verigate!.degenerate).toEqual([0, 0, 1, 1]);
     expect(report.values.gar!.degenerate).toEqual([0, 0, 1, 1]);
     expect(v!.name).toBe('verigate');
+    const table = formatCreditTable(report).split('\n');
+    expect(table[0]).toBe('4 rollouts (1 correct, 3 wrong): scored 2, unlabelled 1, correct 1');
+    // grail is measured by its weights, so its all-wrong group counts too: 2 scored rollouts, AUROC 1 in both, none degenerate
+    expect(table.find((l) => l.startsWith('grail'))).toMatch(/^grail\s+2\s+1\.000 \[1\.000, 1\.000\].*\s0$/);
+    expect(table.find((l) => l.startsWith('verigate'))).toMatch(/^verigate\s+1\s/);
+    expect(table.some((l) => l.startsWith('grail - gar'))).toBe(true);
+    expect(table.some((l) => l.startsWith('gar - verigate'))).toBe(false); // only the first method's pairs
   });
 });
