@@ -10,6 +10,8 @@ export {
   readRunDir,
   readRecords,
   parseRecord,
+  checkpointTask,
+  configTask,
 } from './run-dir.js';
 export type { RunConfig, MetricsRecord, SampleRecord, EvalRecord, CheckpointWeightRecord, RunData } from './run-dir.js';
 export { reasoningProfiles } from './checkpoint-stats.js';

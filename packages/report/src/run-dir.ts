@@ -13,8 +13,9 @@
  * Each `.jsonl` file holds one JSON object per line; blank lines are skipped. A bad line stops
  * the read with a `ReportError('invalid_record')` naming the file, the 1-based line and the field.
  */
+import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { AnswerSpansSchema, CoreError, readJsonl } from '@rlvr/core';
 import { z } from 'zod';
 import { ReportError } from './errors.js';
@@ -236,4 +237,26 @@ async function exists(file: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * The task of the run that wrote model directory `checkpoint` (`rlvr pretrain`'s RUN/checkpoint, `rlvr train`'s
+ * RUN/model): `data FILE` or its synthetic family (`arith` where none is named), from RUN/config.json; undefined
+ * where no such run config is there (the embedded warm-up, a downloaded model).
+ */
+export function checkpointTask(checkpoint: string): { task: string; file: string } | undefined {
+  const file = join(dirname(checkpoint), RUN_FILES.config);
+  let run: { command?: unknown; family?: unknown; data?: { train?: unknown } };
+  try {
+    run = JSON.parse(readFileSync(file, 'utf8')) as typeof run;
+  } catch {
+    return undefined; // no run config there, or not JSON: nothing recorded
+  }
+  if (run.command !== 'pretrain' && run.command !== 'train') return undefined;
+  return { task: configTask(run), file };
+}
+
+/** A train or pretrain config's task: `data FILE` (its training file) or its synthetic family (`arith` by default). */
+export function configTask(c: { data?: { train?: unknown }; family?: unknown }): string {
+  return c.data?.train !== undefined ? `data ${String(c.data.train)}` : String(c.family ?? 'arith');
 }

@@ -3,29 +3,29 @@
  */
 import { intFlag, parseWithOverrides, readConfigObject, timestamp, usageError } from '@rlvr/core';
 import type { Command } from '@rlvr/core';
+import { chainProblems } from '@rlvr/tasks';
+import { checkpointTask, configTask, formatCreditTable } from '@rlvr/report';
 import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js';
+import { ReferenceTrainerError } from '../errors.js';
 
 const CREDIT_USAGE = `usage: rlvr credit --estimators A,B,... [options]
 
-Sample one frozen batch of rollouts from a checkpoint, compute every estimator's per-token advantages
-on that same batch (the saliency signals once, for all of them), label each completion's first wrong
-line against its problem's chain (@rlvr/tasks), and score each method's credit map against it:
-error-line AUROC, excess |advantage| mass, profiles, 95% bootstrap CIs, paired differences (docs/credit.md).
+Sample one batch from a checkpoint, compute every estimator's token advantages on it, label each
+completion's first wrong line against its chain and score the credit maps against it (docs/credit.md).
 Writes OUT/credit.json (every per-rollout value) and OUT/credit.html; prints a table.
 
 options:
-  --estimators LIST   estimators to compare, comma-separated (grpo, dr-grpo, grail, oar-g, a plugin's, ...)
-  --checkpoint DIR    the policy (default: the embedded warm-up checkpoint); a checkpoint that rlvr pretrain
-                      or rlvr train wrote must be of this run's task
-  --rollouts N        rollouts to sample (default 256), rounded up to whole groups of rollout.groupSize
-  --config FILE       a train config (its task, data, prompt, rollout and saliency options are used)
-  --family NAME       the synthetic task: arith (default) or long-chain (problems and chains of @rlvr/tasks)
-  --KEY.KEY VALUE     one nested option, e.g. --rollout.maxNewTokens 200, --longChain.maxSteps 6
+  --estimators LIST   estimators, comma-separated (grpo, grail, oar-g, a plugin's, ...)
+  --checkpoint DIR    the policy (default: the embedded warm-up); one of rlvr pretrain/train must be of this task
+  --family NAME       the synthetic task: arith (default) or long-chain
+  --rollouts N        rollouts (default 256), rounded up to whole groups of rollout.groupSize
+  --config FILE       a train config: its task or data, prompt, rollout, saliency, backend options
+  --KEY.KEY VALUE     one nested option, e.g. --rollout.maxNewTokens 200
   --plugin FILE       a module that registers estimators (repeatable)
-  --seed N            the problems and the sampling (default 0); also the bootstrap's
+  --seed N            problems, sampling and bootstrap (default 0)
   --resamples N       bootstrap resamples (default 2000)
-  --out DIR           output directory (default runs/credit-TIME); refuses one holding a credit.json
-  --json              print the report's aggregates (no per-rollout values) as JSON
+  --out DIR           output directory (default runs/credit-TIME); one holding a credit.json is refused
+  --json              print the aggregates as JSON
   -q, --quiet         no progress
   -h, --help          this help`;
 
@@ -59,18 +59,33 @@ export const creditCommand: Command = {
     const input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
     if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
     if (values.family !== undefined) input.family = values.family;
-    const [{ parseTrainConfig }, { configJsonSchemas }, { runCredit }, { formatCreditTable }] = await Promise.all([
+    const [{ parseTrainConfig }, { configJsonSchemas }, { loadPlugins }, { creditRun }] = await Promise.all([
       import('../train/config.js'),
       import('../config-schema.js'),
-      import('./run.js'),
-      import('@rlvr/report'),
+      import('../train/plugins.js'),
+      import('@rlvr/eval'),
     ]);
-    const config = parseWithOverrides((c) => parseTrainConfig(c, configFile), input, overrides, configJsonSchemas().train);
-    const quiet = values.quiet === true;
-    const say = (m: string) => quiet || io.stderr.write(`rlvr credit: ${m}\n`);
-    const logger = { info: say, warn: (m: string) => io.stderr.write(`rlvr credit: warning: ${m}\n`) };
+    const c = parseWithOverrides((x) => parseTrainConfig(x, configFile), input, overrides, configJsonSchemas().train);
+    await loadPlugins(c.plugins);
+    const made = checkpointTask(c.checkpoint); // a checkpoint of another task is refused, naming both
+    if (made !== undefined && made.task !== configTask(c))
+      throw new ReferenceTrainerError(
+        'invalid_config',
+        `checkpoint ${c.checkpoint} was made on task ${made.task} (${made.file}), not on this run's task ${configTask(c)}: pass --family ${made.task} (or --config with its task)`,
+        { field: 'checkpoint' },
+      );
+    const count = Math.ceil(rollouts / c.rollout.groupSize);
+    const problems = await chainProblems(
+      c.data === undefined
+        ? { family: c.family, options: c.family === 'long-chain' ? c.longChain : c.task, seed: c.seed }
+        : { file: c.data.train, format: c.data.format },
+      count,
+    );
+    const logger = { info: (m: string) => values.quiet === true || io.stderr.write(`rlvr credit: ${m}\n`), warn: () => undefined };
     const out = (values.out as string | undefined) ?? `runs/credit-${timestamp()}`;
-    const { report, seconds } = await runCredit(config, { estimators, rollouts, out, resamples, logger });
+    const t0 = performance.now();
+    const report = await creditRun({ ...c, problems, estimators, out, resamples, logger });
+    const seconds = (performance.now() - t0) / 1000;
     if (values.json === true) {
       const { values: _perRollout, rollouts: _rollouts, ...aggregates } = report;
       io.stdout.write(JSON.stringify({ out, seconds, ...aggregates }) + '\n');

@@ -128,7 +128,7 @@ describe('rlvr credit refuses bad input in one line, writing nothing', () => {
       '--out',
       out,
     );
-    expect(refused(r, out)).toContain(`${data}:1: no chain: the labeller needs each problem's chain`);
+    expect(refused(r, out)).toContain(`rlvr credit: ${data}:1, field chain: no chain: the first-error labeller needs each problem's chain`);
     const u = await rlvr('credit', '--rollouts', '8');
     expect(u.code).toBe(2);
     expect(u.stderr).toContain('--estimators');
