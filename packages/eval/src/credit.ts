@@ -11,11 +11,11 @@ import { FINISH_CODES, assertCreatable, createDirectory, silentLogger } from '@r
 import type { Logger } from '@rlvr/core';
 import { mathReward } from '@rlvr/math-verify';
 import { loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
-import type { BackendName } from '@rlvr/policy';
+import type { BackendName, Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { creditOfEstimates, writeCreditJson, writeCreditPage } from '@rlvr/report';
 import type { CreditReport } from '@rlvr/report';
 import { checkPrompts, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, sampleGroups } from '@rlvr/rollout';
-import type { PromptOptionsInput } from '@rlvr/rollout';
+import type { PromptOptionsInput, PromptTask } from '@rlvr/rollout';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
 import { labelTokens } from '@rlvr/tasks';
 import type { ChainProblem } from '@rlvr/tasks';
@@ -52,7 +52,34 @@ export interface CreditRunOptions {
  * is written before the scores exist: a failure leaves no directory behind.
  */
 export async function creditRun(o: CreditRunOptions): Promise<CreditReport> {
-  const logger = o.logger ?? silentLogger;
+  const checked = await checkCredit(o);
+  const tokenizer = loadTokenizer(o.checkpoint);
+  const context = parseModelConfig(JSON.parse(readFileSync(join(o.checkpoint, 'config.json'), 'utf8'))).max_position_embeddings;
+  const prompts = promptBuilder(o.prompt ?? {}, modelChatTemplate(o.checkpoint, tokenizer).apply ?? plainChatTemplate);
+  const tasks = checkPrompts(o.problems, tokenizer, prompts, { context, maxNewTokens: o.rollout.maxNewTokens, field: 'rollout' });
+  await selectBackend({ backend: o.backend ?? 'auto' }, o.logger);
+  const model = loadModel(o.checkpoint);
+  try {
+    return await scoreCredit(model, tokenizer, tasks, o, checked);
+  } finally {
+    model.dispose();
+  }
+}
+
+/**
+ * `creditRun` with a policy already loaded (a training run's, at an evaluation): the same checks, batch and files.
+ * `checkpoint` only names the policy in the page's title.
+ */
+export async function creditOfPolicy(model: Qwen3Model, tokenizer: Tokenizer, o: CreditRunOptions): Promise<CreditReport> {
+  const checked = await checkCredit(o);
+  const prompts = promptBuilder(o.prompt ?? {}, modelChatTemplate(o.checkpoint, tokenizer).apply ?? plainChatTemplate);
+  const context = model.config.max_position_embeddings;
+  const tasks = checkPrompts(o.problems, tokenizer, prompts, { context, maxNewTokens: o.rollout.maxNewTokens, field: 'rollout' });
+  return scoreCredit(model, tokenizer, tasks, o, checked);
+}
+
+/** The estimators prepared and their signal plan, the output directory checked. */
+async function checkCredit(o: CreditRunOptions) {
   const estimators = o.estimators.map((name) => ({ name, prepared: prepareEstimator(name, {}) }));
   // one plan per estimator first, so that a signal no backend gives is named with the estimator that needs it
   const signalOptions = { temperature: o.trainer?.temperature ?? 1 };
@@ -62,59 +89,59 @@ export async function creditRun(o: CreditRunOptions): Promise<CreditReport> {
     if (existsSync(join(o.out, f)))
       throw new EvaluationError('invalid_options', `${join(o.out, f)} exists: pick another --out`, { field: 'out' });
   await assertCreatable(o.out);
+  return { estimators, plan };
+}
 
+async function scoreCredit(
+  model: Qwen3Model,
+  tokenizer: Tokenizer,
+  tasks: readonly PromptTask[],
+  o: CreditRunOptions,
+  { estimators, plan }: Awaited<ReturnType<typeof checkCredit>>,
+): Promise<CreditReport> {
+  const logger = o.logger ?? silentLogger;
   const s = o.rollout;
-  const tokenizer = loadTokenizer(o.checkpoint);
-  const context = parseModelConfig(JSON.parse(readFileSync(join(o.checkpoint, 'config.json'), 'utf8'))).max_position_embeddings;
-  const prompts = promptBuilder(o.prompt ?? {}, modelChatTemplate(o.checkpoint, tokenizer).apply ?? plainChatTemplate);
-  const tasks = checkPrompts(o.problems, tokenizer, prompts, { context, maxNewTokens: s.maxNewTokens, field: 'rollout' });
-  await selectBackend({ backend: o.backend ?? 'auto' }, logger);
-  const model = loadModel(o.checkpoint);
-  try {
-    const sampler = policySampler(model, tokenizer, { batchSize: s.batchSize });
-    const eosIds = [...sampler.eosTokenIds];
-    logger.info(`sampling ${o.problems.length} prompts x ${s.groupSize} completions from ${o.checkpoint}`);
-    const { batch, texts } = await sampleGroups(
-      tasks.map((t) => ({ tokens: t.prompt, ...(t.reference && { reference: t.reference }) })),
-      sampler,
-      {
-        groupSize: s.groupSize,
-        temperature: s.temperature,
-        topP: s.topP,
-        maxNewTokens: s.maxNewTokens,
-        seed: o.seed,
-        spans: { which: plan.box },
-      },
-    );
-    const problemOf = (i: number) => o.problems[batch.groupIndex[i]!]!;
-    const correct = texts.map(
-      (text, i) =>
-        batch.finish[i] !== FINISH_CODES.error && mathReward(text, problemOf(i).answer, { problem: problemOf(i).question }).reward > 0,
-    );
-    correct.forEach((c, i) => (batch.rewards[i] = c ? 1 : 0));
-    logger.info(`signals: ${plan.sources.map((x) => x.signal).join(', ') || '(none)'}; ${estimators.length} estimators`);
-    const pass = { padId: eosIds[0]!, tokenBudget: o.trainer?.tokenBudget ?? 8192 };
-    const { signals } = await computeSignals(model, batch, plan, pass);
-    // a composed estimator (baseline + weighting) is measured by its weights; GRPO's sequence advantages serve a method reporting none
-    const estimates = estimators.map(({ name, prepared }) => ({
-      name,
-      ...prepared.estimate(batch, signals),
-      composed: 'weighting' in prepared.estimator,
-    }));
-    const offsets = batch.completionOffsets;
-    const labels = texts.map((_, i) =>
-      labelTokens(problemOf(i).chain, batch.completionTokens.subarray(offsets[i]!, offsets[i + 1]!), tokenizer, { special: eosIds }),
-    );
-    const baseline = prepareEstimator('grpo', {}).estimate(batch, signals).sequenceAdvantages;
-    const report = creditOfEstimates(
-      { offsets, groupIndex: batch.groupIndex, correct, labels, estimates, baseline },
-      { resamples: o.resamples ?? 2000, seed: o.seed },
-    );
-    await createDirectory(o.out);
-    await writeCreditJson(join(o.out, 'credit.json'), report);
-    await writeCreditPage(join(o.out, 'credit.html'), report, { title: o.title ?? `credit maps: ${o.checkpoint}` });
-    return report;
-  } finally {
-    model.dispose();
-  }
+  const sampler = policySampler(model, tokenizer, { batchSize: s.batchSize });
+  const eosIds = [...sampler.eosTokenIds];
+  logger.info(`sampling ${o.problems.length} prompts x ${s.groupSize} completions from ${o.checkpoint}`);
+  const { batch, texts } = await sampleGroups(
+    tasks.map((t) => ({ tokens: t.prompt, ...(t.reference && { reference: t.reference }) })),
+    sampler,
+    {
+      groupSize: s.groupSize,
+      temperature: s.temperature,
+      topP: s.topP,
+      maxNewTokens: s.maxNewTokens,
+      seed: o.seed,
+      spans: { which: plan.box },
+    },
+  );
+  const problemOf = (i: number) => o.problems[batch.groupIndex[i]!]!;
+  const correct = texts.map(
+    (text, i) =>
+      batch.finish[i] !== FINISH_CODES.error && mathReward(text, problemOf(i).answer, { problem: problemOf(i).question }).reward > 0,
+  );
+  correct.forEach((c, i) => (batch.rewards[i] = c ? 1 : 0));
+  logger.info(`signals: ${plan.sources.map((x) => x.signal).join(', ') || '(none)'}; ${estimators.length} estimators`);
+  const pass = { padId: eosIds[0]!, tokenBudget: o.trainer?.tokenBudget ?? 8192 };
+  const { signals } = await computeSignals(model, batch, plan, pass);
+  // a composed estimator (baseline + weighting) is measured by its weights; GRPO's sequence advantages serve a method reporting none
+  const estimates = estimators.map(({ name, prepared }) => ({
+    name,
+    ...prepared.estimate(batch, signals),
+    composed: 'weighting' in prepared.estimator,
+  }));
+  const offsets = batch.completionOffsets;
+  const labels = texts.map((_, i) =>
+    labelTokens(problemOf(i).chain, batch.completionTokens.subarray(offsets[i]!, offsets[i + 1]!), tokenizer, { special: eosIds }),
+  );
+  const baseline = prepareEstimator('grpo', {}).estimate(batch, signals).sequenceAdvantages;
+  const report = creditOfEstimates(
+    { offsets, groupIndex: batch.groupIndex, correct, labels, estimates, baseline },
+    { resamples: o.resamples ?? 2000, seed: o.seed },
+  );
+  await createDirectory(o.out);
+  await writeCreditJson(join(o.out, 'credit.json'), report);
+  await writeCreditPage(join(o.out, 'credit.html'), report, { title: o.title ?? `credit maps: ${o.checkpoint}` });
+  return report;
 }

@@ -10,8 +10,7 @@ export {
   readRunDir,
   readRecords,
   parseRecord,
-  checkpointTask,
-  configTask,
+  checkCheckpointTask,
 } from './run-dir.js';
 export type { RunConfig, MetricsRecord, SampleRecord, EvalRecord, CheckpointWeightRecord, RunData } from './run-dir.js';
 export { reasoningProfiles } from './checkpoint-stats.js';

@@ -240,23 +240,27 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /**
- * The task of the run that wrote model directory `checkpoint` (`rlvr pretrain`'s RUN/checkpoint, `rlvr train`'s
- * RUN/model): `data FILE` or its synthetic family (`arith` where none is named), from RUN/config.json; undefined
- * where no such run config is there (the embedded warm-up, a downloaded model).
+ * Refuse a model directory that `rlvr pretrain` (RUN/checkpoint) or `rlvr train` (RUN/model) wrote for another task
+ * than `config`'s, naming both: a run's task is its data file (`data FILE`) or its synthetic family (`arith` where none
+ * is named), read from RUN/config.json. Nothing is checked where no such run config is there (the embedded warm-up).
  */
-export function checkpointTask(checkpoint: string): { task: string; file: string } | undefined {
+export function checkCheckpointTask(checkpoint: string, config: { data?: { train?: unknown }; family?: unknown }): void {
   const file = join(dirname(checkpoint), RUN_FILES.config);
   let run: { command?: unknown; family?: unknown; data?: { train?: unknown } };
   try {
     run = JSON.parse(readFileSync(file, 'utf8')) as typeof run;
   } catch {
-    return undefined; // no run config there, or not JSON: nothing recorded
+    return; // no run config there, or not JSON: nothing recorded
   }
-  if (run.command !== 'pretrain' && run.command !== 'train') return undefined;
-  return { task: configTask(run), file };
+  const [theirs, ours] = [taskOf(run), taskOf(config)];
+  if ((run.command === 'pretrain' || run.command === 'train') && theirs !== ours)
+    throw new ReportError(
+      'invalid_input',
+      `checkpoint ${checkpoint} was made on task ${theirs} (${file}), not on this run's task ${ours}: pass --family ${theirs} (or --config with its task)`,
+      { field: 'checkpoint' },
+    );
 }
 
-/** A train or pretrain config's task: `data FILE` (its training file) or its synthetic family (`arith` by default). */
-export function configTask(c: { data?: { train?: unknown }; family?: unknown }): string {
+function taskOf(c: { data?: { train?: unknown }; family?: unknown }): string {
   return c.data?.train !== undefined ? `data ${String(c.data.train)}` : String(c.family ?? 'arith');
 }

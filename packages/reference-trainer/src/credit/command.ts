@@ -4,9 +4,8 @@
 import { intFlag, parseWithOverrides, readConfigObject, timestamp, usageError } from '@rlvr/core';
 import type { Command } from '@rlvr/core';
 import { chainProblems } from '@rlvr/tasks';
-import { checkpointTask, configTask, formatCreditTable } from '@rlvr/report';
+import { checkCheckpointTask, formatCreditTable } from '@rlvr/report';
 import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js';
-import { ReferenceTrainerError } from '../errors.js';
 
 const CREDIT_USAGE = `usage: rlvr credit --estimators A,B,... [options]
 
@@ -48,9 +47,8 @@ export const creditCommand: Command = {
   dotted: true,
   async run({ values, io, overrides = [] }) {
     const estimators = String(values.estimators ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
+      .split(/\s*,\s*/)
+      .filter(Boolean);
     if (estimators.length === 0) throw usageError('needs the estimators to compare, e.g. grpo,grail', '--estimators');
     if (new Set(estimators).size < estimators.length) throw usageError('lists an estimator twice', '--estimators');
     const rollouts = intFlag(values, 'rollouts', { min: 2, max: 1_000_000 }) ?? 256;
@@ -59,37 +57,25 @@ export const creditCommand: Command = {
     const input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
     if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
     if (values.family !== undefined) input.family = values.family;
-    const [{ parseTrainConfig }, { configJsonSchemas }, { loadPlugins }, { creditRun }] = await Promise.all([
+    const [{ parseTrainConfig }, { configJsonSchemas }, { loadPlugins }, { creditRun }, { chainSource }] = await Promise.all([
       import('../train/config.js'),
       import('../config-schema.js'),
       import('../train/plugins.js'),
       import('@rlvr/eval'),
+      import('../train/problems.js'),
     ]);
     const c = parseWithOverrides((x) => parseTrainConfig(x, configFile), input, overrides, configJsonSchemas().train);
     await loadPlugins(c.plugins);
-    const made = checkpointTask(c.checkpoint); // a checkpoint of another task is refused, naming both
-    if (made !== undefined && made.task !== configTask(c))
-      throw new ReferenceTrainerError(
-        'invalid_config',
-        `checkpoint ${c.checkpoint} was made on task ${made.task} (${made.file}), not on this run's task ${configTask(c)}: pass --family ${made.task} (or --config with its task)`,
-        { field: 'checkpoint' },
-      );
-    const count = Math.ceil(rollouts / c.rollout.groupSize);
-    const problems = await chainProblems(
-      c.data === undefined
-        ? { family: c.family, options: c.family === 'long-chain' ? c.longChain : c.task, seed: c.seed }
-        : { file: c.data.train, format: c.data.format },
-      count,
-    );
+    checkCheckpointTask(c.checkpoint, c); // a checkpoint of another task is refused, naming both
+    const problems = await chainProblems(chainSource(c, c.seed), Math.ceil(rollouts / c.rollout.groupSize));
     const logger = { info: (m: string) => values.quiet === true || io.stderr.write(`rlvr credit: ${m}\n`), warn: () => undefined };
     const out = (values.out as string | undefined) ?? `runs/credit-${timestamp()}`;
     const t0 = performance.now();
     const report = await creditRun({ ...c, problems, estimators, out, resamples, logger });
     const seconds = (performance.now() - t0) / 1000;
-    if (values.json === true) {
-      const { values: _perRollout, rollouts: _rollouts, ...aggregates } = report;
-      io.stdout.write(JSON.stringify({ out, seconds, ...aggregates }) + '\n');
-    } else io.stdout.write(`${formatCreditTable(report)}\nwrote ${out}/credit.json and credit.html (${seconds.toFixed(1)} s)\n`);
+    const { values: _perRollout, rollouts: _rollouts, ...aggregates } = report; // --json: the aggregates only
+    const text = `${formatCreditTable(report)}\nwrote ${out}/credit.json and credit.html (${seconds.toFixed(1)} s)`;
+    io.stdout.write(`${values.json === true ? JSON.stringify({ out, seconds, ...aggregates }) : text}\n`);
     return 0;
   },
 };

@@ -134,3 +134,24 @@ describe('rlvr credit refuses bad input in one line, writing nothing', () => {
     expect(u.stderr).toContain('--estimators');
   }, 120_000);
 });
+
+describe('rlvr train with eval.credit', () => {
+  test('writes the credit maps of the policy at every evaluation, on the same problems, and logs them', async () => {
+    const cfg = join(dir, 'train-credit.json');
+    const credit = { estimators: ['grpo', 'grail'], rollouts: 8 };
+    const evalOptions = { every: 1, problems: 2, n: 1, maxNewTokens: 16, greedy: false, weightProblems: 0, credit };
+    writeFileSync(
+      cfg,
+      JSON.stringify({ steps: 1, rollout: { prompts: 2, groupSize: 4, maxNewTokens: 16 }, eval: evalOptions, backend: 'wasm', workers: 1 }),
+    );
+    const out = join(dir, 'train-run');
+    const r = await rlvr('train', '--config', cfg, '--out', out);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/credit step 0: grpo AUROC (\d\.\d{3}|-) \(\d+\), grail AUROC/);
+    expect(r.stderr).toMatch(/credit step 1: grpo AUROC/);
+    const [before, after] = await Promise.all([0, 1].map((s) => readCreditJson(join(out, 'credit', `step-${s}`, 'credit.json'))));
+    expect(before!.counts.rollouts).toBe(8);
+    expect(after!.methods.map((m) => m.name)).toEqual(['grpo', 'grail']);
+    expect(existsSync(join(out, 'credit', 'step-1', 'credit.html'))).toBe(true);
+  }, 600_000);
+});
