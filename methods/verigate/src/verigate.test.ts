@@ -88,11 +88,44 @@ describe('by hand', () => {
       { group: 0, reward: 0, steps: [1], tail: 0 },
     ]);
     const mean = 2 / 3;
-    const std = Math.sqrt(((1 - mean) ** 2 * 2 + mean ** 2) / 3);
+    const std = Math.sqrt(((1 - mean) ** 2 * 2 + mean ** 2) / 2); // Bessel's, as GRPO's default
     const hi = Math.fround((1 - mean) / (std + 1e-6));
     const lo = Math.fround(-mean / (std + 1e-6));
     expect([...v.advantages]).toEqual([hi, hi, lo, lo, 0, hi, hi]);
     expect(v.metrics.verigate_degenerate_groups).toBe(1);
+  });
+  it('normalize-sum: step scores normalised over the group, then summed over the future steps; one std convention (bessel) for both branches', () => {
+    const rs = [
+      { group: 0, reward: 0, steps: [1, 0], tail: 1 },
+      { group: 0, reward: 0, steps: [1], tail: 0 },
+    ];
+    const { batch, steps } = run(rs);
+    const { values, width } = stepSignal(steps);
+    const signals = Signals.forBatch(batch).setPerRollout(PROCESS_STEPS, values, width);
+    for (const bessel of [true, false]) {
+      const v = prepareEstimator('verigate', { stepOrder: 'normalize-sum', bessel }).estimate(batch, signals);
+      // scores (1, 0, 1): mean 2/3
+      const mean = 2 / 3;
+      const std = Math.sqrt(((1 - mean) ** 2 * 2 + mean ** 2) / (bessel ? 2 : 3));
+      const z1 = (1 - mean) / (std + 1e-6);
+      const z0 = -mean / (std + 1e-6);
+      expect([...v.advantages]).toEqual([z1 + z0, z1 + z0, z0, z0, 0, z1, z1].map(Math.fround));
+    }
+  });
+  it('degenerateTol: rewards within it count as equal (continuous rewards); beyond it GRPO decides', () => {
+    const batch = batchOf([0, 0], [0.01, 0.03], [2, 2]);
+    const steps: ProcessStep[][] = [[{ bytes: [0, 1], tokens: [0, 2], score: 1 }], [{ bytes: [0, 1], tokens: [0, 2], score: 0 }]];
+    const { values, width } = stepSignal(steps);
+    const signals = Signals.forBatch(batch).setPerRollout(PROCESS_STEPS, values, width);
+    const exact = prepareEstimator('verigate').estimate(batch, signals);
+    expect(exact.advantages).toEqual(prepareEstimator('grpo').estimate(batch, signals).advantages);
+    expect(exact.metrics.verigate_degenerate_groups).toBe(0);
+    const tol = prepareEstimator('verigate', { degenerateTol: 0.05 }).estimate(batch, signals);
+    expect(tol.metrics.verigate_degenerate_groups).toBe(1);
+    const z = Math.fround(0.5 / (Math.SQRT1_2 + 1e-6)); // scores (1, 0), Bessel std sqrt(1/2)
+    expect([...tol.advantages]).toEqual([z, z, -z, -z]);
+    expect(() => prepareEstimator('verigate', { degenerateTol: -1 })).toThrow('degenerateTol');
+    expect(() => prepareEstimator('verigate', { stepOrder: 'sum' })).toThrow('stepOrder');
   });
   it('a step outside the completion names the rollout', () => {
     const batch = batchOf([0], [1], [2]);
