@@ -37,7 +37,7 @@ const rollouts = fc.array(
   { minLength: 1, maxLength: 12 },
 );
 
-function run(rs: { group: number; reward: number; steps: number[]; tail: number }[]) {
+function run(rs: { group: number; reward: number; steps: number[]; tail: number }[], config: Record<string, unknown> = {}) {
   const steps: ProcessStep[][] = rs.map((r) => r.steps.map((s, k) => ({ bytes: [k, k + 1], tokens: [2 * k, 2 * k + 2], score: s })));
   const batch = batchOf(
     rs.map((r) => r.group),
@@ -46,7 +46,12 @@ function run(rs: { group: number; reward: number; steps: number[]; tail: number 
   );
   const { values, width } = stepSignal(steps);
   const signals = Signals.forBatch(batch).setPerRollout(PROCESS_STEPS, values, width);
-  return { batch, steps, v: prepareEstimator('verigate').estimate(batch, signals), g: prepareEstimator('grpo').estimate(batch, signals) };
+  return {
+    batch,
+    steps,
+    v: prepareEstimator('verigate', config).estimate(batch, signals),
+    g: prepareEstimator('grpo').estimate(batch, signals),
+  };
 }
 
 describe('invariants (fast-check)', () => {
@@ -74,6 +79,40 @@ describe('invariants (fast-check)', () => {
             for (let t = o[i]! + 2 * k; t < o[i + 1]!; t++) expect(v.advantages[t]).toBe(0);
           }
           if (n > 0) expect(Math.abs(sum / n)).toBeLessThan(1e-5);
+        }
+      }),
+    );
+  });
+});
+
+describe('normalize-sum (fast-check)', () => {
+  it("groups whose rewards differ get GRPO exactly; in degenerate groups a step's value minus the next step's is its own normalised score, and the first steps' values sum to 0", () => {
+    fc.assert(
+      fc.property(rollouts, (rs) => {
+        const { batch, v, g } = run(rs, { stepOrder: 'normalize-sum' });
+        const o = batch.completionOffsets;
+        for (const grp of new Set(rs.map((r) => r.group))) {
+          const rows = rs.flatMap((r, i) => (r.group === grp ? [i] : []));
+          if (!rows.every((i) => rs[i]!.reward === rs[rows[0]!]!.reward)) {
+            for (const i of rows) expect(v.advantages.subarray(o[i]!, o[i + 1]!)).toEqual(g.advantages.subarray(o[i]!, o[i + 1]!));
+            continue;
+          }
+          // the group's step scores, normalised here (Bessel's std, eps 1e-6)
+          const all: number[] = rows.flatMap((i) => rs[i]!.steps);
+          if (all.length < 2) continue;
+          const mean = all.reduce((a, b) => a + b, 0) / all.length;
+          const std = Math.sqrt(all.reduce((a, b) => a + (b - mean) ** 2, 0) / (all.length - 1));
+          let firsts = 0;
+          for (const i of rows) {
+            const k = rs[i]!.steps.length;
+            for (let s = 0; s < k; s++) {
+              const here = v.advantages[o[i]! + 2 * s]!;
+              const next = s + 1 < k ? v.advantages[o[i]! + 2 * s + 2]! : 0;
+              expect(here - next).toBeCloseTo((rs[i]!.steps[s]! - mean) / (std + 1e-6), 4);
+            }
+            if (k > 0) firsts += v.advantages[o[i]!]!;
+          }
+          expect(Math.abs(firsts)).toBeLessThan(1e-4);
         }
       }),
     );
