@@ -26,6 +26,7 @@ export async function loadProblems(
         question: t.question,
         answer: t.answer,
         ...(t.solution === undefined ? {} : { solution: t.solution }),
+        ...(t.aux === undefined ? {} : { aux: t.aux }),
         source: { file, line: t.line },
       }));
     } catch (err) {

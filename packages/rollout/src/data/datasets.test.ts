@@ -147,3 +147,17 @@ describe('custom mappings and bad rows', () => {
     });
   });
 });
+
+describe('auxiliary fields', () => {
+  it('carries the fields `aux` names as they are, where a row has them, to the task and on to its prompt task', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rlvr-aux-'));
+    const file = join(dir, 'rows.jsonl');
+    const scaffold = { subQuestions: ['How many after the first step?'], subAnswers: ['13'] };
+    await writeFile(file, `${JSON.stringify({ q: 'a', a: 1, scaffold, meta: { level: 3 } })}\n{"q": "b", "a": 2, "scaffold": null}\n`);
+    const tasks = await loadTasks(file, { question: 'q', answer: 'a', aux: ['scaffold', 'meta.level'] });
+    expect(tasks).toEqual([
+      { question: 'a', answer: '1', line: 1, aux: { scaffold, 'meta.level': 3 } },
+      { question: 'b', answer: '2', line: 2 },
+    ]);
+  });
+});

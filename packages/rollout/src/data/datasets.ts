@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { findBoxes, parseConfig, readJsonl } from '@rlvr/core';
+import { findBoxes, parseConfig, readJsonl, type JsonValue, type ProblemAux } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
 
 /** A verifiable task: the question a prompt is built from and the gold answer the reward compares with. */
@@ -13,6 +13,8 @@ export interface Task {
   id?: string;
   /** The worked (reference) solution, when the mapping names a solution field and the row has it. */
   solution?: string;
+  /** The row's auxiliary fields the mapping names (`aux`), as they are, under their names; absent when the row has none. */
+  aux?: ProblemAux;
 }
 
 /**
@@ -38,6 +40,11 @@ export const FieldMappingSchema = z
     id: z.string().min(1).optional(),
     /** optional field holding a worked solution (text), read where a row has it: a reference for methods that use one */
     solution: z.string().min(1).optional(),
+    /**
+     * optional fields carried as they are (JSON) to the problem's `aux`, under their dotted paths, where a
+     * row has them: per-problem data for the method, never shown to the policy (SCOPE-RL's `scaffold`)
+     */
+    aux: z.array(z.string().min(1)).optional(),
   })
   .strict();
 export type FieldMapping = z.output<typeof FieldMappingSchema>;
@@ -94,6 +101,10 @@ export function taskFromRow(row: unknown, mapping: FieldMapping, where: { file?:
         throw new RolloutError('invalid_row', `expected a non-empty string solution, got ${describe(solution)}`, at(mapping.solution));
       task.solution = solution;
     }
+  }
+  for (const path of mapping.aux ?? []) {
+    const value = fieldAt(row, path);
+    if (value !== undefined && value !== null) task.aux = { ...task.aux, [path]: value as JsonValue };
   }
   return task;
 }
