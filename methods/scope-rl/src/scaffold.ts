@@ -74,9 +74,8 @@ export function scaffoldedQuestion(question: string, s: Scaffold): string {
   const subs = s.subQuestions.map((q, k) => `${k + 1}. ${q}`).join('\n');
   return [
     question,
-    '',
     'First answer these sub-questions in order:',
     subs,
-    `Write each sub-answer as ${subLabel(1).replace('1', 'k')} \\boxed{...} for sub-question k, then the answer to the question as ${MAIN_LABEL} \\boxed{...}.`,
+    `Answer each as ${subLabel(1).replace('1', 'k')} \\boxed{...}, then the question as ${MAIN_LABEL} \\boxed{...}.`,
   ].join('\n');
 }
