@@ -1,5 +1,13 @@
 import type { z } from 'zod';
-import { bindRolloutStage, isRlvrError, parseConfig, type BoundRolloutStage, type RolloutBatch, type SignalName, type Signals } from '@rlvr/core';
+import {
+  bindRolloutStage,
+  isRlvrError,
+  parseConfig,
+  type BoundRolloutStage,
+  type RolloutBatch,
+  type SignalName,
+  type Signals,
+} from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
 import type { EstimatorConfig, EstimatorOptions } from './option-types.js';
 import { getEstimator } from './registry.js';

@@ -4,7 +4,13 @@ import { bindRolloutStage, checkResamples, replaceGroups, type RolloutStage } fr
 import { validateBatch } from './validate.js';
 
 // 3 groups of 2 on short prompts; the replacement: 2 groups of 2 on longer prompts, other lengths, other rewards
-const row = (group: number, prompt: number[], completion: number[], reward: number, extra: Partial<RolloutRowInput> = {}): RolloutRowInput => ({
+const row = (
+  group: number,
+  prompt: number[],
+  completion: number[],
+  reward: number,
+  extra: Partial<RolloutRowInput> = {},
+): RolloutRowInput => ({
   group,
   prompt,
   completion,
@@ -44,7 +50,9 @@ describe('replaceGroups', () => {
     expect(rows[5]).toEqual({ ...after[1], group: 2, reference: [] });
     expect(Array.from(batch.promptOffsets)).toEqual([0, 4, 8, 10, 12, 15, 18]);
     expect(Array.from(batch.completionOffsets)).toEqual([0, 1, 3, 4, 7, 10, 11]);
-    expect(Array.from(batch.behaviorLogprobs!)).toEqual(Array.from(Float32Array.from([60, 61, 62, 20, 21, 22, 23, 50, 51, 52, 53], (t) => -t / 100)));
+    expect(Array.from(batch.behaviorLogprobs!)).toEqual(
+      Array.from(Float32Array.from([60, 61, 62, 20, 21, 22, 23, 50, 51, 52, 53], (t) => -t / 100)),
+    );
   });
 
   it('keeps the references of untouched rows; replacing nothing copies the batch', () => {
@@ -86,9 +94,20 @@ describe('checkResamples', () => {
         'scope-rl',
       ),
     ).toThrow('item 1, field group: method scope-rl asked to re-sample group 1 twice in one step');
-    expect(() => checkResamples([{ group: 3, question: 'a' }], 3, 'm')).toThrow('method m asked to re-sample group 3, but the step has groups 0..2');
+    expect(() => checkResamples([{ group: 3, question: 'a' }], 3, 'm')).toThrow(
+      'method m asked to re-sample group 3, but the step has groups 0..2',
+    );
     expect(() => checkResamples([{ group: 0, question: ' ' }], 3, 'm')).toThrow('method m asked to re-sample group 0 without a question');
-    expect(() => checkResamples([{ group: 0, question: 'a' }, { group: 2, question: 'b' }], 3, 'm')).not.toThrow();
+    expect(() =>
+      checkResamples(
+        [
+          { group: 0, question: 'a' },
+          { group: 2, question: 'b' },
+        ],
+        3,
+        'm',
+      ),
+    ).not.toThrow();
   });
 
   it('bindRolloutStage gives the options to both calls', async () => {

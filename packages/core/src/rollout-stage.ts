@@ -81,7 +81,11 @@ export function checkResamples(requests: readonly GroupResample[], numGroups: nu
   requests.forEach((r, index) => {
     const where = { index, field: 'group' };
     if (!Number.isInteger(r.group) || r.group < 0 || r.group >= numGroups)
-      throw new CoreError('invalid_resample', `method ${method} asked to re-sample group ${r.group}, but the step has groups 0..${numGroups - 1}`, where);
+      throw new CoreError(
+        'invalid_resample',
+        `method ${method} asked to re-sample group ${r.group}, but the step has groups 0..${numGroups - 1}`,
+        where,
+      );
     if (seen.has(r.group))
       throw new CoreError(
         'invalid_resample',
@@ -89,7 +93,10 @@ export function checkResamples(requests: readonly GroupResample[], numGroups: nu
         where,
       );
     if (typeof r.question !== 'string' || r.question.trim() === '')
-      throw new CoreError('invalid_resample', `method ${method} asked to re-sample group ${r.group} without a question`, { index, field: 'question' });
+      throw new CoreError('invalid_resample', `method ${method} asked to re-sample group ${r.group} without a question`, {
+        index,
+        field: 'question',
+      });
     seen.add(r.group);
   });
 }

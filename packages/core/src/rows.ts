@@ -170,7 +170,12 @@ export function gatherRows(picks: readonly RowPick[], sources: readonly RolloutB
       if (ro) out.referenceTokens.set(from.referenceTokens!.subarray(ro[i]!, ro[i + 1]!), out.referenceOffsets[k]!);
       out.referenceOffsets[k + 1] = out.referenceOffsets[k]! + len;
     }
-    const [p0, p1, c0, c1] = [from.promptOffsets[i]!, from.promptOffsets[i + 1]!, from.completionOffsets[i]!, from.completionOffsets[i + 1]!];
+    const [p0, p1, c0, c1] = [
+      from.promptOffsets[i]!,
+      from.promptOffsets[i + 1]!,
+      from.completionOffsets[i]!,
+      from.completionOffsets[i + 1]!,
+    ];
     out.groupIndex[k] = group;
     out.promptTokens.set(from.promptTokens.subarray(p0, p1), out.promptOffsets[k]!);
     out.promptOffsets[k + 1] = out.promptOffsets[k]! + (p1 - p0);

@@ -21,8 +21,8 @@ export interface StepOutput {
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
  * With `workers` (those of `trainer`), the signals are computed on them too (and `sampler` may
- * decode on them: `workerSampler`). `state` is the estimator's from the previous step (its next is `adv.state`).
- * A method's rollout stage re-samples the groups it routes on prompts `render`ed from its questions (`resampleGroups`).
+ * decode on them: `workerSampler`). `state` is the estimator's from the previous step (its next is `adv.state`); `render`
+ * tokenizes the prompts a method's rollout stage re-samples on (`resampleGroups`).
  */
 export async function rlStep(
   config: TrainConfig,

@@ -37,7 +37,13 @@ function recordingSampler(): Sampler & { seen: number[][]; seeds: number[] } {
 const problems: ResampleProblem[] = [
   { question: 'q0', answer: '0', prompt: [1, 100], aux: { scaffold: { hint: 'h0' } } } as ResampleProblem,
   { question: 'q1', answer: '1', prompt: [1, 101] } as ResampleProblem,
-  { question: 'q2', answer: '2', prompt: [1, 102], aux: { scaffold: { hint: 'h2' } }, source: { file: 'f.jsonl', line: 3 } } as ResampleProblem,
+  {
+    question: 'q2',
+    answer: '2',
+    prompt: [1, 102],
+    aux: { scaffold: { hint: 'h2' } },
+    source: { file: 'f.jsonl', line: 3 },
+  } as ResampleProblem,
 ];
 const options = { groupSize: 2, maxNewTokens: 4, seed: 7 };
 // the scaffolded prompt of a problem is its hint rendered as [9, 9, 200 + group]
@@ -83,7 +89,14 @@ describe('resampleGroups', () => {
     validateBatch(out.batch);
     const rows = batchToRows(out.batch);
     expect(rows.map((r) => r.group)).toEqual([0, 0, 1, 1, 2, 2]);
-    expect(rows.map((r) => r.prompt)).toEqual([[9, 9, 200], [9, 9, 200], [1, 101], [1, 101], [1, 102], [1, 102]]);
+    expect(rows.map((r) => r.prompt)).toEqual([
+      [9, 9, 200],
+      [9, 9, 200],
+      [1, 101],
+      [1, 101],
+      [1, 102],
+      [1, 102],
+    ]);
     expect(Array.from(out.batch.promptOffsets)).toEqual([0, 3, 6, 8, 10, 12, 14]);
     expect(rows.map((r) => r.reward)).toEqual([0.25, 0.75, 1, 1, 1, 0]);
     expect(rows.map((r) => r.behaviorLogprobs)).toEqual(Array.from({ length: 6 }, () => [-0.5, -0.5, -0.5]));

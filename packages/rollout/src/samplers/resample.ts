@@ -60,9 +60,13 @@ export async function resampleGroups(
   };
   if (requests.length === 0) return { batch, texts, routed: [], metrics: { ...metrics, [METRIC.timeRoute]: seconds(t0) } };
   if (render === undefined)
-    throw new CoreError('invalid_config', `method ${stage.method} re-samples groups on new prompts, but the caller gave no prompt renderer`, {
-      field: 'render',
-    });
+    throw new CoreError(
+      'invalid_config',
+      `method ${stage.method} re-samples groups on new prompts, but the caller gave no prompt renderer`,
+      {
+        field: 'render',
+      },
+    );
   const prompts = requests.map((r) => {
     const reference = problems[r.group]!.reference;
     return { tokens: render(r.question), ...(reference && { reference }) };
@@ -90,7 +94,8 @@ export async function resampleGroups(
       fresh.batch,
     );
   } catch (err) {
-    if (err instanceof RlvrError) throw new RolloutError('invalid_response', `method ${stage.method}'s re-sampled groups: ${err.message}`, {}, { cause: err });
+    if (err instanceof RlvrError)
+      throw new RolloutError('invalid_response', `method ${stage.method}'s re-sampled groups: ${err.message}`, {}, { cause: err });
     throw err;
   }
   const newTexts = Array.from(replaced.origin, (o) => (o >= 0 ? texts[o]! : fresh.texts[-1 - o]!));
@@ -104,7 +109,9 @@ function scoredGroups(batch: RolloutBatch, texts: readonly string[], problems: r
   for (let i = 0; i < batch.numRollouts; i++) {
     const g = batch.groupIndex[i]!;
     if (g >= problems.length)
-      throw new RolloutError('invalid_response', `rollout ${i} is in group ${g}, but the step has ${problems.length} problems`, { rollout: i });
+      throw new RolloutError('invalid_response', `rollout ${i} is in group ${g}, but the step has ${problems.length} problems`, {
+        rollout: i,
+      });
     rows[g]!.push(i);
   }
   return problems.map((p, g) => ({
