@@ -14,7 +14,7 @@ export const ScaffoldSchema = z.strictObject({
 export type Scaffold = z.output<typeof ScaffoldSchema>;
 
 /** How a problem is named in an error: its data file and line, else its group and question. */
-export function problemName(g: Pick<ScoredGroup, 'group' | 'question' | 'source'>): string {
+function problemName(g: Pick<ScoredGroup, 'group' | 'question' | 'source'>): string {
   const q = g.question.length > 60 ? `${g.question.slice(0, 57)}...` : g.question;
   return g.source === undefined ? `problem of group ${g.group} ("${q}")` : `problem at ${g.source.file}:${g.source.line} ("${q}")`;
 }
