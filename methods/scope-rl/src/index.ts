@@ -1,7 +1,9 @@
 import type { AdvantageEstimator } from '@rlvr/advantages';
 import { scopeRlEstimator } from './method.js';
 
-export { scopeRlEstimator, scopeRlStage, routeGroups, ScopeRlOptions } from './method.js';
+export { scopeRlEstimator, scopeRlStage, routeGroups, qprRewards, ScopeRlOptions } from './method.js';
+export { labelSteps, processShape, STEP_LABELS } from './steps.js';
+export type { StepLabel, ProcessShapeOptions } from './steps.js';
 export { scaffoldReward, readLabelled } from './reward.js';
 export type { LabelledAnswers, ScaffoldGrade } from './reward.js';
 export { ScaffoldSchema, scaffoldOf, scaffoldedQuestion, subLabel, MAIN_LABEL } from './scaffold.js';

@@ -11,6 +11,7 @@ import type { GroupResample, RolloutStage, ScoredGroup } from '@rlvr/core';
 import { z } from 'zod';
 import { scaffoldReward } from './reward.js';
 import { scaffoldOf, scaffoldedQuestion } from './scaffold.js';
+import { labelSteps, processShape, type ProcessShapeOptions } from './steps.js';
 
 /** SCOPE-RL's own options (Stage 1, adaptive scaffolded RL); the rest are GRPO's. */
 export const ScopeRlOptions = {
@@ -20,8 +21,16 @@ export const ScopeRlOptions = {
   beta: z.number().min(0).max(1).default(0.5),
   /** the problem's aux field holding its scaffold (a data file's field named in `data.format.aux`) */
   scaffoldField: z.string().min(1).default('scaffold'),
+  /** stage 2: add the process-shape reward to correct trajectories (every step of the run) */
+  qpr: z.boolean().default(false),
+  /** stage 2's coefficients (chosen; the paper's were not reachable): the useful-step share's weight */
+  usefulWeight: z.number().min(0).default(0.2),
+  /** the penalty on the share of low-value steps (redundant, wrong, filler) */
+  lowValuePenalty: z.number().min(0).default(0.2),
+  /** the penalty per unit of ln(1 + completion tokens) */
+  lengthPenalty: z.number().min(0).default(0.02),
 };
-type Options = { tau: number; beta: number; scaffoldField: string };
+type Options = { tau: number; beta: number; scaffoldField: string; qpr: boolean } & ProcessShapeOptions;
 
 /** The mean of `rewards` (0 for none). */
 function mean(rewards: Float32Array): number {
@@ -52,12 +61,23 @@ export const scopeRlStage: RolloutStage<Options> = {
     const scaffold = scaffoldOf(group, c.scaffoldField)!; // routed groups have one
     return scaffoldReward(text, scaffold, group.answer, c.beta, group.question).reward;
   },
+  regrade: (group, c) => (c.qpr ? qprRewards(group, c) : undefined),
 };
+
+/**
+ * Stage 2, quality-aware process RL: a correct trajectory (reward 1, the most either grader gives: the
+ * verifier's, or the scaffolded reward with every sub-answer and the main answer right) gets its
+ * process-shape term added (`processShape` of its steps as `labelSteps` reads them); every other keeps its reward.
+ */
+export function qprRewards(group: Pick<ScoredGroup, 'rewards' | 'texts' | 'lengths'>, c: ProcessShapeOptions): Float32Array {
+  return group.rewards.map((r, j) => (r >= 1 ? r + processShape(labelSteps(group.texts[j]!), group.lengths[j]!, c) : r));
+}
 
 /**
  * `scope-rl`: GRPO's advantages ((r - group mean) / std; a group of equal rewards gets 0) on a batch
  * whose failing groups were re-sampled on their scaffolds (the rollout stage) and graded by the
- * scaffolded reward. Options: GRPO's, plus `tau`, `beta` and `scaffoldField`.
+ * scaffolded reward; with `qpr`, correct trajectories get stage 2's process-shape term. Options: GRPO's, plus
+ * `tau`, `beta`, `scaffoldField`, `qpr`, `usefulWeight`, `lowValuePenalty` and `lengthPenalty`.
  */
 function scopeRl(base: AdvantageEstimator): AdvantageEstimator<ConfigSchema> {
   const own = Object.keys(ScopeRlOptions);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { prepareEstimator } from '@rlvr/advantages';
 import { Signals, batchFromRows, type ScoredGroup } from '@rlvr/core';
-import { routeGroups, scaffoldReward, scopeRlEstimator } from './index.js';
+import { labelSteps, processShape, routeGroups, scaffoldReward, scopeRlEstimator, type StepLabel } from './index.js';
 
 interface Problem {
   subAnswers: string[] | null;
@@ -22,8 +22,20 @@ interface Case {
   problems: Problem[];
   advantages: number[];
 }
+interface Stage2 {
+  text: string;
+  tokens: number;
+  usefulWeight: number;
+  lowValuePenalty: number;
+  lengthPenalty: number;
+  labels: StepLabel[];
+  shape: number;
+}
 /** Written by tools/fixtures/scope-rl/numpy_reference.py (float64 NumPy, from the method's definition). */
-const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/numpy-reference.json', import.meta.url), 'utf8')) as { cases: Case[] };
+const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/numpy-reference.json', import.meta.url), 'utf8')) as {
+  cases: Case[];
+  stage2: Stage2[];
+};
 
 // the scaffold's sub-questions do not matter to routing or grading: one placeholder each, without digits (which the leak check would read)
 const scaffoldOfProblem = (p: Problem) =>
@@ -41,6 +53,7 @@ describe.each(fixture.cases.map((c) => [c.name, c] as const))('NumPy reference: 
     source: undefined,
     rewards: Float32Array.from(p.first),
     texts: p.first.map(() => ''),
+    lengths: new Int32Array(p.first.length),
   }));
 
   it('routes the same groups', () => {
@@ -70,5 +83,16 @@ describe.each(fixture.cases.map((c) => [c.name, c] as const))('NumPy reference: 
       expect(Math.abs(r.sequenceAdvantages[i]! - want)).toBeLessThan(1e-6);
       expect(Math.abs(r.advantages[2 * i]! - want)).toBeLessThan(1e-6);
     });
+  });
+});
+
+describe('NumPy reference: stage 2', () => {
+  it('labels every step of 40 worked solutions alike, and gives the same process-shape term (1e-12)', () => {
+    expect(fixture.stage2).toHaveLength(40);
+    for (const c of fixture.stage2) {
+      const labels = labelSteps(c.text);
+      expect(labels, c.text).toEqual(c.labels);
+      expect(Math.abs(processShape(labels, c.tokens, c) - c.shape), c.text).toBeLessThan(1e-12);
+    }
   });
 });

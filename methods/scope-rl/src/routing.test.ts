@@ -98,6 +98,7 @@ describe('scope-rl routing over steps', () => {
       source: undefined,
       rewards: Float32Array.from(rewards),
       texts: rewards.map(() => ''),
+      lengths: new Int32Array(rewards.length),
     });
     const c = { tau: 0.5, beta: 0.5, scaffoldField: 'scaffold' };
     expect(routeGroups([group([1, 1, 0, 0])], c)).toEqual([]);

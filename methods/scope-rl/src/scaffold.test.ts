@@ -12,6 +12,7 @@ const group = (aux: ProblemAux | undefined, source?: { file: string; line: numbe
   source,
   rewards: new Float32Array(4),
   texts: [],
+  lengths: new Int32Array(4),
 });
 
 describe('scaffolds', () => {

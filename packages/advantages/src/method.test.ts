@@ -121,6 +121,7 @@ describe('a rollout stage', () => {
       source: undefined,
       rewards: Float32Array.of(r),
       texts: [''],
+      lengths: Int32Array.of(0),
     });
     expect(await stage.route([group(0, 1), group(1, 0.5)])).toEqual([{ group: 1, question: 'q?' }]);
     expect(await stage.grade('ok', group(1, 0.5), { group: 1, question: 'q?' })).toBe(0.75);

@@ -75,6 +75,8 @@ export const METRIC = {
   routingRewardAfter: 'routing/reward_after',
   /** Mean reward of the step's first rollouts, before routing (`reward/mean` is the trained batch's). */
   routingRewardMeanBefore: 'routing/reward_mean_before',
+  /** Mean reward of the trained batch after a stage's `regrade` (SCOPE-RL stage 2); the other `routing/*` rewards are before it. */
+  routingRewardMeanRegraded: 'routing/reward_mean_regraded',
 
   // --- held-out evaluation (`rlvr train`, `rlvr pretrain`; eval steps only, step 0 = the starting checkpoint) ---
   /** Mean over held-out problems of correct / n (sampled); `rlvr pretrain`: greedy accuracy. */

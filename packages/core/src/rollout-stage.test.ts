@@ -116,7 +116,16 @@ describe('checkResamples', () => {
       grade: (text, _g, _r, c) => (text.length > c.tau ? 1 : 0),
     };
     const bound = bindRolloutStage('m', stage, { tau: 0.5 });
-    const group = { group: 0, question: 'q', answer: '1', aux: undefined, source: undefined, rewards: new Float32Array([0]), texts: ['x'] };
+    const group = {
+      group: 0,
+      question: 'q',
+      answer: '1',
+      aux: undefined,
+      source: undefined,
+      rewards: new Float32Array([0]),
+      texts: ['x'],
+      lengths: Int32Array.of(1),
+    };
     expect(await bound.route([group])).toEqual([{ group: 0, question: 'again' }]);
     expect(await bound.grade('xy', group, { group: 0, question: 'again' })).toBe(1);
     expect(bound.method).toBe('m');

@@ -33,6 +33,8 @@ export interface ScoredGroup {
   readonly rewards: Float32Array;
   /** [G] the completions' text */
   readonly texts: readonly string[];
+  /** [G] the completions' lengths in tokens */
+  readonly lengths: Int32Array;
 }
 
 /** Sample group `group`'s problem again on the prompt rendered from `question` (the run's prompt builder and chat template). */
@@ -53,6 +55,12 @@ export interface RolloutStage<Config = Record<string, unknown>> {
   route(groups: readonly ScoredGroup[], config: Config): readonly GroupResample[] | Promise<readonly GroupResample[]>;
   /** the reward of one completion of a re-sampled group */
   grade(text: string, group: ScoredGroup, resample: GroupResample, config: Config): number | Promise<number>;
+  /**
+   * Optional, after routing: every group of the batch that is trained on (re-sampled ones with their new
+   * rollouts and grades) once more, to re-grade it: the new rewards `[G]`, or undefined to keep them
+   * (SCOPE-RL's stage 2 adds a process-shape reward to correct trajectories here).
+   */
+  regrade?(group: ScoredGroup, config: Config): Float32Array | undefined;
 }
 
 /** A rollout stage with its method's options bound (what a prepared estimator carries). */
@@ -61,15 +69,18 @@ export interface BoundRolloutStage {
   readonly method: string;
   route(groups: readonly ScoredGroup[]): readonly GroupResample[] | Promise<readonly GroupResample[]>;
   grade(text: string, group: ScoredGroup, resample: GroupResample): number | Promise<number>;
+  regrade?(group: ScoredGroup): Float32Array | undefined;
 }
 
 /** `stage` with `config` bound, named for method `method`. */
 export function bindRolloutStage<Config>(method: string, stage: RolloutStage<Config>, config: Config): BoundRolloutStage {
-  return {
+  const bound: BoundRolloutStage = {
     method,
     route: (groups) => stage.route(groups, config),
     grade: (text, group, resample) => stage.grade(text, group, resample, config),
   };
+  const { regrade } = stage;
+  return regrade === undefined ? bound : { ...bound, regrade: (group) => regrade(group, config) };
 }
 
 /**

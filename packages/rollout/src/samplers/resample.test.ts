@@ -148,4 +148,33 @@ describe('resampleGroups', () => {
       'method test-router graded completion 0 of re-sampled group 0 as NaN: a reward is a finite number',
     );
   });
+
+  it('a stage with regrade re-grades every group of the routed batch, in a copy of the rewards', async () => {
+    const sampler = recordingSampler();
+    const first = await firstSample(sampler);
+    const before = Array.from(first.batch.rewards);
+    const seen: [number, number[], string[], number[]][] = [];
+    const regrading: BoundRolloutStage = {
+      ...stage(),
+      regrade: (g) => {
+        seen.push([g.group, Array.from(g.rewards), [...g.texts], Array.from(g.lengths)]);
+        return g.group === 1 ? undefined : g.rewards.map((r) => r + 10);
+      },
+    };
+    const out = await resampleGroups(regrading, first, problems, sampler, options, render);
+    // it sees the groups after routing: group 0's new rollouts and grades
+    expect(seen).toEqual([
+      [0, [0.25, 0.75], ['200:0', '200:1'], [3, 3]],
+      [1, [1, 1], ['101:0', '101:1'], [3, 3]],
+      [2, [1, 0], ['102:0', '102:1'], [3, 3]],
+    ]);
+    expect(Array.from(out.batch.rewards)).toEqual([10.25, 10.75, 1, 1, 11, 10]);
+    expect(out.metrics['routing/reward_mean_regraded']).toBeCloseTo(44 / 6, 6);
+    expect(out.metrics['routing/reward_after']).toBe(0.5); // before the regrade
+    expect(Array.from(first.batch.rewards)).toEqual(before);
+    const bad: BoundRolloutStage = { ...stage(), route: () => [], regrade: () => Float32Array.of(1) };
+    await expect(resampleGroups(bad, first, problems, sampler, options, render)).rejects.toThrow(
+      'method test-router regraded group 0 with 1 rewards (1): one finite reward per rollout (2)',
+    );
+  });
 });

@@ -34,7 +34,8 @@ export interface Routed {
  * builder and tokenizer; required once a group is routed) and sampled with `sampler` and the options of the first sample (the same
  * group size) under a seed derived from theirs; `stage.grade` scores each new completion (an errored
  * one gets 0), and `replaceGroups` puts the new groups in place of the old. Without a stage, or when
- * nothing is routed, the batch is returned as it is. Deterministic given the sampler's determinism:
+ * nothing is routed, the batch is returned as it is. A stage with `regrade` then re-grades every group of the
+ * result (the batch's rewards are replaced, in a copy). Deterministic given the sampler's determinism:
  * routing reads only this step's rollouts.
  */
 export async function resampleGroups(
@@ -48,6 +49,22 @@ export async function resampleGroups(
 ): Promise<Routed> {
   if (stage === undefined) return { ...sampled, routed: [], metrics: {} };
   const t0 = performance.now();
+  const routed = await route(stage, sampled, problems, sampler, options, render, context);
+  if (stage.regrade !== undefined) regradeGroups(stage, routed, problems);
+  routed.metrics[METRIC.timeRoute] = seconds(t0);
+  return routed;
+}
+
+/** `resampleGroups` without the regrade and the timing. */
+async function route(
+  stage: BoundRolloutStage,
+  sampled: { batch: RolloutBatch; texts: string[] },
+  problems: readonly ResampleProblem[],
+  sampler: Sampler,
+  options: SampleOptionsInput,
+  render: ((question: string) => number[]) | undefined,
+  context: SampleContext,
+): Promise<Routed> {
   const { batch, texts } = sampled;
   const groups = scoredGroups(batch, texts, problems);
   const requests = await stage.route(groups);
@@ -58,7 +75,7 @@ export async function resampleGroups(
     [METRIC.routingRewardBefore]: mean(requests.flatMap((r) => Array.from(groups[r.group]!.rewards))),
     [METRIC.routingRewardAfter]: Number.NaN,
   };
-  if (requests.length === 0) return { batch, texts, routed: [], metrics: { ...metrics, [METRIC.timeRoute]: seconds(t0) } };
+  if (requests.length === 0) return { batch, texts, routed: [], metrics };
   if (render === undefined)
     throw new CoreError(
       'invalid_config',
@@ -99,21 +116,48 @@ export async function resampleGroups(
     throw err;
   }
   const newTexts = Array.from(replaced.origin, (o) => (o >= 0 ? texts[o]! : fresh.texts[-1 - o]!));
-  metrics[METRIC.timeRoute] = seconds(t0);
   return { batch: replaced.batch, texts: newTexts, routed: requests.map((r) => r.group), metrics };
+}
+
+/**
+ * The stage's `regrade` over every group of the routed batch: its new rewards (finite, one per rollout) replace
+ * the group's in `routed.batch` (copied first when it is the caller's batch); `routing/reward_mean_regraded` is their mean.
+ */
+function regradeGroups(stage: BoundRolloutStage, routed: Routed, problems: readonly ResampleProblem[]): void {
+  const rows = groupRows(routed.batch, problems.length);
+  const rewards = Float32Array.from(routed.batch.rewards);
+  for (const group of scoredGroups(routed.batch, routed.texts, problems)) {
+    const next = stage.regrade!(group);
+    if (next === undefined) continue;
+    const at = rows[group.group]!;
+    if (next.length !== at.length || !next.every(Number.isFinite))
+      throw new RolloutError(
+        'invalid_response',
+        `method ${stage.method} regraded group ${group.group} with ${next.length} rewards (${Array.from(next).join(', ')}): one finite reward per rollout (${at.length})`,
+        { index: group.group, field: 'reward' },
+      );
+    at.forEach((i, j) => (rewards[i] = next[j]!));
+  }
+  routed.batch = { ...routed.batch, rewards };
+  routed.metrics[METRIC.routingRewardMeanRegraded] = mean(rewards);
+}
+
+/** [groups] the rows of each group id (a row past `numGroups` is an error naming it). */
+function groupRows(batch: RolloutBatch, numGroups: number): number[][] {
+  const rows: number[][] = Array.from({ length: numGroups }, () => []);
+  for (let i = 0; i < batch.numRollouts; i++) {
+    const g = batch.groupIndex[i]!;
+    if (g >= numGroups)
+      throw new RolloutError('invalid_response', `rollout ${i} is in group ${g}, but the step has ${numGroups} problems`, { rollout: i });
+    rows[g]!.push(i);
+  }
+  return rows;
 }
 
 /** The groups of a sampled step, each with its problem, rewards and texts (rows found by group id). */
 function scoredGroups(batch: RolloutBatch, texts: readonly string[], problems: readonly ResampleProblem[]): ScoredGroup[] {
-  const rows: number[][] = problems.map(() => []);
-  for (let i = 0; i < batch.numRollouts; i++) {
-    const g = batch.groupIndex[i]!;
-    if (g >= problems.length)
-      throw new RolloutError('invalid_response', `rollout ${i} is in group ${g}, but the step has ${problems.length} problems`, {
-        rollout: i,
-      });
-    rows[g]!.push(i);
-  }
+  const rows = groupRows(batch, problems.length);
+  const o = batch.completionOffsets;
   return problems.map((p, g) => ({
     group: g,
     question: p.question,
@@ -122,6 +166,7 @@ function scoredGroups(batch: RolloutBatch, texts: readonly string[], problems: r
     source: p.source,
     rewards: Float32Array.from(rows[g]!, (i) => batch.rewards[i]!),
     texts: rows[g]!.map((i) => texts[i]!),
+    lengths: Int32Array.from(rows[g]!, (i) => o[i + 1]! - o[i]!),
   }));
 }
 
