@@ -6,8 +6,7 @@ export { labelSteps, processShape, STEP_LABELS } from './steps.js';
 export type { StepLabel, ProcessShapeOptions } from './steps.js';
 export { scaffoldReward, readLabelled } from './reward.js';
 export type { LabelledAnswers, ScaffoldGrade } from './reward.js';
-export { ScaffoldSchema, scaffoldOf, scaffoldedQuestion, subLabel, MAIN_LABEL } from './scaffold.js';
-export type { Scaffold } from './scaffold.js';
+export { scaffoldOf, scaffoldedQuestion, subLabel, MAIN_LABEL } from './scaffold.js';
 export { ScopeRlError } from './errors.js';
 export type { ScopeRlErrorCode } from './errors.js';
 

@@ -1,6 +1,7 @@
 import { findBoxes } from '@rlvr/core';
 import { verifyAnswer } from '@rlvr/math-verify';
-import { MAIN_LABEL, subLabel, type Scaffold } from './scaffold.js';
+import type { Scaffold } from '@rlvr/tasks';
+import { MAIN_LABEL, subLabel } from './scaffold.js';
 
 /** What a scaffolded completion answered: each sub-answer (null where none) and the main answer. */
 export interface LabelledAnswers {

@@ -22,19 +22,19 @@ describe('scaffolds', () => {
     expect(scaffoldOf(group({ scaffold: null }), 'scaffold')).toBeUndefined();
   });
 
-  it('refuse one that shows a sub-answer in the prompt, naming the problem and the sub-question', () => {
+  it("refuse one that shows a sub-answer in the prompt (@rlvr/tasks' check), naming the problem and the sub-question", () => {
     const leaky = { subQuestions: ['How many apples after buying 5 more (13)?', 'How many after giving 6 away?'], subAnswers: ['13', '7'] };
     expect(() => scaffoldOf(group({ scaffold: leaky }, { file: 'train.jsonl', line: 12 }), 'scaffold')).toThrow(
-      'field scaffold.subQuestions.0: problem at train.jsonl:12 ("Ann has 8 apples. She buys 5 more, then gives away 6, the..."): sub-question 1 shows sub-answer 1 ("13"), which the prompt must hide',
+      'field scaffold.subQuestions.0: problem at train.jsonl:12 ("Ann has 8 apples. She buys 5 more, then gives away 6, the..."): scaffold.subQuestions.0: sub-question 1 ("How many apples after buying 5 more (13)?") shows sub-answer 1 (13): the sub-answers must stay hidden',
     );
-    // a number inside a longer one is no leak, nor one the main question shows anyway (5)
-    const fine = { subQuestions: ['After 113 seconds, how many apples after buying 5?'], subAnswers: ['5'] };
+    // a number inside a longer one is no leak
+    const fine = { subQuestions: ['After 113 seconds, how many apples?'], subAnswers: ['13'] };
     expect(scaffoldOf(group({ scaffold: fine }), 'scaffold')).toEqual(fine);
   });
 
   it('refuse a sub-answer list of the wrong length and a malformed scaffold, naming the problem', () => {
     expect(() => scaffoldOf(group({ scaffold: { ...scaffold, subAnswers: ['13'] } }), 'scaffold')).toThrow(
-      /problem of group 3 \("Ann has 8 apples.*"\): 2 sub-questions but 1 sub-answers: one hidden answer per sub-question/,
+      /problem of group 3 \("Ann has 8 apples.*"\): scaffold.subAnswers: 1 sub-answers for 2 sub-questions: give one per sub-question/,
     );
     expect(() => scaffoldOf(group({ scaffold: { subQuestions: [], subAnswers: [] } }), 'scaffold')).toThrow(
       /problem of group 3 .*: scaffold\.subQuestions: /,
@@ -43,6 +43,32 @@ describe('scaffolds', () => {
       /scaffold\.subAnswers\.0: /,
     );
     expect(() => scaffoldOf(group({ scaffold: 'steps' }), 'scaffold')).toThrow(/problem of group 3/);
+  });
+
+  it('are made from the chain of a synthetic problem when it has no scaffold field, one sub-question per step', () => {
+    const chain = {
+      start: 8,
+      steps: [
+        { op: 'add', operand: 5, result: 13 },
+        { op: 'sub', operand: 6, result: 7 },
+      ],
+    };
+    expect(scaffoldOf(group({ chain }), 'scaffold')).toEqual({
+      subQuestions: ['What is 8 plus 5?', 'What is the previous answer minus 6?'],
+      subAnswers: ['13', '7'],
+    });
+    // a step amount equal to a result cannot be asked without showing it: no scaffold for that problem
+    const showing = {
+      start: 8,
+      steps: [
+        { op: 'add', operand: 5, result: 13 },
+        { op: 'add', operand: 13, result: 26 },
+      ],
+    };
+    expect(scaffoldOf(group({ chain: showing }), 'scaffold')).toBeUndefined();
+    expect(() => scaffoldOf(group({ chain: { start: 8, steps: [{ op: 'add', operand: 5, result: 14 }] } }), 'scaffold')).toThrow(
+      /problem of group 3 .*: chain.steps.0.result: 8 \+ 5 = 13, not 14/,
+    );
   });
 
   it('make a prompt with the sub-questions in order and the labels, without the sub-answers', () => {

@@ -1,17 +1,7 @@
-import { z } from 'zod';
-import type { ScoredGroup } from '@rlvr/core';
+import type { z } from 'zod';
+import { isRlvrError, type ScoredGroup } from '@rlvr/core';
+import { ChainSchema, ScaffoldSchema, scaffoldOf as scaffoldOfChain, type Scaffold } from '@rlvr/tasks';
 import { ScopeRlError } from './errors.js';
-
-/**
- * A problem's answer-hidden scaffold, as a data file's `scaffold` field holds it: the sub-questions,
- * in order, and their sub-answers (gold, hidden: only the grader reads them). The last sub-question
- * is a prerequisite of the main question, not the main question itself.
- */
-export const ScaffoldSchema = z.strictObject({
-  subQuestions: z.array(z.string().trim().min(1)).min(1),
-  subAnswers: z.array(z.string().trim().min(1)),
-});
-export type Scaffold = z.output<typeof ScaffoldSchema>;
 
 /** How a problem is named in an error: its data file and line, else its group and question. */
 function problemName(g: Pick<ScoredGroup, 'group' | 'question' | 'source'>): string {
@@ -19,46 +9,34 @@ function problemName(g: Pick<ScoredGroup, 'group' | 'question' | 'source'>): str
   return g.source === undefined ? `problem of group ${g.group} ("${q}")` : `problem at ${g.source.file}:${g.source.line} ("${q}")`;
 }
 
-/**
- * The scaffold of `group`'s problem (its aux field `field`), or undefined when it has none. A scaffold
- * that does not parse, whose sub-answer list is not one per sub-question, or that leaks a sub-answer
- * into the prompt is a `ScopeRlError('invalid_scaffold')` naming the problem.
- */
-export function scaffoldOf(group: ScoredGroup, field: string): Scaffold | undefined {
-  const raw = group.aux?.[field];
-  if (raw === undefined || raw === null) return undefined;
-  const name = problemName(group);
-  const parsed = ScaffoldSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ScopeRlError('invalid_scaffold', `${name}: ${field}.${issue.path.join('.')}: ${issue.message}`, { field });
-  }
-  const s = parsed.data;
-  if (s.subAnswers.length !== s.subQuestions.length)
-    throw new ScopeRlError(
-      'invalid_scaffold',
-      `${name}: ${s.subQuestions.length} sub-questions but ${s.subAnswers.length} sub-answers: one hidden answer per sub-question`,
-      { field: `${field}.subAnswers` },
-    );
-  s.subAnswers.forEach((answer, k) => {
-    const at = s.subQuestions.findIndex((q) => mentions(q, answer) && !mentions(group.question, answer));
-    if (at >= 0)
-      throw new ScopeRlError(
-        'invalid_scaffold',
-        `${name}: sub-question ${at + 1} shows sub-answer ${k + 1} ("${answer}"), which the prompt must hide`,
-        { field: `${field}.subQuestions.${at}` },
-      );
-  });
-  return s;
+/** A value checked by a zod schema, or a `ScopeRlError('invalid_scaffold')` naming the problem, the field and the first issue. */
+function checked<T>(schema: z.ZodType<T>, raw: unknown, group: ScoredGroup, field: string): T {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const path = [field, ...issue.path.map(String)].join('.');
+  throw new ScopeRlError('invalid_scaffold', `${problemName(group)}: ${path}: ${issue.message}`, { field: path });
 }
 
 /**
- * Whether `text` shows `answer` as a whole token (not inside a longer number or word: "13" is not
- * in "113" or "1.3"). A sub-answer that the main question itself shows is no leak: the policy sees it anyway.
+ * The scaffold of `group`'s problem: its aux field `field` (a data file's `scaffold`), checked by `@rlvr/tasks`'
+ * `ScaffoldSchema` (one hidden answer per sub-question, none shown by a sub-question), or else one made exactly
+ * from its `chain` (the synthetic tasks', `@rlvr/tasks`' `scaffoldOf`: one sub-question per step); undefined when
+ * it has neither, or when its chain cannot be scaffolded without showing an answer (a step's amount equal to a
+ * result). A bad scaffold or chain is a `ScopeRlError('invalid_scaffold')` naming the problem and the field.
  */
-function mentions(text: string, answer: string): boolean {
-  const escaped = answer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\w.])${escaped}(?![\\w]|\\.\\d)`).test(text);
+export function scaffoldOf(group: ScoredGroup, field: string): Scaffold | undefined {
+  const raw = group.aux?.[field];
+  if (raw !== undefined && raw !== null) return checked(ScaffoldSchema, raw, group, field);
+  const rawChain = group.aux?.chain;
+  if (rawChain === undefined || rawChain === null) return undefined;
+  const chain = checked(ChainSchema, rawChain, group, 'chain');
+  try {
+    return scaffoldOfChain(chain);
+  } catch (err) {
+    if (isRlvrError(err) && err.code === 'invalid_scaffold') return undefined;
+    throw err;
+  }
 }
 
 /** The label before sub-answer k (1-based) and before the main answer, in the policy's output. */

@@ -14,11 +14,11 @@ const RLVR = join(dirname(manifest), 'dist', 'cli.js');
 const out = mkdtempSync(join(tmpdir(), 'rlvr-scope-rl-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-/** Tiny steps of the embedded warm-up model on the scaffolded data file (its `scaffold` field carried as aux). */
+/** Tiny steps of the embedded warm-up model on the scaffolded data file (its `scaffold` field reaches the method as aux data). */
 const config = (tau: number) => ({
   estimator: 'scope-rl',
   estimatorConfig: { tau },
-  data: { train: DATA, format: { question: 'question', answer: 'answer', solution: 'solution', aux: ['scaffold'] } },
+  data: { train: DATA, format: { question: 'question', answer: 'answer', solution: 'solution', scaffold: 'scaffold' } },
   rollout: { prompts: 2, groupSize: 4, maxNewTokens: 16 },
   eval: { every: 2, problems: 2, n: 1, maxNewTokens: 8, greedy: false },
   checkpointEvery: 1,
@@ -83,5 +83,25 @@ describe('rlvr train --plugin', () => {
     expect(readFileSync(join(out, 'part', 'samples.jsonl'), 'utf8')).toBe(readFileSync(join(out, 'full', 'samples.jsonl'), 'utf8'));
     const weights = (d: string) => readFileSync(join(out, d, 'model', 'model.safetensors'));
     expect(weights('part').equals(weights('full'))).toBe(true);
+  });
+
+  it("trains scope-rl on the long-chain task, with scaffolds made from each problem's chain", async () => {
+    const cfg = join(out, 'long.json');
+    const { data: _data, ...rest } = config(1);
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        ...rest,
+        family: 'long-chain',
+        longChain: { minSteps: 2, maxSteps: 2 },
+        rollout: { prompts: 2, groupSize: 2, maxNewTokens: 8 },
+      }),
+    );
+    const r = await rlvr('train', '--config', cfg, '--plugin', PLUGIN, '--steps', '2', '--out', join(out, 'long'), '-q');
+    expect(r.status, r.stderr).toBe(0);
+    const metrics = metricsOf('long').slice(1);
+    expect(metrics).toHaveLength(2);
+    // the warm-up model does not solve them: every group routed to the scaffold made from its chain
+    for (const m of metrics) expect(m['routing/fraction']).toBe(1);
   });
 });

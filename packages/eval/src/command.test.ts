@@ -501,7 +501,7 @@ describe('rlvr eval errors: one line, non-zero exit, no output file', () => {
     await expectFailure(
       ['--model', WARMUP, '--dataset', DATA, '--preset', 'aime2024'],
       2,
-      'rlvr-eval: --preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})',
+      'rlvr-eval: --preset: unknown preset "aime2024": the presets are deepmath, math500, aime (or aime24), amc (or amc23), college_math (or college), minerva_math (or minerva), olympiadbench (or olympiad), gsm8k, synthetic, or a field mapping {"question": ..., "answer": ...}',
     );
     await expectFailure(
       ['--model', WARMUP, '--dataset', DATA, '--preset', 'math500', '-q'],

@@ -20,8 +20,18 @@ import {
 import type { Command, FlagValues } from '@rlvr/core';
 import type { EvalLogger, EvalProgress, EvalResult } from './run.js';
 
-/** The `--preset` names (the keys of `EVAL_PRESETS`; a test keeps the two equal). */
-export const PRESET_NAMES = ['math500', 'aime24', 'amc23', 'minerva', 'college', 'olympiad', 'synthetic'] as const;
+/** The `--preset` names (the presets of `@rlvr/tasks`, aliases apart; a test keeps the two equal). */
+export const PRESET_NAMES = [
+  'deepmath',
+  'math500',
+  'aime',
+  'amc',
+  'college_math',
+  'minerva_math',
+  'olympiadbench',
+  'gsm8k',
+  'synthetic',
+] as const;
 
 export const EVAL_USAGE = `usage: rlvr eval (--model DIR | --endpoint URL) --dataset FILE [--dataset FILE ...] [options]
        rlvr eval --held-out RUN_DIR [--model DIR | --endpoint URL] [options]
@@ -52,11 +62,12 @@ data:
   --dataset FILE        a JSON-lines file of problems (repeatable)
   --held-out RUN_DIR    instead: the held-out problems of an rlvr train run, regenerated from its
                         config.json as the run chose them; the policy defaults to RUN_DIR/model
-  --preset LAYOUT       its field layout: ${PRESET_NAMES.join('|')}, or a field mapping
+  --preset LAYOUT       its field layout: ${PRESET_NAMES.join('|')}
+                        (aliases: aime24, amc23, minerva, college, olympiad), or a field mapping
                         as rlvr train reads in data.format, e.g.
                         '{"question":"problem","answer":"solution","answerFormat":"last_boxed"}'
                         (once for all files, or once per --dataset in order; default: guessed
-                        from the file name, e.g. AIME24/test.jsonl -> aime24)
+                        from the file name, e.g. AIME24/test.jsonl -> aime)
   --limit N             the first N problems of each file
   --max-question-chars N  a longer question stops the run before any work, naming its file
                         and line (default 100000)

@@ -1,16 +1,15 @@
 import { existsSync } from 'node:fs';
-import { resolveMapping } from '@rlvr/rollout';
-import type { DatasetPreset, FieldMapping } from '@rlvr/rollout';
+import { guessPreset, presetNamesText, resolveMapping, resolvePreset } from '@rlvr/tasks';
+import type { DatasetPreset, FieldMapping } from '@rlvr/tasks';
 import { usageError } from '@rlvr/core';
 import { EvaluationError } from './errors.js';
 import type { EvalDatasetInput } from './options.js';
-import { EVAL_PRESETS, guessPreset, resolvePreset } from './presets.js';
 
 type Layout = { preset: DatasetPreset } | { fields: FieldMapping };
 
 /**
  * One `--preset` value: a preset name, or a field mapping as JSON (`{"question": ..., "answer":
- * ...}`, what `rlvr train` reads in `data.format`), checked by `@rlvr/rollout`'s `resolveMapping`.
+ * ...}`, what `rlvr train` reads in `data.format`), checked by `@rlvr/tasks`' `resolveMapping`.
  */
 export function parseLayout(value: string): Layout {
   if (value.trimStart().startsWith('{')) {
@@ -29,7 +28,7 @@ export function parseLayout(value: string): Layout {
   const preset = resolvePreset(value);
   if (preset === undefined)
     throw usageError(
-      `unknown preset ${JSON.stringify(value)} (available: ${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping {"question": ..., "answer": ...})`,
+      `unknown preset ${JSON.stringify(value)}: the presets are ${presetNamesText()}, or a field mapping {"question": ..., "answer": ...}`,
       'preset',
     );
   return { preset };
@@ -45,9 +44,7 @@ export function datasetsOf(files: readonly string[], presets: readonly string[])
     if (layouts.length > 0) return { file, ...layouts[layouts.length === 1 ? 0 : i]! };
     const preset = guessPreset(file);
     if (preset === undefined)
-      throw usageError(
-        `cannot tell the layout of ${file} from its name: pass --preset (${Object.keys(EVAL_PRESETS).join(', ')}, or a field mapping)`,
-      );
+      throw usageError(`cannot tell the layout of ${file} from its name: pass --preset (${presetNamesText()}, or a field mapping)`);
     return { file, preset };
   });
 }

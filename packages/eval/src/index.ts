@@ -7,8 +7,8 @@ export { evaluateProblems, SampleFailure } from './evaluate.js';
 export type { EvalProblem, EvaluateOptions, EvaluateResult } from './evaluate.js';
 export { heldOutEval, greedyEval } from './held-out.js';
 export type { HeldOutTask, HeldOutOptions, HeldOutResult, GreedyEval } from './held-out.js';
-export { EVAL_PRESETS, resolvePreset, guessPreset } from './presets.js';
-export type { EvalPresetName } from './presets.js';
+// the presets live in @rlvr/tasks (one set of names); re-exported while callers move their imports there
+export { PRESET_ALIASES as EVAL_PRESETS, resolvePreset, guessPreset } from '@rlvr/tasks';
 export { EvalOptionsSchema, parseEvalOptions, datasetNames, DEFAULT_MAX_QUESTION_CHARS } from './options.js';
 export type { EvalOptions, EvalOptionsInput, EvalDataset, EvalDatasetInput } from './options.js';
 export { runEval, problemSeed } from './run.js';

@@ -9,11 +9,11 @@ import { datasetsOf, parseLayout } from './datasets-of.js';
 import { baseUrlOf } from './engines.js';
 import { EvaluationError } from './errors.js';
 import { datasetNames, parseEvalOptions } from './options.js';
-import { EVAL_PRESETS, guessPreset, resolvePreset } from './presets.js';
+import { DATASET_PRESETS, guessPreset, resolvePreset } from '@rlvr/tasks';
 import { problemSeed } from './run.js';
 
 describe('presets', () => {
-  test('the benchmark names map to the @rlvr/rollout presets; the presets themselves are accepted', () => {
+  test('the benchmark names are aliases of the @rlvr/tasks presets; the presets themselves are accepted', () => {
     expect(['math500', 'aime24', 'amc23', 'minerva', 'college', 'olympiad', 'synthetic'].map(resolvePreset)).toEqual([
       'math500',
       'aime',
@@ -44,8 +44,8 @@ describe('presets', () => {
     expect(guessPreset('/home/amcdonald/data/problems.jsonl')).toBeUndefined();
   });
 
-  test("the usage's preset list is EVAL_PRESETS", () => {
-    expect([...PRESET_NAMES]).toEqual(Object.keys(EVAL_PRESETS));
+  test("the usage's preset list is @rlvr/tasks' presets", () => {
+    expect([...PRESET_NAMES]).toEqual(Object.keys(DATASET_PRESETS));
   });
 
   test('table names: the benchmark name, repeats told apart by file name, then by number', () => {
@@ -119,10 +119,10 @@ describe('datasetsOf (the --dataset / --preset pairing)', () => {
     expect(noGuess).toBeInstanceOf(CoreError);
     expect(noGuess.code).toBe('usage');
     expect(noGuess.message).toBe(
-      `cannot tell the layout of ${b} from its name: pass --preset (math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping)`,
+      `cannot tell the layout of ${b} from its name: pass --preset (deepmath, math500, aime (or aime24), amc (or amc23), college_math (or college), minerva_math (or minerva), olympiadbench (or olympiad), gsm8k, synthetic, or a field mapping)`,
     );
     expect(usageError(() => datasetsOf([a], ['aime2024'])).message).toBe(
-      '--preset: unknown preset "aime2024" (available: math500, aime24, amc23, minerva, college, olympiad, synthetic, or a field mapping {"question": ..., "answer": ...})',
+      '--preset: unknown preset "aime2024": the presets are deepmath, math500, aime (or aime24), amc (or amc23), college_math (or college), minerva_math (or minerva), olympiadbench (or olympiad), gsm8k, synthetic, or a field mapping {"question": ..., "answer": ...}',
     );
     expect(usageError(() => datasetsOf([a, b, a], ['aime24', 'amc23'])).message).toMatch(/^2 --preset for 3 --dataset/);
     const missing = usageError(() => datasetsOf([join(dir, 'nope.jsonl')], []));

@@ -2,10 +2,8 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
-import { DATASET_PRESETS, FieldMappingSchema } from '@rlvr/rollout';
-import type { DatasetPreset } from '@rlvr/rollout';
+import { FieldMappingSchema, PresetNameSchema, presetLabel } from '@rlvr/tasks';
 import { EvaluationError } from './errors.js';
-import { presetLabel } from './presets.js';
 
 /** The longest question `rlvr eval` tokenizes by default, in characters (benchmark problems are a few thousand). */
 export const DEFAULT_MAX_QUESTION_CHARS = 100_000;
@@ -18,8 +16,8 @@ const DatasetSchema = z
   .object({
     /** a JSON-lines file */
     file: z.string().min(1),
-    /** its field layout (a `DATASET_PRESETS` key) */
-    preset: z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]).optional(),
+    /** its field layout: a `DATASET_PRESETS` name of `@rlvr/tasks` or an alias (`aime24`), read as the preset */
+    preset: PresetNameSchema.optional(),
     /** or its fields: `{question, answer, answerFormat?, id?}` (`@rlvr/rollout`'s `FieldMappingSchema`) */
     fields: FieldMappingSchema.optional(),
     /** the name in the table and JSON (default: the preset's benchmark name, or the file's name, made unique) */

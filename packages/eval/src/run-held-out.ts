@@ -9,9 +9,13 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadTasks, splitHeldOut, syntheticGenerator } from '@rlvr/rollout';
 import type { FieldMappingInput, SyntheticOptionsInput } from '@rlvr/rollout';
+import { longChainGenerator } from '@rlvr/tasks';
+import type { LongChainOptionsInput } from '@rlvr/tasks';
 import { EvaluationError } from './errors.js';
 
 interface RunConfig {
+  family?: string;
+  longChain?: LongChainOptionsInput;
   task?: SyntheticOptionsInput;
   evalTask?: SyntheticOptionsInput;
   eval?: { seed?: number; problems?: number };
@@ -38,7 +42,8 @@ export async function writeHeldOut(runDir: string, file: string): Promise<number
   if (typeof seed !== 'number' || typeof problems !== 'number')
     throw new EvaluationError('invalid_record', 'the run config has no eval.seed and eval.problems', { file: configFile, field: 'eval' });
   let rows: { question: string; answer: string }[];
-  if (c.data === undefined) rows = syntheticGenerator(c.evalTask ?? c.task ?? {}).tasks(seed, problems);
+  if (c.data === undefined && c.family === 'long-chain') rows = longChainGenerator(c.longChain ?? {}).tasks(seed, problems);
+  else if (c.data === undefined) rows = syntheticGenerator(c.evalTask ?? c.task ?? {}).tasks(seed, problems);
   else {
     const read = async (f: string) =>
       (await loadTasks(f, c.data!.format as never)).map((t) => ({ question: t.question, answer: t.answer }));

@@ -8,11 +8,11 @@ export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } fro
 export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans/locate.js';
 export { VocabFileSchema, vocabFromJson, loadVocab } from './spans/vocab.js';
 export type { Vocab, VocabFile } from './spans/vocab.js';
-export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from './data/datasets.js';
-export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './data/datasets.js';
+export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from '@rlvr/tasks';
+export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from '@rlvr/tasks';
 export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder } from './data/prompt.js';
 export type { PromptOptions, PromptOptionsInput, PromptBuilder } from './data/prompt.js';
-export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './data/synthetic.js';
+export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from '@rlvr/tasks';
 export type {
   SyntheticOperation,
   SyntheticOptions,
@@ -20,7 +20,7 @@ export type {
   SyntheticStep,
   SyntheticTask,
   SyntheticGenerator,
-} from './data/synthetic.js';
+} from '@rlvr/tasks';
 export type { Sampler, SamplePrompt, SamplingParams, SampleRequest, SampledCompletion, PromptSamples } from './samplers/sampler.js';
 export { SampleOptionsSchema, sampleGroups } from './samplers/sample-groups.js';
 export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } from './samplers/sample-groups.js';

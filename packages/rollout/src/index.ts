@@ -13,11 +13,11 @@ export { VocabFileSchema, vocabFromJson, loadVocab } from './spans/vocab.js';
 export type { Vocab, VocabFile } from './spans/vocab.js';
 
 // datasets, prompts, synthetic tasks
-export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from './data/datasets.js';
-export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from './data/datasets.js';
+export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from '@rlvr/tasks';
+export type { Task, FieldMapping, FieldMappingInput, DatasetPreset } from '@rlvr/tasks';
 export { BOXED_INSTRUCTION, PromptOptionsSchema, promptBuilder } from './data/prompt.js';
 export type { PromptOptions, PromptOptionsInput, PromptBuilder } from './data/prompt.js';
-export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from './data/synthetic.js';
+export { SYNTHETIC_OPERATIONS, SyntheticOptionsSchema, syntheticGenerator, applyOperation } from '@rlvr/tasks';
 export type {
   SyntheticOperation,
   SyntheticOptions,
@@ -25,7 +25,7 @@ export type {
   SyntheticStep,
   SyntheticTask,
   SyntheticGenerator,
-} from './data/synthetic.js';
+} from '@rlvr/tasks';
 export { TaskStream, FileStream, splitHeldOut, toPromptTasks, checkPrompts } from './data/problems.js';
 export type { Problem, PromptTask, ProblemStream } from './data/problems.js';
 export { SyntheticCorpus } from './data/synthetic-corpus.js';

@@ -33,6 +33,17 @@ describe('parsePretrainConfig', () => {
     expect(e.message).not.toContain('\n');
   });
 
+  test('the task family: arith by default; long-chain with its own options; an unknown one lists the families', () => {
+    expect(parsePretrainConfig({}).family).toBe('arith');
+    const c = parsePretrainConfig({ family: 'long-chain', longChain: { maxSteps: 6 } });
+    expect(c.family).toBe('long-chain');
+    expect(c.longChain).toMatchObject({ minSteps: 4, maxSteps: 6, minDigits: 2, maxDigits: 3, spacedDigits: true });
+    expect(() => parsePretrainConfig({ family: 'long' })).toThrow(/family: must be one of "arith", "long-chain" \(got "long"\)/);
+    expect(() => parsePretrainConfig({ family: 'long-chain', longChain: { minSteps: 9 } })).toThrow(
+      /longChain\.minSteps: minSteps must not exceed maxSteps/,
+    );
+  });
+
   test('heads must group evenly', () => {
     expect(() => parsePretrainConfig({ model: { num_attention_heads: 4, num_key_value_heads: 3 } })).toThrow(
       /model\.num_key_value_heads: num_attention_heads must be a multiple of num_key_value_heads/,

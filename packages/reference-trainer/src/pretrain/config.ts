@@ -1,6 +1,7 @@
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
 import { SyntheticOptionsSchema } from '@rlvr/rollout';
+import { LongChainOptionsSchema, TaskNameSchema } from '@rlvr/tasks';
 import { AdamWConfigSchema, LrScheduleSchema } from '@rlvr/trainer';
 import { z } from 'zod';
 import { ReferenceTrainerError } from '../errors.js';
@@ -51,7 +52,11 @@ export const PretrainConfigSchema = z
     steps: z.number().int().min(1).max(1_000_000).default(DEFAULT_STEPS),
     /** problems per optimizer step */
     batchSize: z.number().int().min(1).max(4096).default(32),
-    /** the training problems (easy: 1-2 add/subtract steps, one-digit amounts) */
+    /** the task family: `arith` (the short problems, options in `synthetic`) or `long-chain` (options in `longChain`) */
+    family: TaskNameSchema.default('arith'),
+    /** the long-chain task's options (`family: "long-chain"`; training and held-out problems alike) */
+    longChain: LongChainOptionsSchema.default(LongChainOptionsSchema.parse({})),
+    /** the training problems of `arith` (easy: 1-2 add/subtract steps, one-digit amounts) */
     synthetic: SyntheticOptionsSchema.default(SyntheticOptionsSchema.parse({ minSteps: 1, maxSteps: 2, digits: 1 })),
     /** problems whose prompt and solution texts define the pruned vocabulary */
     vocabProblems: z.number().int().min(1).max(1_000_000).default(4000),

@@ -8,6 +8,7 @@ import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
 import type { PretrainConfig } from './config.js';
 import { SyntheticCorpus } from '@rlvr/rollout';
+import { taskGenerator } from '@rlvr/tasks';
 import { greedyEval } from '@rlvr/eval';
 import type { GreedyEval } from '@rlvr/eval';
 import { packSft, sftStep } from '@rlvr/trainer';
@@ -67,10 +68,11 @@ export async function runPretrain(
   await createDirectory(outDir);
   await selectBackend({ backend: config.backend }, logger);
 
+  const longChain = config.family === 'long-chain' ? taskGenerator('long-chain', config.longChain) : undefined;
   const corpus = new SyntheticCorpus(
     config.seed,
-    config.synthetic,
-    { seed: config.eval.seed, problems: config.eval.problems, options: config.eval.synthetic ?? config.synthetic },
+    longChain ?? config.synthetic,
+    { seed: config.eval.seed, problems: config.eval.problems, options: longChain ?? config.eval.synthetic ?? config.synthetic },
     config.vocabProblems,
   );
   const heldOut = corpus.heldOut.map((t) => corpus.encode(t));

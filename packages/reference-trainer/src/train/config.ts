@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { formatZodIssues } from '@rlvr/core';
 import { BACKEND_NAMES } from '@rlvr/policy';
-import { DATASET_PRESETS, FieldMappingSchema, PromptOptionsSchema, SyntheticOptionsSchema } from '@rlvr/rollout';
+import { PromptOptionsSchema, SyntheticOptionsSchema } from '@rlvr/rollout';
+import { DatasetFormatSchema, LongChainOptionsSchema, TaskNameSchema } from '@rlvr/tasks';
 import type { SignalPlan } from '@rlvr/saliency';
 import { TrainerConfigSchema, configDiff } from '@rlvr/trainer';
 import { z } from 'zod';
@@ -66,13 +67,8 @@ export const TrainDataSchema = z
   .object({
     train: z.string().min(1),
     eval: z.string().min(1).optional(),
-    /** a preset name (math500, gsm8k, deepmath, synthetic, ...) or a field mapping */
-    format: z
-      .union([
-        z.enum(Object.keys(DATASET_PRESETS) as [keyof typeof DATASET_PRESETS, ...(keyof typeof DATASET_PRESETS)[]]),
-        FieldMappingSchema,
-      ])
-      .default('synthetic'),
+    /** a preset name (math500, gsm8k, deepmath, synthetic, ...; an alias such as aime24 is read as its preset) or a field mapping */
+    format: DatasetFormatSchema.default('synthetic'),
   })
   .strict();
 
@@ -91,8 +87,11 @@ export const TrainConfigSchema = z
     plugins: z.array(z.string().min(1)).default([]),
     /** policy checkpoint directory (config.json, model.safetensors, a tokenizer); default: the embedded warm-up */
     checkpoint: z.string().min(1).default(EMBEDDED_CHECKPOINT),
-    /** the synthetic training problems (when `data` is not given) */
+    /** the synthetic task family (when `data` is not given): `arith`, options in `task`, or `long-chain`, options in `longChain` */
+    family: TaskNameSchema.default('arith'),
+    /** the synthetic training problems of `arith` */
     task: SyntheticOptionsSchema.default(SyntheticOptionsSchema.parse(EASY)),
+    longChain: LongChainOptionsSchema.default(LongChainOptionsSchema.parse({})),
     /** problems from your own files instead of the synthetic task */
     data: TrainDataSchema.optional(),
     /** prompt text around the question, rendered with the checkpoint's chat template (none: a plain User/Assistant layout) */

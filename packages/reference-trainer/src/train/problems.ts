@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { FileStream, TaskStream, loadTasks, splitHeldOut, syntheticGenerator } from '@rlvr/rollout';
+import { longChainGenerator } from '@rlvr/tasks';
 import type { Logger } from '@rlvr/core';
 import type { Problem, ProblemStream } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
@@ -16,8 +17,9 @@ export async function loadProblems(
 ): Promise<{ heldOut: Problem[]; stream: ProblemStream; train?: readonly Problem[] }> {
   if (config.data === undefined) {
     // the held-out problems are the first of stream `eval.seed`: the ones `rlvr pretrain` held out with the same settings
-    const heldOut = syntheticGenerator(config.evalTask ?? config.task).tasks(config.eval.seed, config.eval.problems);
-    return { heldOut, stream: new TaskStream(config.seed, config.task, heldOut) };
+    const long = config.family === 'long-chain' ? longChainGenerator(config.longChain) : undefined;
+    const heldOut = (long ?? syntheticGenerator(config.evalTask ?? config.task)).tasks(config.eval.seed, config.eval.problems);
+    return { heldOut, stream: new TaskStream(config.seed, long ?? config.task, heldOut) };
   }
   const { train, eval: evalFile, format } = config.data;
   const read = async (file: string, field: string): Promise<Problem[]> => {
@@ -26,7 +28,7 @@ export async function loadProblems(
         question: t.question,
         answer: t.answer,
         ...(t.solution === undefined ? {} : { solution: t.solution }),
-        ...(t.aux === undefined ? {} : { aux: t.aux }),
+        ...((t.scaffold ?? t.chain) && { aux: { ...(t.scaffold && { scaffold: t.scaffold }), ...(t.chain && { chain: t.chain }) } }),
         source: { file, line: t.line },
       }));
     } catch (err) {

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { runCommands } from '@rlvr/core';
 import { rolloutCommands } from './commands.js';
 import { MAX_SYNTH_COUNT } from './synth.js';
-import { syntheticGenerator } from '../data/synthetic.js';
-import { loadTasks } from '../data/datasets.js';
+import { labelCompletion, loadTasks, longChainGenerator, syntheticGenerator } from '@rlvr/tasks';
 
 const runCli = (argv: string[], io: Parameters<typeof runCommands>[3]) => runCommands('rlvr-rollout', rolloutCommands, argv, io);
 
@@ -137,6 +136,20 @@ describe('rlvr-rollout synth', () => {
     const s = io();
     expect(await runCli(['synth', '--count', '2'], s.io)).toBe(0);
     expect(s.out.join('').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('--task long-chain writes rows with their chain, which the labeller reads back from the file', async () => {
+    const out = join(await mkdtemp(join(tmpdir(), 'synth-long-')), 'long.jsonl');
+    expect(await runCli(['synth', '--task', 'long-chain', '--count', '4', '--seed', '3', '--out', out], io().io)).toBe(0);
+    const want = longChainGenerator().tasks(3, 4);
+    const read = await loadTasks(out, 'synthetic');
+    expect(read.map((t) => [t.question, t.answer, t.solution, t.chain])).toEqual(
+      want.map((t) => [t.question, t.answer, t.solution, t.chain]),
+    );
+    for (const t of read) expect(labelCompletion(t.chain!, t.solution!).kind).toBe('correct');
+    const bad = io();
+    expect(await runCli(['synth', '--task', 'long', '--count', '1'], bad.io)).toBe(2);
+    expect(bad.err.join('')).toMatch(/^rlvr-rollout synth: --task: unknown task "long": the tasks are arith, long-chain\n/);
   });
 
   it('names bad knobs and arguments', async () => {

@@ -1,16 +1,19 @@
 import { AtomicWriter, intFlag, usageError, type Command } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { syntheticGenerator } from '../data/synthetic.js';
+import { TASK_NAMES, TaskNameSchema, taskGenerator } from '@rlvr/tasks';
 import { writeRows } from './write-rows.js';
 
 /** The most tasks one `synth` run writes (about 1.5 GB of JSONL): a larger `--count` is refused before any work. */
 export const MAX_SYNTH_COUNT = 10_000_000;
 
-const USAGE = `usage: rlvr-rollout synth --count N [--seed S] [--from I] [--options JSON] [--out FILE.jsonl]
+const USAGE = `usage: rlvr-rollout synth --count N [--task NAME] [--seed S] [--from I] [--options JSON] [--out FILE.jsonl]
 
   Writes N synthetic arithmetic tasks, indices I .. I+N-1 of stream S, as rows
-  {"question", "answer", "solution"}; --options is a JSON object of generator knobs
-  (minSteps, maxSteps, digits, operations, maxFactor). The same arguments give the same file.
+  {"question", "answer", "solution"} (long-chain: and "chain", the exact chain the first-error
+  labeller of @rlvr/tasks reads); --options is a JSON object of generator knobs (arith: minSteps,
+  maxSteps, digits, operations, maxFactor; long-chain: minSteps, maxSteps, minDigits, maxDigits,
+  operations, maxFactor, minValue, maxValue, spacedDigits). The same arguments give the same file.
+  --task     ${TASK_NAMES.join(' | ')} (default arith: the embedded default's short problems)
   --count    1 .. ${MAX_SYNTH_COUNT.toLocaleString('en')} (required)
   --seed     the stream: an integer, or any string (default 0)
   --from     the first task index (default 0)
@@ -23,6 +26,7 @@ export const synthCommand: Command = {
   usage: USAGE,
   options: {
     count: { type: 'string' },
+    task: { type: 'string', default: 'arith' },
     seed: { type: 'string', default: '0' },
     from: { type: 'string', default: '0' },
     options: { type: 'string', default: '{}' },
@@ -38,7 +42,10 @@ export const synthCommand: Command = {
     } catch (cause) {
       throw new RolloutError('invalid_row', `is not JSON: ${(cause as Error).message}`, { field: '--options' }, { cause });
     }
-    const gen = syntheticGenerator(knobs as object);
+    const name = TaskNameSchema.safeParse(values.task);
+    if (!name.success) throw usageError(`unknown task ${JSON.stringify(values.task)}: the tasks are ${TASK_NAMES.join(', ')}`, 'task');
+    const gen = taskGenerator(name.data, knobs);
+    const withChain = name.data !== 'arith'; // arith rows stay as they always were
     const seed = values.seed as string;
     // a numeric seed is the same stream as in the library (`task(7, i)`), not the string "7"
     const s = /^-?\d+$/.test(seed) ? Number(seed) : seed;
@@ -48,7 +55,8 @@ export const synthCommand: Command = {
       (function* () {
         for (let i = from; i < from + count; i++) {
           const t = gen.task(s, i);
-          yield JSON.stringify({ question: t.question, answer: t.answer, solution: t.solution }) + '\n';
+          const row = { question: t.question, answer: t.answer, solution: t.solution };
+          yield JSON.stringify(withChain ? { ...row, chain: t.chain } : row) + '\n';
         }
       })(),
       writer,

@@ -4,7 +4,7 @@ import { chatmlTemplate } from '@rlvr/policy/tokenizer';
 import { RolloutError } from '../errors.js';
 import { FileStream, TaskStream, checkPrompts, splitHeldOut, toPromptTasks } from './problems.js';
 import { BOXED_INSTRUCTION, promptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
 
 const EASY = { minSteps: 1, maxSteps: 2, digits: 1, operations: ['add', 'sub'] as ('add' | 'sub')[], maxFactor: 5 };
 

@@ -7,8 +7,8 @@ import { Rng, type ProblemAux } from '@rlvr/core';
 import type { Tokenizer } from '@rlvr/policy/tokenizer';
 import { RolloutError } from '../errors.js';
 import type { PromptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
-import type { SyntheticOptions, SyntheticTask } from './synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
+import type { ChainTask, ChainTaskGenerator, SyntheticOptions } from '@rlvr/tasks';
 
 /** A problem ready to sample: its question, gold answer and prompt token ids. */
 export interface PromptTask {
@@ -30,7 +30,7 @@ export interface Problem {
   answer: string;
   /** a worked (reference) solution, when the task or the data has one */
   solution?: string;
-  /** per-problem data for the method, never shown to the policy (a data file's `aux` fields; SCOPE-RL's `scaffold`) */
+  /** per-problem data for the method, never shown to the policy (a synthetic task's `chain`; a data file's `scaffold` and `chain` fields) */
   aux?: ProblemAux;
   /** where a problem of a data file comes from (for error messages) */
   source?: { file: string; line: number };
@@ -54,19 +54,20 @@ export class TaskStream implements ProblemStream {
 
   constructor(
     readonly seed: number,
-    options: SyntheticOptions,
-    heldOut: readonly SyntheticTask[],
+    options: SyntheticOptions | ChainTaskGenerator,
+    heldOut: readonly ChainTask[],
   ) {
-    this.#generator = syntheticGenerator(options);
+    // the short task's options, or any family's generator (`taskGenerator('long-chain')`)
+    this.#generator = 'task' in options && typeof options.task === 'function' ? options : syntheticGenerator(options as SyntheticOptions);
     this.#skip = new Set(heldOut.map((t) => t.question));
   }
 
-  /** The next `n` problems. */
-  next(n: number): SyntheticTask[] {
-    const out: SyntheticTask[] = [];
+  /** The next `n` problems, each with its chain as `aux.chain` too (a method builds scaffolds from it). */
+  next(n: number): (ChainTask & { aux: ProblemAux })[] {
+    const out: (ChainTask & { aux: ProblemAux })[] = [];
     while (out.length < n) {
       const task = this.#generator.task(this.seed, this.cursor++);
-      if (!this.#skip.has(task.question)) out.push(task);
+      if (!this.#skip.has(task.question)) out.push({ ...task, aux: { chain: task.chain } });
     }
     return out;
   }

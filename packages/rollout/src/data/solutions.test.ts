@@ -5,10 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { prunedTokenizer, prunedVocab } from '@rlvr/policy/tokenizer';
 import { totalTokens } from '@rlvr/core';
-import { loadTasks, type DatasetPreset } from './datasets.js';
+import { loadTasks, syntheticGenerator, type DatasetPreset } from '@rlvr/tasks';
 import { toPromptTasks } from './problems.js';
 import { promptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
 import { sampleGroups } from '../samplers/sample-groups.js';
 import type { Sampler } from '../samplers/sampler.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { SyntheticCorpus } from './synthetic-corpus.js';
-import { SyntheticOptionsSchema } from './synthetic.js';
+import { SyntheticOptionsSchema } from '@rlvr/tasks';
 
 const EASY = SyntheticOptionsSchema.parse({ minSteps: 1, maxSteps: 2, digits: 1 });
 const heldOut = { seed: 0x5eed0e, problems: 16, options: EASY };

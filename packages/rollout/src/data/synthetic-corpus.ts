@@ -7,8 +7,8 @@ import { prunedTokenizer, prunedVocab } from '@rlvr/policy/tokenizer';
 import type { PrunedVocab, Tokenizer } from '@rlvr/policy/tokenizer';
 import { promptBuilder } from './prompt.js';
 import type { PromptBuilder } from './prompt.js';
-import { syntheticGenerator } from './synthetic.js';
-import type { SyntheticGenerator, SyntheticOptions, SyntheticTask } from './synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
+import type { ChainTask, ChainTaskGenerator, SyntheticOptions } from '@rlvr/tasks';
 
 /** The end-of-text token that closes every completion (so that greedy decoding stops). */
 const EOS_TOKEN = '<|endoftext|>';
@@ -31,8 +31,8 @@ export interface SftTask {
  */
 export class SyntheticCorpus {
   readonly prompts: PromptBuilder = promptBuilder();
-  readonly train: SyntheticGenerator;
-  readonly heldOut: SyntheticTask[];
+  readonly train: ChainTaskGenerator;
+  readonly heldOut: ChainTask[];
   readonly vocab: PrunedVocab;
   readonly tokenizer: Tokenizer;
   readonly eosId: number;
@@ -40,17 +40,19 @@ export class SyntheticCorpus {
   #cursor = 0;
 
   /**
+   * @param train the training problems: the short task's options, or any family's generator
+   *   (`taskGenerator('long-chain')` of `@rlvr/tasks`); `heldOut.options` likewise
    * @param vocabProblems training problems whose texts (with every held-out problem) define the
    *   pruned vocabulary: cl100k_base restricted to the tokens they use (+ bytes and merge parts).
    */
   constructor(
     readonly seed: number,
-    trainOptions: SyntheticOptions,
-    heldOut: { seed: number; problems: number; options: SyntheticOptions },
+    train: SyntheticOptions | ChainTaskGenerator,
+    heldOut: { seed: number; problems: number; options: SyntheticOptions | ChainTaskGenerator },
     vocabProblems: number,
   ) {
-    this.train = syntheticGenerator(trainOptions);
-    const evalGen = syntheticGenerator(heldOut.options);
+    this.train = generatorOf(train);
+    const evalGen = generatorOf(heldOut.options);
     this.heldOut = Array.from({ length: heldOut.problems }, (_, i) => evalGen.task(heldOut.seed, i));
     this.#heldOutQuestions = new Set(this.heldOut.map((t) => t.question));
     const texts: string[] = [];
@@ -63,7 +65,7 @@ export class SyntheticCorpus {
   }
 
   /** Tokenize one task. */
-  encode(task: SyntheticTask): SftTask {
+  encode(task: Pick<ChainTask, 'question' | 'answer' | 'solution'>): SftTask {
     return {
       question: task.question,
       answer: task.answer,
@@ -86,4 +88,8 @@ export class SyntheticCorpus {
   get cursor(): number {
     return this.#cursor;
   }
+}
+
+function generatorOf(g: SyntheticOptions | ChainTaskGenerator): ChainTaskGenerator {
+  return 'task' in g && typeof g.task === 'function' ? g : syntheticGenerator(g as SyntheticOptions);
 }

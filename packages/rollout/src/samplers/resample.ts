@@ -121,11 +121,13 @@ async function route(
 
 /**
  * The stage's `regrade` over every group of the routed batch: its new rewards (finite, one per rollout) replace
- * the group's in `routed.batch` (copied first when it is the caller's batch); `routing/reward_mean_regraded` is their mean.
+ * the group's in a copy of `routed.batch`; `routing/reward_mean_regraded` is their mean. When the stage keeps every
+ * group's rewards (undefined for all), the batch and the metrics are left as they are.
  */
 function regradeGroups(stage: BoundRolloutStage, routed: Routed, problems: readonly ResampleProblem[]): void {
   const rows = groupRows(routed.batch, problems.length);
   const rewards = Float32Array.from(routed.batch.rewards);
+  let changed = false;
   for (const group of scoredGroups(routed.batch, routed.texts, problems)) {
     const next = stage.regrade!(group);
     if (next === undefined) continue;
@@ -137,7 +139,9 @@ function regradeGroups(stage: BoundRolloutStage, routed: Routed, problems: reado
         { index: group.group, field: 'reward' },
       );
     at.forEach((i, j) => (rewards[i] = next[j]!));
+    changed = true;
   }
+  if (!changed) return;
   routed.batch = { ...routed.batch, rewards };
   routed.metrics[METRIC.routingRewardMeanRegraded] = mean(rewards);
 }

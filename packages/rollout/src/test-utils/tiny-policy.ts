@@ -19,7 +19,7 @@ import {
   type Tokenizer,
 } from '@rlvr/policy';
 import { BOXED_INSTRUCTION } from '../data/prompt.js';
-import { syntheticGenerator } from '../data/synthetic.js';
+import { syntheticGenerator } from '@rlvr/tasks';
 
 const TINY_SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
 

@@ -1,6 +1,12 @@
 import { z } from 'zod';
-import { findBoxes, parseConfig, readJsonl, type JsonValue, type ProblemAux } from '@rlvr/core';
-import { RolloutError } from '../errors.js';
+import { findBoxes, formatZodIssues, parseConfig, readJsonl } from '@rlvr/core';
+import { ChainSchema } from './chain.js';
+import type { Chain } from './chain.js';
+import { TaskError } from './errors.js';
+import { DATASET_PRESETS, PresetNameSchema, presetNamesText, unknownPresetMessage } from './presets.js';
+import type { PresetName } from './presets.js';
+import { ScaffoldSchema } from './scaffold.js';
+import type { Scaffold } from './scaffold.js';
 
 /** A verifiable task: the question a prompt is built from and the gold answer the reward compares with. */
 export interface Task {
@@ -13,8 +19,10 @@ export interface Task {
   id?: string;
   /** The worked (reference) solution, when the mapping names a solution field and the row has it. */
   solution?: string;
-  /** The row's auxiliary fields the mapping names (`aux`), as they are, under their names; absent when the row has none. */
-  aux?: ProblemAux;
+  /** The exact chain of a synthetic problem, when the mapping names a chain field and the row has it. */
+  chain?: Chain;
+  /** The answer-hidden scaffold (sub-questions, hidden sub-answers), when the mapping names a scaffold field and the row has it. */
+  scaffold?: Scaffold;
 }
 
 /**
@@ -40,35 +48,34 @@ export const FieldMappingSchema = z
     id: z.string().min(1).optional(),
     /** optional field holding a worked solution (text), read where a row has it: a reference for methods that use one */
     solution: z.string().min(1).optional(),
-    /**
-     * optional fields carried as they are (JSON) to the problem's `aux`, under their dotted paths, where a
-     * row has them: per-problem data for the method, never shown to the policy (SCOPE-RL's `scaffold`)
-     */
-    aux: z.array(z.string().min(1)).optional(),
+    /** optional field holding the problem's exact chain (`ChainSchema`), read where a row has it: what the first-error labeller checks against */
+    chain: z.string().min(1).optional(),
+    /** optional field holding an answer-hidden scaffold (`ScaffoldSchema`), read where a row has it */
+    scaffold: z.string().min(1).optional(),
   })
   .strict();
 export type FieldMapping = z.output<typeof FieldMappingSchema>;
 export type FieldMappingInput = z.input<typeof FieldMappingSchema>;
 
-/** Field layouts of the usual math datasets. */
-export const DATASET_PRESETS = {
-  deepmath: { question: 'question', answer: 'final_answer', answerFormat: 'value' },
-  math500: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'unique_id', solution: 'solution' },
-  aime: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
-  amc: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
-  college_math: { question: 'problem', answer: 'answer', answerFormat: 'value', id: 'id' },
-  minerva_math: { question: 'problem', answer: 'solution', answerFormat: 'last_boxed', id: 'idx', solution: 'solution' },
-  olympiadbench: { question: 'question', answer: 'final_answer', answerFormat: 'list', id: 'id' },
-  /** the answer field is the worked solution, ending in `#### answer` */
-  gsm8k: { question: 'question', answer: 'answer', answerFormat: 'after_hashes', solution: 'answer' },
-  /** rows of `rlvr-rollout synth` */
-  synthetic: { question: 'question', answer: 'answer', answerFormat: 'value', solution: 'solution' },
-} as const satisfies Record<string, FieldMapping>;
-export type DatasetPreset = keyof typeof DATASET_PRESETS;
-const PresetNameSchema = z.enum(Object.keys(DATASET_PRESETS) as [DatasetPreset, ...DatasetPreset[]]);
+/**
+ * A dataset's layout as a config reads it (`rlvr train`'s `data.format`): a preset name or alias
+ * (read as the preset), or a field mapping. A bad one fails with one message: an unknown name lists
+ * the presets, a bad mapping says which of its fields is wrong.
+ */
+export const DatasetFormatSchema = z.union([PresetNameSchema, FieldMappingSchema], {
+  error: (issue) => {
+    const input = issue.input;
+    if (typeof input === 'string') return unknownPresetMessage(input);
+    if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
+      const r = FieldMappingSchema.safeParse(input);
+      if (!r.success) return `not a field mapping: ${formatZodIssues(r.error.issues, input, FieldMappingSchema)}`;
+    }
+    return `must be a preset name (${presetNamesText()}) or a field mapping {"question": ..., "answer": ...}`;
+  },
+});
 
 /** The mapping a preset name or a custom mapping stands for; an unknown preset or a bad mapping throws `CoreError('invalid_config')` listing what is allowed. */
-export function resolveMapping(mapping: DatasetPreset | FieldMappingInput): FieldMapping {
+export function resolveMapping(mapping: PresetName | FieldMappingInput): FieldMapping {
   if (typeof mapping === 'string') {
     return DATASET_PRESETS[parseConfig(PresetNameSchema, mapping, 'dataset preset')];
   }
@@ -79,17 +86,17 @@ export function resolveMapping(mapping: DatasetPreset | FieldMappingInput): Fiel
 export function taskFromRow(row: unknown, mapping: FieldMapping, where: { file?: string; line: number }): Task {
   const at = (field: string) => ({ ...where, field });
   if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-    throw new RolloutError('invalid_row', `expected a JSON object, got ${describe(row)}`, { ...where });
+    throw new TaskError('invalid_row', `expected a JSON object, got ${describe(row)}`, { ...where });
   }
   const question = fieldAt(row, mapping.question);
   if (typeof question !== 'string' || question.trim() === '') {
-    throw new RolloutError('invalid_row', `expected a non-empty string question, got ${describe(question)}`, at(mapping.question));
+    throw new TaskError('invalid_row', `expected a non-empty string question, got ${describe(question)}`, at(mapping.question));
   }
   const task: Task = { question, answer: readAnswer(fieldAt(row, mapping.answer), mapping, at(mapping.answer)), line: where.line };
   if (mapping.id !== undefined) {
     const id = fieldAt(row, mapping.id);
     if (typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) {
-      throw new RolloutError('invalid_row', `expected a string or number id, got ${describe(id)}`, at(mapping.id));
+      throw new TaskError('invalid_row', `expected a string or number id, got ${describe(id)}`, at(mapping.id));
     }
     task.id = String(id);
   }
@@ -98,29 +105,58 @@ export function taskFromRow(row: unknown, mapping: FieldMapping, where: { file?:
     const solution = fieldAt(row, mapping.solution);
     if (solution !== undefined && solution !== null) {
       if (typeof solution !== 'string' || solution.trim() === '')
-        throw new RolloutError('invalid_row', `expected a non-empty string solution, got ${describe(solution)}`, at(mapping.solution));
+        throw new TaskError('invalid_row', `expected a non-empty string solution, got ${describe(solution)}`, at(mapping.solution));
       task.solution = solution;
     }
   }
-  for (const path of mapping.aux ?? []) {
-    const value = fieldAt(row, path);
-    if (value !== undefined && value !== null) task.aux = { ...task.aux, [path]: value as JsonValue };
+  if (mapping.chain !== undefined) {
+    const chain = fieldAt(row, mapping.chain);
+    if (chain !== undefined && chain !== null) task.chain = parsed(ChainSchema, chain, at(mapping.chain));
+  }
+  if (mapping.scaffold !== undefined) {
+    const scaffold = fieldAt(row, mapping.scaffold);
+    if (scaffold !== undefined && scaffold !== null) task.scaffold = parsed(ScaffoldSchema, scaffold, at(mapping.scaffold));
+  }
+  if (task.chain !== undefined) {
+    const last = task.chain.steps.at(-1)!.result;
+    if (String(last) !== task.answer.trim())
+      throw new TaskError('invalid_row', `the chain ends at ${last} but the answer is ${JSON.stringify(task.answer)}`, at(mapping.chain!));
+    if (task.scaffold !== undefined && task.scaffold.subAnswers.length !== task.chain.steps.length)
+      throw new TaskError(
+        'invalid_row',
+        `the scaffold has ${task.scaffold.subAnswers.length} sub-answers but the chain has ${task.chain.steps.length} steps`,
+        at(mapping.scaffold!),
+      );
   }
   return task;
+}
+
+/** A field read through its schema; a bad value throws naming the file, line and the field's own path. */
+function parsed<S extends z.ZodType>(schema: S, value: unknown, loc: { file?: string; line: number; field: string }): z.output<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const field = [loc.field, ...issue.path.map(String)].join('.');
+  throw new TaskError(
+    'invalid_row',
+    formatZodIssues([{ ...issue, path: [] }]).replace(/^\(root\): /, ''),
+    { ...loc, field },
+    { cause: r.error },
+  );
 }
 
 /**
  * Stream the tasks of a JSONL file (one row in memory at a time). `mapping` is a
  * preset name (`"math500"`) or a custom `FieldMapping`. The first bad row throws
- * `RolloutError('invalid_row')` naming the file, its line and the field.
+ * `TaskError('invalid_row')` naming the file, its line and the field.
  */
-export async function* readTasks(file: string, mapping: DatasetPreset | FieldMappingInput): AsyncGenerator<Task> {
+export async function* readTasks(file: string, mapping: PresetName | FieldMappingInput): AsyncGenerator<Task> {
   const m = resolveMapping(mapping);
   for await (const { line, value } of readJsonl(file)) yield taskFromRow(value, m, { file, line });
 }
 
 /** All tasks of a file (or the first `limit`). */
-export async function loadTasks(file: string, mapping: DatasetPreset | FieldMappingInput, limit = Infinity): Promise<Task[]> {
+export async function loadTasks(file: string, mapping: PresetName | FieldMappingInput, limit = Infinity): Promise<Task[]> {
   const out: Task[] = [];
   if (limit <= 0) return out;
   for await (const t of readTasks(file, mapping)) {
@@ -136,22 +172,21 @@ function readAnswer(v: unknown, m: FieldMapping, loc: { file?: string; line: num
       return scalar(v, loc);
     case 'list': {
       if (!Array.isArray(v) || v.length === 0)
-        throw new RolloutError('invalid_row', `expected a non-empty list of answers, got ${describe(v)}`, loc);
+        throw new TaskError('invalid_row', `expected a non-empty list of answers, got ${describe(v)}`, loc);
       return v.map((x, i) => scalar(x, { ...loc, field: `${loc.field}.${i}` })).join(', ');
     }
     case 'last_boxed': {
-      if (typeof v !== 'string') throw new RolloutError('invalid_row', `expected a solution string, got ${describe(v)}`, loc);
+      if (typeof v !== 'string') throw new TaskError('invalid_row', `expected a solution string, got ${describe(v)}`, loc);
       const boxed = lastAnswer(v);
-      if (boxed === null)
-        throw new RolloutError('invalid_row', 'the solution has no balanced \\boxed{...} to take the gold answer from', loc);
+      if (boxed === null) throw new TaskError('invalid_row', 'the solution has no balanced \\boxed{...} to take the gold answer from', loc);
       return boxed;
     }
     case 'after_hashes': {
       if (typeof v !== 'string')
-        throw new RolloutError('invalid_row', `expected a solution string with "#### answer", got ${describe(v)}`, loc);
+        throw new TaskError('invalid_row', `expected a solution string with "#### answer", got ${describe(v)}`, loc);
       const k = v.lastIndexOf('####');
       const answer = k < 0 ? '' : v.slice(k + 4).trim();
-      if (answer === '') throw new RolloutError('invalid_row', 'expected "#### answer" at the end of the solution', loc);
+      if (answer === '') throw new TaskError('invalid_row', 'expected "#### answer" at the end of the solution', loc);
       return /^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(answer) ? answer.replaceAll(',', '') : answer;
     }
   }
@@ -166,7 +201,7 @@ function lastAnswer(text: string): string | null {
 function scalar(v: unknown, loc: { file?: string; line: number; field: string }): string {
   if (typeof v === 'string' && v.trim() !== '') return v;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  throw new RolloutError('invalid_row', `expected a non-empty string or a finite number, got ${describe(v)}`, loc);
+  throw new TaskError('invalid_row', `expected a non-empty string or a finite number, got ${describe(v)}`, loc);
 }
 
 function fieldAt(row: object, path: string): unknown {

@@ -4,10 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreError } from '@rlvr/core';
-import { loadTasks, readTasks, type DatasetPreset } from './datasets.js';
-import { RolloutError } from '../errors.js';
+import { loadTasks, readTasks } from './datasets.js';
+import type { DatasetPreset } from './presets.js';
+import { TaskError } from './errors.js';
+import { labelCompletion } from './label.js';
+import { longChainGenerator } from './long-chain.js';
+import { scaffoldOf } from './scaffold.js';
 
-const FIX = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
+const FIX = fileURLToPath(new URL('../test/fixtures/', import.meta.url));
 const fx = (name: string) => join(FIX, name);
 const rawRows = async (name: string) =>
   (await readFile(fx(name), 'utf8'))
@@ -124,8 +128,8 @@ describe('custom mappings and bad rows', () => {
       }
       expect(seen).toEqual([1, 2]);
       // a line that is not JSON is core's reader error; a row without the fields is ours
-      expect(err).toBeInstanceOf(message === 'not JSON' ? CoreError : RolloutError);
-      const e = err as RolloutError;
+      expect(err).toBeInstanceOf(message === 'not JSON' ? CoreError : TaskError);
+      const e = err as TaskError;
       expect(e.code).toBe(message === 'not JSON' ? 'read_failed' : 'invalid_row');
       expect(e.location).toMatchObject({ file: f, line: 3 });
       expect(e.message).toContain(`${f}:3${field ? ', ' + field : ''}: `);
@@ -148,16 +152,52 @@ describe('custom mappings and bad rows', () => {
   });
 });
 
-describe('auxiliary fields', () => {
-  it('carries the fields `aux` names as they are, where a row has them, to the task and on to its prompt task', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'rlvr-aux-'));
-    const file = join(dir, 'rows.jsonl');
-    const scaffold = { subQuestions: ['How many after the first step?'], subAnswers: ['13'] };
-    await writeFile(file, `${JSON.stringify({ q: 'a', a: 1, scaffold, meta: { level: 3 } })}\n{"q": "b", "a": 2, "scaffold": null}\n`);
-    const tasks = await loadTasks(file, { question: 'q', answer: 'a', aux: ['scaffold', 'meta.level'] });
-    expect(tasks).toEqual([
-      { question: 'a', answer: '1', line: 1, aux: { scaffold, 'meta.level': 3 } },
-      { question: 'b', answer: '2', line: 2 },
-    ]);
+describe('chain and scaffold fields', () => {
+  it('a data file row carries its chain and scaffold; the labeller and the scaffold work from the file alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rlvr-tasks-chain-'));
+    const tasks = longChainGenerator().tasks(5, 3);
+    const file = join(dir, 'long.jsonl');
+    await writeFile(
+      file,
+      tasks.map((t) => JSON.stringify({ ...t, scaffold: scaffoldOf(t.chain, { spacedDigits: true }) })).join('\n') + '\n',
+    );
+    const read = await loadTasks(file, 'synthetic');
+    expect(read.map((t) => t.chain)).toEqual(tasks.map((t) => t.chain));
+    expect(read.map((t) => t.scaffold!.subAnswers)).toEqual(tasks.map((t) => t.chain.steps.map((s) => String(s.result))));
+    expect(labelCompletion(read[0]!.chain!, tasks[0]!.solution).kind).toBe('correct');
+    // rows without the fields are read as before
+    await writeFile(file, JSON.stringify({ question: 'q', answer: '1', solution: '\\boxed{1}' }) + '\n');
+    expect((await loadTasks(file, 'synthetic'))[0]).toEqual({ question: 'q', answer: '1', solution: '\\boxed{1}', line: 1 });
+  });
+
+  it('a bad chain or scaffold names the file, line and field; nothing is read past it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rlvr-tasks-chain-'));
+    const file = join(dir, 'bad.jsonl');
+    const t = longChainGenerator().task(5, 0);
+    const write = (row: object) =>
+      writeFile(file, JSON.stringify({ question: t.question, answer: t.answer }) + '\n' + JSON.stringify(row) + '\n');
+    const steps = t.chain.steps.map((s) => ({ ...s }));
+    steps[1]!.result += 1;
+    await write({ ...t, chain: { ...t.chain, steps } });
+    const v = t.chain.steps[0]!.result;
+    const s1 = t.chain.steps[1]!;
+    const sym = { add: '+', sub: '-', mul: '*', div: '/' }[s1.op];
+    await expect(loadTasks(file, 'synthetic')).rejects.toThrow(
+      `${file}:2, field chain.steps.1.result: ${v} ${sym} ${s1.operand} = ${s1.result}, not ${s1.result + 1}`,
+    );
+    await write({ ...t, answer: '7' });
+    await expect(loadTasks(file, 'synthetic')).rejects.toThrow(
+      `${file}:2, field chain: the chain ends at ${t.answer} but the answer is "7"`,
+    );
+    await write({ ...t, scaffold: { subQuestions: ['a?'], subAnswers: ['1'] } });
+    await expect(loadTasks(file, 'synthetic')).rejects.toThrow(
+      `${file}:2, field scaffold: the scaffold has 1 sub-answers but the chain has ${t.chain.steps.length} steps`,
+    );
+    await write({ ...t, scaffold: { subQuestions: [`What is ${v}?`], subAnswers: [String(v)] }, chain: undefined });
+    const err = await loadTasks(file, 'synthetic').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskError);
+    expect((err as TaskError).message).toBe(
+      `${file}:2, field scaffold.subQuestions.0: sub-question 1 ("What is ${v}?") shows sub-answer 1 (${v}): the sub-answers must stay hidden`,
+    );
   });
 });

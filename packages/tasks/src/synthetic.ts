@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseConfig, Rng } from '@rlvr/core';
+import type { Chain } from './chain.js';
 
 /**
  * Synthetic verifiable tasks for the embedded default: multi-step arithmetic word
@@ -53,6 +54,8 @@ export interface SyntheticTask {
   solution: string;
   start: number;
   steps: SyntheticStep[];
+  /** the same steps as an exact chain (what the first-error labeller and the scaffolds read) */
+  chain: Chain;
 }
 
 const NAMES: readonly [string, 'He' | 'She'][] = [
@@ -126,7 +129,8 @@ function generate(rng: Rng, o: SyntheticOptions): SyntheticTask {
   const question = `${name} has ${start} ${item}. ${pronoun} ${phrases.join(', then ')}. How many ${item} does ${name} have?`;
   const lines = steps.map((s) => `${s.before} ${SYMBOL[s.op]} ${s.operand} = ${s.after}`);
   lines.push(`\\boxed{${value}}`);
-  return { question, answer: String(value), solution: lines.join('\n'), start, steps };
+  const chain: Chain = { start, steps: steps.map((s) => ({ op: s.op, operand: s.operand, result: s.after })) };
+  return { question, answer: String(value), solution: lines.join('\n'), start, steps, chain };
 }
 
 /** Whether `op` can keep the total a positive integer: subtracting needs a total of 2 or more, dividing a divisor in 2..maxFactor. */
