@@ -19,7 +19,7 @@ export const ScopeRlOptions = {
   tau: z.number().min(0).max(1).default(0.5),
   /** weight of the sub-answer prefix in the scaffolded reward; the main answer gets 1 - beta */
   beta: z.number().min(0).max(1).default(0.5),
-  /** the problem's aux field holding its scaffold (a data file's field named in `data.format.aux`) */
+  /** the problem's aux field holding its scaffold (`rlvr train`: a data file's `scaffold` field); without one, a scaffold is made from its `chain` */
   scaffoldField: z.string().min(1).default('scaffold'),
   /** stage 2: add the process-shape reward to correct trajectories (every step of the run) */
   qpr: z.boolean().default(false),
