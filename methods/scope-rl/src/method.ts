@@ -45,7 +45,7 @@ function mean(rewards: Float32Array): number {
  * fails the step, naming the problem), routed or not. Nothing is remembered: a problem whose group
  * reaches tau is not routed, so the scaffold is withdrawn as soon as the policy solves it unaided.
  */
-export function routeGroups(groups: readonly ScoredGroup[], c: Options): GroupResample[] {
+export function routeGroups(groups: readonly ScoredGroup[], c: Pick<Options, 'tau' | 'scaffoldField'>): GroupResample[] {
   const out: GroupResample[] = [];
   for (const g of groups) {
     const scaffold = scaffoldOf(g, c.scaffoldField);

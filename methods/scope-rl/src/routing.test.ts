@@ -67,7 +67,7 @@ describe('scope-rl routing over steps', () => {
     const s1 = await step(policy1, 1);
     expect(s1.routed.routed).toEqual([0]);
     expect(policy1.prompts).toHaveLength(3);
-    expect(policy1.prompts[2]).toBe(scaffoldedQuestion(problems[0]!.question, problems[0]!.aux.scaffold));
+    expect(policy1.prompts[2]).toBe(scaffoldedQuestion(problems[0]!.question, problems[0]!.aux!.scaffold));
     const rows = batchToRows(s1.routed.batch);
     expect(rows.map((r) => decode(r.prompt) === policy1.prompts[2])).toEqual([true, true, true, true, false, false, false, false]);
     expect(rows.map((r) => r.reward)).toEqual([1, 1, 0.5, 0.5, 0, 0, 0, 0]);
