@@ -45,7 +45,7 @@ const untimed = (dir: string) =>
   metricsOf(dir).map((m) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('time/') && k !== 'tokens_per_s')));
 
 describe('rlvr train --plugin', () => {
-  it('trains scope-rl on a data file with scaffolds: routing metrics every step', async () => {
+  it('trains scope-rl on a data file with scaffolds: routing metrics every step, on the main thread and on 2 workers with stage 2', async () => {
     expect(existsSync(PLUGIN), 'build first (npx tsc -b methods/scope-rl)').toBe(true);
     const cfg = join(out, 'tau.json');
     writeFileSync(cfg, JSON.stringify(config(0.5)));
@@ -61,6 +61,28 @@ describe('rlvr train --plugin', () => {
       if (m['routing/fraction']! > 0) expect(m['routing/reward_before']).toBeLessThan(0.5);
       else expect(m['routing/reward_before']).toBeNull();
     }
+    // the same on 2 policy workers (they sample the scaffolded prompts too), with stage 2 on
+    const w = await rlvr(
+      'train',
+      '--config',
+      cfg,
+      '--plugin',
+      PLUGIN,
+      '--steps',
+      '1',
+      '--workers',
+      '2',
+      '--estimatorConfig.qpr',
+      'true',
+      '--out',
+      join(out, 'w2'),
+      '-q',
+    );
+    expect(w.status, w.stderr).toBe(0);
+    const [, m1] = metricsOf('w2');
+    expect(m1!['routing/fraction']).toBeGreaterThanOrEqual(0);
+    expect(m1!['routing/reward_mean_regraded']).toBeGreaterThanOrEqual(-1);
+    expect(m1!['time/weight_sync_s']).toBeDefined();
     expect(JSON.parse(readFileSync(join(out, 'run', 'config.json'), 'utf8'))).toMatchObject({
       estimator: 'scope-rl',
       estimatorConfig: { tau: 0.5, beta: 0.5 },
