@@ -28,15 +28,15 @@ export interface Routed {
 }
 
 /**
- * A method's rollout stage on a sampled and graded step (`sampled`: group g answers `problems[g]`):
- * `stage.route` names the groups to sample again and the question of each (checked: each group at
- * most once, `CoreError('invalid_resample')`); those prompts are rendered (`render`: the run's prompt
- * builder and tokenizer; required once a group is routed) and sampled with `sampler` and the options of the first sample (the same
- * group size) under a seed derived from theirs; `stage.grade` scores each new completion (an errored
- * one gets 0), and `replaceGroups` puts the new groups in place of the old. Without a stage, or when
- * nothing is routed, the batch is returned as it is. A stage with `regrade` then re-grades every group of the
- * result (the batch's rewards are replaced, in a copy). Deterministic given the sampler's determinism:
- * routing reads only this step's rollouts.
+ * A method's rollout stage on a sampled and graded step (`sampled`: group g answers `problems[g]`).
+ * `stage.route` names the groups to sample again and the question of each (checked: each group at most
+ * once, `CoreError('invalid_resample')`). Those prompts are rendered (`render`: the run's prompt builder
+ * and tokenizer; required once a group is routed) and sampled with `sampler` and the first sample's
+ * options (the same group size) under a seed derived from theirs; `stage.grade` scores each new
+ * completion (an errored one gets 0), and `replaceGroups` puts the new groups in place of the old.
+ * Without a stage, or when nothing is routed, the batch is returned as it is. A stage with `regrade`
+ * then re-grades every group of the result (in a copy of the rewards). Deterministic given the
+ * sampler's determinism: routing reads only this step's rollouts.
  */
 export async function resampleGroups(
   stage: BoundRolloutStage | undefined,
