@@ -26,7 +26,8 @@ export interface PluginRegistry {
 /**
  * The `rlvr train --plugin` entry: registers both estimators in the trainer's registry. The entropy
  * they read is `policy.entropy`, which the trainer's signal step already computes (from the policy
- * pass that gives the old log-probs), so this plugin adds no signal backend.
+ * pass that gives the old log-probs; again per mini-batch with `saliency.refresh: minibatch`), so this
+ * plugin adds no signal backend.
  */
 export function register(api: PluginRegistry): void {
   api.registerEstimator(entropyShapingEstimator);

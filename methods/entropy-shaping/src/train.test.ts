@@ -14,9 +14,9 @@ const out = mkdtempSync(join(tmpdir(), 'rlvr-entropy-shaping-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('rlvr train --plugin', () => {
-  it('trains 2 tiny steps with entropy-shaping, the policy entropy computed by the trainer', () => {
+  it('trains 2 tiny steps with entropy-shaping, the policy entropy computed by the trainer, refreshed per mini-batch on request', () => {
     expect(existsSync(PLUGIN), 'build first (npx tsc -b methods/entropy-shaping)').toBe(true);
-    const run = (estimator: string, dir: string) =>
+    const run = (estimator: string, dir: string, extra: string[] = []) =>
       spawnSync(
         process.execPath,
         [
@@ -47,6 +47,7 @@ describe('rlvr train --plugin', () => {
           '--out',
           join(out, dir),
           '-q',
+          ...extra,
         ],
         { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
       );
@@ -66,5 +67,18 @@ describe('rlvr train --plugin', () => {
     }
     const config = JSON.parse(readFileSync(join(out, 'shaped', 'config.json'), 'utf8')) as Record<string, unknown>;
     expect(config).toMatchObject({ estimator: 'entropy-shaping', estimatorConfig: { alpha: 0.4, kappa: 2 } });
+    // the default (saliency.refresh batch): no refresh, every update reads the behaviour policy's entropy
+    for (const m of metrics.slice(1)) expect(m).not.toHaveProperty('refresh/count');
+    // saliency.refresh minibatch: the entropy is recomputed before the second mini-batch's update, no saliency backend needed
+    const mb = run('grpo-entropy-shaping', 'minibatch', ['--saliency.refresh', 'minibatch', '--trainer.miniBatches', '2']);
+    expect(mb.status, mb.stderr).toBe(0);
+    const mbMetrics = readFileSync(join(out, 'minibatch', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
+    for (const m of mbMetrics.slice(1)) {
+      expect(m['refresh/count']).toBe(1);
+      expect(m['refresh/advantage_change']).toBeGreaterThanOrEqual(0);
+    }
   });
 });

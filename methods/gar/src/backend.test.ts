@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchFromRows, packRollouts, type RolloutBatch } from '@rlvr/core';
 import { type Qwen3Model, batchLogprobs, selectBackend, tokenLogprobs } from '@rlvr/policy';
-import { GarBackendConfigSchema, garCosines, garSequences, materialize } from './index.js';
+import {
+  GarBackendConfigSchema,
+  garCosines,
+  garSequences,
+  garWorkerBackend,
+  gradTimesHidden,
+  materialize,
+  vectorCosines,
+} from './index.js';
 import { tf } from './tf.js';
 import { tinyModel } from './test-utils/tiny-model.js';
 
@@ -31,20 +39,21 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
   });
   afterAll(() => model.dispose());
 
-  it('factorised and materialised cosines agree; a rollout equal to its reference has cos 1; nothing leaks', () => {
+  it('head-weight: factorised and materialised cosines agree; a rollout equal to its reference has cos 1; nothing leaks', async () => {
     const b = batch();
-    garCosines(model, b, config()); // warm-up: the policy caches transposed weights (its ops' transpose cache)
+    const hw = (over: Record<string, unknown> = {}) => config({ vector: 'head-weight', ...over });
+    await garCosines(model, b, hw()); // warm-up: the policy caches transposed weights (its ops' transpose cache)
     const before = tf.memory().numTensors;
-    const f = garCosines(model, b, config({ tokenBudget: 16 })); // micro-batches of one or two rows
-    const m = garCosines(model, b, config({ materialize: true, temperature: 0.8 }));
-    const m1 = garCosines(model, b, config({ materialize: true, temperature: 0.8, tokenBudget: 10_000 }));
+    const f = await garCosines(model, b, hw({ tokenBudget: 16 })); // micro-batches of one or two rows
+    const m = await garCosines(model, b, hw({ materialize: true, temperature: 0.8 }));
+    const m1 = await garCosines(model, b, hw({ materialize: true, temperature: 0.8, tokenBudget: 10_000 }));
     expect(tf.memory().numTensors).toBe(before);
     expect(f.scores[1]).toBeCloseTo(1, 6);
     expect(Array.from(f.hasScores)).toEqual([1, 1, 1, 0, 1, 1]);
     expect(f.missing).toBe(1);
     expect(f.scores[3]).toBe(0);
-    const t1 = garCosines(model, b, config({ temperature: 0.8 })); // both groups in one micro-batch
-    const each = garCosines(model, b, config({ temperature: 0.8, maxReferenceElements: 1 })); // one group at a time
+    const t1 = await garCosines(model, b, hw({ temperature: 0.8 })); // both groups in one micro-batch
+    const each = await garCosines(model, b, hw({ temperature: 0.8, maxReferenceElements: 1 })); // one group at a time
     for (let i = 0; i < 6; i++) expect(each.scores[i]).toBeCloseTo(t1.scores[i]!, 6);
     for (let i = 0; i < 6; i++) {
       expect(Math.abs(t1.scores[i]! - m.scores[i]!), `rollout ${i}`).toBeLessThan(1e-5);
@@ -54,7 +63,50 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
     expect(new Set(Array.from(f.scores)).size).toBeGreaterThan(3); // not a constant
   });
 
-  it("g from tf.grad of the policy's own log-probs w.r.t. W_out, and a finite difference of the model's log-likelihood", () => {
+  it('grad-x-hidden (the default): tf.grad of the mean cross-entropy w.r.t. the hidden states, times them; micro-batching changes nothing; nothing leaks', async () => {
+    const b = batch();
+    await garCosines(model, b, config());
+    const before = tf.memory().numTensors;
+    const one = await garCosines(model, b, config({ tokenBudget: 16 }));
+    const all = await garCosines(model, b, config({ tokenBudget: 10_000, maxReferenceElements: 1 }));
+    expect(tf.memory().numTensors).toBe(before);
+    expect(one.scores[1]).toBeCloseTo(1, 6); // equal to its reference
+    expect(Array.from(one.hasScores)).toEqual([1, 1, 1, 0, 1, 1]);
+    for (let i = 0; i < 6; i++) expect(all.scores[i]).toBeCloseTo(one.scores[i]!, 6);
+    // rollout 2's vector by autodiff: d/dh of (1/L) sum_t -log softmax(W h_t / T)[y_t], times h, summed over t
+    const tau = 0.8;
+    const seq = garSequences(model, packRollouts(b, [2, 0], 0), tau);
+    const W = model.lmHeadWeight();
+    const v = gradTimesHidden(seq, W);
+    const row0 = tf.tidy(() => tf.slice(seq.h, [0, 0, 0], [1, 7, model.dims.D]) as tf.Tensor3D);
+    const ids0 = tf.tidy(() => tf.slice(seq.ids, [0, 0], [1, 7]) as tf.Tensor2D);
+    const auto = tf.tidy(() => {
+      const g = tf.grad((h: tf.Tensor) => tf.neg(tf.mean(tokenLogprobs(h as tf.Tensor3D, W, ids0, { temperature: tau }).logprobs)))(row0);
+      return tf.sum(tf.mul(g, row0), [0, 1]);
+    });
+    const got = vectorCosines((await v.data()).subarray(0, model.dims.D), await auto.data());
+    expect(got[0]).toBeCloseTo(1, 6); // the same direction (the cosine sees neither 1/T nor 1/L)
+    tf.dispose([v, row0, ids0, auto, seq.h, seq.probs, seq.ids, seq.mask, seq.logprobs, seq.entropy]);
+  });
+
+  it('teacher anchors: residual, max and expert from the per-anchor cosines; bad options and anchors are typed errors', async () => {
+    const b = batch();
+    const teachers = (i: number) => (b.groupIndex[i] === 0 ? [Int32Array.from([20, 3, 3, 3, 11, 6, 2]), Int32Array.from([8, 1])] : []);
+    const expert = await garCosines(model, b, config());
+    const res = await garCosines(model, b, config(), teachers);
+    const max = await garCosines(model, b, config({ anchors: 'max', teacherWeight: 1 }), teachers);
+    expect(res.scores[2]).toBeCloseTo(expert.scores[2]! + 0.5 * (1 - expert.scores[2]!), 5); // rollout 2 is teacher 0
+    expect(max.scores[2]).toBeCloseTo(1, 5);
+    for (const i of [4, 5]) expect(res.scores[i]).toBe(expert.scores[i]); // group 1 has no teacher
+    expect(() => garWorkerBackend.parseConfig({ materialize: true })).toThrow(
+      "invalid saliency backend gar configuration: materialize: applies to vector 'head-weight' only",
+    );
+    await expect(garCosines(model, b, config(), () => [new Int32Array(0)])).rejects.toThrow(
+      'rollout 0, field teachers: teacher anchor 0 is empty',
+    );
+  });
+
+  it("head-weight: g from tf.grad of the policy's own log-probs w.r.t. W_out, and a finite difference of the model's log-likelihood", async () => {
     const b = batch();
     const tau = 0.8;
     const packed = packRollouts(b, [2], 0);
@@ -65,8 +117,8 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
     const auto = tf.tidy(() =>
       tf.grad((w: tf.Tensor) => tf.sum(tokenLogprobs(seq.h, w as tf.Tensor2D, seq.ids, { temperature: tau }).logprobs))(tf.clone(W)),
     );
-    const gv = g.dataSync();
-    const av = auto.dataSync();
+    const gv = await g.data();
+    const av = await auto.data();
     let worst = 0;
     let scale = 0;
     for (let k = 0; k < gv.length; k++) {
@@ -75,9 +127,9 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
     }
     expect(worst / scale).toBeLessThan(1e-5);
     // log pi(y | x) in float64 from the model's hidden states, with W_out + eps * dir (the LM-head use only)
-    const h = seq.h.dataSync();
-    const ids = seq.ids.dataSync();
-    const w0 = Float64Array.from(W.dataSync());
+    const h = await seq.h.data();
+    const ids = await seq.ids.data();
+    const w0 = Float64Array.from(await W.data());
     const dir = Float64Array.from({ length: V * D }, (_, k) => Math.sin(1.7 * k + 0.3));
     const C = ids.length;
     const logLik = (eps: number) => {
@@ -101,9 +153,9 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
     tf.dispose([g, auto, seq.h, seq.probs, seq.ids, seq.mask, seq.logprobs, seq.entropy]);
   });
 
-  it("the same pass gives the old log-probs and entropies: the trainer's own (batchLogprobs) within 1e-5", () => {
+  it("the same pass gives the old log-probs and entropies: the trainer's own (batchLogprobs) within 1e-5", async () => {
     const b = batch();
-    const r = garCosines(model, b, config({ temperature: 0.8 }));
+    const r = await garCosines(model, b, config({ temperature: 0.8 }));
     const own = batchLogprobs(model, b, { tokenBudget: 8192, temperature: 0.8 });
     expect(r.logprobs.length).toBe(own.logprobs.length);
     own.logprobs.forEach((lp, t) => {
@@ -113,21 +165,21 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
     expect(Math.min(...r.logprobs)).toBeLessThan(-1); // a random model: not all near 0
   });
 
-  it('a batch without references, or a rollout whose problem has none, is a typed error naming the rollout', () => {
+  it('a batch without references, or a rollout whose problem has none, is a typed error naming the rollout', async () => {
     const none = batch([undefined, undefined, undefined, undefined, undefined, undefined]);
-    expect(() => garCosines(model, none, config())).toThrow(
+    await expect(garCosines(model, none, config())).rejects.toThrow(
       /^rollout 0, field referenceTokens: saliency backend gar needs each rollout's reference solution/,
     );
     const partial = batch([REF, REF, REF, REF, [4, 4, 8], undefined]);
-    expect(() => garCosines(model, partial, config())).toThrow(
+    await expect(garCosines(model, partial, config())).rejects.toThrow(
       "rollout 5, field referenceTokens: saliency backend gar needs a reference solution, but this rollout's problem has none",
     );
     const long = batch([REF, REF, REF, REF, Array.from({ length: 300 }, () => 4), Array.from({ length: 300 }, () => 4)]);
-    expect(() => garCosines(model, long, config())).toThrow(
+    await expect(garCosines(model, long, config())).rejects.toThrow(
       "rollout 4, field referenceTokens: the reference solution is 300 tokens; with the prompt's 2 it exceeds the policy's context of 256 tokens",
     );
     const differ = batch([REF, REF, [1], REF, [4], [4]]);
-    expect(() => garCosines(model, differ, config())).toThrow(
+    await expect(garCosines(model, differ, config())).rejects.toThrow(
       'rollout 2, field referenceTokens: the rollouts of group 0 carry different reference solutions',
     );
   });

@@ -2,31 +2,68 @@ import { CoreError, packRollouts, planMicroBatches, scatterPacked, totalTokens, 
 import { compiledModuleUrl, type Qwen3Model } from '@rlvr/policy';
 import { defineBackend, type FusedResult, type SaliencyBackend } from '@rlvr/saliency';
 import { z } from 'zod';
-import { cosines, crossInner, materialize, materializedInner, selfInner, type Sequences } from './kernel.js';
+import {
+  cosines,
+  crossInner,
+  gradTimesHidden,
+  materialize,
+  materializedInner,
+  selfInner,
+  vectorCosines,
+  type Sequences,
+} from './kernel.js';
 import { groupsWithReferences, referenceBatch } from './references.js';
 import { GAR_COSINE } from './method.js';
 import { tf } from './tf.js';
 
-export const GarBackendConfigSchema = z.strictObject({
-  /** divide the logits by this before the softmax; unset: the trainer's (this pass's log-probs are the step's old log-probs) */
-  temperature: z.number().positive().default(1),
-  /** most padded tokens (rows x (P + C)) in one forward pass; the pass also holds `[rows, C, V]` probabilities */
-  tokenBudget: z.number().int().positive().default(8192),
-  /** token id written into padding columns (never attended to) */
-  padId: z.number().int().nonnegative().default(0),
-  /** form the `[V, D]` gradients instead of the factorised sums (checking; cheaper where T S V > (T + S) V D) */
-  materialize: z.boolean().default(false),
-  /**
-   * most reference probabilities (sum over groups of S x V) held at once: the references of that many
-   * groups run together, then those groups' rollouts (default 2^25, 128 MB of float32)
-   */
-  maxReferenceElements: z
-    .number()
-    .int()
-    .positive()
-    .default(2 ** 25),
-});
+export const GarBackendConfigSchema = z
+  .strictObject({
+    /**
+     * which gradient the cosine compares: `grad-x-hidden` (the authors' code: sum_t (dCE_t/dh_t) ⊙ h_t at the
+     * output layer's input, a D-vector) or `head-weight` (the gradient of log pi w.r.t. the output projection, `[V, D]`)
+     */
+    vector: z.enum(['grad-x-hidden', 'head-weight']).default('grad-x-hidden'),
+    /** divide the logits by this before the softmax; unset: the trainer's (this pass's log-probs are the step's old log-probs) */
+    temperature: z.number().positive().default(1),
+    /** most padded tokens (rows x (P + C)) in one forward pass; the pass also holds `[rows, C, V]` probabilities */
+    tokenBudget: z.number().int().positive().default(8192),
+    /** token id written into padding columns (never attended to) */
+    padId: z.number().int().nonnegative().default(0),
+    /** with `vector: head-weight`: form the `[V, D]` gradients instead of the factorised sums (cheaper where T S V > (T + S) V D) */
+    materialize: z.boolean().default(false),
+    /**
+     * most anchor probabilities (sum over the anchors of S x V) held at once: the anchors of that many
+     * groups run together, then those groups' rollouts (default 2^25, 128 MB of float32)
+     */
+    maxReferenceElements: z
+      .number()
+      .int()
+      .positive()
+      .default(2 ** 25),
+    /**
+     * how the expert solution's cosine (real) and the best teacher anchor's (aux) combine, where a group has teacher
+     * anchors: `residual` real + teacherWeight * max(0, aux - real) (the authors' default), `max` max(real,
+     * teacherWeight * aux), `expert` real only
+     */
+    anchors: z.enum(['residual', 'max', 'expert']).default('residual'),
+    /** the teacher anchors' weight in `anchors` (the authors' `gar_aux_weight`) */
+    teacherWeight: z.number().nonnegative().default(0.5),
+  })
+  .superRefine((c, ctx) => {
+    if (c.materialize && c.vector !== 'head-weight')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['materialize'],
+        message: "applies to vector 'head-weight' only (grad-x-hidden forms no [V, D] gradient)",
+      });
+  });
 export type GarBackendConfig = z.output<typeof GarBackendConfigSchema>;
+
+/**
+ * A group's teacher anchors (besides its expert solution, `RolloutBatch.referenceTokens`): given the batch index of
+ * the group's first rollout, the token ids of each teacher solution (tokenised as a completion; none: `[]`).
+ */
+export type TeacherAnchors = (rollout: number) => readonly Int32Array[];
 
 /** `Sequences` plus, for rollouts, the log-probs and entropies of their tokens `[n, C]` (the step's old log-probs). */
 interface RolloutSequences extends Sequences {
@@ -60,31 +97,62 @@ export function garSequences(model: Qwen3Model, packed: PackedRollouts, temperat
 
 const dispose = (s: RolloutSequences) => tf.dispose([s.h, s.probs, s.ids, s.mask, s.logprobs, s.entropy]);
 
-/** One group's reference: its sequence trimmed to its S tokens, ||g*||², and with `materialize` g* `[1, V, D]`. */
-interface Reference {
+/**
+ * One anchor (an expert or teacher solution under the group's prompt): with `grad-x-hidden` its vector `[D]`
+ * (read back); with `head-weight` its sequence trimmed to its S tokens, ||g*||², and with `materialize` g* `[1, V, D]`.
+ */
+interface VectorAnchor {
+  vector: Float32Array;
+}
+interface GradientAnchor {
   seq: Sequences;
   self: number;
   g: tf.Tensor3D | null;
 }
+type Anchor = VectorAnchor | GradientAnchor;
 
-/** The references of `chunk`'s groups, their forward passes micro-batched under `tokenBudget`. The caller disposes them. */
-function referenceSequences(
+function disposeAnchor(a: Anchor): void {
+  if ('seq' in a) {
+    tf.dispose([a.seq.h, a.seq.probs, a.seq.ids, a.seq.mask]);
+    a.g?.dispose();
+  }
+}
+
+/**
+ * The anchors of `chunk`'s groups (per group: the expert solution, then its teachers), their forward passes
+ * micro-batched under `tokenBudget`. The caller disposes them (`disposeAnchor`).
+ */
+async function anchorsOf(
   model: Qwen3Model,
   batch: RolloutBatch,
-  chunk: readonly { rows: number[]; reference: Int32Array }[],
+  chunk: readonly { rows: number[]; anchors: readonly Int32Array[] }[],
   config: GarBackendConfig,
-): Reference[] {
+): Promise<Anchor[][]> {
+  const owner = chunk.flatMap((c, k) => c.anchors.map((_, a) => ({ k, a })));
   const refBatch = referenceBatch(
     batch,
-    chunk.map((c) => c.rows[0]!),
-    chunk.map((c) => c.reference),
+    chunk.flatMap((c) => c.anchors.map(() => c.rows[0]!)),
+    chunk.flatMap((c) => c.anchors),
   );
-  const out: Reference[] = new Array(chunk.length);
+  const out: Anchor[][] = chunk.map((c) => new Array<Anchor>(c.anchors.length));
+  const W = model.lmHeadWeight();
   for (const micro of planMicroBatches(refBatch, config.tokenBudget)) {
     const seq = garSequences(model, packRollouts(refBatch, micro, config.padId), config.temperature);
     try {
-      micro.forEach((k, r) => {
-        const S = chunk[k]!.reference.length;
+      if (config.vector === 'grad-x-hidden') {
+        const v = gradTimesHidden(seq, W);
+        const data = (await v.data()) as Float32Array;
+        v.dispose();
+        const D = model.dims.D;
+        micro.forEach((j, r) => {
+          const { k, a } = owner[j]!;
+          out[k]![a] = { vector: data.slice(r * D, (r + 1) * D) };
+        });
+        continue;
+      }
+      for (const [r, j] of micro.entries()) {
+        const { k, a } = owner[j]!;
+        const S = chunk[k]!.anchors[a]!.length;
         const [, , D] = seq.h.shape;
         const V = seq.probs.shape[2];
         const one = tf.tidy(() => ({
@@ -95,9 +163,10 @@ function referenceSequences(
         }));
         const g = config.materialize ? materialize(one) : null;
         const norm = g ? tf.tidy(() => tf.sum(tf.square(g))) : selfInner(one);
-        out[k] = { seq: one, self: norm.dataSync()[0]!, g };
+        const self = (await norm.data())[0]!;
         norm.dispose();
-      });
+        out[k]![a] = { seq: one, self, g };
+      }
     } finally {
       dispose(seq);
     }
@@ -105,88 +174,134 @@ function referenceSequences(
   return out;
 }
 
+/** The cosines `[rows.length]` of rows `at` of `seq` (one micro-batch) against one head-weight anchor. */
+async function headWeightCosines(seq: Sequences, at: readonly number[], anchor: GradientAnchor): Promise<Float64Array> {
+  const r = tf.tidy(() => {
+    const idx = tf.tensor1d(at as number[], 'int32');
+    const sub = {
+      h: tf.gather(seq.h, idx),
+      probs: tf.gather(seq.probs, idx),
+      ids: tf.gather(seq.ids, idx),
+      mask: tf.gather(seq.mask, idx),
+    };
+    return anchor.g ? materializedInner(sub, anchor.g) : { cross: crossInner(sub, anchor.seq), self: selfInner(sub) };
+  });
+  try {
+    return cosines(await r.cross.data(), await r.self.data(), anchor.self);
+  } finally {
+    tf.dispose([r.cross, r.self]);
+  }
+}
+
+/** One rollout's cosine from its expert cosine and its teachers' (the authors' `gar_anchor_aggregation`). */
+export function combineAnchors(
+  expert: number,
+  teachers: readonly number[],
+  config: Pick<GarBackendConfig, 'anchors' | 'teacherWeight'>,
+): number {
+  if (teachers.length === 0 || config.anchors === 'expert') return expert;
+  const aux = Math.max(...teachers);
+  return config.anchors === 'residual'
+    ? expert + config.teacherWeight * Math.max(0, aux - expert)
+    : Math.max(expert, config.teacherWeight * aux);
+}
+
 /**
- * cos(g_i, g*) for every rollout: g_i the gradient of log pi(y_i | x) w.r.t. the output projection,
- * g* that of the group's reference solution under the same prompt (computed once per group: the
- * references of a chunk of groups run first, micro-batched, then those groups' rollouts), by the
- * factorised inner products (`crossInner`, `selfInner`) or, with `materialize`, the `[V, D]`
- * gradients. Rollouts with no completion tokens get 0 and `hasScores` 0. The same forward pass gives
- * every completion token's log-prob and entropy (a fused pass: the trainer need not run its own).
- * Every tensor is disposed.
+ * The GAR cosine of every rollout with its group's anchors: its expert solution (`referenceTokens`) and, given
+ * `teachers`, teacher solutions, each teacher-forced under the group's prompt (computed once per group: the
+ * anchors of a chunk of groups run first, micro-batched, then those groups' rollouts), combined by `anchors`.
+ * `vector` picks the gradient compared: `grad-x-hidden` (the authors' D-vector, `gradTimesHidden`) or
+ * `head-weight` (the `[V, D]` output-projection gradient, by the factorised inner products `crossInner`,
+ * `selfInner`, or with `materialize` formed whole). Rollouts with no completion tokens get 0 and `hasScores` 0.
+ * The same forward pass gives every completion token's log-prob and entropy (a fused pass: the trainer need
+ * not run its own). Tensors are read back asynchronously (`data()`), and every one is disposed.
  */
-export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBackendConfig): FusedResult {
+export async function garCosines(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  config: GarBackendConfig,
+  teachers?: TeacherAnchors,
+): Promise<FusedResult> {
   const B = batch.numRollouts;
   const scores = new Float32Array(B);
   const hasScores = new Uint8Array(B);
   const logprobs = new Float32Array(totalTokens(batch));
   const entropy = new Float32Array(totalTokens(batch));
-  const groups = groupsWithReferences(batch, 'saliency backend gar');
+  const groups = groupsWithReferences(batch, 'saliency backend gar').map(({ rows, reference }) => ({
+    rows,
+    anchors: [reference, ...(teachers?.(rows[0]!) ?? [])],
+  }));
   const V = model.dims.V;
+  const W = model.lmHeadWeight();
   const context = model.config.max_position_embeddings;
-  for (const { rows, reference } of groups) {
+  for (const { rows, anchors } of groups) {
     const P = batch.promptOffsets[rows[0]! + 1]! - batch.promptOffsets[rows[0]!]!;
-    if (P + reference.length > context)
-      throw new CoreError(
-        'invalid_batch',
-        `the reference solution is ${reference.length} tokens; with the prompt's ${P} it exceeds the policy's context of ${context} tokens`,
-        { rollout: rows[0]!, field: 'referenceTokens' },
-      );
+    anchors.forEach((a, k) => {
+      if (P + a.length > context)
+        throw new CoreError(
+          'invalid_batch',
+          `the ${k === 0 ? 'reference solution' : `teacher anchor ${k - 1}`} is ${a.length} tokens; with the prompt's ${P} it exceeds the policy's context of ${context} tokens`,
+          { rollout: rows[0]!, field: k === 0 ? 'referenceTokens' : 'teachers' },
+        );
+      if (a.length === 0 && k > 0)
+        throw new CoreError('invalid_batch', `teacher anchor ${k - 1} is empty`, { rollout: rows[0]!, field: 'teachers' });
+    });
   }
-  // groups in chunks whose references' [S, V] probabilities fit `maxReferenceElements` (at least one group)
+  const size = (g: { anchors: readonly Int32Array[] }) => g.anchors.reduce((s, a) => s + a.length * V, 0);
+  // groups in chunks whose anchors' [S, V] probabilities fit `maxReferenceElements` (at least one group)
   for (let g0 = 0; g0 < groups.length; ) {
     let g1 = g0 + 1;
-    let held = groups[g0]!.reference.length * V;
-    while (g1 < groups.length && held + groups[g1]!.reference.length * V <= config.maxReferenceElements)
-      held += groups[g1++]!.reference.length * V;
+    let held = size(groups[g0]!);
+    while (g1 < groups.length && held + size(groups[g1]!) <= config.maxReferenceElements) held += size(groups[g1++]!);
     const chunk = groups.slice(g0, g1);
     g0 = g1;
-    const refs = referenceSequences(model, batch, chunk, config);
+    const anchors = await anchorsOf(model, batch, chunk, config);
     try {
       const include = new Array<boolean>(B).fill(false);
-      const refOf = new Map<number, number>();
+      const groupOf = new Map<number, number>();
       chunk.forEach(({ rows }, k) =>
         rows.forEach((i) => {
           include[i] = batch.completionOffsets[i + 1]! > batch.completionOffsets[i]!;
-          refOf.set(i, k);
+          groupOf.set(i, k);
         }),
       );
       for (const micro of planMicroBatches(batch, config.tokenBudget, include)) {
         const packed = packRollouts(batch, micro, config.padId);
         const seq = garSequences(model, packed, config.temperature);
         try {
-          scatterPacked(batch, packed, seq.logprobs.dataSync(), logprobs);
-          scatterPacked(batch, packed, seq.entropy.dataSync(), entropy);
-          // the rows of each group in this micro-batch, against that group's reference
-          const byRef = new Map<number, number[]>();
-          micro.forEach((i, r) => byRef.set(refOf.get(i)!, [...(byRef.get(refOf.get(i)!) ?? []), r]));
-          for (const [k, at] of byRef) {
-            const ref = refs[k]!;
-            const r = tf.tidy(() => {
-              const idx = tf.tensor1d(at, 'int32');
-              const sub = {
-                h: tf.gather(seq.h, idx),
-                probs: tf.gather(seq.probs, idx),
-                ids: tf.gather(seq.ids, idx),
-                mask: tf.gather(seq.mask, idx),
-              };
-              return ref.g ? materializedInner(sub, ref.g) : { cross: crossInner(sub, ref.seq), self: selfInner(sub) };
+          scatterPacked(batch, packed, await seq.logprobs.data(), logprobs);
+          scatterPacked(batch, packed, await seq.entropy.data(), entropy);
+          // per row r of the micro-batch: its cosine with each anchor of its group
+          const perAnchor: number[][] = micro.map(() => []);
+          if (config.vector === 'grad-x-hidden') {
+            const v = gradTimesHidden(seq, W);
+            const data = await v.data();
+            v.dispose();
+            const D = model.dims.D;
+            micro.forEach((i, r) => {
+              const row = data.subarray(r * D, (r + 1) * D);
+              for (const a of anchors[groupOf.get(i)!]!) perAnchor[r]!.push(vectorCosines(row, (a as VectorAnchor).vector)[0]!);
             });
-            const cos = cosines(r.cross.dataSync(), r.self.dataSync(), ref.self);
-            tf.dispose([r.cross, r.self]);
-            at.forEach((r, n) => {
-              scores[micro[r]!] = cos[n]!;
-              hasScores[micro[r]!] = 1;
-            });
+          } else {
+            const byGroup = new Map<number, number[]>();
+            micro.forEach((i, r) => byGroup.set(groupOf.get(i)!, [...(byGroup.get(groupOf.get(i)!) ?? []), r]));
+            for (const [k, at] of byGroup)
+              for (const a of anchors[k]!) {
+                const cos = await headWeightCosines(seq, at, a as GradientAnchor);
+                at.forEach((r, n) => perAnchor[r]!.push(cos[n]!));
+              }
           }
+          micro.forEach((i, r) => {
+            const [expert, ...rest] = perAnchor[r]!;
+            scores[i] = combineAnchors(expert!, rest, config);
+            hasScores[i] = 1;
+          });
         } finally {
           dispose(seq);
         }
       }
     } finally {
-      for (const r of refs) {
-        tf.dispose([r.seq.h, r.seq.probs, r.seq.ids, r.seq.mask]);
-        r.g?.dispose();
-      }
+      for (const group of anchors) for (const a of group) disposeAnchor(a);
     }
   }
   let missing = 0;
@@ -195,19 +310,20 @@ export function garCosines(model: Qwen3Model, batch: RolloutBatch, config: GarBa
 }
 
 const spec = { name: 'gar', signal: GAR_COSINE, shape: 'rollout', configSchema: GarBackendConfigSchema, fused: true } as const;
+const run = (model: Qwen3Model, batch: RolloutBatch, config: GarBackendConfig) => garCosines(model, batch, config);
 
 /**
  * The `gar` signal backend (`shape: 'rollout'`, fused): `garCosines` as `gar.cosine`, with the old log-probs.
  * Without policy workers it runs on the whole batch in this thread. With them (`onWorkers`) each worker runs
  * `garWorkerBackend` of this module (compiled) on its contiguous share of the rollouts, and computes the
- * references of the groups in its share: a group the split cuts in two has its reference computed by both
+ * anchors of the groups in its share: a group the split cuts in two has its anchors computed by both
  * workers (the same numbers, up to float rounding, twice the work for that group).
  */
 export function garBackend(define: typeof defineBackend): SaliencyBackend {
   return define({
     ...spec,
     onWorkers: { module: compiledModuleUrl(new URL('./backend.js', import.meta.url)), exportName: 'garWorkerBackend' },
-    run: garCosines,
+    run,
   });
 }
 
@@ -215,4 +331,4 @@ export function garBackend(define: typeof defineBackend): SaliencyBackend {
  * The `gar` backend as a policy worker imports it (the module and export `garBackend`'s `onWorkers` names):
  * `garCosines` on the worker's share (`@rlvr/saliency` renames an error's rollout to its index in the batch).
  */
-export const garWorkerBackend: SaliencyBackend = defineBackend({ ...spec, run: garCosines });
+export const garWorkerBackend: SaliencyBackend = defineBackend({ ...spec, run });

@@ -3,11 +3,11 @@ import type { defineBackend, saliencyBackends } from '@rlvr/saliency';
 import { garBackend } from './backend.js';
 import { garEstimator } from './method.js';
 
-export { GarBackendConfigSchema, garCosines, garSequences, garWorkerBackend } from './backend.js';
-export type { GarBackendConfig } from './backend.js';
+export { GarBackendConfigSchema, combineAnchors, garCosines, garSequences, garWorkerBackend } from './backend.js';
+export type { GarBackendConfig, TeacherAnchors } from './backend.js';
 export { GAR_COSINE, GarConfigSchema, garEstimator, shapedRewards } from './method.js';
 export type { GarConfig, GarConfigInput } from './method.js';
-export { cosines, crossInner, materialize, materializedInner, selfInner } from './kernel.js';
+export { cosines, crossInner, gradTimesHidden, materialize, materializedInner, selfInner, vectorCosines } from './kernel.js';
 export type { Sequences } from './kernel.js';
 
 /** What `register` needs of the plugin API of `rlvr train --plugin`. */

@@ -80,6 +80,47 @@ export function materializedInner(a: Sequences, gRef: tf.Tensor3D): { cross: tf.
   });
 }
 
+/**
+ * `[n, D]` the authors' GAR vector of every row, before its L2 normalisation (LQgdwind/GAR, `gar/online_reward.py`):
+ * the gradient-activation product at the input of the output layer, v = sum_t (dCE_t / dh_t) ⊙ h_t with
+ * dCE_t / dh_t = Wᵀ (p_t - onehot(y_t)) (up to the positive factors 1/T and 1/L, which the cosine does not see).
+ * Component d is sum_v W[v, d] G[v, d] with G = sum_t (p_t - onehot(y_t)) h_tᵀ the head-weight gradient: the
+ * diagonal of Wᵀ G, without forming G. Cost: n C V D (one `[nC, V] x [V, D]` product). `W` is `[V, D]`.
+ */
+export function gradTimesHidden(a: Sequences, W: tf.Tensor2D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [n, C, D] = a.h.shape;
+    const V = a.probs.shape[2];
+    const flat = n * C;
+    // [nC, D] Wᵀ p_t - W[y_t]: the backprojected prediction error (a gather of W's rows, not an [nC, V] one-hot)
+    const back = tf.sub(tf.matMul(tf.reshape(a.probs, [flat, V]), W), tf.gather(W, tf.reshape(a.ids, [flat])));
+    const prod = tf.mul(tf.mul(back, tf.reshape(a.h, [flat, D])), tf.reshape(a.mask, [flat, 1]));
+    return tf.sum(tf.reshape(prod, [n, C, D]), 1) as tf.Tensor2D;
+  });
+}
+
+/** cos of each of `rows` (`[n, D]`, row-major) with `ref` (`[D]`), in float64 (0 where either is 0), clamped to [-1, 1]. */
+export function vectorCosines(rows: ArrayLike<number>, ref: ArrayLike<number>): Float64Array {
+  const D = ref.length;
+  const n = D > 0 ? rows.length / D : 0;
+  const cross = new Float64Array(n);
+  const self = new Float64Array(n);
+  let refSelf = 0;
+  for (let d = 0; d < D; d++) refSelf += ref[d]! * ref[d]!;
+  for (let i = 0; i < n; i++) {
+    let c = 0;
+    let q = 0;
+    for (let d = 0; d < D; d++) {
+      const x = rows[i * D + d]!;
+      c += x * ref[d]!;
+      q += x * x;
+    }
+    cross[i] = c;
+    self[i] = q;
+  }
+  return cosines(cross, self, refSelf);
+}
+
 /** cos = <g, g*> / (||g|| ||g*||) in float64, clamped to [-1, 1] (rounding); 0 where either gradient is 0. */
 export function cosines(cross: ArrayLike<number>, self: ArrayLike<number>, refSelf: number): Float64Array {
   const out = new Float64Array(cross.length);

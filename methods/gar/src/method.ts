@@ -3,7 +3,8 @@ import type { RolloutBatch } from '@rlvr/core';
 import { z } from 'zod';
 
 /**
- * The per-rollout signal: `[B]` cos(g_i, g*) of rollout i's output-projection gradient with its group's reference's.
+ * The per-rollout signal: `[B]` the GAR cosine of rollout i's gradient vector with its group's anchors' (the
+ * `gar` backend's `vector` and `anchors`).
  * Declared here, not beside the backend, so the estimator's module never loads tfjs.
  */
 export const GAR_COSINE = 'gar.cosine';
@@ -12,11 +13,16 @@ const meanCentred = composeEstimator(drGrpo, uniform, 'dr-grpo');
 const stdScaled = composeEstimator(grpo, uniform, 'grpo');
 
 export const GarConfigSchema = z.strictObject({
-  /** weight of the dense reward: r' = r + lambda * cos */
-  lambda: z.number().nonnegative().default(0.1),
-  /** which rollouts get the dense reward: all, only correct (reward > 0), only wrong */
-  apply: z.enum(['all', 'correct', 'wrong']).default('all'),
-  /** only reward alignment: max(cos, 0), so no rollout is pushed away from the reference */
+  /** weight of the bonus: r' = r + beta * d (the authors' `gar_beta`, on their base reward of 1.0) */
+  beta: z.number().nonnegative().default(0.5),
+  /** which rollouts get the bonus: only correct (reward > 0; the authors' verifier gate), all, only wrong */
+  apply: z.enum(['correct', 'all', 'wrong']).default('correct'),
+  /**
+   * the bonus d of a rollout with cosine c: `hinge` max(0, c - the mean c of the group's rollouts that get one, where
+   * there are at least 2) (the authors' centred one-sided hinge), or `linear` c itself (uncentred)
+   */
+  bonus: z.enum(['hinge', 'linear']).default('hinge'),
+  /** with `bonus: linear`: max(c, 0), so no rollout is pushed away from the reference */
   positiveOnly: z.boolean().default(false),
   /** the group normalisation of r': `mean` (Dr. GRPO, r' - mean) or `std` (GRPO, (r' - mean) / (std + stdEps)) */
   normalize: z.enum(['mean', 'std']).default('mean'),
@@ -29,40 +35,58 @@ export type GarConfig = z.output<typeof GarConfigSchema>;
 export type GarConfigInput = z.input<typeof GarConfigSchema>;
 
 /**
- * `[B]` the shaped rewards r'_i = r_i + lambda * d_i (rounded once to float32), d_i = cos_i (or max(cos_i, 0)),
- * 0 for rollouts outside `apply`; and the mean dense term over the rollouts that got one.
+ * `[B]` the shaped rewards r'_i = r_i + beta * d_i (rounded once to float32), 0 added to rollouts outside `apply`,
+ * d_i = max(0, cos_i - m_g) with `bonus: hinge` (m_g the mean cosine of the rollouts of i's group inside `apply`,
+ * 0 where there is only one: the authors' absolute cosine), cos_i (or max(cos_i, 0)) with `bonus: linear`; and the
+ * mean bonus beta * d over the rollouts that got one.
  */
 export function shapedRewards(
   batch: RolloutBatch,
   cos: Float32Array,
   config: GarConfig,
 ): { rewards: Float32Array<ArrayBuffer>; denseMean: number } {
-  const rewards = new Float32Array(batch.numRollouts);
+  const B = batch.numRollouts;
+  const on = (i: number) => config.apply === 'all' || (config.apply === 'correct') === batch.rewards[i]! > 0;
+  // per group: sum and count of the cosines of its rollouts inside `apply`
+  const sums = new Map<number, { sum: number; n: number }>();
+  for (let i = 0; i < B; i++) {
+    if (!on(i)) continue;
+    const s = sums.get(batch.groupIndex[i]!) ?? { sum: 0, n: 0 };
+    s.sum += cos[i]!;
+    s.n++;
+    sums.set(batch.groupIndex[i]!, s);
+  }
+  const rewards = new Float32Array(B);
   let sum = 0;
   let n = 0;
-  for (let i = 0; i < batch.numRollouts; i++) {
+  for (let i = 0; i < B; i++) {
     const r = batch.rewards[i]!;
-    const on = config.apply === 'all' || (config.apply === 'correct') === r > 0;
-    const d = on ? (config.positiveOnly ? Math.max(0, cos[i]!) : cos[i]!) : 0;
-    rewards[i] = r + config.lambda * d;
-    if (on) {
-      sum += config.lambda * d;
-      n++;
+    if (!on(i)) {
+      rewards[i] = r;
+      continue;
     }
+    let d: number;
+    if (config.bonus === 'hinge') {
+      const g = sums.get(batch.groupIndex[i]!)!;
+      d = Math.max(0, cos[i]! - (g.n > 1 ? g.sum / g.n : 0));
+    } else d = config.positiveOnly ? Math.max(0, cos[i]!) : cos[i]!;
+    rewards[i] = r + config.beta * d;
+    sum += config.beta * d;
+    n++;
   }
   return { rewards, denseMean: n > 0 ? sum / n : 0 };
 }
 
 /**
- * `gar`: the Gradient-Aligned Reward. Each rollout's reward gets lambda x the cosine of its
- * output-projection gradient with its group's reference solution's (`gar.cosine`, from the `gar`
- * backend), before the group normalisation (Dr. GRPO's mean-centering by default, GRPO's std
- * scaling with `normalize: std`); the sequence advantage goes to every token. lambda = 0 gives
- * Dr. GRPO's (or GRPO's) advantages exactly.
+ * `gar`: the Gradient-Aligned Reward. Each correct rollout's reward gets beta x max(0, its GAR cosine with
+ * its group's anchors (`gar.cosine`, from the `gar` backend) minus the mean of its group's correct rollouts'),
+ * as the authors' code; `apply` and `bonus` give the other readings. Then the group normalisation (Dr. GRPO's
+ * mean-centering by default, GRPO's std scaling with `normalize: std`); the sequence advantage goes to every
+ * token. beta = 0 gives Dr. GRPO's (or GRPO's) advantages exactly.
  */
 export const garEstimator: AdvantageEstimator = defineMethod({
   name: 'gar',
-  description: 'Gradient-Aligned Reward: r + lambda cos(output-projection gradient, reference solution gradient), then Dr. GRPO',
+  description: 'Gradient-Aligned Reward: r + beta max(0, cos - mean cos of the correct) for correct rollouts, then Dr. GRPO',
   configSchema: GarConfigSchema,
   needs: [GAR_COSINE],
   batchCoupled: false,

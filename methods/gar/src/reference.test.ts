@@ -3,7 +3,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '@rlvr/policy';
 import { prepareEstimator, registerEstimator } from '@rlvr/advantages';
 import { Signals, batchFromRows } from '@rlvr/core';
-import { GAR_COSINE, cosines, crossInner, garEstimator, materialize, materializedInner, selfInner, type Sequences } from './index.js';
+import {
+  GAR_COSINE,
+  cosines,
+  crossInner,
+  garEstimator,
+  gradTimesHidden,
+  materialize,
+  materializedInner,
+  selfInner,
+  vectorCosines,
+  type Sequences,
+} from './index.js';
 import { tf } from './tf.js';
 
 registerEstimator(garEstimator);
@@ -20,10 +31,11 @@ interface CosineCase {
   ids: number[][];
   h: number[][];
   cos: number[];
+  cosGradXHidden: number[];
   inner0: number;
 }
 interface AdvantageCase {
-  config: { lambda: number; apply: 'all' | 'correct' | 'wrong'; positiveOnly: boolean; normalize: 'mean' | 'std' };
+  config: { beta: number; apply: 'all' | 'correct' | 'wrong'; bonus: 'hinge' | 'linear'; positiveOnly: boolean; normalize: 'mean' | 'std' };
   group: number[];
   reward: number[];
   cos: number[];
@@ -64,7 +76,7 @@ function sequencesOf(rows: { ids: number[]; h: number[] }[], W: tf.Tensor2D, D: 
 // materialised gradients, this side in float32 with the factorised sums. Cosines agree to 1e-6
 // absolute (they lie in [-1, 1]); the raw inner product, a sum of T S D products, to 1e-5 relative.
 describe.each(fixture.cosines.map((c) => [c.name, c] as const))('NumPy reference, cosines: %s', (_name, c) => {
-  it('factorised and materialised cosines within 1e-6; the inner product itself within 1e-5 relative', () => {
+  it('factorised and materialised cosines within 1e-6; the inner product itself within 1e-5 relative', async () => {
     const before = tf.memory().numTensors;
     const W = tf.tensor2d(c.W, [c.V, c.D]);
     const rows = sequencesOf(
@@ -77,19 +89,37 @@ describe.each(fixture.cosines.map((c) => [c.name, c] as const))('NumPy reference
     const cross = crossInner(rows, ref);
     const self = selfInner(rows);
     const refSelf = selfInner(ref);
-    const cos = cosines(cross.dataSync(), self.dataSync(), refSelf.dataSync()[0]!);
+    const cos = cosines(await cross.data(), await self.data(), (await refSelf.data())[0]!);
     const gRef = materialize(ref);
     const m = materializedInner(rows, gRef);
     const gRefSelf = tf.tidy(() => tf.sum(tf.square(gRef)));
-    const cosM = cosines(m.cross.dataSync(), m.self.dataSync(), gRefSelf.dataSync()[0]!);
+    const cosM = cosines(await m.cross.data(), await m.self.data(), (await gRefSelf.data())[0]!);
     c.cos.forEach((want, k) => {
       expect(Math.abs(cos[k]! - want), `rollout ${k}`).toBeLessThan(1e-6);
       expect(Math.abs(cosM[k]! - want), `rollout ${k}, materialised`).toBeLessThan(1e-6);
     });
-    const inner0 = cross.dataSync()[0]! / c.temperature ** 2;
+    const inner0 = (await cross.data())[0]! / c.temperature ** 2;
     expect(Math.abs(inner0 - c.inner0) / Math.abs(c.inner0)).toBeLessThan(1e-5);
     tf.dispose([W, cross, self, refSelf, gRef, gRefSelf, m.cross, m.self, ...Object.values(rows), ...Object.values(ref)]);
     expect(tf.memory().numTensors).toBe(before); // the kernels leave nothing behind
+  });
+
+  it("the authors' vector (grad-x-hidden) equals diag(Wᵀ G) of the materialised gradient: cosines within 1e-6", async () => {
+    const before = tf.memory().numTensors;
+    const W = tf.tensor2d(c.W, [c.V, c.D]);
+    const rows = sequencesOf(
+      c.ids.map((ids, k) => ({ ids, h: c.h[k]! })),
+      W,
+      c.D,
+      c.temperature,
+    );
+    const ref = sequencesOf([{ ids: c.refIds, h: c.refH }], W, c.D, c.temperature);
+    const v = gradTimesHidden(rows, W);
+    const vRef = gradTimesHidden(ref, W);
+    const cos = vectorCosines(await v.data(), await vRef.data());
+    c.cosGradXHidden.forEach((want, k) => expect(Math.abs(cos[k]! - want), `rollout ${k}`).toBeLessThan(1e-6));
+    tf.dispose([W, v, vRef, ...Object.values(rows), ...Object.values(ref)]);
+    expect(tf.memory().numTensors).toBe(before);
   });
 });
 

@@ -14,9 +14,9 @@ const out = mkdtempSync(join(tmpdir(), 'rlvr-gar-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('rlvr train --plugin', () => {
-  it('trains 2 tiny steps with gar, gar.cosine from the plugin backend and the worked solutions of the synthetic task, with and without policy workers', () => {
+  it('trains 2 tiny steps with gar, gar.cosine from the plugin backend and the worked solutions of the synthetic task, with and without policy workers, with the defaults and the head-weight reading', () => {
     expect(existsSync(PLUGIN), 'build first (npx tsc -b methods/gar)').toBe(true);
-    const run = (estimator: string, dir: string, workers = '1') =>
+    const run = (estimator: string, dir: string, workers = '1', extra: string[] = []) =>
       spawnSync(
         process.execPath,
         [
@@ -45,6 +45,7 @@ describe('rlvr train --plugin', () => {
           '--out',
           join(out, dir),
           '-q',
+          ...extra,
         ],
         { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
       );
@@ -63,7 +64,34 @@ describe('rlvr train --plugin', () => {
       expect(m['adv/gar_cos_mean']).not.toBe(0);
     }
     const config = JSON.parse(readFileSync(join(out, 'shaped', 'config.json'), 'utf8')) as Record<string, unknown>;
-    expect(config).toMatchObject({ estimator: 'gar' });
+    // the defaults as run: the authors' vector, gate, hinge and beta
+    expect(config).toMatchObject({
+      estimator: 'gar',
+      estimatorConfig: { beta: 0.5, apply: 'correct', bonus: 'hinge', normalize: 'mean' },
+      saliency: { gar: { vector: 'grad-x-hidden', anchors: 'residual' } },
+    });
+
+    // the head-weight reading with the earlier defaults, as the README writes it
+    const hw = run('gar', 'head-weight', '1', [
+      '--saliency.gar',
+      '{"vector": "head-weight", "materialize": true}',
+      '--estimatorConfig.beta',
+      '0.1',
+      '--estimatorConfig.bonus',
+      'linear',
+      '--estimatorConfig.apply',
+      'all',
+    ]);
+    expect(hw.status, hw.stderr).toBe(0);
+    for (const m of metricsOf('head-weight').slice(1)) expect(Math.abs(m['adv/gar_cos_mean']!)).toBeLessThanOrEqual(1);
+    expect(JSON.parse(readFileSync(join(out, 'head-weight', 'config.json'), 'utf8'))).toMatchObject({
+      estimatorConfig: { beta: 0.1, apply: 'all', bonus: 'linear' },
+      saliency: { gar: { vector: 'head-weight', materialize: true } },
+    });
+    // the form issue 42 found in the README: a backend's options are one JSON value
+    const dotted = run('gar', 'dotted', '1', ['--saliency.gar.materialize', 'true']);
+    expect(dotted.status).toBe(2);
+    expect(dotted.stderr).toContain('saliency.gar takes a value, not options');
 
     // with 2 policy workers the backend runs on them (each on its share of the rollouts), to the end
     const two = run('gar', 'workers', '2');

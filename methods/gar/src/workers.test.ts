@@ -89,7 +89,7 @@ describe.each(['cpu', 'wasm'] as const)('gar on policy workers (%s)', (backend) 
 
     const plan = parseSignalConfig({}, [GAR_COSINE]);
     const main = await computeSignals(model, b, plan, pass);
-    const direct = garCosines(model, b, GarBackendConfigSchema.parse({}));
+    const direct = await garCosines(model, b, GarBackendConfigSchema.parse({}));
     expect(main.results.gar!.scores).toEqual(direct.scores); // the main thread runs garCosines on the whole batch
 
     const before = two.lastRun;

@@ -4,6 +4,7 @@ import { processStepsBackend } from './backend.js';
 import { verigateEstimator } from './method.js';
 
 export { gateDegenerate } from './gate.js';
+export type { StepOptions } from './gate.js';
 export { verigateEstimator, PROCESS_STEPS } from './method.js';
 export { arithmeticChecker, stepsFromCuts, stepSignal } from './steps.js';
 export type { ProcessScorer, ProcessStep, StepCompletion, SyncProcessScorer } from './steps.js';

@@ -8,7 +8,7 @@ registerEstimator(verigateEstimator);
 
 interface Case {
   name: string;
-  stepEps: number;
+  config: { stepEps: number; stepOrder: 'cumulate-normalize' | 'normalize-sum'; bessel: boolean; degenerateTol: number };
   group: number[];
   reward: number[];
   ends: number[][];
@@ -16,7 +16,7 @@ interface Case {
   lengths: number[];
   advantages: number[];
 }
-/** Written by tools/fixtures/verigate/numpy_reference.py (float64 NumPy, from the definition). */
+/** Written by tools/fixtures/verigate/numpy_reference.py (float64 NumPy, from the definition): both orders, both std conventions, 0/1 and continuous rewards. */
 const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/numpy-reference.json', import.meta.url), 'utf8')) as { cases: Case[] };
 
 describe.each(fixture.cases.map((c) => [c.name, c] as const))('NumPy reference: %s', (_name, c) => {
@@ -29,7 +29,7 @@ describe.each(fixture.cases.map((c) => [c.name, c] as const))('NumPy reference: 
     );
     const { values, width } = stepSignal(steps);
     const signals = Signals.forBatch(batch).setPerRollout(PROCESS_STEPS, values, width);
-    const r = prepareEstimator('verigate', { stepEps: c.stepEps }).estimate(batch, signals);
+    const r = prepareEstimator('verigate', c.config).estimate(batch, signals);
     expect(r.advantages.length).toBe(c.advantages.length);
     let worst = 0;
     c.advantages.forEach((e, t) => (worst = Math.max(worst, Math.abs(r.advantages[t]! - e) / Math.max(1, Math.abs(e)))));

@@ -58,6 +58,10 @@ describe('rlvr train --plugin', () => {
     expect(metrics.map((m) => m.step)).toEqual([0, 1, 2]);
     for (const m of metrics.slice(1)) expect(m['adv/verigate_degenerate_groups']).toBeGreaterThanOrEqual(0);
     const config = JSON.parse(readFileSync(join(out, 'shaped', 'config.json'), 'utf8')) as Record<string, unknown>;
-    expect(config).toMatchObject({ estimator: 'verigate' });
+    // the defaults as run: the abstract's order, one std convention (Bessel's), exact equality for "degenerate"
+    expect(config).toMatchObject({
+      estimator: 'verigate',
+      estimatorConfig: { stepOrder: 'cumulate-normalize', bessel: true, stepEps: 1e-6, degenerateTol: 0 },
+    });
   });
 });

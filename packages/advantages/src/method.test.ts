@@ -93,3 +93,38 @@ describe('encodeState / decodeState', () => {
     expect(() => encodeState({ $typed: 1 })).toThrow('field state: estimator state keys may not start with "$" (found $typed)');
   });
 });
+
+describe('a rollout stage', () => {
+  it('travels from the method to the estimator, and a prepared estimator binds its options', async () => {
+    const routing = defineMethod({
+      name: 'test-routing',
+      description: 're-samples every group whose first reward is below tau',
+      configSchema: z.strictObject({ tau: z.number().default(0.5) }),
+      needs: [],
+      compute: (_input, out) => {
+        out.fill(0);
+        return {};
+      },
+      rolloutStage: {
+        route: (groups, c) => groups.filter((g) => g.rewards[0]! < c.tau).map((g) => ({ group: g.group, question: `${g.question}?` })),
+        grade: (text, _g, _r, c) => (text === 'ok' ? c.tau : 0),
+      },
+    });
+    const prepared = prepareEstimator(routing, { tau: 0.75 });
+    const stage = prepared.rolloutStage!;
+    expect(stage.method).toBe('test-routing');
+    const group = (g: number, r: number) => ({
+      group: g,
+      question: 'q',
+      answer: '1',
+      aux: undefined,
+      source: undefined,
+      rewards: Float32Array.of(r),
+      texts: [''],
+      lengths: Int32Array.of(0),
+    });
+    expect(await stage.route([group(0, 1), group(1, 0.5)])).toEqual([{ group: 1, question: 'q?' }]);
+    expect(await stage.grade('ok', group(1, 0.5), { group: 1, question: 'q?' })).toBe(0.75);
+    expect(prepareEstimator(running).rolloutStage).toBeUndefined();
+  });
+});

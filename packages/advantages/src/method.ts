@@ -19,6 +19,7 @@ export function defineMethod<S extends ConfigSchema, State extends EstimatorStat
     configSchema: method.configSchema,
     needs: [...needs],
     batchCoupled: method.batchCoupled ?? true,
+    ...(method.rolloutStage === undefined ? {} : { rolloutStage: method.rolloutStage }),
     estimate(batch: RolloutBatch, signals: Signals, config: z.output<S>, state?: EstimatorState): AdvantageResult {
       const T = totalTokens(batch);
       checkSignals(name, needs, batch, signals, T);

@@ -1,5 +1,13 @@
 import type { z } from 'zod';
-import { isRlvrError, parseConfig, type RolloutBatch, type SignalName, type Signals } from '@rlvr/core';
+import {
+  bindRolloutStage,
+  isRlvrError,
+  parseConfig,
+  type BoundRolloutStage,
+  type RolloutBatch,
+  type SignalName,
+  type Signals,
+} from '@rlvr/core';
 import { AdvantagesError } from './errors.js';
 import type { EstimatorConfig, EstimatorOptions } from './option-types.js';
 import { getEstimator } from './registry.js';
@@ -16,6 +24,8 @@ export interface PreparedEstimator<Config = Record<string, unknown>> {
    * (batch whitening, a batch std): then a caller may not split the batch by group.
    */
   readonly batchCoupled: boolean;
+  /** the method's rollout stage with these options, when it has one: a trainer runs it after grading (`@rlvr/rollout`'s `resampleGroups`) */
+  readonly rolloutStage?: BoundRolloutStage;
   /**
    * The advantages of `batch`. `state` is the previous step's `result.state` (a stateful method's;
    * undefined on the first step): the caller carries it, so that a refresh or a retry of a step can
@@ -53,6 +63,7 @@ export function prepareEstimator(estimator: string | AdvantageEstimator, config:
     needs: est.needs,
     batchCoupled: typeof coupled === 'function' ? coupled(parsed) : coupled,
     estimate: (batch, signals, state) => est.estimate(batch, signals, parsed, state),
+    ...(est.rolloutStage === undefined ? {} : { rolloutStage: bindRolloutStage(est.name, est.rolloutStage, parsed) }),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { RolloutBatch, Signals, SignalName } from '@rlvr/core';
+import type { RolloutBatch, RolloutStage, Signals, SignalName } from '@rlvr/core';
 
 /** A configuration schema: a zod object whose keys are the options (camelCase), each with a default. */
 export type ConfigSchema = z.ZodObject<z.core.$ZodShape, z.core.$ZodObjectConfig>;
@@ -118,6 +118,11 @@ export interface AdvantageMethod<S extends ConfigSchema = ConfigSchema, State ex
   readonly batchCoupled?: boolean | ((config: z.output<S>) => boolean);
   /** Write an advantage for every completion token into `out[T]` (not pre-filled) and return the rest. */
   compute(input: MethodInput<z.output<S>, State>, out: Float32Array): MethodOutput<State>;
+  /**
+   * Optional: after each step's groups are sampled and graded, re-sample some of them on another
+   * prompt; the new groups replace the old ones before the signals and `compute` (core's `RolloutStage`).
+   */
+  readonly rolloutStage?: RolloutStage<z.output<S>>;
 }
 
 /**
@@ -134,6 +139,8 @@ export interface AdvantageEstimator<S extends ConfigSchema = ConfigSchema> {
   /** the parts of a composed estimator */
   readonly baseline?: SequenceBaseline;
   readonly weighting?: TokenWeighting;
+  /** the method's rollout stage, when it has one (`AdvantageMethod.rolloutStage`) */
+  readonly rolloutStage?: RolloutStage<z.output<S>>;
   /**
    * Compute advantages; `config` must come from `configSchema` (see `prepareEstimator`), `state` is the
    * previous step's `result.state` (undefined on the first step, and for a stateless estimator).

@@ -7,6 +7,8 @@ export type CoreErrorCode =
   | 'missing_signal'
   /** a computation needs a rollout's reference solution and the batch has none for it */
   | 'missing_reference'
+  /** a method's rollout stage asked to re-sample a group twice in one step, or one not in the step */
+  | 'invalid_resample'
   | 'unknown_name'
   | 'name_taken'
   /** a file could not be read, or is not what it claims (bad JSON line) */

@@ -28,6 +28,8 @@ export type { FinishReason, TokenRange, AnswerSpans, RolloutBatch } from './batc
 export { validateBatch } from './validate.js';
 export { RolloutRowSchema, batchFromRows, batchToRows, takeRollouts } from './rows.js';
 export type { RolloutRow, RolloutRowInput } from './rows.js';
+export { bindRolloutStage, checkResamples, replaceGroups } from './rollout-stage.js';
+export type { BoundRolloutStage, GroupResample, JsonValue, ProblemAux, RolloutStage, ScoredGroup } from './rollout-stage.js';
 export { groupStats, segmentSum, segmentMean, segmentMeanStd, broadcastSegments } from './segments.js';
 export type { GroupStats } from './segments.js';
 export { Signals, SIGNAL_NAMES } from './signals.js';

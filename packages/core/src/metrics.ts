@@ -66,6 +66,18 @@ export const METRIC = {
   /** How much those recomputations moved the advantages: sum |refreshed - batch-level| / sum |batch-level| over their tokens. */
   refreshChange: 'refresh/advantage_change',
 
+  // --- a method's rollout stage (`@rlvr/rollout`'s `resampleGroups`; steps of a method with one) ---
+  /** Fraction of the step's groups re-sampled on another prompt (SCOPE-RL: on their scaffold). */
+  routingFraction: 'routing/fraction',
+  /** Mean verifier reward of the re-sampled groups' first rollouts, before routing (NaN when none is). */
+  routingRewardBefore: 'routing/reward_before',
+  /** Mean reward of their replacement rollouts, after routing (NaN when none is). */
+  routingRewardAfter: 'routing/reward_after',
+  /** Mean reward of the step's first rollouts, before routing (`reward/mean` is the trained batch's). */
+  routingRewardMeanBefore: 'routing/reward_mean_before',
+  /** Mean reward of the trained batch after a stage's `regrade` (SCOPE-RL stage 2); the other `routing/*` rewards are before it. */
+  routingRewardMeanRegraded: 'routing/reward_mean_regraded',
+
   // --- held-out evaluation (`rlvr train`, `rlvr pretrain`; eval steps only, step 0 = the starting checkpoint) ---
   /** Mean over held-out problems of correct / n (sampled); `rlvr pretrain`: greedy accuracy. */
   accuracy: 'accuracy',
@@ -85,6 +97,8 @@ export const METRIC = {
   timeSample: 'time/sample_s',
   /** Grading them. */
   timeVerify: 'time/verify_s',
+  /** Routing: a method's rollout stage deciding, re-sampling and grading its groups. */
+  timeRoute: 'time/route_s',
   /** Computing the signals the estimator needs (log-probs, saliency). */
   timeSignals: 'time/signals_s',
   /** Estimating the advantages. */
@@ -121,6 +135,7 @@ export const METRIC_FAMILY = {
   eval: 'eval/',
   time: 'time/',
   refresh: 'refresh/',
+  routing: 'routing/',
   /** token-weight statistics by outcome: `weights/OUTCOME/STAT` (see `weightMetric`) */
   weights: 'weights/',
   /** an estimator's other metrics under their own key: `adv/fallback_rate` (see `estimatorMetricName`) */

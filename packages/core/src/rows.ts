@@ -129,39 +129,62 @@ export function batchToRows(batch: RolloutBatch): RolloutRow[] {
  * Its completion token k of rollout n is token `completionOffsets[rows[n]] + k` of `batch`.
  */
 export function takeRollouts(batch: RolloutBatch, rows: readonly number[]): RolloutBatch {
-  const n = rows.length;
+  for (const i of rows)
+    if (!Number.isInteger(i) || i < 0 || i >= batch.numRollouts)
+      throw new CoreError('invalid_row', `no rollout ${i} in a batch of ${batch.numRollouts}`, { rollout: i });
+  return gatherRows(
+    rows.map((row) => ({ from: batch, row, group: batch.groupIndex[row]! })),
+    [batch],
+  );
+}
+
+/** One row of a gathered batch: rollout `row` of `from`, under group id `group`. */
+export interface RowPick {
+  from: RolloutBatch;
+  row: number;
+  group: number;
+}
+
+/**
+ * A batch of the picked rows (of the `sources` batches), in order, each under its `group`. Behaviour
+ * log-probs when every source has them (the caller checks they all do or none does); reference
+ * columns when any source has them, a row of a source without them getting an empty reference.
+ */
+export function gatherRows(picks: readonly RowPick[], sources: readonly RolloutBatch[]): RolloutBatch {
   let promptTotal = 0;
   let total = 0;
   let refTotal = 0;
-  const ro = batch.referenceOffsets;
-  for (const i of rows) {
-    if (!Number.isInteger(i) || i < 0 || i >= batch.numRollouts)
-      throw new CoreError('invalid_row', `no rollout ${i} in a batch of ${batch.numRollouts}`, { rollout: i });
-    promptTotal += batch.promptOffsets[i + 1]! - batch.promptOffsets[i]!;
-    total += batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!;
+  for (const { from, row: i } of picks) {
+    promptTotal += from.promptOffsets[i + 1]! - from.promptOffsets[i]!;
+    total += from.completionOffsets[i + 1]! - from.completionOffsets[i]!;
+    const ro = from.referenceOffsets;
     if (ro) refTotal += ro[i + 1]! - ro[i]!;
   }
-  const out = allocateBatch(n, promptTotal, total, batch.behaviorLogprobs !== undefined, ro ? refTotal : -1);
-  rows.forEach((i, k) => {
-    if (ro && out.referenceTokens && out.referenceOffsets) {
-      out.referenceTokens.set(batch.referenceTokens!.subarray(ro[i]!, ro[i + 1]!), out.referenceOffsets[k]!);
-      out.referenceOffsets[k + 1] = out.referenceOffsets[k]! + (ro[i + 1]! - ro[i]!);
+  const withLogprobs = sources.every((b) => b.behaviorLogprobs !== undefined);
+  const withRefs = sources.some((b) => b.referenceOffsets !== undefined);
+  const out = allocateBatch(picks.length, promptTotal, total, withLogprobs, withRefs ? refTotal : -1);
+  picks.forEach(({ from, row: i, group }, k) => {
+    if (out.referenceTokens && out.referenceOffsets) {
+      const ro = from.referenceOffsets;
+      const len = ro ? ro[i + 1]! - ro[i]! : 0;
+      if (ro) out.referenceTokens.set(from.referenceTokens!.subarray(ro[i]!, ro[i + 1]!), out.referenceOffsets[k]!);
+      out.referenceOffsets[k + 1] = out.referenceOffsets[k]! + len;
     }
     const [p0, p1, c0, c1] = [
-      batch.promptOffsets[i]!,
-      batch.promptOffsets[i + 1]!,
-      batch.completionOffsets[i]!,
-      batch.completionOffsets[i + 1]!,
+      from.promptOffsets[i]!,
+      from.promptOffsets[i + 1]!,
+      from.completionOffsets[i]!,
+      from.completionOffsets[i + 1]!,
     ];
-    out.groupIndex[k] = batch.groupIndex[i]!;
-    out.promptTokens.set(batch.promptTokens.subarray(p0, p1), out.promptOffsets[k]!);
+    out.groupIndex[k] = group;
+    out.promptTokens.set(from.promptTokens.subarray(p0, p1), out.promptOffsets[k]!);
     out.promptOffsets[k + 1] = out.promptOffsets[k]! + (p1 - p0);
-    out.completionTokens.set(batch.completionTokens.subarray(c0, c1), out.completionOffsets[k]!);
-    if (out.behaviorLogprobs) out.behaviorLogprobs.set(batch.behaviorLogprobs!.subarray(c0, c1), out.completionOffsets[k]!);
+    out.completionTokens.set(from.completionTokens.subarray(c0, c1), out.completionOffsets[k]!);
+    if (out.behaviorLogprobs) out.behaviorLogprobs.set(from.behaviorLogprobs!.subarray(c0, c1), out.completionOffsets[k]!);
     out.completionOffsets[k + 1] = out.completionOffsets[k]! + (c1 - c0);
-    out.rewards[k] = batch.rewards[i]!;
-    out.finish[k] = batch.finish[i]!;
-    out.spans.set(batch.spans.subarray(i * SPAN_STRIDE, (i + 1) * SPAN_STRIDE), k * SPAN_STRIDE);
+    out.rewards[k] = from.rewards[i]!;
+    out.finish[k] = from.finish[i]!;
+    out.spans.set(from.spans.subarray(i * SPAN_STRIDE, (i + 1) * SPAN_STRIDE), k * SPAN_STRIDE);
   });
   return out;
 }

@@ -37,6 +37,8 @@ export type { ChatMessage, ChatTemplateOptions, ApplyChatTemplate, ModelChatTemp
 export type { Sampler, SamplePrompt, SamplingParams, SampleRequest, SampledCompletion, PromptSamples } from './samplers/sampler.js';
 export { SampleOptionsSchema, sampleGroups } from './samplers/sample-groups.js';
 export type { SampleOptions, SampleOptionsInput, SampleContext, SampledGroups } from './samplers/sample-groups.js';
+export { resampleGroups } from './samplers/resample.js';
+export type { ResampleProblem, Routed } from './samplers/resample.js';
 export { HttpSamplerOptionsSchema, httpSampler } from './samplers/http-sampler.js';
 export type { HttpSamplerOptions, HttpSamplerOptionsInput, HttpSamplerEvent, HttpSamplerHooks } from './samplers/http-sampler.js';
 export { CompletionResponseSchema, ChatResponseSchema } from './samplers/http-protocol.js';

@@ -24,7 +24,8 @@ export {
   parseSignalConfig,
   computeSignals,
   refreshSignals,
+  refreshesSignals,
 } from './signals.js';
-export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals, SignalRefresh } from './signals.js';
+export type { SignalPlan, SignalSource, SignalConfigOptions, BatchSignals, SignalRefresh, RefreshPass } from './signals.js';
 export { computeSignalsOnWorkers, refreshSignalsOnWorkers } from './signals-workers.js';
 export { saliencyCommand, methods as saliencyMethods } from './command.js';

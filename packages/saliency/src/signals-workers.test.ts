@@ -106,4 +106,33 @@ describe('computeSignalsOnWorkers', () => {
       moved.dispose();
     }
   });
+  it("refreshSignalsOnWorkers, no saliency backend: the refreshed rows' entropy from a forward pass there, as in this thread", async () => {
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.entropy, SIGNAL_NAMES.logprobsOld]);
+    const base = (await computeSignals(model, batch, plan, pass)).signals;
+    const moved = tinyModel();
+    for (const v of moved.params.values()) tf.tidy(() => v.assign(tf.mul(v, 1.05)));
+    const rows = [2, 1];
+    const want = await refreshSignals(moved, batch, rows, plan, base, pass);
+    const [m1, m2] = await Promise.all([PolicyWorkers.start(moved, { workers: 1 }), PolicyWorkers.start(moved, { workers: 2 })]);
+    try {
+      const a = await refreshSignalsOnWorkers(m1, moved, batch, rows, plan, base, pass);
+      expect(m1.lastRun).not.toBeNull(); // the pass ran on the worker
+      for (const name of want.names()) expect(Array.from(a.get(name)), name).toEqual(Array.from(want.get(name)));
+      const b = await refreshSignalsOnWorkers(m2, moved, batch, rows, plan, base, pass);
+      expect(m2.lastRun!.task.every((s) => s > 0)).toBe(true);
+      expect(relError(b.get(SIGNAL_NAMES.entropy), want.get(SIGNAL_NAMES.entropy))).toBeLessThan(1e-5);
+      expect(Array.from(b.get(SIGNAL_NAMES.logprobsOld))).toEqual(Array.from(base.get(SIGNAL_NAMES.logprobsOld)));
+      // the refreshed rows are the moved policy's, not the behaviour policy's
+      const o = batch.completionOffsets;
+      const changed = (sig: typeof b, i: number) =>
+        Array.from(sig.get(SIGNAL_NAMES.entropy).subarray(o[i]!, o[i + 1]!)).some(
+          (v, t) => Math.abs(v - base.get(SIGNAL_NAMES.entropy)[o[i]! + t]!) > 1e-4,
+        );
+      expect(rows.every((i) => changed(b, i))).toBe(true);
+      expect(changed(b, 0)).toBe(false);
+    } finally {
+      await Promise.all([m1.close(), m2.close()]);
+      moved.dispose();
+    }
+  });
 });

@@ -5,10 +5,13 @@ import {
   assembleSignals,
   computeSignals,
   needsPolicyPass,
+  policyPassOptions,
   refreshedSources,
+  refreshNeedsPolicyPass,
   refreshSignals,
   withRefreshed,
   type BatchSignals,
+  type RefreshPass,
   type SignalPlan,
   type SignalSource,
 } from './signals.js';
@@ -40,12 +43,12 @@ export async function computeSignalsOnWorkers(
 }
 
 /**
- * `refreshSignals` on policy workers: `base` with the saliency signals of rollouts `rows` recomputed
- * with `model` as it is now (its weights are published first), those rows cut into contiguous chunks
- * of about equal length, one per worker, as `computeSignalsOnWorkers` cuts a batch; other backends
- * run on those rows in this thread. With 1 worker bit-identical to `refreshSignals`; with more,
- * within float rounding. What a `saliency.refresh` of `epoch` or `minibatch` feeds the estimator
- * in `rlvr train --workers N`.
+ * `refreshSignals` on policy workers: `base` with the signals of rollouts `rows` that depend on the
+ * parameters (saliency scores, `policy.entropy`) recomputed with `model` as it is now (its weights
+ * are published first), those rows cut into contiguous chunks of about equal length, one per worker,
+ * as `computeSignalsOnWorkers` cuts a batch; other backends run on those rows in this thread. With
+ * 1 worker bit-identical to `refreshSignals`; with more, within float rounding. What a
+ * `saliency.refresh` of `epoch` or `minibatch` feeds the estimator in `rlvr train --workers N`.
  */
 export async function refreshSignalsOnWorkers(
   workers: PolicyWorkers,
@@ -54,12 +57,14 @@ export async function refreshSignalsOnWorkers(
   rows: readonly number[],
   plan: SignalPlan,
   base: Signals,
+  pass: RefreshPass = {},
 ): Promise<Signals> {
   const sources = refreshedSources(plan);
-  if (sources.length === 0 || rows.length === 0) return refreshSignals(model, batch, rows, plan, base);
+  const policy = refreshNeedsPolicyPass(plan) ? policyPassOptions(plan, pass) : null;
+  if ((sources.length === 0 && policy === null) || rows.length === 0) return refreshSignals(model, batch, rows, plan, base, pass);
   const sub = takeRollouts(batch, rows);
-  const { results } = await sourcesOnWorkers(workers, model, sub, sources, null, rows);
-  return withRefreshed(batch, rows, sub, plan, base, results);
+  const { results, policyPass } = await sourcesOnWorkers(workers, model, sub, sources, policy, rows);
+  return withRefreshed(batch, rows, sub, plan, base, results, policyPass?.entropy);
 }
 
 /**

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIGNAL_NAMES, isRlvrError } from '@rlvr/core';
+import { SIGNAL_NAMES, isRlvrError, takeRollouts } from '@rlvr/core';
 import { batchLogprobs, type Qwen3Model } from '@rlvr/policy';
 import { logprobsWithGradXEmb } from './grad-x-emb.js';
 import { noisyKl } from './noisy-kl.js';
-import { checkSignals, computeSignals, parseSignalConfig } from './signals.js';
+import { checkSignals, computeSignals, parseSignalConfig, refreshSignals, refreshesSignals } from './signals.js';
+import { tf } from './tf.js';
 import { SaliencyError } from './errors.js';
 import { fixtureBatch, tinyModel, useBackend } from './test-utils/fixtures.js';
 
@@ -135,5 +136,71 @@ describe('computeSignals (cpu)', () => {
       expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
       expect(direct.entropy[t]).toBeCloseTo(want.entropy[t]!, 4);
     }
+  });
+});
+
+describe('refreshSignals: policy.entropy with the current parameters, the old log-probs kept', () => {
+  let model: Qwen3Model;
+  let moved: Qwen3Model;
+  beforeAll(async () => {
+    await useBackend('cpu');
+    model = tinyModel();
+    // the parameters after some updates: every one scaled, so every token's entropy moves
+    moved = tinyModel();
+    for (const v of moved.params.values()) tf.tidy(() => v.assign(tf.mul(v, 1.05)));
+  });
+  afterAll(() => {
+    model.dispose();
+    moved.dispose();
+  });
+  const rows = [2, 0]; // in the order a shuffled mini-batch gives them
+  const tokens = (i: number) =>
+    Array.from({ length: batch.completionOffsets[i + 1]! - batch.completionOffsets[i]! }, (_, t) => batch.completionOffsets[i]! + t);
+  const others = Array.from({ length: batch.numRollouts }, (_, i) => i).filter((i) => !rows.includes(i));
+
+  it('refreshesSignals: epoch or minibatch, with a signal that reads the parameters (the entropy counts; the old log-probs do not)', () => {
+    const entropyOnly = [SIGNAL_NAMES.entropy, SIGNAL_NAMES.logprobsOld];
+    expect(refreshesSignals(parseSignalConfig({ refresh: 'minibatch' }, entropyOnly))).toBe(true);
+    expect(refreshesSignals(parseSignalConfig({ refresh: 'epoch' }, [SIGNAL_NAMES.entropy]))).toBe(true);
+    expect(refreshesSignals(parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.gradXEmb]))).toBe(true);
+    expect(refreshesSignals(parseSignalConfig({}, entropyOnly))).toBe(false);
+    expect(refreshesSignals(parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.logprobsOld]))).toBe(false);
+    expect(refreshesSignals(parseSignalConfig({ refresh: 'minibatch' }, []))).toBe(false);
+  });
+
+  it('no saliency backend: a forward pass of the refreshed rows gives their entropy; other rows and the old log-probs stay', async () => {
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, [SIGNAL_NAMES.entropy, SIGNAL_NAMES.logprobsOld]);
+    expect(plan.sources).toEqual([]);
+    const base = (await computeSignals(model, batch, plan, pass)).signals;
+    const refreshed = await refreshSignals(moved, batch, rows, plan, base, pass);
+    // independently: the moved model's whole batch in one forward pass
+    const want = batchLogprobs(moved, batch, { ...pass, tokenBudget: 1 << 20 }).entropy;
+    const h = refreshed.get(SIGNAL_NAMES.entropy);
+    const h0 = base.get(SIGNAL_NAMES.entropy);
+    for (const t of rows.flatMap(tokens)) {
+      expect(Math.abs(h[t]! - want[t]!)).toBeLessThan(1e-5 * Math.max(1, want[t]!));
+      expect(Math.abs(h[t]! - h0[t]!)).toBeGreaterThan(1e-4); // not the behaviour policy's
+    }
+    for (const t of others.flatMap(tokens)) expect(h[t]).toBe(h0[t]);
+    expect(refreshed.get(SIGNAL_NAMES.logprobsOld)).toEqual(base.get(SIGNAL_NAMES.logprobsOld));
+    // the base is not written to
+    expect(base.get(SIGNAL_NAMES.entropy)).toEqual((await computeSignals(model, batch, plan, pass)).signals.get(SIGNAL_NAMES.entropy));
+  });
+
+  it('a fused backend: its recomputed pass gives the entropy (no second forward pass)', async () => {
+    const plan = parseSignalConfig({ refresh: 'epoch' }, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]);
+    const base = (await computeSignals(model, batch, plan, pass)).signals;
+    const refreshed = await refreshSignals(moved, batch, rows, plan, base, pass);
+    const sub = takeRollouts(batch, rows);
+    const fused = logprobsWithGradXEmb(moved, sub);
+    const forward = batchLogprobs(moved, batch, pass).entropy;
+    const h = refreshed.get(SIGNAL_NAMES.entropy);
+    rows.forEach((i, k) => {
+      const mine = h.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);
+      expect(Array.from(mine)).toEqual(Array.from(fused.entropy.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!)));
+      for (const t of tokens(i)) expect(h[t]).toBeCloseTo(forward[t]!, 4);
+    });
+    for (const t of others.flatMap(tokens)) expect(h[t]).toBe(base.get(SIGNAL_NAMES.entropy)[t]);
+    expect(rows.flatMap(tokens).some((t) => Math.abs(h[t]! - base.get(SIGNAL_NAMES.entropy)[t]!) > 1e-4)).toBe(true);
   });
 });

@@ -221,11 +221,13 @@ export function assembleSignals(
 }
 
 /**
- * `base` (a batch's signals) with the saliency signals of rollouts `rows` recomputed by the plan's
- * backends with `model` as it is now, on those rows only; every other value, the policy signals
- * (old log-probs, entropy) included, stays as in `base`, and so do the scores of the backends that
- * do not read the parameters (`readsParameters: false`). What a `saliency.refresh` of `epoch` or
- * `minibatch` feeds the estimator.
+ * `base` (a batch's signals) with the signals of rollouts `rows` that depend on the parameters
+ * recomputed with `model` as it is now, on those rows only: the plan's saliency backends' scores
+ * and, when the estimator needs it, `policy.entropy` (from a recomputed fused backend's pass, else
+ * from a forward pass, `batchLogprobs` micro-batched under `pass`). Every other value stays as in
+ * `base`: the other rows, the scores of backends that do not read the parameters
+ * (`readsParameters: false`), and the old log-probs, which must stay the behaviour policy's (the
+ * importance ratio's denominator). What a `saliency.refresh` of `epoch` or `minibatch` feeds the estimator.
  */
 export async function refreshSignals(
   model: Qwen3Model,
@@ -233,19 +235,37 @@ export async function refreshSignals(
   rows: readonly number[],
   plan: SignalPlan,
   base: Signals,
+  pass: RefreshPass = {},
 ): Promise<Signals> {
   const sources = refreshedSources(plan);
-  if (sources.length === 0 || rows.length === 0) return withRefreshed(batch, rows, null, plan, base, {});
+  if (!refreshesAny(plan) || rows.length === 0) return withRefreshed(batch, rows, null, plan, base, {});
   const sub = takeRollouts(batch, rows);
   const results: Record<string, SaliencyResult> = {};
   for (const { backend, config } of sources) results[backend.name] = await backend.compute(model, sub, config);
-  return withRefreshed(batch, rows, sub, plan, base, results);
+  const entropy = refreshNeedsPolicyPass(plan) ? batchLogprobs(model, sub, policyPassOptions(plan, pass)).entropy : undefined;
+  return withRefreshed(batch, rows, sub, plan, base, results, entropy);
+}
+
+/**
+ * How a refresh micro-batches its forward pass of the policy signals: the trainer's `padId`
+ * (default 0: padding is masked, any valid id) and `tokenBudget` (default 8192, the trainer's default).
+ */
+export interface RefreshPass {
+  padId?: number;
+  tokenBudget?: number;
+}
+
+/** `batchLogprobs` options of a refresh's policy pass. */
+export function policyPassOptions(plan: SignalPlan, pass: RefreshPass): { padId: number; tokenBudget: number; temperature: number } {
+  return { padId: pass.padId ?? 0, tokenBudget: pass.tokenBudget ?? 8192, temperature: plan.temperature };
 }
 
 /**
  * `base` with the scores of each of the plan's backends in `results` (computed on `sub`, the
- * rollouts `rows` of `batch` taken in that order) written over the tokens of those rows: what
- * `refreshSignals` returns. `sub` null: nothing was recomputed; a backend absent from `results` keeps its scores.
+ * rollouts `rows` of `batch` taken in that order) written over the tokens of those rows, and so is
+ * `policy.entropy` when the plan needs it: `entropy` (`[tokens of sub]`, a policy pass) or else the
+ * recomputed fused backend's. What `refreshSignals` returns. `sub` null: nothing was recomputed; a
+ * backend absent from `results` keeps its scores.
  */
 export function withRefreshed(
   batch: RolloutBatch,
@@ -254,9 +274,17 @@ export function withRefreshed(
   plan: SignalPlan,
   base: Signals,
   results: Record<string, SaliencyResult>,
+  entropy?: Float32Array,
 ): Signals {
   const out = base.clone();
   if (sub === null) return out;
+  const scatter = (signal: SignalName, scores: Float32Array) => {
+    const values = base.has(signal) ? base.get(signal).slice() : new Float32Array(totalTokens(batch));
+    rows.forEach((i, k) =>
+      values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!),
+    );
+    out.set(signal, values);
+  };
   for (const { backend, signal } of plan.sources) {
     if (results[backend.name] === undefined) continue;
     const { scores, width = 1 } = results[backend.name]!;
@@ -273,18 +301,39 @@ export function withRefreshed(
       out.setPerRollout(signal, values, width);
       continue;
     }
-    const values = base.has(signal) ? base.get(signal).slice() : new Float32Array(totalTokens(batch));
-    rows.forEach((i, k) =>
-      values.set(scores.subarray(sub.completionOffsets[k]!, sub.completionOffsets[k + 1]!), batch.completionOffsets[i]!),
-    );
-    out.set(signal, values);
+    scatter(signal, scores);
   }
+  const h = entropy ?? (plan.logprobsFrom === null ? undefined : results[plan.logprobsFrom]?.entropy);
+  if (plan.needs.includes(SIGNAL_NAMES.entropy) && h !== undefined) scatter(SIGNAL_NAMES.entropy, h);
   return out;
 }
 
 /** The plan's sources a refresh runs again: those whose scores depend on the parameters. */
 export function refreshedSources(plan: SignalPlan): SignalSource[] {
   return plan.sources.filter((s) => s.backend.readsParameters !== false);
+}
+
+/**
+ * Whether a refresh needs a forward pass of its own for `policy.entropy`: the estimator needs the
+ * entropy and no recomputed fused backend gives it.
+ */
+export function refreshNeedsPolicyPass(plan: SignalPlan): boolean {
+  return plan.needs.includes(SIGNAL_NAMES.entropy) && !refreshedSources(plan).some((s) => s.backend.name === plan.logprobsFrom);
+}
+
+/** Whether a refresh recomputes anything for `plan`: a backend that reads the parameters, or `policy.entropy`. */
+function refreshesAny(plan: SignalPlan): boolean {
+  return refreshedSources(plan).length > 0 || plan.needs.includes(SIGNAL_NAMES.entropy);
+}
+
+/**
+ * Whether a trainer should refresh the signals of `plan` during a step: `plan.refresh` is `epoch` or
+ * `minibatch` and some signal the estimator needs depends on the parameters (a saliency backend that
+ * reads them, or `policy.entropy`). Estimators without such signals (`grpo`, process scores) have
+ * nothing to recompute.
+ */
+export function refreshesSignals(plan: SignalPlan): plan is SignalPlan & { refresh: 'epoch' | 'minibatch' } {
+  return plan.refresh !== 'batch' && refreshesAny(plan);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -43,7 +43,7 @@ describe('Trainer.step with options.refresh', () => {
     const model = Qwen3Model.random(tinyConfig, 3);
     const batch = makeBatch(4, 2, 4);
     const { refresh, calls } = recording('minibatch', batch);
-    const trainer = new Trainer(model, { epochs: 3, miniBatches: 2, schedule: { lr: 1e-2 } });
+    const trainer = new Trainer(model, { epochs: 3, miniBatches: 2, schedule: { lr: 1e-2 }, tokenBudget: 2048 }, { padId: 1 });
     const start = fingerprint(model);
     const { metrics } = await trainer.step(batch, advantagesOf(batch), { refresh });
     expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([
@@ -53,6 +53,8 @@ describe('Trainer.step with options.refresh', () => {
       [2, 0],
       [2, 1],
     ]);
+    // how a refresh's own forward pass is micro-batched: the trainer's
+    for (const c of calls) expect([c.ctx.padId, c.ctx.tokenBudget]).toEqual([1, 2048]);
     // each pass's mini-batches split the batch; the first update of the step used the given advantages
     for (const pass of [1, 2])
       expect(
@@ -152,7 +154,7 @@ describe('resolveRefresh', () => {
     expect(refresh.every).toBe('minibatch');
     const model = Qwen3Model.random(tinyConfig, 11);
     const rows = [1, 3, 4];
-    const here = await refresh.advantages(model, batch, rows, { pass: 1, miniBatch: 0 });
+    const here = await refresh.advantages(model, batch, rows, { pass: 1, miniBatch: 0, padId: 0, tokenBudget: 4096 });
     const dir = await mkdtemp(join(tmpdir(), 'rlvr-refresh-'));
     try {
       saveModel(model, dir);

@@ -29,6 +29,9 @@ export interface RefreshContext {
   pass: number;
   /** the optimizer step within the pass, 0 .. miniBatches-1 (0 for `epoch`) */
   miniBatch: number;
+  /** the trainer's padding id and `tokenBudget`: how a refresh that runs a forward pass of its own micro-batches it */
+  padId: number;
+  tokenBudget: number;
 }
 
 /**

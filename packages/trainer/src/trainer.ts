@@ -18,7 +18,7 @@ import { parallelGradients, parallelLogprobs, syncSeconds } from './data-paralle
 import { selectRollouts, batchMetrics } from './batch-filters.js';
 import { TrainerError } from './errors.js';
 import type { CheckpointStore } from './checkpoint-store.js';
-import type { AdvantageRefresh } from './refresh.js';
+import type { AdvantageRefresh, RefreshContext } from './refresh.js';
 
 /**
  * Per-token advantages `[totalTokens]`: fixed for the whole step, or recomputed
@@ -178,14 +178,28 @@ export class Trainer {
         for (let pass = 0; pass < cfg.epochs; pass++) {
           let adv = given ?? checkLength((advantages as (pass: number) => Float32Array)(pass), T, 'advantages');
           if (refresh?.every === 'epoch' && pass > 0)
-            adv = await this.#refresh(refresh, batch, rows, { pass, miniBatch: 0 }, given!, tally);
+            adv = await this.#refresh(
+              refresh,
+              batch,
+              rows,
+              { pass, miniBatch: 0, padId: this.#padId, tokenBudget: cfg.tokenBudget },
+              given!,
+              tally,
+            );
           const order = this.#rng.shuffle([...rows]);
           const per = Math.ceil(order.length / cfg.miniBatches);
           for (let m = 0; m < cfg.miniBatches && m * per < order.length; m++) {
             const mb = order.slice(m * per, (m + 1) * per);
             const advMb =
               refresh?.every === 'minibatch' && (pass > 0 || m > 0)
-                ? await this.#refresh(refresh, batch, mb, { pass, miniBatch: m }, given!, tally)
+                ? await this.#refresh(
+                    refresh,
+                    batch,
+                    mb,
+                    { pass, miniBatch: m, padId: this.#padId, tokenBudget: cfg.tokenBudget },
+                    given!,
+                    tally,
+                  )
                 : adv;
             const fault = await this.#update(batch, mb, advMb, old, ref, maxLen, tally);
             firstFault ??= fault;
@@ -292,7 +306,7 @@ export class Trainer {
     refresh: AdvantageRefresh,
     batch: RolloutBatch,
     rows: readonly number[],
-    ctx: { pass: number; miniBatch: number },
+    ctx: RefreshContext,
     given: Float32Array,
     tally: Tally,
   ): Promise<Float32Array> {

@@ -7,6 +7,10 @@
 //   node tools/bench/workers/step.mjs --estimators dr-grpo,gar,verigate,entropy-shaping \
 //     --plugin methods/gar/dist/index.js --plugin methods/verigate/dist/index.js \
 //     --plugin methods/entropy-shaping/dist/index.js [--steps 6] [--rounds 2]
+// --case LABEL=JSON (repeatable) adds a case after the estimators: the JSON merged into the train config, e.g.
+// GAR's two readings against Dr. GRPO (the default is the authors' grad-x-hidden vector):
+//   node tools/bench/workers/step.mjs --estimators dr-grpo,gar --plugin methods/gar/dist/index.js \
+//     --case 'gar-head-weight={"estimator":"gar","saliency":{"gar":{"vector":"head-weight"}}}' --steps 8 --rounds 3
 // Prints JSON: per case the median seconds of each phase over the steps after the first (which
 // warms the kernels up), the weight sync (publish + slowest replica re-load) and gradient reduce
 // seconds per step, and each phase's ratio to the first case. `uptime` before and after.
@@ -24,14 +28,24 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     estimators: { type: 'string' },
     plugin: { type: 'string', multiple: true, default: [] },
+    case: { type: 'string', multiple: true, default: [] },
   },
 });
+// --case LABEL=JSON: a labelled case whose JSON is merged into the train config
+const extra = Object.fromEntries(
+  values.case.map((c) => {
+    const at = c.indexOf('=');
+    if (at < 1) throw new Error(`--case ${c}: expected LABEL=JSON`);
+    return [c.slice(0, at), JSON.parse(c.slice(at + 1))];
+  }),
+);
 const steps = Number(values.steps);
 const workerCounts = values.workers.split(',').map(Number);
 // the cases: worker counts (GRAIL, the config's default estimator) or estimators at the first count
 const estimators = values.estimators?.split(',');
-const counts = estimators ?? workerCounts;
-const caseConfig = (c) => (estimators ? { workers: workerCounts[0], estimator: c, plugins: values.plugin } : { workers: c });
+const counts = estimators ? [...estimators, ...Object.keys(extra)] : workerCounts;
+const caseConfig = (c) =>
+  estimators ? { workers: workerCounts[0], estimator: c, plugins: values.plugin, ...(extra[c] ?? {}) } : { workers: c };
 const rounds = Number(values.rounds);
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const PHASES = ['sample', 'verify', 'signals', 'advantages', 'update', 'weight_sync', 'grad_reduce', 'step'];
@@ -90,7 +104,7 @@ console.log(
       available_parallelism: availableParallelism(),
       steps_measured: steps - 1,
       rounds,
-      ...(estimators ? { workers: workerCounts[0], plugins: values.plugin } : {}),
+      ...(estimators ? { workers: workerCounts[0], plugins: values.plugin, cases: extra } : {}),
       seconds: table,
       ratios,
       uptime_after: uptime(),

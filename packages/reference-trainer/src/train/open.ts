@@ -16,7 +16,7 @@ import { PolicyWorkers, loadModel, loadTokenizer, parseModelConfig, selectBacken
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { checkPrompts, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, workerSampler } from '@rlvr/rollout';
 import type { ProblemStream, PromptBuilder, PromptTask, Sampler } from '@rlvr/rollout';
-import { parseSignalConfig } from '@rlvr/saliency';
+import { parseSignalConfig, refreshesSignals } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { ReferenceTrainerError } from '../errors.js';
@@ -107,19 +107,17 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
   const store = new CheckpointStore(join(outDir, TRAIN_DIRS.checkpoints), config.keepCheckpoints);
   const problems = await loadProblems(config, logger);
   await assertCreatable(outDir);
-  // Estimators without saliency signals, or whose signals do not depend on the parameters (process scores),
-  // have nothing to recompute: `refresh` leaves them alone.
-  const refresh =
-    plan.refresh === 'batch' || plan.sources.every((s) => s.backend.readsParameters === false)
-      ? null
-      : await signalRefresh({
-          every: plan.refresh,
-          estimator: config.estimator,
-          estimatorConfig: config.estimatorConfig,
-          saliency: config.saliency,
-          temperature: config.trainer.temperature,
-          plugins: config.plugins.map((p) => resolve(p)),
-        });
+  // Estimators whose signals do not depend on the parameters (grpo, process scores) have nothing to recompute.
+  const refresh = !refreshesSignals(plan)
+    ? null
+    : await signalRefresh({
+        every: plan.refresh,
+        estimator: config.estimator,
+        estimatorConfig: config.estimatorConfig,
+        saliency: config.saliency,
+        temperature: config.trainer.temperature,
+        plugins: config.plugins.map((p) => resolve(p)),
+      });
   if (options.resume) await checkRunConfig(runFile, config);
   // Refuse a checkpoint of another trajectory before loading anything (the differing fields are named); pass over damaged ones, saying so.
   const latest = options.resume

@@ -29,6 +29,7 @@ export async function loadProblems(
         question: t.question,
         answer: t.answer,
         ...(t.solution === undefined ? {} : { solution: t.solution }),
+        ...((t.scaffold ?? t.chain) && { aux: { ...(t.scaffold && { scaffold: t.scaffold }), ...(t.chain && { chain: t.chain }) } }),
         source: { file, line: t.line },
       }));
     } catch (err) {

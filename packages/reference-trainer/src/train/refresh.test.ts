@@ -1,10 +1,30 @@
 import { beforeAll, describe, expect, test, vi } from 'vitest';
-import { prepareEstimator } from '@rlvr/advantages';
-import { batchFromRows, METRIC, Signals, totalTokens, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
-import { PolicyWorkers, Qwen3Model, parseModelConfig, selectBackend, type HostTensor } from '@rlvr/policy';
-import { GradXEmbConfigSchema, computeSignals, gradXEmbBackend, parseSignalConfig } from '@rlvr/saliency';
+import { defineMethod, prepareEstimator, registerEstimator } from '@rlvr/advantages';
+import { batchFromRows, METRIC, SIGNAL_NAMES, Signals, totalTokens, type RolloutBatch, type RolloutRowInput } from '@rlvr/core';
+import { PolicyWorkers, Qwen3Model, batchLogprobs, parseModelConfig, selectBackend, type HostTensor } from '@rlvr/policy';
+import { GradXEmbConfigSchema, computeSignals, gradXEmbBackend, parseSignalConfig, refreshesSignals } from '@rlvr/saliency';
 import { Trainer, resolveRefresh, type AdvantageRefresh } from '@rlvr/trainer';
+import { z } from 'zod';
 import { signalRefresh } from './refresh.js';
+
+/** What the probe estimator was given, call by call: the entropy and old log-probs it read. */
+const seen: { entropy: Float32Array; old: Float32Array }[] = [];
+/** An estimator that reads the policy signals only (as entropy shaping does) and records them: A = (r - 0.5) * (1 + H). */
+registerEstimator(
+  defineMethod({
+    name: 'entropy-probe',
+    description: 'test: records policy.entropy',
+    configSchema: z.strictObject({}),
+    needs: [SIGNAL_NAMES.entropy, SIGNAL_NAMES.logprobsOld],
+    compute({ batch: b, signals }, out) {
+      const entropy = signals.get(SIGNAL_NAMES.entropy);
+      seen.push({ entropy: entropy.slice(), old: signals.get(SIGNAL_NAMES.logprobsOld).slice() });
+      for (let i = 0; i < b.numRollouts; i++)
+        for (let t = b.completionOffsets[i]!; t < b.completionOffsets[i + 1]!; t++) out[t] = (b.rewards[i]! - 0.5) * (1 + entropy[t]!);
+      return {};
+    },
+  }),
+);
 
 beforeAll(async () => {
   await selectBackend({ backend: 'cpu' });
@@ -153,6 +173,89 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     initial.dispose();
   });
 
+  test('minibatch without a saliency backend: the estimator reads policy.entropy of the parameters of that moment, the behaviour old log-probs', async () => {
+    const b = batch();
+    const model = Qwen3Model.random(tiny, 8, 0.3);
+    const estimator = prepareEstimator('entropy-probe');
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, estimator.needs, { estimator: 'entropy-probe' });
+    expect(plan.sources).toEqual([]);
+    // rlvr train hands the trainer a refresh for it (open.ts), but none with the default refresh
+    expect(refreshesSignals(plan)).toBe(true);
+    expect(refreshesSignals(parseSignalConfig({}, estimator.needs))).toBe(false);
+    const { signals, oldLogprobs } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+    seen.length = 0;
+    const given = estimator.estimate(b, signals).advantages;
+    const behaviour = seen[0]!.entropy;
+    const refresh = await signalRefresh({ every: 'minibatch', estimator: 'entropy-probe', saliency: { refresh: 'minibatch' } });
+    refresh.useSignals(b, signals);
+    const calls: { rows: number[]; current: Float32Array }[] = [];
+    const recording: AdvantageRefresh = {
+      every: refresh.every,
+      spec: refresh.spec,
+      advantages(m, bb, rows, ctx) {
+        // independently: the whole batch's entropy with the parameters of this moment, one forward pass
+        calls.push({ rows: [...rows], current: batchLogprobs(m, bb, { tokenBudget: 1 << 20 }).entropy });
+        return refresh.advantages(m, bb, rows, ctx);
+      },
+    };
+    const trainer = new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 3e-2 }, maxGradNorm: 100, tokenBudget: 64 });
+    const { metrics } = await trainer.step(b, given, { oldLogprobs: oldLogprobs!, refresh: recording });
+    expect(calls).toHaveLength(3); // updates 2, 3 and 4; the first uses `given`
+    expect(seen).toHaveLength(4);
+    expect(metrics[METRIC.refreshChange]).toBeGreaterThan(0);
+    for (const [k, c] of calls.entries()) {
+      const { entropy, old } = seen[k + 1]!;
+      const others = [...Array(8).keys()].filter((i) => !c.rows.includes(i));
+      expect(maxDiff(b, c.rows, entropy, c.current), `update ${k + 2}`).toBeLessThan(1e-5);
+      expect(maxDiff(b, c.rows, entropy, behaviour), `update ${k + 2}`).toBeGreaterThan(1e-3);
+      expect(maxDiff(b, others, entropy, behaviour), `update ${k + 2}`).toBe(0);
+      // the importance ratio's denominator stays the behaviour policy's
+      expect(Array.from(old), `update ${k + 2}`).toEqual(Array.from(oldLogprobs!));
+    }
+    // refresh off (batch): the trainer gets no refresh, and the step's one estimate read the behaviour policy's entropy
+    const initial = Qwen3Model.random(tiny, 8, 0.3);
+    expect(maxDiff(b, [...Array(8).keys()], behaviour, batchLogprobs(initial, b, { tokenBudget: 1 << 20 }).entropy)).toBeLessThan(1e-5);
+    initial.dispose();
+    model.dispose();
+  });
+
+  test('the entropy refresh on policy workers: what the estimator reads, 1 worker bit-identical, 2 within 1e-5', async () => {
+    const b = batch();
+    const estimator = prepareEstimator('entropy-probe');
+    const plan = parseSignalConfig({ refresh: 'minibatch' }, estimator.needs, { estimator: 'entropy-probe' });
+    const run = async (workers: number | null) => {
+      const model = Qwen3Model.random(tiny, 9, 0.3);
+      const engine = workers === null ? undefined : await PolicyWorkers.start(model, { workers });
+      try {
+        const { signals, oldLogprobs } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
+        seen.length = 0;
+        const refresh = await signalRefresh({ every: 'minibatch', estimator: 'entropy-probe', saliency: { refresh: 'minibatch' } });
+        refresh.useSignals(b, signals);
+        const there = vi.spyOn(refresh, 'advantagesOnWorkers');
+        const cfg = { epochs: 2, miniBatches: 2, schedule: { lr: 3e-2 }, maxGradNorm: 100 };
+        await new Trainer(model, cfg, engine ? { workers: engine } : {}).step(b, estimator.estimate(b, signals).advantages, {
+          oldLogprobs: oldLogprobs!,
+          refresh,
+        });
+        return { seen: seen.map((x) => x.entropy), onWorkers: there.mock.calls.length };
+      } finally {
+        await engine?.close();
+        model.dispose();
+      }
+    };
+    const here = await run(null);
+    expect(here.seen).toHaveLength(4);
+    expect(here.onWorkers).toBe(0);
+    const one = await run(1);
+    expect(one.onWorkers).toBe(3);
+    for (const [k, h] of here.seen.entries()) expect(Array.from(one.seen[k]!), `estimate ${k}`).toEqual(Array.from(h));
+    const two = await run(2);
+    expect(two.onWorkers).toBe(3);
+    for (const [k, h] of here.seen.entries()) expect(maxDiff(b, [...Array(8).keys()], two.seen[k]!, h), `estimate ${k}`).toBeLessThan(1e-5);
+    // the refreshes read entropies that moved: the comparison means something
+    expect(maxDiff(b, [...Array(8).keys()], here.seen[3]!, here.seen[0]!)).toBeGreaterThan(1e-3);
+  });
+
   test('is described as data: resolveRefresh builds the same refresh from its spec', async () => {
     const b = batch();
     const model = Qwen3Model.random(tiny, 6, 0.3);
@@ -163,7 +266,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     const { signals } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
     refresh.useSignals(b, signals);
     (again as typeof refresh).useSignals(b, signals);
-    const ctx = { pass: 1, miniBatch: 0 };
+    const ctx = { pass: 1, miniBatch: 0, padId: 0, tokenBudget: 4096 };
     expect(Array.from(await again.advantages(model, b, [1, 2, 5], ctx))).toEqual(
       Array.from(await refresh.advantages(model, b, [1, 2, 5], ctx)),
     );

@@ -1,6 +1,6 @@
 /**
  * `saliency.refresh: epoch | minibatch`: the advantage refresh `rlvr train` hands the trainer. It
- * recomputes the saliency signals of the rows about to be updated with the current parameters
+ * recomputes the signals that depend on the parameters (saliency scores, `policy.entropy`) of the rows about to be updated with the current parameters
  * (`refreshSignals`; on the trainer's policy workers when it has some: `refreshSignalsOnWorkers`)
  * and re-runs the estimator; the trainer only calls it. Built from data
  * (`RefreshSpec`: this module, `signalRefresh`, JSON options), so a data-parallel worker can build
@@ -36,7 +36,7 @@ export type SignalRefreshOptions = z.input<typeof SignalRefreshOptionsSchema>;
 /**
  * Recomputes a step's advantages from its signals with the current parameters. Before each
  * `Trainer.step`, `useSignals` gives it the batch and the signals of the behaviour pass: rows it is
- * not asked about, and the policy signals (old log-probs, entropy), keep those values.
+ * not asked about, and the old log-probs, keep those values.
  */
 export class SignalRefresh implements AdvantageRefresh {
   readonly every: RefreshEvery;
@@ -57,9 +57,9 @@ export class SignalRefresh implements AdvantageRefresh {
     this.#base = { batch, signals, state };
   }
 
-  async advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], _ctx?: RefreshContext): Promise<Float32Array> {
+  async advantages(model: Qwen3Model, batch: RolloutBatch, rows: readonly number[], ctx?: RefreshContext): Promise<Float32Array> {
     const base = this.#baseOf(batch);
-    return this.#estimator.estimate(batch, await refreshSignals(model, batch, rows, this.#plan, base.signals), base.state).advantages;
+    return this.#estimator.estimate(batch, await refreshSignals(model, batch, rows, this.#plan, base.signals, ctx), base.state).advantages;
   }
 
   /** `advantages` with the saliency backends run on the trainer's policy workers (`refreshSignalsOnWorkers`). */
@@ -68,10 +68,10 @@ export class SignalRefresh implements AdvantageRefresh {
     model: Qwen3Model,
     batch: RolloutBatch,
     rows: readonly number[],
-    _ctx?: RefreshContext,
+    ctx?: RefreshContext,
   ): Promise<Float32Array> {
     const base = this.#baseOf(batch);
-    const signals = await refreshSignalsOnWorkers(workers, model, batch, rows, this.#plan, base.signals);
+    const signals = await refreshSignalsOnWorkers(workers, model, batch, rows, this.#plan, base.signals, ctx);
     return this.#estimator.estimate(batch, signals, base.state).advantages;
   }
 

@@ -123,6 +123,7 @@ export async function runTrain(
         run.refresh,
         run.workers,
         run.estimatorState,
+        (q) => run.tokenizer.encode(run.prompts.text(q)),
       );
       run.estimatorState = out.adv.state;
       const seconds = (performance.now() - s0) / 1000;

@@ -3,7 +3,7 @@ import type { RolloutBatch } from '@rlvr/core';
 import type { AdvantageResult, EstimatorState, PreparedEstimator } from '@rlvr/advantages';
 import { mathReward } from '@rlvr/math-verify';
 import type { PolicyWorkers } from '@rlvr/policy';
-import { sampleGroups } from '@rlvr/rollout';
+import { resampleGroups, sampleGroups } from '@rlvr/rollout';
 import type { PromptTask, Sampler } from '@rlvr/rollout';
 import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
 import type { Trainer } from '@rlvr/trainer';
@@ -21,7 +21,8 @@ export interface StepOutput {
  * One RL step: sample, verify, signals, advantages, update. With `refresh`, the update recomputes
  * the advantages with the current parameters (per epoch or per mini-batch; `saliency.refresh`).
  * With `workers` (those of `trainer`), the signals are computed on them too (and `sampler` may
- * decode on them: `workerSampler`). `state` is the estimator's from the previous step (its next is `adv.state`).
+ * decode on them: `workerSampler`). `state` is the estimator's from the previous step (its next is `adv.state`); `render`
+ * tokenizes the prompts a method's rollout stage re-samples on (`resampleGroups`).
  */
 export async function rlStep(
   config: TrainConfig,
@@ -34,6 +35,7 @@ export async function rlStep(
   refresh: SignalRefresh | null = null,
   workers?: PolicyWorkers,
   state?: EstimatorState,
+  render?: (question: string) => number[],
 ): Promise<StepOutput> {
   const r = config.rollout;
   const plan = parseSignalConfig(config.saliency, estimator.needs, {
@@ -43,26 +45,28 @@ export async function rlStep(
   const sync0 = syncSeconds(workers);
   const lap = stopwatch();
   // the answer spans (saliency loss, span overrides) are those of `saliency.box`; the reward grades the last box
-  const { batch, texts } = await sampleGroups(
+  const sampling = {
+    groupSize: r.groupSize,
+    temperature: r.temperature,
+    topP: r.topP,
+    maxNewTokens: r.maxNewTokens,
+    seed: stepSeed(config.seed, step),
+    spans: { which: plan.box },
+  };
+  const first = await sampleGroups(
     tasks.map((t) => ({ tokens: t.prompt, ...(t.reference && { reference: t.reference }) })),
     sampler,
-    {
-      groupSize: r.groupSize,
-      temperature: r.temperature,
-      topP: r.topP,
-      maxNewTokens: r.maxNewTokens,
-      seed: stepSeed(config.seed, step),
-      spans: { which: plan.box },
-    },
+    sampling,
   );
   const sampleS = lap();
   // The problem goes with each reward (the unit, rounding and options it asks); one options object per task.
   const verify = tasks.map((t) => ({ problem: t.question }));
-  texts.forEach((text, i) => {
+  first.texts.forEach((text, i) => {
     const t = Math.floor(i / r.groupSize);
-    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
+    first.batch.rewards[i] = first.batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
   });
   const verifyS = lap();
+  const { batch, metrics: routing } = await resampleGroups(estimator.rolloutStage, first, tasks, sampler, sampling, render);
   const pass = { padId, tokenBudget: config.trainer.tokenBudget };
   const { signals, oldLogprobs } = workers
     ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass)
@@ -79,6 +83,7 @@ export async function rlStep(
   return {
     metrics: {
       ...metrics,
+      ...routing,
       ...estimatorMetrics(adv.metrics),
       [METRIC.timeSample]: sampleS,
       [METRIC.timeVerify]: verifyS,

@@ -3,7 +3,7 @@
  * file's problems epoch by epoch (`cursor` is what a checkpoint stores to resume the order), a
  * seeded held-out split, and prompts rendered, tokenized and checked to fit the policy's context.
  */
-import { Rng } from '@rlvr/core';
+import { Rng, type ProblemAux } from '@rlvr/core';
 import type { Tokenizer } from '@rlvr/policy/tokenizer';
 import { RolloutError } from '../errors.js';
 import type { PromptBuilder } from './prompt.js';
@@ -18,6 +18,10 @@ export interface PromptTask {
   prompt: number[];
   /** [S] token ids of the problem's reference solution, tokenised as a completion (plain text, no EOS); absent without one */
   reference?: number[];
+  /** the problem's auxiliary data for the method (`Problem.aux`); absent without any */
+  aux?: ProblemAux;
+  /** where a data file's problem comes from */
+  source?: { file: string; line: number };
 }
 
 /** A problem: what the prompt is built from and what the answer is graded against. */
@@ -26,6 +30,8 @@ export interface Problem {
   answer: string;
   /** a worked (reference) solution, when the task or the data has one */
   solution?: string;
+  /** per-problem data for the method, never shown to the policy (a synthetic task's `chain`; a data file's `scaffold` and `chain` fields) */
+  aux?: ProblemAux;
   /** where a problem of a data file comes from (for error messages) */
   source?: { file: string; line: number };
 }
@@ -56,12 +62,12 @@ export class TaskStream implements ProblemStream {
     this.#skip = new Set(heldOut.map((t) => t.question));
   }
 
-  /** The next `n` problems. */
-  next(n: number): ChainTask[] {
-    const out: ChainTask[] = [];
+  /** The next `n` problems, each with its chain as `aux.chain` too (a method builds scaffolds from it). */
+  next(n: number): (ChainTask & { aux: ProblemAux })[] {
+    const out: (ChainTask & { aux: ProblemAux })[] = [];
     while (out.length < n) {
       const task = this.#generator.task(this.seed, this.cursor++);
-      if (!this.#skip.has(task.question)) out.push(task);
+      if (!this.#skip.has(task.question)) out.push({ ...task, aux: { chain: task.chain } });
     }
     return out;
   }
@@ -111,13 +117,15 @@ export function splitHeldOut<T>(all: readonly T[], count: number, seed: number):
  * Render (with the policy's chat template) and tokenize prompts. The template's markers
  * (`<|im_start|>`, ...) are parsed as the special tokens they are, as `rlvr eval` and
  * `rlvr-serve` do, so that a chat model sees the prompts it was tuned on. A problem's solution
- * becomes the task's `reference`, tokenised as plain text (as a completion is).
+ * becomes the task's `reference`, tokenised as plain text (as a completion is); its `aux` and `source` go along.
  */
 export function toPromptTasks(tasks: readonly Problem[], tokenizer: Tokenizer, builder: PromptBuilder): PromptTask[] {
   return tasks.map((t) => {
     const task: PromptTask = { question: t.question, answer: t.answer, prompt: tokenizer.encode(builder.text(t.question)) };
     // the solution as a completion's text: no special tokens parsed
     if (t.solution !== undefined) task.reference = tokenizer.encode(t.solution, { allowSpecial: false });
+    if (t.aux !== undefined) task.aux = t.aux;
+    if (t.source !== undefined) task.source = t.source;
     return task;
   });
 }
