@@ -46,7 +46,7 @@ describe('rlvr report (the @rlvr/report command; its own tests are there)', () =
     const unknown = await rlvr('trian');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      'rlvr: unknown command "trian" (did you mean train?); known: train, compare, eval, pretrain, report, verify, advantages\n',
+      'rlvr: unknown command "trian" (did you mean train?); known: train, compare, credit, eval, pretrain, report, verify, advantages\n',
     );
   });
 });

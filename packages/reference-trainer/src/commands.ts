@@ -10,6 +10,7 @@ import type { CliIo, Command } from '@rlvr/core';
 import { evalCommand } from '@rlvr/eval/command';
 import { reportCommand } from '@rlvr/report';
 import { compareCommand } from './compare/command.js';
+import { creditCommand } from './credit/command.js';
 import { pretrainCommand } from './pretrain/command.js';
 import { trainCommand } from './train/command.js';
 
@@ -27,6 +28,7 @@ const listed = (summary: string): Command => ({
 export const RLVR_COMMANDS: Readonly<Record<string, Command>> = {
   train: trainCommand,
   compare: compareCommand,
+  credit: creditCommand,
   eval: evalCommand,
   pretrain: pretrainCommand,
   report: reportCommand,

@@ -10,6 +10,7 @@ export {
   readRunDir,
   readRecords,
   parseRecord,
+  checkCheckpointTask,
 } from './run-dir.js';
 export type { RunConfig, MetricsRecord, SampleRecord, EvalRecord, CheckpointWeightRecord, RunData } from './run-dir.js';
 export { reasoningProfiles } from './checkpoint-stats.js';
@@ -40,6 +41,9 @@ export type { CreditMapInput, MethodCredit } from './credit/credit-map.js';
 export { CreditOptionsSchema, CreditRolloutSchema, FirstErrorSchema } from './credit/input.js';
 export type { CreditInput, CreditLabel, CreditOptions, CreditRollout, RolloutStatus } from './credit/input.js';
 export { creditMetrics } from './credit/metrics.js';
+export { creditLabel, creditOfEstimates } from './credit/estimates.js';
+export { formatCreditTable } from './credit/table.js';
+export type { EstimatesInput, EstimatorOutput, TokenLabel } from './credit/estimates.js';
 export { CreditReportSchema } from './credit/schema.js';
 export type { CreditReport, Estimate, MethodMetrics, PairedDifference as CreditPairedDifference } from './credit/schema.js';
 export { readCreditJson, writeCreditJson } from './credit/json.js';

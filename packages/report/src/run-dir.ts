@@ -13,8 +13,9 @@
  * Each `.jsonl` file holds one JSON object per line; blank lines are skipped. A bad line stops
  * the read with a `ReportError('invalid_record')` naming the file, the 1-based line and the field.
  */
+import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { AnswerSpansSchema, CoreError, readJsonl } from '@rlvr/core';
 import { z } from 'zod';
 import { ReportError } from './errors.js';
@@ -236,4 +237,30 @@ async function exists(file: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Refuse a model directory that `rlvr pretrain` (RUN/checkpoint) or `rlvr train` (RUN/model) wrote for another task
+ * than `config`'s, naming both: a run's task is its data file (`data FILE`) or its synthetic family (`arith` where none
+ * is named), read from RUN/config.json. Nothing is checked where no such run config is there (the embedded warm-up).
+ */
+export function checkCheckpointTask(checkpoint: string, config: { data?: { train?: unknown }; family?: unknown }): void {
+  const file = join(dirname(checkpoint), RUN_FILES.config);
+  let run: { command?: unknown; family?: unknown; data?: { train?: unknown } };
+  try {
+    run = JSON.parse(readFileSync(file, 'utf8')) as typeof run;
+  } catch {
+    return; // no run config there, or not JSON: nothing recorded
+  }
+  const [theirs, ours] = [taskOf(run), taskOf(config)];
+  if ((run.command === 'pretrain' || run.command === 'train') && theirs !== ours)
+    throw new ReportError(
+      'invalid_input',
+      `checkpoint ${checkpoint} was made on task ${theirs} (${file}), not on this run's task ${ours}: pass --family ${theirs} (or --config with its task)`,
+      { field: 'checkpoint' },
+    );
+}
+
+function taskOf(c: { data?: { train?: unknown }; family?: unknown }): string {
+  return c.data?.train !== undefined ? `data ${String(c.data.train)}` : String(c.family ?? 'arith');
 }

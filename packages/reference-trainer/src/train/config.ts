@@ -55,6 +55,10 @@ export const TrainEvalSchema = z
      * recomputed at every evaluation, into checkpoint-weights.jsonl (the report's U-shape over checkpoints); 0 = off
      */
     weightProblems: z.number().int().min(0).max(64).default(2),
+    /** at every evaluation, `rlvr credit` on the policy of that moment: these estimators, `rollouts` rollouts of the task (RUN/credit/step-N) */
+    credit: z
+      .strictObject({ estimators: z.array(z.string().min(1)).min(1), rollouts: z.number().int().min(2).max(100_000).default(64) })
+      .optional(),
   })
   .strict();
 

@@ -1,7 +1,11 @@
 import { METRIC, appendJsonl, passAtMetric } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
 import { percent } from '@rlvr/core';
-import { heldOutEval } from '@rlvr/eval';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { creditOfPolicy, heldOutEval } from '@rlvr/eval';
+import { chainProblems } from '@rlvr/tasks';
+import { chainSource } from './problems.js';
 import type { EvalRecord } from '@rlvr/report';
 import type { OpenRun } from './open.js';
 import { recordCheckpointWeights } from './checkpoint-weights.js';
@@ -26,6 +30,7 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
   await appendJsonl(run.logs.evals, [record]);
   const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
   await recordCheckpointWeights(run, step);
+  if (config.eval.credit !== undefined) await recordCredit(run, step, logger);
   logger.info(
     `eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`,
   );
@@ -36,4 +41,24 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
     [METRIC.evalMeanTokens]: e.meanTokens,
     [METRIC.evalTruncated]: e.truncated,
   };
+}
+
+/** `eval.credit`: `rlvr credit`'s files for the policy of this moment in RUN/credit/step-N (same problems every time), one log line. */
+async function recordCredit(run: OpenRun, step: number, logger: Logger): Promise<void> {
+  const c = run.config;
+  const { estimators, rollouts } = c.eval.credit!;
+  const out = join(dirname(run.logs.evals), 'credit', `step-${step}`);
+  if (existsSync(join(out, 'credit.json'))) return; // written before a resume
+  const problems = await chainProblems(chainSource(c, c.eval.seed), Math.ceil(rollouts / c.rollout.groupSize));
+  const r = await creditOfPolicy(run.model, run.tokenizer, {
+    ...c,
+    problems,
+    estimators,
+    out,
+    resamples: 1000,
+    title: `credit maps at step ${step}`,
+  });
+  logger.info(
+    `credit step ${step}: ${r.methods.map((m) => `${m.name} AUROC ${m.wrong.auroc.mean?.toFixed(3) ?? '-'} (${m.wrong.auroc.n})`).join(', ')}`,
+  );
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { FileStream, TaskStream, loadTasks, splitHeldOut, syntheticGenerator } from '@rlvr/rollout';
 import { longChainGenerator } from '@rlvr/tasks';
 import type { Logger } from '@rlvr/core';
+import type { ChainSource } from '@rlvr/tasks';
 import type { Problem, ProblemStream } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import type { TrainConfig } from './config.js';
@@ -62,4 +63,10 @@ export async function loadProblems(
   if (split.heldOut.length === 0)
     throw new ReferenceTrainerError('invalid_config', 'data.eval: no held-out problems', { field: 'data.eval' });
   return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed), train: split.train };
+}
+
+/** Where `rlvr credit` and `eval.credit` take problems with their chains: the config's data file or synthetic family. */
+export function chainSource(c: TrainConfig, seed: number): ChainSource {
+  if (c.data !== undefined) return { file: c.data.train, format: c.data.format };
+  return { family: c.family, options: c.family === 'long-chain' ? c.longChain : c.task, seed };
 }
