@@ -35,3 +35,5 @@ export type { SequentialDecision } from './sequential.js';
 export { holm, pairedPower, pairedT, pairsForPower, welch, wilcoxonExact } from './tests.js';
 export type { PairedT, Welch } from './tests.js';
 export { noncentralTCdf, normalCdf, normalQuantile, studentTCdf, studentTQuantile, studentTwoSided } from './distributions.js';
+export { clearRunLogs, recordedSteps, repairRunLogs } from './run-logs.js';
+export type { RecordedSteps } from './run-logs.js';

@@ -231,6 +231,17 @@ describe('rlvr compare', () => {
     expect(after.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps])).toEqual(
       before.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps]),
     );
+
+    // a finished run whose checkpoints were cleaned up is never trained again over its records
+    const run = join(out(), 'grpo', 'seed-1');
+    const metrics = await readFile(join(run, 'metrics.jsonl'), 'utf8');
+    await rm(join(run, 'checkpoints'), { recursive: true });
+    const gone = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out(), '--resume', '-q');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe(
+      `rlvr compare: ${run}: cannot resume: no checkpoint (${join(run, 'checkpoints')} does not exist), but the run records steps up to 2 (metrics.jsonl, samples.jsonl, evals.jsonl, checkpoint-weights.jsonl) and a final policy (model/): starting over would erase them: restore the checkpoints, or move ${run} aside to start the run over\n`,
+    );
+    expect(await readFile(join(run, 'metrics.jsonl'), 'utf8')).toBe(metrics);
   });
 
   test('one seed and an estimator from a plugin: nothing to test', async () => {

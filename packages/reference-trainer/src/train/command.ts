@@ -37,7 +37,8 @@ options:
   --resume            continue the run in --out (required) from its latest intact checkpoint (SHA256SUMS
                       checked; a damaged one is passed over, saying so), with its own config.json; options
                       given again must agree with it (steps, checkpoint and sample cadence, backend,
-                      workers and plugins may change: --steps 300 extends a run); a --out without a run is an error
+                      workers and plugins may change: --steps 300 extends a run); a --out without a run is an error,
+                      and so is one without a checkpoint whose logs record a step (nothing is erased)
   --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR); a
                       --resume of a run that has one writes it again
   --json              print the summary as JSON

@@ -343,6 +343,47 @@ describe('rlvr train', () => {
     expect(existsSync(typo)).toBe(false);
   });
 
+  test('a resume that finds no checkpoint refuses a run that recorded steps, naming what it found; one that recorded none starts over in one line', async () => {
+    const out = join(root, 'no-checkpoints');
+    expect((await rlvr('train', '--config', cfg, '--out', out, '--steps', '2', '--checkpoint-every', '0', '-q')).code).toBe(0);
+    const files = async () =>
+      Object.fromEntries(
+        await Promise.all(['metrics.jsonl', 'evals.jsonl', 'model/model.safetensors'].map(async (f) => [f, await readFile(join(out, f))])),
+      );
+    const before = await files();
+    // the checkpoints cleaned up (or never written after --checkpoint-every 0 and a kill): nothing is erased
+    await rm(join(out, 'checkpoints'), { recursive: true });
+    const gone = await rlvr('train', '--out', out, '--resume', '--steps', '2');
+    expect(gone).toMatchObject({
+      code: 1,
+      stderr: `rlvr train: ${out}: cannot resume: no checkpoint (${join(out, 'checkpoints')} does not exist), but the run records steps up to 2 (metrics.jsonl, samples.jsonl, evals.jsonl, checkpoint-weights.jsonl) and a final policy (model/): starting over would erase them: restore the checkpoints, or move ${out} aside to start the run over\n`,
+    });
+    await mkdir(join(out, 'checkpoints', 'step-000002.tmp-1'), { recursive: true });
+    const partial = await rlvr('train', '--out', out, '--resume', '--steps', '3', '-q');
+    expect(partial.code).toBe(1);
+    expect(partial.stderr).toContain(`(${join(out, 'checkpoints')} holds no complete checkpoint: step-000002.tmp-1)`);
+    expect(await files()).toEqual(before);
+    // a fresh run over it, even with metrics.jsonl gone, names what it would erase
+    await rm(join(out, 'metrics.jsonl'));
+    const fresh = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1');
+    expect(fresh).toMatchObject({
+      code: 1,
+      stderr: `rlvr train: ${out}: it holds a run's steps up to 2 (samples.jsonl, evals.jsonl, checkpoint-weights.jsonl) and a final policy (model/): pick another --out or pass --resume (a run directory is never overwritten)\n`,
+    });
+
+    // a run that died in its step-0 evaluation recorded no step: --resume starts it over, saying so
+    const early = join(root, 'no-step');
+    await mkdir(early);
+    await cp(join(out, 'config.json'), join(early, 'config.json'));
+    await writeFile(join(early, 'metrics.jsonl'), '{"step":0,"accuracy":0.5}\n{"step":1,"rew');
+    const over = await rlvr('train', '--out', early, '--resume', '--steps', '1');
+    expect(over.code, over.stderr).toBe(0);
+    expect(over.stderr.split('\n').filter((l) => l.includes('starting'))).toEqual([
+      `rlvr train: ${early}: no checkpoint and no step recorded: starting the run over`,
+    ]);
+    expect((await readRunDir(early)).metrics.map((m) => m.step)).toEqual([0, 1]);
+  }, 300_000);
+
   test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
     const two = join(root, 'workers-2');
     const one = join(root, 'workers-1');
