@@ -81,3 +81,5 @@ export {
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
 export { textTable, percent } from './text-table.js';
 export { StatusLine, timestamp, stoppable } from './status-line.js';
+export { duration, median, progressLine, stepLogger } from './step-progress.js';
+export type { StepProgress } from './step-progress.js';

@@ -9,7 +9,7 @@ import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { ReferenceTrainerError } from '../errors.js';
-import { progressLine, terminalLogger } from './progress.js';
+import { progressLine, stepLogger } from '@rlvr/core';
 import type { TrainSummary } from './run.js';
 
 const TRAIN_USAGE = `usage: rlvr train [options]
@@ -96,7 +96,7 @@ export const trainCommand: Command = {
     ]);
     const config = parseWithOverrides((c) => parseTrainConfig(c, configFile ?? runConfig), input, overrides, configJsonSchemas().train);
     const out = (values.out as string | undefined) ?? defaultOut(config.estimator, config.seed);
-    const logger = terminalLogger('rlvr train', values.quiet === true, io.stderr, color, progressLine);
+    const logger = stepLogger('rlvr train', values.quiet === true, io.stderr, color, progressLine);
     // a run made with --report keeps its report current when resumed
     const withReport = values.report === true || (values.resume === true && existsSync(join(out, 'report.html')));
     // a signal before the first step, or between steps, ends the run at once; one during a step lets it finish and checkpoint

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { encodeState } from '@rlvr/advantages';
-import { METRIC, appendJsonl, describeFsError } from '@rlvr/core';
+import { METRIC, appendJsonl, describeFsError, median } from '@rlvr/core';
+import type { StepProgress } from '@rlvr/core';
 import { exportModelDir } from '@rlvr/policy';
 import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
@@ -21,16 +22,8 @@ export interface TrainLogger {
   progress?(p: TrainProgress): void;
 }
 
-export interface TrainProgress {
-  step: number;
-  steps: number;
-  /** mean reward of this step's rollouts (NaN at step 0) */
-  reward: number;
-  /** the latest held-out accuracy */
-  accuracy: number;
-  /** median wall seconds of the training steps so far (the summary's figure at the last step) */
-  secondsPerStep: number;
-}
+/** After every step: where the run stands (`StepProgress`, the summary's median s/step at the last step). */
+export type TrainProgress = StepProgress;
 
 export interface TrainSummary {
   outDir: string;
@@ -192,11 +185,4 @@ async function saveCheckpoint(run: OpenRun, step: number): Promise<void> {
       { cause: err },
     );
   }
-}
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
