@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { encodeState } from '@rlvr/advantages';
+import { encodeState, noSignalReason } from '@rlvr/advantages';
 import { METRIC, appendJsonl, describeFsError, median } from '@rlvr/core';
-import type { StepProgress } from '@rlvr/core';
+import type { RolloutBatch, StepProgress } from '@rlvr/core';
 import { exportModelDir } from '@rlvr/policy';
 import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
@@ -100,6 +100,8 @@ export async function runTrain(
     }
     let step = run.start;
     let interrupted = false;
+    // the first (up to 3) steps' batches: if no group among them has a reward spread, the run learns nothing: say so, and why
+    const early: RolloutBatch[] = [];
     while (step < c.steps && !interrupted) {
       step++;
       options.onStep?.(true);
@@ -118,6 +120,10 @@ export async function runTrain(
         run.estimatorState,
       );
       run.estimatorState = out.adv.state;
+      if (early.length < 3 && early.push(out.batch) === Math.min(3, c.steps - run.start)) {
+        const why = noSignalReason(early);
+        if (why !== null) logger.warn(`no learning signal in step${early.length > 1 ? `s ${run.start + 1}-` : ' '}${step}: ${why}`);
+      }
       const seconds = (performance.now() - s0) / 1000;
       run.stepSeconds.push(seconds);
       const last = step === c.steps;

@@ -64,6 +64,7 @@ describe('rlvr train', () => {
     const out = join(root, 'full');
     const r = await rlvr('train', '--config', cfg, '--out', out, '--json');
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('no learning signal');
     const summary = JSON.parse(r.stdout) as {
       steps: number;
       evals: { step: number; accuracy: number; passAtN: number; n: number; problems: number }[];
@@ -382,6 +383,16 @@ describe('rlvr train', () => {
       `rlvr train: ${early}: no checkpoint and no step recorded: starting the run over`,
     ]);
     expect((await readRunDir(early)).metrics.map((m) => m.step)).toEqual([0, 1]);
+  }, 300_000);
+
+  test('a run whose groups all got one reward warns once, after its first steps, saying why it learns nothing', async () => {
+    // 2 new tokens: no completion reaches its \\boxed{} answer
+    const out = join(root, 'no-signal');
+    const r = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1', '--rollout.maxNewTokens', '2');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.split('\n').filter((l) => l.includes('warning'))).toEqual([
+      'rlvr train: warning: no learning signal in step 1: every group of completions got one reward, so every advantage is 0 and the policy does not change (2 groups, 8 completions): no completion writes a final answer (\\boxed{...}) on this data; 8 of 8 stopped at rollout.maxNewTokens: the policy does not use the answer format the verifier reads (check the prompt template, or warm the model up on it)',
+    ]);
   }, 300_000);
 
   test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
