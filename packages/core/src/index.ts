@@ -1,6 +1,8 @@
 export { RlvrError, CoreError, isRlvrError, formatLocation, usageError } from './errors.js';
 export type { CoreErrorCode, ErrorLocation } from './errors.js';
 export { parseConfig, formatZodIssues } from './config.js';
+export { configJsonSchema } from './json-schema.js';
+export type { JsonSchema } from './json-schema.js';
 export { jsonDepthExceeded, previewValue } from './json-limits.js';
 export type { DepthExceeded } from './json-limits.js';
 export { didYouMean, nearestName } from './suggest.js';

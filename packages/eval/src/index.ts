@@ -5,7 +5,7 @@ export { scoreDataset, averageScores } from './score.js';
 export type { SampleOutcome, EvalMetrics, DatasetScore } from './score.js';
 export { evaluateProblems, SampleFailure } from './evaluate.js';
 export type { EvalProblem, EvaluateOptions, EvaluateResult } from './evaluate.js';
-export { heldOutEval, greedyEval } from './held-out.js';
+export { heldOutEval, heldOutRecord, greedyEval } from './held-out.js';
 export type { HeldOutTask, HeldOutOptions, HeldOutResult, GreedyEval } from './held-out.js';
 export { EVAL_PRESETS, resolvePreset, guessPreset } from './presets.js';
 export type { EvalPresetName } from './presets.js';

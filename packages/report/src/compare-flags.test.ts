@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { firstSeeds, listFlag, looksFlag, primaryFlag, seedsFlag, thresholdFlag } from './compare-flags.js';
+import { firstSeeds, listFlag, looksFlag, primaryFlag, seedList, seedsFlag, thresholdFlag } from './compare-flags.js';
 
 const usage = (f: () => unknown) => {
   try {
@@ -20,6 +20,12 @@ describe('compare flags', () => {
     expect(seedsFlag('0,5,9', 5)).toEqual([0, 5, 9]);
     expect(firstSeeds(2, -1)).toEqual([0, 1]);
     expect(usage(() => seedsFlag('0,x', 0))?.[0]).toBe('usage');
+    expect([seedList([0, 1, 2, 3]), seedList([3, 7, 9]), seedList([15]), seedList([4, 5])]).toEqual([
+      'seeds 0-3',
+      'seeds 3, 7, 9',
+      'seed 15',
+      'seeds 4, 5',
+    ]);
   });
 
   test('primary, looks and threshold', () => {

@@ -56,3 +56,9 @@ export function thresholdFlag(v: string): Threshold {
     throw usageError((err as Error).message, 'threshold');
   }
 }
+
+/** `seeds 0-14` for three or more consecutive seeds, else the list: `seeds 3, 7, 9`, `seed 15` (the line before hours of training). */
+export function seedList(seeds: readonly number[]): string {
+  if (seeds.length > 2 && seeds.every((x, i) => x === seeds[0]! + i)) return `seeds ${seeds[0]}-${seeds.at(-1)}`;
+  return `seed${seeds.length === 1 ? '' : 's'} ${seeds.join(', ')}`;
+}

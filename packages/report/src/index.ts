@@ -37,4 +37,4 @@ export type { PairedT, Welch } from './tests.js';
 export { noncentralTCdf, normalCdf, normalQuantile, studentTCdf, studentTQuantile, studentTwoSided } from './distributions.js';
 export { clearRunLogs, recordedSteps, repairRunLogs } from './run-logs.js';
 export type { RecordedSteps } from './run-logs.js';
-export { firstSeeds, listFlag, looksFlag, primaryFlag, seedsFlag, thresholdFlag } from './compare-flags.js';
+export { firstSeeds, listFlag, looksFlag, primaryFlag, seedList, seedsFlag, thresholdFlag } from './compare-flags.js';
