@@ -12,23 +12,31 @@
  * A command never prints a stack trace: an unexpected error is one line too, and `RLVR_DEBUG=1` adds
  * the stack.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
 import { formatZodIssues } from './config.js';
 import type { IssueLike } from './config.js';
 import { type CoreError, isRlvrError, usageError } from './errors.js';
 import { didYouMean } from './suggest.js';
 import { removePendingTempFiles } from './files.js';
+import type { TextSource } from './jsonl.js';
 import { splitDottedFlags, type DottedOverride } from './overrides.js';
 
-export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+/** One flag of a command: `node:util` `parseArgs`' option shape, written out so that the public types need no `@types/node`. */
+export interface FlagOption {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  default?: string | boolean | string[] | boolean[];
+}
+export type FlagSpec = Record<string, FlagOption>;
 export type FlagValues = Record<string, string | boolean | string[] | boolean[] | undefined>;
 
 /** Where a command reads and writes: the process streams in a bin, buffers in tests. */
 export interface CliIo {
   stdout: { write(s: string): unknown; isTTY?: boolean };
   stderr: { write(s: string): unknown; isTTY?: boolean };
-  stdin?: Readable;
+  /** where rows are piped in (a Node `Readable` such as `process.stdin`, or any async iterable of chunks) */
+  stdin?: TextSource;
   /** Environment variables (default `process.env`). */
   env?: Record<string, string | undefined>;
 }

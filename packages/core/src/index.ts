@@ -52,7 +52,7 @@ export {
   tempPathFor,
 } from './files.js';
 export { readJsonl, parseJsonl, appendJsonl, repairJsonl } from './jsonl.js';
-export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
+export type { JsonlLine, ReadJsonlOptions, JsonlRepair, TextSource } from './jsonl.js';
 export {
   runCommand,
   runCommands,
@@ -64,8 +64,18 @@ export {
   workersFlag,
   useColor,
 } from './cli.js';
-export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
+export type { Command, CommandContext, CliIo, FlagOption, FlagSpec, FlagValues } from './cli.js';
 export { findBoxes, answerBoxes, joinsBoxes } from './boxes.js';
+export {
+  SpanOptionsSchema,
+  spanLocator,
+  locateAnswerSpans,
+  fillBatchSpans,
+  tokensBytes,
+  tokenPieces,
+  tokenizerJsonBytes,
+} from './answer-spans.js';
+export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './answer-spans.js';
 export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';
 export {
   METRIC,
