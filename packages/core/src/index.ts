@@ -91,7 +91,7 @@ export {
   passAtMetricN,
 } from './metrics.js';
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
-export { textTable, percent } from './text-table.js';
+export { textTable, percent, plural } from './text-table.js';
 export { StatusLine, timestamp, stoppable } from './status-line.js';
 export { duration, median, progressLine, stepLogger } from './step-progress.js';
 export type { StepProgress } from './step-progress.js';

@@ -3,7 +3,7 @@
  * (n sampled completions per problem, and greedy) and `rlvr pretrain` (greedy only) call these,
  * and both are `evaluateProblems` on the in-process policy sampler.
  */
-import { METRIC, Rng, passAtMetric, percent } from '@rlvr/core';
+import { METRIC, Rng, passAtMetric, percent, plural } from '@rlvr/core';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from '@rlvr/rollout';
 import type { Sampler } from '@rlvr/rollout';
@@ -87,7 +87,7 @@ export function heldOutRecord(e: HeldOutResult, step: number, temperature: numbe
       [METRIC.evalMeanTokens]: e.meanTokens,
       [METRIC.evalTruncated]: e.truncated,
     } as Record<string, number>,
-    line: `eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy === undefined ? '' : `, greedy ${percent(greedy.greedyAccuracy)}`} on ${e.problems} held-out problems`,
+    line: `eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${plural(e.n, 'sample')} at T=${temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy === undefined ? '' : `, greedy ${percent(greedy.greedyAccuracy)}`} on ${plural(e.problems, 'held-out problem')}`,
   };
 }
 

@@ -306,7 +306,7 @@ function prepare(config: TrainConfig): PreparedEstimator {
   } catch (err) {
     const code = (err as { code?: string }).code;
     const field = code === 'unknown_name' ? 'estimator' : 'estimatorConfig';
-    throw new ReferenceTrainerError('invalid_config', `${field}: ${(err as Error).message}`, { field }, { cause: err });
+    throw new ReferenceTrainerError('invalid_config', (err as Error).message, { field }, { cause: err });
   }
 }
 

@@ -388,8 +388,14 @@ describe('rlvr train', () => {
   test('a run whose groups all got one reward warns once, after its first steps, saying why it learns nothing', async () => {
     // 2 new tokens: no completion reaches its \\boxed{} answer
     const out = join(root, 'no-signal');
-    const r = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1', '--rollout.maxNewTokens', '2');
+    const one = ['--eval.problems', '1', '--eval.n', '1'];
+    const r = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1', '--rollout.maxNewTokens', '2', ...one);
     expect(r.code, r.stderr).toBe(0);
+    // one held-out problem, one sample: singular nouns, and no standard error from one problem
+    expect(r.stderr).toMatch(/eval step 0: accuracy \S+ \(mean of 1 sample at T=0\.6\), pass@1 \S+, greedy \S+ on 1 held-out problem\n/);
+    expect(r.stdout).toMatch(
+      /^held-out accuracy \(1 problem, mean of 1 sample\): \S+ at step 0 -> \S+ at step 1 \([+-]\d+\.\d points, no s\.e\. from 1 problem\)$/m,
+    );
     expect(r.stderr.split('\n').filter((l) => l.includes('warning'))).toEqual([
       'rlvr train: warning: no learning signal in step 1: every group of completions got one reward, so every advantage is 0 and the policy does not change (2 groups, 8 completions): no completion writes a final answer (\\boxed{...}) on this data; 8 of 8 stopped at rollout.maxNewTokens: the policy does not use the answer format the verifier reads (check the prompt template, or warm the model up on it)',
     ]);
@@ -637,7 +643,7 @@ describe('rlvr train', () => {
       'an unknown estimator option',
       async () => ['--config', cfg, '--estimatorConfig.wMinn', '0.3'],
       1,
-      () => /^rlvr train: field estimatorConfig: estimatorConfig: .*wMinn.*\n$/,
+      () => /^rlvr train: field estimatorConfig: invalid estimator grail configuration: .*wMinn.*\n$/,
     ],
     [
       'a bad config file',
