@@ -318,9 +318,10 @@ export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo,
   process.on('uncaughtException', fatal);
   process.on('unhandledRejection', fatal);
   process.on('exit', removePendingTempFiles);
-  const onSignal = (): void => {
+  const onSignal = (sig: string): void => {
     if (!controller.signal.aborted) {
-      controller.abort();
+      // the reason names the signal: a graceful command's "stopping after this step" says which one it got
+      controller.abort(new DOMException(`interrupted by ${sig}`, 'AbortError'));
       return;
     }
     removePendingTempFiles();

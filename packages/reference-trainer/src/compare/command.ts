@@ -54,8 +54,8 @@ options:
   -q, --quiet         no progress
   -h, --help          this help
 
-Ctrl-C during a step stops after it (checkpoint saved); outside one (a run's start-up or step-0
-evaluation) it stops at once. Either way the same command with --resume continues.`;
+Ctrl-C or SIGTERM during a step stops after it (checkpoint saved; the line says which signal came);
+outside one (a run's start-up or step-0 evaluation) it stops at once. Either way the same command with --resume continues.`;
 
 /** `rlvr compare`. */
 export const compareCommand: Command = {

@@ -519,6 +519,33 @@ describe('rlvr compare', () => {
     },
   );
 
+  test('SIGTERM during a step stops after it, saying it was SIGTERM (not Ctrl-C), exit 130, nothing summarized', async () => {
+    const dir = join(root, 'term-in-step');
+    const config = join(root, 'term-in-step.json');
+    await writeFile(
+      config,
+      JSON.stringify({ ...MICRO, steps: 400, checkpointEvery: 0, sampleEvery: 0, eval: { ...MICRO.eval, every: 0 } }),
+    );
+    const args = ['compare', '--config', config, '--estimators', 'grpo,grail', '--seeds', '1', '--out', dir];
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        // the first progress line (every 5 steps when not a terminal): a step is in flight or about to be
+        if (/grpo s0 \[[#.]+\] +5\/400/.test(stderr) && !child.killed) child.kill('SIGTERM');
+      });
+      child.on('close', resolve);
+    });
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain('rlvr compare: SIGTERM: stopping after this step (a second SIGTERM or Ctrl-C exits now)\n');
+    expect(stderr).not.toContain('Ctrl-C again');
+    expect(stderr).toMatch(/grpo seed 0: stopped after step \d+; checkpoint saved/);
+    expect(stderr).toContain(
+      `rlvr compare: stopped after 0 of 2 runs; nothing summarized: rlvr compare --out ${dir} --resume (same options) continues\n`,
+    );
+  }, 300_000);
+
   test('--resume without --out, and --help', async () => {
     const resume = await rlvr('compare', '--resume');
     expect(resume.code).toBe(2);

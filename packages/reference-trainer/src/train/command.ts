@@ -45,7 +45,7 @@ options:
   -q, --quiet         no progress
   -h, --help          this help
 
-Ctrl-C stops after the current step and saves a checkpoint (a second Ctrl-C exits at once).`;
+Ctrl-C (or SIGTERM) stops after the current step and saves a checkpoint (a second signal exits at once).`;
 
 /** `rlvr train` (and `rlvr-train`-style use from code through core's `runCommand`). */
 export const trainCommand: Command = {

@@ -449,6 +449,7 @@ describe('rlvr train', () => {
       child.on('close', resolve);
     });
     expect(code, stderr).toBe(130);
+    expect(stderr).toContain('rlvr train: stopping after this step (Ctrl-C again to exit now)\n');
     const done = Number(/stopped after step (\d+)/.exec(stderr)?.[1]);
     expect(done).toBeGreaterThanOrEqual(5);
     expect(stdout).toContain(`rlvr train: stopped early: grail, seed 0, ${done}/400 steps`);
