@@ -56,3 +56,4 @@ export { formatFloat32, formatFloat32Array } from './cli/format.js';
 export { optionsFromText } from './cli/text-options.js';
 export { advantagesCommand } from './cli/command.js';
 export type { InteropRow } from './interop.js';
+export { noSignalReason } from './no-signal.js';

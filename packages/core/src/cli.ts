@@ -12,24 +12,32 @@
  * A command never prints a stack trace: an unexpected error is one line too, and `RLVR_DEBUG=1` adds
  * the stack.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
 import { formatZodIssues } from './config.js';
 import type { IssueLike } from './config.js';
 import { type CoreError, isRlvrError, usageError } from './errors.js';
 import { didYouMean } from './suggest.js';
 import { removePendingTempFiles } from './files.js';
 import { watchLauncher } from './launcher.js';
+import type { TextSource } from './jsonl.js';
 import { splitDottedFlags, type DottedOverride } from './overrides.js';
 
-export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
+/** One flag of a command: `node:util` `parseArgs`' option shape, written out so that the public types need no `@types/node`. */
+export interface FlagOption {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  default?: string | boolean | string[] | boolean[];
+}
+export type FlagSpec = Record<string, FlagOption>;
 export type FlagValues = Record<string, string | boolean | string[] | boolean[] | undefined>;
 
 /** Where a command reads and writes: the process streams in a bin, buffers in tests. */
 export interface CliIo {
   stdout: { write(s: string): unknown; isTTY?: boolean };
   stderr: { write(s: string): unknown; isTTY?: boolean };
-  stdin?: Readable;
+  /** where rows are piped in (a Node `Readable` such as `process.stdin`, or any async iterable of chunks) */
+  stdin?: TextSource;
   /** Environment variables (default `process.env`). */
   env?: Record<string, string | undefined>;
 }
@@ -312,9 +320,10 @@ export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo,
   process.on('uncaughtException', fatal);
   process.on('unhandledRejection', fatal);
   process.on('exit', removePendingTempFiles);
-  const onSignal = (): void => {
+  const onSignal = (sig: string): void => {
     if (!controller.signal.aborted) {
-      controller.abort();
+      // the reason names the signal: a graceful command's "stopping after this step" says which one it got
+      controller.abort(new DOMException(`interrupted by ${sig}`, 'AbortError'));
       return;
     }
     removePendingTempFiles();
@@ -324,7 +333,7 @@ export function cliMain(prog: string, main: (argv: readonly string[], io: CliIo,
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // started by npm (`npx BIN &`): npm's death does not reach this process as a signal, so it counts as one
-  watchLauncher(onSignal);
+  watchLauncher(() => onSignal('SIGTERM'));
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
   main(process.argv.slice(2), io, controller.signal).then((code) => {
     process.exitCode = code;

@@ -1,6 +1,8 @@
 export { RlvrError, CoreError, isRlvrError, formatLocation, usageError } from './errors.js';
 export type { CoreErrorCode, ErrorLocation } from './errors.js';
 export { parseConfig, formatZodIssues } from './config.js';
+export { configJsonSchema } from './json-schema.js';
+export type { JsonSchema } from './json-schema.js';
 export { jsonDepthExceeded, previewValue } from './json-limits.js';
 export type { DepthExceeded } from './json-limits.js';
 export { didYouMean, nearestName } from './suggest.js';
@@ -54,7 +56,7 @@ export {
 export { drainAndClose } from './http-drain.js';
 export type { DrainableServer, DrainWork, DrainResult } from './http-drain.js';
 export { readJsonl, parseJsonl, appendJsonl, repairJsonl } from './jsonl.js';
-export type { JsonlLine, ReadJsonlOptions, JsonlRepair } from './jsonl.js';
+export type { JsonlLine, ReadJsonlOptions, JsonlRepair, TextSource } from './jsonl.js';
 export {
   runCommand,
   runCommands,
@@ -66,10 +68,20 @@ export {
   workersFlag,
   useColor,
 } from './cli.js';
-export type { Command, CommandContext, CliIo, FlagSpec, FlagValues } from './cli.js';
+export type { Command, CommandContext, CliIo, FlagOption, FlagSpec, FlagValues } from './cli.js';
 export { findBoxes, answerBoxes, joinsBoxes, finalBoxUnclosed } from './boxes.js';
 export { answerStart, DEFAULT_THINK_TAGS } from './think.js';
 export type { ThinkTags } from './think.js';
+export {
+  SpanOptionsSchema,
+  spanLocator,
+  locateAnswerSpans,
+  fillBatchSpans,
+  tokensBytes,
+  tokenPieces,
+  tokenizerJsonBytes,
+} from './answer-spans.js';
+export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './answer-spans.js';
 export type { Box, BoxChoice, FindBoxesOptions } from './boxes.js';
 export {
   METRIC,
@@ -85,5 +97,7 @@ export {
   passAtMetricN,
 } from './metrics.js';
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
-export { textTable, percent } from './text-table.js';
+export { textTable, percent, plural } from './text-table.js';
 export { StatusLine, timestamp, stoppable } from './status-line.js';
+export { duration, median, progressLine, stepLogger } from './step-progress.js';
+export type { StepProgress } from './step-progress.js';

@@ -5,10 +5,16 @@
  */
 import { createReadStream } from 'node:fs';
 import { appendFile, open, readFile, truncate } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { CoreError } from './errors.js';
 import { describeFsError } from './files.js';
+
+/**
+ * A stream of text or bytes to read lines from: a Node `Readable` (`process.stdin`, a socket) or any async
+ * iterable of chunks. Typed without Node's declarations, so that a project without `@types/node` compiles.
+ */
+export type TextSource = AsyncIterable<string | Uint8Array>;
 
 /** One parsed JSONL line with its 1-based line number. */
 export interface JsonlLine {
@@ -35,9 +41,14 @@ export interface ReadJsonlOptions {
  * skipped (they still count for line numbers); a UTF-8 byte order mark is dropped. A line that is not
  * JSON, or a file that cannot be opened, throws `CoreError('read_failed')` naming the file and line.
  */
-export async function* readJsonl(source: string | Readable, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlLine> {
+export async function* readJsonl(source: string | TextSource, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlLine> {
   const file = typeof source === 'string' ? source : (opts.name ?? '<stdin>');
-  const stream = typeof source === 'string' ? createReadStream(source, { encoding: 'utf8' }) : source;
+  const stream =
+    typeof source === 'string'
+      ? createReadStream(source, { encoding: 'utf8' })
+      : source instanceof Readable
+        ? source
+        : Readable.from(source);
   if (typeof source === 'string') {
     const opened = new Promise<void>((resolve, reject) => {
       stream.once('open', () => resolve());

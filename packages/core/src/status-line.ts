@@ -55,6 +55,14 @@ export function timestamp(date = new Date()): string {
   return date.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
+/** What a graceful command says when a signal asks it to stop: Ctrl-C is SIGINT's name on a terminal; any other signal is named. */
+function stoppingLine(reason: unknown): string {
+  const sig = /\bSIG[A-Z]+\b/.exec(reason instanceof Error ? reason.message : '')?.[0];
+  return sig === undefined || sig === 'SIGINT'
+    ? 'stopping after this step (Ctrl-C again to exit now)'
+    : `${sig}: stopping after this step (a second ${sig} or Ctrl-C exits now)`;
+}
+
 /**
  * Run `work` (a graceful command's run, `Command.graceful`), saying on `out` (its `StatusLine`
  * logger) that Ctrl-C stops it after the current step; the status line is closed however `work` ends.
@@ -79,7 +87,7 @@ export async function stoppable<T>(
   const onAbort = (): void => {
     if (noticed) return;
     noticed = true;
-    if (stepping) out.info('stopping after this step (Ctrl-C again to exit now)');
+    if (stepping) out.info(stoppingLine(signal.reason));
     else stopNow(abortError());
   };
   const inStep = (inFlight: boolean): void => {

@@ -74,6 +74,17 @@ describe('StatusLine', () => {
     expect(out).toHaveLength(3);
   });
 
+  it('stoppable names a signal other than SIGINT (the reason cliMain aborts with): SIGTERM is not Ctrl-C', async () => {
+    const { out, stream } = sink();
+    const s = new StatusLine(stream, 'p', { live: false });
+    const controller = new AbortController();
+    await stoppable(controller.signal, { info: (m: string) => s.line(m), done() {} }, async () => {
+      controller.abort(new DOMException('interrupted by SIGTERM', 'AbortError'));
+      return 0;
+    });
+    expect(out).toEqual(['p: SIGTERM: stopping after this step (a second SIGTERM or Ctrl-C exits now)\n']);
+  });
+
   it('timestamps in UTC, sortable', () => {
     expect(timestamp(new Date('2026-12-03T06:15:00.123Z'))).toBe('20261203-061500');
   });

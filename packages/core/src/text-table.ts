@@ -1,6 +1,11 @@
 /** Plain-text output of the command lines: aligned tables and percentages. */
 
 /** `0.5123` -> `51.2%`; not a finite number (or undefined) -> `-`. */
+/** `1 problem`, `2 problems`: a count with its noun (a plain `s` plural). */
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function percent(x: number | undefined): string {
   return x !== undefined && Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-';
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -240,17 +240,21 @@ describe('rlvr eval on several datasets', () => {
 describe('rlvr eval --held-out RUN_DIR', () => {
   test("evaluates the run's own held-out problems, regenerated from its config; the results file is named after the run", async () => {
     const cwd = await emptyDir();
-    const run = join(WARMUP, 'run');
+    // a copy: the results go into the run directory, beside its own records, not into the current directory
+    const run = join(await emptyDir(), 'run');
+    await cp(join(WARMUP, 'run'), run, { recursive: true });
     const r = await rlvrEval(
       ['--held-out', run, '--model', WARMUP, '--backend', 'wasm', '--limit', '4', '--n', '1', '--temperature', '0', ...FAST],
       { NO_COLOR: '1' },
       cwd,
     );
     expect(r.code, r.stderr).toBe(0);
-    const files = await readdir(cwd);
+    expect(await readdir(cwd)).toEqual([]);
+    const files = (await readdir(run)).filter((f) => f.startsWith('eval-'));
     expect(files).toHaveLength(1);
     expect(files[0]).toMatch(/^eval-run-\d{8}-\d{6}\.json$/);
-    const result = await readResult(join(cwd, files[0]!));
+    expect(r.stdout).toContain(`results: ${join(run, files[0]!)}\n`);
+    const result = await readResult(join(run, files[0]!));
     expect(result.datasets.map((d) => [d.name, d.problems])).toEqual([['held-out', 4]]);
     // the scratch file of the problems is gone
     expect(existsSync(result.datasets[0]!.file)).toBe(false);
@@ -267,6 +271,21 @@ describe('rlvr eval --held-out RUN_DIR', () => {
         .tasks(config.eval.seed, 128)
         .map((t) => t.question),
     );
+  }, 300_000);
+
+  test("without --out, a run's model writes its results into the run; any other model directory into the current directory", async () => {
+    const cwd = await emptyDir();
+    const run = join(await emptyDir(), 'my-run');
+    await cp(WARMUP, join(run, 'model'), { recursive: true, filter: (f) => !f.endsWith('/run') });
+    await writeFile(join(run, 'metrics.jsonl'), '{"step":0}\n');
+    const common = ['--dataset', DATA, '--preset', 'synthetic', '--limit', '2', '--n', '1', '--backend', 'wasm', ...FAST];
+    const trained = await rlvrEval(['--model', join(run, 'model'), ...common], { NO_COLOR: '1' }, cwd);
+    expect(trained.code, trained.stderr).toBe(0);
+    expect((await readdir(run)).filter((f) => /^eval-my-run-\d{8}-\d{6}\.json$/.test(f))).toHaveLength(1);
+    // a model directory that is not a run's (a download, possibly shared or read-only) is left alone
+    const other = await rlvrEval(['--model', WARMUP, ...common], { NO_COLOR: '1' }, cwd);
+    expect(other.code, other.stderr).toBe(0);
+    expect(await readdir(cwd)).toEqual([expect.stringMatching(/^eval-warmup-\d{8}-\d{6}\.json$/)]);
   }, 300_000);
 
   test('a directory that is not a run: one line, exit 1, nothing written; --dataset with --held-out is a usage error', async () => {

@@ -3,6 +3,7 @@
  * `rlvr` CLI composes. The evaluation itself is `runEval` (run.ts), loaded only when the command
  * runs, so composing this command loads no TensorFlow.js.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -90,10 +91,11 @@ sampling:
                         one per available core; 1: this thread only); the samples are the same
 
 output:
-  --out FILE            the JSON result (default eval-NAME-YYYYMMDD-HHMMSS.json in the current
-                        directory, NAME = the run with --held-out, else the model directory (its
-                        run for RUN_DIR/model) or served model); written whole
-                        or not at all, its directory must exist
+  --out FILE            the JSON result (default eval-NAME-YYYYMMDD-HHMMSS.json, NAME = the run with
+                        --held-out, else the model directory (its run for RUN_DIR/model) or served
+                        model: in the run directory for --held-out RUN_DIR and --model RUN_DIR/model,
+                        else in the current directory); written whole or not at all, its directory
+                        must exist
   -q, --quiet           no progress on stderr
   -h, --help            this help`;
 
@@ -215,7 +217,8 @@ export const evalCommand: Command = {
       // a mistyped --out fails now, not after the evaluation
       const out = values.out as string | undefined;
       const started = new Date();
-      await assertWritable(out ?? resolve('eval.json'));
+      const home = resultsHome(runDir, model);
+      await assertWritable(out ?? join(home, 'eval.json'));
       const { runEval, secondsPer } = await import('./run.js');
       const logger = progressLogger(new StatusLine(io.stderr, prog, { live: color, quiet: values.quiet === true }), secondsPer);
       let result: EvalResult;
@@ -229,7 +232,7 @@ export const evalCommand: Command = {
         logger.done();
       }
       const { formatEvalJson, formatEvalTable } = await import('./table.js');
-      const file = out ?? defaultOut(result, started, runDir);
+      const file = out ?? join(home, defaultOut(result, started, runDir));
       await writeFileAtomic(file, formatEvalJson(result));
       io.stdout.write(formatEvalTable(result) + '\n');
       io.stdout.write(`results: ${file}\n`);
@@ -241,6 +244,17 @@ export const evalCommand: Command = {
 /** A non-negative integer flag (ranges are the options schema's, named by flag when they fail). */
 function int(values: FlagValues, name: string): number | undefined {
   return intFlag(values, name, { min: 0 });
+}
+
+/**
+ * Where the results go without `--out`: a training run's directory (`--held-out RUN_DIR`, or `--model RUN_DIR/model`
+ * of a run that logged metrics) keeps its evaluations beside its own records; anything else (a downloaded model
+ * directory, which may be shared or read-only; an endpoint) the current directory.
+ */
+function resultsHome(runDir: string | undefined, model: string | undefined): string {
+  if (runDir !== undefined) return runDir;
+  const dir = model === undefined ? undefined : dirname(resolve(model));
+  return dir !== undefined && basename(resolve(model!)) === 'model' && existsSync(join(dir, 'metrics.jsonl')) ? dir : '.';
 }
 
 /** `eval-warmup-20261203-061500.json`: a new file per run, so repeating a command never overwrites; a run's model is named after its run. */

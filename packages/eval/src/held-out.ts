@@ -3,7 +3,7 @@
  * (n sampled completions per problem, and greedy) and `rlvr pretrain` (greedy only) call these,
  * and both are `evaluateProblems` on the in-process policy sampler.
  */
-import { Rng } from '@rlvr/core';
+import { METRIC, Rng, passAtMetric, percent, plural } from '@rlvr/core';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from '@rlvr/rollout';
 import type { Sampler } from '@rlvr/rollout';
@@ -70,6 +70,25 @@ export async function heldOutEval(
       source: 'the policy',
     },
   );
+}
+
+/**
+ * A trainer's record of `e` at `step`: its `evals.jsonl` line (`@rlvr/report`'s `EvalRecord`, per-problem
+ * counts included), its `metrics.jsonl` columns (core's `METRIC` names) and one log line (`temperature` the samples').
+ */
+export function heldOutRecord(e: HeldOutResult, step: number, temperature: number) {
+  const greedy = e.greedyAccuracy === undefined ? undefined : { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect ?? [] };
+  return {
+    record: { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct, ...greedy },
+    metrics: {
+      [METRIC.accuracy]: e.accuracy,
+      [passAtMetric(e.n)]: e.passAtN,
+      ...(greedy === undefined ? {} : { [METRIC.accuracyGreedy]: greedy.greedyAccuracy }),
+      [METRIC.evalMeanTokens]: e.meanTokens,
+      [METRIC.evalTruncated]: e.truncated,
+    } as Record<string, number>,
+    line: `eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${plural(e.n, 'sample')} at T=${temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy === undefined ? '' : `, greedy ${percent(greedy.greedyAccuracy)}`} on ${plural(e.problems, 'held-out problem')}`,
+  };
 }
 
 /** What `rlvr pretrain` logs of a greedy evaluation. */

@@ -5,7 +5,7 @@ export { scoreDataset, averageScores } from './score.js';
 export type { SampleOutcome, EvalMetrics, DatasetScore } from './score.js';
 export { evaluateProblems, SampleFailure } from './evaluate.js';
 export type { EvalProblem, EvaluateOptions, EvaluateResult } from './evaluate.js';
-export { heldOutEval, greedyEval } from './held-out.js';
+export { heldOutEval, heldOutRecord, greedyEval } from './held-out.js';
 export type { HeldOutTask, HeldOutOptions, HeldOutResult, GreedyEval } from './held-out.js';
 // the presets live in @rlvr/tasks (one set of names); re-exported while callers move their imports there
 export { PRESET_ALIASES as EVAL_PRESETS, resolvePreset, guessPreset } from '@rlvr/tasks';

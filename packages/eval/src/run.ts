@@ -4,7 +4,7 @@
  * datasets, builds the engine, scores each dataset and averages them.
  */
 import { existsSync, statSync } from 'node:fs';
-import { Rng } from '@rlvr/core';
+import { Rng, plural } from '@rlvr/core';
 import { loadTasks } from '@rlvr/rollout';
 import type { DatasetPreset, FieldMapping, Task } from '@rlvr/rollout';
 import { describePolicy, endpointEngine, localEngine } from './engines.js';
@@ -172,7 +172,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
       const seconds = (performance.now() - d0) / 1000;
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
       logger.info(
-        `${d.name}: ${e.problems} problems x ${o.n}: mean acc ${pct(e.accuracy)}, pass@${o.n} ${pct(e.passAtN)} (${seconds.toFixed(1)} s, ${secondsPer(seconds, e.problems)} s/problem)`,
+        `${d.name}: ${plural(e.problems, 'problem')} x ${o.n}: mean acc ${pct(e.accuracy)}, pass@${o.n} ${pct(e.passAtN)} (${seconds.toFixed(1)} s, ${secondsPer(seconds, e.problems)} s/problem)`,
       );
       const ids = d.tasks.map((t) => t.id);
       results.push({

@@ -1,15 +1,15 @@
 /**
- * JSON Schemas of the config files, emitted from the zod schemas (zod 4's `z.toJSONSchema`, the
- * input side: every key with a default is optional), so that editors complete and check them.
+ * JSON Schemas of the config files, emitted from the zod schemas (core's `configJsonSchema`), so
+ * that editors complete and check them.
  * The committed copies in `schema/` are tested to be current; `npm run schema -w
  * @rlvr/reference-trainer` rewrites them.
  */
+import { configJsonSchema } from '@rlvr/core';
+import type { JsonSchema } from '@rlvr/core';
 import { z } from 'zod';
 import { VariantSchema } from './compare/variants.js';
 import { PretrainConfigSchema } from './pretrain/config.js';
 import { TrainConfigSchema } from './train/config.js';
-
-type JsonSchema = Record<string, unknown>;
 
 /** Where the committed schemas are published, relative to the package. */
 export const CONFIG_SCHEMA_FILES = {
@@ -46,16 +46,7 @@ export function configJsonSchemas(): Record<keyof typeof CONFIG_SCHEMA_FILES, Js
   };
 }
 
+/** The embedded checkpoint's absolute path and the trainer's default lr (rlvr train sets 5e-5) would mislead an editor. */
 function finish(schema: z.ZodType, title: string, description: string, extra: Record<string, JsonSchema>): JsonSchema {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { properties: Record<string, JsonSchema> };
-  // Machine-specific or derived defaults would mislead an editor: the embedded checkpoint's absolute path; the trainer's default lr (rlvr train sets 5e-5).
-  for (const key of ['checkpoint', 'trainer']) delete json.properties[key]?.default;
-  const { $schema, ...rest } = json;
-  return {
-    $schema,
-    title,
-    description,
-    ...rest,
-    properties: { $schema: { type: 'string', description: 'the JSON Schema of this file, for editors' }, ...extra, ...json.properties },
-  };
+  return configJsonSchema(schema, { title, description, extra, hideDefaults: ['checkpoint', 'trainer'] });
 }

@@ -2,7 +2,7 @@
  * The text of `rlvr compare`: a fixed-width table, then one line per contrast (the primary first).
  * Pure: the command prints what these return.
  */
-import { percent, textTable } from '@rlvr/core';
+import { percent, plural, textTable } from '@rlvr/core';
 import { ALPHA, type Contrast } from './compare-contrasts.js';
 import type { CompareRow, CompareRun, CompareTable, MeanStd } from './compare-stats.js';
 import type { SequentialDecision } from './sequential.js';
@@ -73,7 +73,7 @@ export function formatCompare(
       : `accuracy ${percent(t.threshold.value)}`;
   const lines = [
     `rlvr compare: ${t.rows.length} estimators x ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${seeds.join(', ')}), ${context.steps} steps each, same seeds and data order for every estimator`,
-    `held-out: ${t.problems} problems x ${t.n} samples; final = step ${t.finalStep}; starting accuracy (step 0) ${percent(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± SD over seeds`,
+    `held-out: ${plural(t.problems, 'problem')} x ${plural(t.n, 'sample')}; final = step ${t.finalStep}; starting accuracy (step 0) ${percent(start.reduce((a, b) => a + b, 0) / start.length)}; mean ± SD over seeds`,
     '',
     textTable(
       [

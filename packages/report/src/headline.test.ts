@@ -50,4 +50,12 @@ describe('headline', () => {
     );
     expect(headlineRows([])).toEqual([]);
   });
+
+  test('one problem: a singular noun and no standard error (no spread to estimate it from), not NaN', () => {
+    expect(headlineLines([ev(0, [1], [0]), ev(2, [3], [1])])).toEqual([
+      'held-out accuracy (1 problem, mean of 4 samples): 25.0% at step 0 -> 75.0% at step 2 (+50.0 points, no s.e. from 1 problem)',
+      'pass@4: 100.0% -> 100.0%',
+      'greedy accuracy: 0.0% -> 100.0% (+100.0 points, no s.e. from 1 problem)',
+    ]);
+  });
 });

@@ -3,7 +3,7 @@
  * the change, pass@n and greedy accuracy. `rlvr train` prints these lines when it finishes and
  * the report's summary shows the same ones, from `evals.jsonl`.
  */
-import { percent } from '@rlvr/core';
+import { percent, plural } from '@rlvr/core';
 import type { EvalRecord } from './run-dir.js';
 
 /** The change of a per-problem score between two evaluations of the same problems. */
@@ -46,7 +46,7 @@ export function headlineRows(evals: readonly EvalRecord[]): HeadlineRow[] {
   const first = evals[0];
   const last = evals.at(-1);
   if (first === undefined || last === undefined) return [];
-  const label = `held-out accuracy (${first.problems} problems, mean of ${first.n} samples)`;
+  const label = `held-out accuracy (${plural(first.problems, 'problem')}, mean of ${plural(first.n, 'sample')})`;
   if (last === first) {
     const rows = [
       { label, value: `${percent(first.accuracy)} at step ${first.step}` },
@@ -59,7 +59,11 @@ export function headlineRows(evals: readonly EvalRecord[]): HeadlineRow[] {
   const change = (before: readonly number[] | undefined, after: readonly number[] | undefined, n: number): string => {
     if (!paired || before === undefined || after === undefined) return '';
     const d = pairedDifference(before, after, n);
-    return ` (${d.mean >= 0 ? '+' : ''}${(100 * d.mean).toFixed(1)} points, paired s.e. ${(100 * d.standardError).toFixed(1)})`;
+    // one problem has no spread to estimate an error from: say so rather than print NaN
+    const se = Number.isFinite(d.standardError)
+      ? `paired s.e. ${(100 * d.standardError).toFixed(1)}`
+      : `no s.e. from ${plural(d.problems, 'problem')}`;
+    return ` (${d.mean >= 0 ? '+' : ''}${(100 * d.mean).toFixed(1)} points, ${se})`;
   };
   const rows: HeadlineRow[] = [
     {

@@ -49,3 +49,6 @@ export type { CreditReport, Estimate, MethodMetrics, PairedDifference as CreditP
 export { readCreditJson, writeCreditJson } from './credit/json.js';
 export { renderCreditPage, writeCreditPage } from './credit/page.js';
 export type { CreditPageOptions } from './credit/page.js';
+export { clearRunLogs, recordedSteps, repairRunLogs } from './run-logs.js';
+export type { RecordedSteps } from './run-logs.js';
+export { firstSeeds, listFlag, looksFlag, primaryFlag, seedList, seedsFlag, thresholdFlag } from './compare-flags.js';

@@ -4,8 +4,8 @@
  */
 export { RolloutError } from './errors.js';
 export type { RolloutErrorCode } from './errors.js';
-export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from './spans/locate.js';
-export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans/locate.js';
+export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from '@rlvr/core';
+export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from '@rlvr/core';
 export { VocabFileSchema, vocabFromJson, loadVocab } from './spans/vocab.js';
 export type { Vocab, VocabFile } from './spans/vocab.js';
 export { FieldMappingSchema, DATASET_PRESETS, resolveMapping, taskFromRow, readTasks, loadTasks } from '@rlvr/tasks';

@@ -7,8 +7,8 @@ export { RolloutError } from './errors.js';
 export type { RolloutErrorCode } from './errors.js';
 
 // answer spans in token space
-export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from './spans/locate.js';
-export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from './spans/locate.js';
+export { SpanOptionsSchema, spanLocator, locateAnswerSpans, fillBatchSpans } from '@rlvr/core';
+export type { TokenBytes, SpanOptions, SpanOptionsInput, SpanLocator } from '@rlvr/core';
 export { VocabFileSchema, vocabFromJson, loadVocab } from './spans/vocab.js';
 export type { Vocab, VocabFile } from './spans/vocab.js';
 

@@ -40,6 +40,17 @@ describe('CheckpointStore', () => {
     expect(await store.latest()).toBe(join(root, 'step-000001'));
   });
 
+  it('whyNone says why there is no checkpoint: no directory, an empty one, or what it holds instead', async () => {
+    const root = join(await mkdtemp(join(tmpdir(), 'rlvr-ckpt-')), 'checkpoints');
+    const store = new CheckpointStore(root);
+    expect(await store.whyNone()).toBe(`${root} does not exist`);
+    await mkdir(root);
+    expect(await store.whyNone()).toBe(`${root} is empty`);
+    for (const n of ['step-000004', 'notes.txt', 'a', 'b']) await mkdir(join(root, n));
+    expect(await store.list()).toEqual([]);
+    expect(await store.whyNone()).toBe(`${root} holds no complete checkpoint: a, b, notes.txt, ... (4 entries)`);
+  });
+
   it('refuses a checkpoint from a different config, naming the fields', async () => {
     const root = await mkdtemp(join(tmpdir(), 'rlvr-ckpt-'));
     const store = new CheckpointStore(root);

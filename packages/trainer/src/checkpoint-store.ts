@@ -79,6 +79,19 @@ export class CheckpointStore {
     return complete;
   }
 
+  /** Why `list()` finds no checkpoint, in words naming the directory: missing, empty, or what it holds instead. */
+  async whyNone(): Promise<string> {
+    let names: string[];
+    try {
+      names = await readdir(this.root);
+    } catch {
+      return `${this.root} does not exist`;
+    }
+    if (names.length === 0) return `${this.root} is empty`;
+    const shown = names.sort().slice(0, 3).join(', ') + (names.length > 3 ? `, ... (${names.length} entries)` : '');
+    return `${this.root} holds no complete checkpoint: ${shown}`;
+  }
+
   async latest(): Promise<string | null> {
     const all = await this.list();
     return all.length > 0 ? all[all.length - 1]! : null;

@@ -145,6 +145,6 @@ describe('the rlvr bins end to end', () => {
     }
     const unknown = await run(RLVR, 'train', '--config', config, '--estimator', 'grpo+entropy', '--out', join(root, 'no-plugin'));
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/^rlvr train: field estimator: estimator: .*entropy.*\n$/);
+    expect(unknown.stderr).toMatch(/^rlvr train: field estimator: unknown advantage estimator "grpo\+entropy".*\n$/);
   });
 });

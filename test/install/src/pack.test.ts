@@ -4,7 +4,7 @@
  * dependencies linked from the repository's node_modules, so nothing is fetched), imported with `import` and with
  * `require` (Node >= 20.19 requires ES modules), and the installed bins run.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { satisfies } from 'semver';
@@ -148,6 +148,56 @@ describe('@rlvr/policy without the @tensorflow/tfjs union package', () => {
       app,
     );
     expect({ status: cjs.status, stderr: cjs.stderr, stdout: cjs.stdout }).toEqual({ status: 0, stderr: '', stdout: expected });
+  });
+});
+
+/** The packages whose install pulls in no TensorFlow.js: no `@tensorflow/*` dependency, none through a sibling. */
+function tfjsFree(): string[] {
+  const deps = (name: string): string[] => {
+    const m = JSON.parse(readFileSync(join(ROOT, PACKAGES.find((p) => p.name === name)!.dir, 'package.json'), 'utf8')) as Manifest;
+    return Object.keys({ ...m.dependencies, ...m.peerDependencies, ...m.optionalDependencies });
+  };
+  const free = (name: string): boolean =>
+    deps(name).every((d) => !d.startsWith('@tensorflow/') && (PACKAGES.every((p) => p.name !== d) || free(d)));
+  return PACKAGES.map((p) => p.name).filter(free);
+}
+
+describe('the tfjs-free packages in a strict TypeScript project without @types/node', () => {
+  it("compile with the repository's TypeScript, their own declarations checked (types: [], skipLibCheck off)", async () => {
+    const names = tfjsFree();
+    // what a user installs to drop an estimator, the verifier or the report into their own pipeline
+    expect(names).toEqual(expect.arrayContaining(['@rlvr/core', '@rlvr/advantages', '@rlvr/math-verify', '@rlvr/report']));
+    const dir = join(work, 'types-app');
+    const modules = join(dir, 'node_modules');
+    mkdirSync(join(modules, '@rlvr'), { recursive: true });
+    // copies, not links: a link resolves to the app's node_modules, where @types/node could be found
+    for (const name of names) cpSync(join(app, 'node_modules', name), join(modules, name), { recursive: true });
+    const external = new Set(
+      names.flatMap((n) =>
+        Object.keys((JSON.parse(readFileSync(join(modules, n, 'package.json'), 'utf8')) as Manifest).dependencies ?? {}),
+      ),
+    );
+    for (const dep of [...external].filter((d) => !d.startsWith('@rlvr/')))
+      symlinkSync(join(ROOT, 'node_modules', dep), join(modules, dep));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'types-app', private: true, type: 'module' }));
+    // a strict project: no ambient types at all (TypeScript 7's default), every declaration file checked
+    const compilerOptions = { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: [], noEmit: true };
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false }, files: ['main.ts'] }),
+    );
+    const imports = names.map((n, i) => `import * as m${i} from '${n}';`).join('\n');
+    const use = [
+      "import { spanLocator, tokenPieces } from '@rlvr/core';",
+      "import type { Command, FlagSpec } from '@rlvr/core';",
+      "const flags: FlagSpec = { out: { type: 'string', short: 'o' } };",
+      "export const command: Command = { usage: 'usage: x', options: flags, run: async ({ values }) => (values.out === undefined ? 2 : 0) };",
+      "export const spans = spanLocator().fromPieces(tokenPieces(['Ġ\\\\', 'boxed', '{', '1', '}'], 'byte-level'));",
+    ].join('\n');
+    writeFileSync(join(dir, 'main.ts'), `${imports}\n${use}\nexport const all = [${names.map((_, i) => `m${i}`).join(', ')}];\n`);
+    const r = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], dir);
+    expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ status: 0, stdout: '', stderr: '' });
+    expect(existsSync(join(modules, '@types'))).toBe(false);
   });
 });
 

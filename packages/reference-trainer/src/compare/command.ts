@@ -5,11 +5,11 @@
 import { applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageError, workersFlag } from '@rlvr/core';
 import type { Command } from '@rlvr/core';
 import { CONFIG_FLAGS, withPlugins } from '../command-input.js';
-import { progressLine, terminalLogger } from '../train/progress.js';
-import { formatCompare, parseThreshold, sequentialDecision, sequentialLooks } from '@rlvr/report';
+import { progressLine, stepLogger } from '@rlvr/core';
+import { firstSeeds, formatCompare, listFlag, looksFlag, primaryFlag, seedsFlag, sequentialDecision, thresholdFlag } from '@rlvr/report';
 import type { CompareProgress } from './run.js';
 import { COMPARE_FILE } from '@rlvr/report';
-import type { SequentialDecision, Threshold } from '@rlvr/report';
+import type { SequentialDecision } from '@rlvr/report';
 
 /** GRAIL against the paper's baseline (`dr-grpo`: r - mean, no std division) with the std-normalised `grpo` beside it, and OAR-G. */
 const DEFAULT_ESTIMATORS = ['dr-grpo', 'grpo', 'grail', 'oar-g'] as const;
@@ -54,8 +54,8 @@ options:
   -q, --quiet         no progress
   -h, --help          this help
 
-Ctrl-C during a step stops after it (checkpoint saved); outside one (a run's start-up or step-0
-evaluation) it stops at once. Either way the same command with --resume continues.`;
+Ctrl-C or SIGTERM during a step stops after it (checkpoint saved; the line says which signal came);
+outside one (a run's start-up or step-0 evaluation) it stops at once. Either way the same command with --resume continues.`;
 
 /** `rlvr compare`. */
 export const compareCommand: Command = {
@@ -78,7 +78,7 @@ export const compareCommand: Command = {
   graceful: true,
   dotted: true,
   async run({ values, io, signal, color, overrides = [] }) {
-    const listed = values.estimators === undefined ? undefined : parseList('estimators', values.estimators as string);
+    const listed = values.estimators === undefined ? undefined : listFlag('estimators', values.estimators as string);
     const steps = intFlag(values, 'steps', { min: 1 });
     const threshold = values.threshold === undefined ? undefined : thresholdFlag(values.threshold as string);
     if (values.resume === true && values.out === undefined)
@@ -98,8 +98,8 @@ export const compareCommand: Command = {
       throw usageError('needs --seeds auto (a sequential comparison)', values.looks !== undefined ? '--looks' : '--max-seeds');
     const maxSeeds = auto ? (intFlag(values, 'max-seeds', { min: 2, max: 1000 }) ?? 10) : 0;
     const lookCount = auto ? (intFlag(values, 'looks', { min: 1, max: 5 }) ?? 3) : 0;
-    const looks = auto ? sequentialPlan(maxSeeds, lookCount) : [];
-    const seeds = auto ? firstSeeds(maxSeeds, config.seed) : parseSeeds((values.seeds as string | undefined) ?? '3', config.seed);
+    const looks = auto ? looksFlag(maxSeeds, lookCount) : [];
+    const seeds = auto ? firstSeeds(maxSeeds, config.seed) : seedsFlag((values.seeds as string | undefined) ?? '3', config.seed);
     // default rows: the four built-in estimators, then every variant of the config
     const variants = config.variants !== null && typeof config.variants === 'object' ? Object.keys(config.variants) : [];
     const estimators = listed ?? [...DEFAULT_ESTIMATORS, ...variants.filter((v) => !(DEFAULT_ESTIMATORS as readonly string[]).includes(v))];
@@ -107,10 +107,10 @@ export const compareCommand: Command = {
     if (baseline !== undefined && !estimators.includes(baseline))
       throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
 
-    const primary = values.primary === undefined ? undefined : parsePrimary(values.primary as string, estimators);
+    const primary = values.primary === undefined ? undefined : primaryFlag(values.primary as string, estimators);
 
     const out = (values.out as string | undefined) ?? defaultOut();
-    const logger = terminalLogger(
+    const logger = stepLogger(
       'rlvr compare',
       values.quiet === true,
       io.stderr,
@@ -185,61 +185,6 @@ export const compareCommand: Command = {
 function withCompareEval(config: Record<string, unknown>): Record<string, unknown> {
   const given = config.eval !== null && typeof config.eval === 'object' ? (config.eval as Record<string, unknown>) : {};
   return { ...config, eval: { problems: 1024, every: 0, ...given } };
-}
-
-/** `grail:dr-grpo` -> ['grail', 'dr-grpo'], both among the estimators. */
-function parsePrimary(v: string, estimators: readonly string[]): [string, string] {
-  const parts = v.split(':').map((s) => s.trim());
-  if (parts.length !== 2 || parts.some((p) => p === '') || parts[0] === parts[1])
-    throw usageError(`must be two different estimators as A:B, e.g. grail:dr-grpo (got ${JSON.stringify(v)})`, '--primary');
-  for (const p of parts)
-    if (!estimators.includes(p))
-      throw usageError(`${JSON.stringify(p)} is not among the estimators (${estimators.join(', ')})`, '--primary');
-  return parts as [string, string];
-}
-
-/** The pairs at each look of a sequential comparison (the usage error names what does not fit). */
-function sequentialPlan(maxSeeds: number, looks: number): number[] {
-  try {
-    return sequentialLooks(maxSeeds, looks);
-  } catch (err) {
-    throw usageError(`${(err as Error).message.replace(/^sequentialLooks: /, '')} (--max-seeds ${maxSeeds})`, '--looks');
-  }
-}
-
-/** The first `n` seeds counting up from the config's seed (default 0). */
-function firstSeeds(n: number, configSeed: unknown): number[] {
-  const first = typeof configSeed === 'number' && Number.isInteger(configSeed) && configSeed >= 0 ? configSeed : 0;
-  return Array.from({ length: n }, (_, i) => first + i);
-}
-
-/** `grpo, grail` -> ['grpo', 'grail']; empty items are an error. */
-function parseList(flag: string, v: string): string[] {
-  const items = v.split(',').map((s) => s.trim());
-  if (items.some((s) => s === '')) throw usageError(`must be a comma-separated list of names (got ${JSON.stringify(v)})`, flag);
-  const twice = items.find((x, i) => items.indexOf(x) !== i);
-  if (twice !== undefined) throw usageError(`lists ${JSON.stringify(twice)} twice`, flag);
-  return items;
-}
-
-/** A seed: an integer from 0 to 2^32 - 1. */
-function seedValue(v: string): number {
-  return intFlag({ seeds: v }, 'seeds', { min: 0, max: 0xffffffff })!;
-}
-
-/** `3` -> three seeds from the config's seed (default 0); `0,5,9` -> those seeds. */
-function parseSeeds(v: string, configSeed: unknown): number[] {
-  if (v.includes(',')) return parseList('seeds', v).map(seedValue);
-  return firstSeeds(intFlag({ seeds: v }, 'seeds', { min: 1, max: 1000 })!, configSeed);
-}
-
-/** `--threshold`: report's `parseThreshold`, its error as a usage error. */
-function thresholdFlag(v: string): Threshold {
-  try {
-    return parseThreshold(v);
-  } catch (err) {
-    throw usageError((err as Error).message, 'threshold');
-  }
 }
 
 /** `runs/compare-20261203-061500`: a new directory per comparison. */

@@ -231,6 +231,17 @@ describe('rlvr compare', () => {
     expect(after.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps])).toEqual(
       before.rows.map((x) => [x.accuracy, x.passAtN, x.thresholdSteps]),
     );
+
+    // a finished run whose checkpoints were cleaned up is never trained again over its records
+    const run = join(out(), 'grpo', 'seed-1');
+    const metrics = await readFile(join(run, 'metrics.jsonl'), 'utf8');
+    await rm(join(run, 'checkpoints'), { recursive: true });
+    const gone = await rlvr('compare', '--config', cfg, '--estimators', 'grpo,grail', '--seeds', '2', '--out', out(), '--resume', '-q');
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe(
+      `rlvr compare: ${run}: cannot resume: no checkpoint (${join(run, 'checkpoints')} does not exist), but the run records steps up to 2 (metrics.jsonl, samples.jsonl, evals.jsonl, checkpoint-weights.jsonl) and a final policy (model/): starting over would erase them: restore the checkpoints, or move ${run} aside to start the run over\n`,
+    );
+    expect(await readFile(join(run, 'metrics.jsonl'), 'utf8')).toBe(metrics);
   });
 
   test('one seed and an estimator from a plugin: nothing to test', async () => {
@@ -507,6 +518,33 @@ describe('rlvr compare', () => {
       ]);
     },
   );
+
+  test('SIGTERM during a step stops after it, saying it was SIGTERM (not Ctrl-C), exit 130, nothing summarized', async () => {
+    const dir = join(root, 'term-in-step');
+    const config = join(root, 'term-in-step.json');
+    await writeFile(
+      config,
+      JSON.stringify({ ...MICRO, steps: 400, checkpointEvery: 0, sampleEvery: 0, eval: { ...MICRO.eval, every: 0 } }),
+    );
+    const args = ['compare', '--config', config, '--estimators', 'grpo,grail', '--seeds', '1', '--out', dir];
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        // the first progress line (every 5 steps when not a terminal): a step is in flight or about to be
+        if (/grpo s0 \[[#.]+\] +5\/400/.test(stderr) && !child.killed) child.kill('SIGTERM');
+      });
+      child.on('close', resolve);
+    });
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain('rlvr compare: SIGTERM: stopping after this step (a second SIGTERM or Ctrl-C exits now)\n');
+    expect(stderr).not.toContain('Ctrl-C again');
+    expect(stderr).toMatch(/grpo seed 0: stopped after step \d+; checkpoint saved/);
+    expect(stderr).toContain(
+      `rlvr compare: stopped after 0 of 2 runs; nothing summarized: rlvr compare --out ${dir} --resume (same options) continues\n`,
+    );
+  }, 300_000);
 
   test('--resume without --out, and --help', async () => {
     const resume = await rlvr('compare', '--resume');

@@ -16,7 +16,7 @@ import { loadPlugins } from '../train/plugins.js';
 import { runTrain } from '../train/run.js';
 import type { TrainLogger, TrainProgress } from '../train/run.js';
 import { parseSignalConfig } from '@rlvr/saliency';
-import { COMPARE_FILE, summarize } from '@rlvr/report';
+import { COMPARE_FILE, seedList, summarize } from '@rlvr/report';
 import type { CompareRun, CompareTable } from '@rlvr/report';
 import { parseVariants, variantError, variantInput } from './variants.js';
 import type { Variant } from './variants.js';
@@ -353,10 +353,4 @@ function checkEstimators(
 
 function unknownMessage(unknown: readonly string[]): string {
   return `unknown estimator${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => JSON.stringify(u)).join(', ')}; ${knownNames()}`;
-}
-
-/** `seeds 0-14` for three or more consecutive seeds, else the list: `seeds 3, 7, 9`, `seed 15`. */
-function seedList(seeds: readonly number[]): string {
-  if (seeds.length > 2 && seeds.every((x, i) => x === seeds[0]! + i)) return `seeds ${seeds[0]}-${seeds.at(-1)}`;
-  return `seed${seeds.length === 1 ? '' : 's'} ${seeds.join(', ')}`;
 }

@@ -113,5 +113,14 @@ describe('rlvr pretrain', () => {
     expect(r.stderr).toBe(
       `rlvr pretrain: ${out}: ${join(out, 'metrics.jsonl')} exists: pick another --out (a run directory is never overwritten)\n`,
     );
+    // the log gone, the trained policy is still a run's record
+    const weights = await readFile(join(out, 'checkpoint', 'model.safetensors'));
+    await rm(join(out, 'metrics.jsonl'));
+    const again = await rlvr('pretrain', '--config', cfg, '--out', out, '--steps', '1');
+    expect(again).toMatchObject({
+      code: 1,
+      stderr: `rlvr pretrain: ${out}: ${join(out, 'checkpoint')} exists: pick another --out (a run directory is never overwritten)\n`,
+    });
+    expect((await readFile(join(out, 'checkpoint', 'model.safetensors'))).equals(weights)).toBe(true);
   });
 });

@@ -51,17 +51,19 @@ export interface PretrainSummary {
  * OUT/checkpoint/     config.json, model.safetensors, tokenizer.pruned.json (loadModel / loadTokenizer)
  * ```
  *
- * Refuses an OUT that already holds a metrics.jsonl. Same config and seed, same backend: same weights.
+ * Refuses an OUT that already holds a metrics.jsonl or a checkpoint/. Same config and seed, same backend: same weights.
  */
 export async function runPretrain(
   config: PretrainConfig,
   outDir: string,
   logger: PretrainLogger = { info() {} },
 ): Promise<PretrainSummary> {
-  if (existsSync(join(outDir, RUN_FILES.metrics))) {
+  // its log or its trained policy (the log deleted): either is a run that starting over would erase
+  const taken = [RUN_FILES.metrics, CHECKPOINT_DIR].find((f) => existsSync(join(outDir, f)));
+  if (taken !== undefined) {
     throw new ReferenceTrainerError(
       'invalid_options',
-      `${join(outDir, RUN_FILES.metrics)} exists: pick another --out (a run directory is never overwritten)`,
+      `${join(outDir, taken)} exists: pick another --out (a run directory is never overwritten)`,
       { file: outDir },
     );
   }

@@ -9,7 +9,7 @@ import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js
 import { RUN_FILES } from '@rlvr/report';
 import { headlineLines } from '@rlvr/report';
 import { ReferenceTrainerError } from '../errors.js';
-import { progressLine, terminalLogger } from './progress.js';
+import { progressLine, stepLogger } from '@rlvr/core';
 import type { TrainSummary } from './run.js';
 
 const TRAIN_USAGE = `usage: rlvr train [options]
@@ -37,14 +37,15 @@ options:
   --resume            continue the run in --out (required) from its latest intact checkpoint (SHA256SUMS
                       checked; a damaged one is passed over, saying so), with its own config.json; options
                       given again must agree with it (steps, checkpoint and sample cadence, backend,
-                      workers and plugins may change: --steps 300 extends a run); a --out without a run is an error
+                      workers and plugins may change: --steps 300 extends a run); a --out without a run is an error,
+                      and so is one without a checkpoint whose logs record a step (nothing is erased)
   --report            write RUN_DIR/report.html when done (same as rlvr report RUN_DIR); a
                       --resume of a run that has one writes it again
   --json              print the summary as JSON
   -q, --quiet         no progress
   -h, --help          this help
 
-Ctrl-C stops after the current step and saves a checkpoint (a second Ctrl-C exits at once).`;
+Ctrl-C (or SIGTERM) stops after the current step and saves a checkpoint (a second signal exits at once).`;
 
 /** `rlvr train` (and `rlvr-train`-style use from code through core's `runCommand`). */
 export const trainCommand: Command = {
@@ -95,7 +96,7 @@ export const trainCommand: Command = {
     ]);
     const config = parseWithOverrides((c) => parseTrainConfig(c, configFile ?? runConfig), input, overrides, configJsonSchemas().train);
     const out = (values.out as string | undefined) ?? defaultOut(config.estimator, config.seed);
-    const logger = terminalLogger('rlvr train', values.quiet === true, io.stderr, color, progressLine);
+    const logger = stepLogger('rlvr train', values.quiet === true, io.stderr, color, progressLine);
     // a run made with --report keeps its report current when resumed
     const withReport = values.report === true || (values.resume === true && existsSync(join(out, 'report.html')));
     // a signal before the first step, or between steps, ends the run at once; one during a step lets it finish and checkpoint

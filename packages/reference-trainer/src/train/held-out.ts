@@ -1,9 +1,8 @@
-import { METRIC, appendJsonl, passAtMetric } from '@rlvr/core';
+import { appendJsonl } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
-import { percent } from '@rlvr/core';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { creditOfPolicy, heldOutEval } from '@rlvr/eval';
+import { creditOfPolicy, heldOutEval, heldOutRecord } from '@rlvr/eval';
 import { chainProblems } from '@rlvr/tasks';
 import { chainSource } from './problems.js';
 import type { EvalRecord } from '@rlvr/report';
@@ -24,23 +23,13 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
     eosIds: run.eosIds,
     ...(run.evalSampler === undefined ? {} : { sampler: run.evalSampler }),
   });
-  const record: EvalRecord = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
-  if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
-  run.evals.push(record);
+  const { record, metrics, line } = heldOutRecord(e, step, config.eval.temperature);
+  run.evals.push(record satisfies EvalRecord);
   await appendJsonl(run.logs.evals, [record]);
-  const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
   await recordCheckpointWeights(run, step);
   if (config.eval.credit !== undefined) await recordCredit(run, step, logger);
-  logger.info(
-    `eval step ${step}: accuracy ${percent(e.accuracy)} (mean of ${e.n} samples at T=${config.eval.temperature}), pass@${e.n} ${percent(e.passAtN)}${greedy} on ${e.problems} held-out problems`,
-  );
-  return {
-    [METRIC.accuracy]: e.accuracy,
-    [passAtMetric(e.n)]: e.passAtN,
-    ...(e.greedyAccuracy === undefined ? {} : { [METRIC.accuracyGreedy]: e.greedyAccuracy }),
-    [METRIC.evalMeanTokens]: e.meanTokens,
-    [METRIC.evalTruncated]: e.truncated,
-  };
+  logger.info(line);
+  return metrics;
 }
 
 /** `eval.credit`: `rlvr credit`'s files for the policy of this moment in RUN/credit/step-N (same problems every time), one log line. */

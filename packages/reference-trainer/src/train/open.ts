@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { decodeState, prepareEstimator } from '@rlvr/advantages';
 import type { EstimatorState, PreparedEstimator } from '@rlvr/advantages';
 import { assertCreatable, createDirectory, readConfigFile, writeFileAtomic } from '@rlvr/core';
@@ -20,7 +20,7 @@ import { parseSignalConfig, refreshesSignals } from '@rlvr/saliency';
 import type { SignalPlan } from '@rlvr/saliency';
 import { CheckpointStore, Trainer } from '@rlvr/trainer';
 import { ReferenceTrainerError } from '../errors.js';
-import { RUN_FILES } from '@rlvr/report';
+import { RUN_FILES, clearRunLogs, recordedSteps, repairRunLogs } from '@rlvr/report';
 import type { EvalRecord } from '@rlvr/report';
 import { parseTrainConfig, resumeDifferences, resumeKey, runConfigOf } from './config.js';
 import type { TrainConfig, TrainRunConfig } from './config.js';
@@ -28,7 +28,6 @@ import { loadPlugins } from './plugins.js';
 import { signalRefresh } from './refresh.js';
 import type { SignalRefresh } from './refresh.js';
 import { loadProblems } from './problems.js';
-import { repairLogs, startLogs } from './run-files.js';
 
 /** Sub-directories of a train run directory (beside config.json, metrics.jsonl, samples.jsonl). */
 export const TRAIN_DIRS = { checkpoints: 'checkpoints', model: 'model' } as const;
@@ -78,9 +77,10 @@ export interface OpenRun {
 
 /**
  * Check everything, load the policy, create (or, with `resume`, reopen) the run directory. A
- * fresh run refuses an `outDir` holding a metrics.jsonl; `resume` continues from the latest
+ * fresh run refuses an `outDir` holding a run's records; `resume` continues from the latest
  * checkpoint, after refusing one of another trajectory (differing fields named) and cutting the
- * logs back to it; a `resume` without a checkpoint starts over.
+ * logs back to it. Without a checkpoint, `resume` refuses a run that recorded a step (nothing is
+ * erased) and starts over, saying so, one that recorded none.
  */
 export async function openRun(input: TrainConfig, outDir: string, options: { resume?: boolean; logger: Logger }): Promise<OpenRun> {
   const { logger } = options;
@@ -127,13 +127,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
         )
         .catch(cannotResume)
     : null;
-  if (!options.resume && existsSync(logs.metrics)) {
-    throw new ReferenceTrainerError(
-      'invalid_options',
-      `${logs.metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`,
-      { file: outDir },
-    );
-  }
+  if (latest === null) await refuseToErase(outDir, logs, store, options.resume === true, logger);
 
   // The tokenizer and the prompts first: every prompt of a data file, and the held-out ones, must fit the policy's context (file and line named) before tfjs starts.
   const { tokenizer, context } = fromCheckpoint(config.checkpoint, () => ({
@@ -212,8 +206,8 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
       },
     };
     if (latest === null) {
-      // A --resume of a run that died before its first checkpoint starts over.
-      await startLogs(Object.values(logs));
+      // a fresh run, or a --resume of one that recorded no step (refuseToErase)
+      await clearRunLogs(Object.values(logs));
       return run;
     }
     const state = await trainer.restore(store, latest, resumeKey(config)).catch(cannotResume);
@@ -222,7 +216,7 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     run.evals = state.evals as EvalRecord[];
     run.stepSeconds = state.stepSeconds as number[];
     if (state.estimatorState != null) run.estimatorState = decodeState(state.estimatorState);
-    for (const note of await repairLogs(Object.values(logs), run.start)) logger.info(note);
+    for (const note of await repairRunLogs(Object.values(logs), run.start)) logger.info(note);
     logger.info(`resumed from ${latest} (step ${run.start})`);
     return run;
   } catch (err) {
@@ -231,6 +225,40 @@ export async function openRun(input: TrainConfig, outDir: string, options: { res
     await workers?.close();
     throw err;
   }
+}
+
+/**
+ * Starting over must never erase a run: refuse when `outDir` records a step (in a log), holds a
+ * checkpoint or a final policy, naming what it found. A `resume` of a run that recorded no step
+ * (it died before its first one) starts over, in one line.
+ */
+async function refuseToErase(outDir: string, logs: RunLogs, store: CheckpointStore, resume: boolean, logger: Logger): Promise<void> {
+  if (!resume && existsSync(logs.metrics))
+    throw new ReferenceTrainerError(
+      'invalid_options',
+      `${logs.metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`,
+      { file: outDir },
+    );
+  const steps = await recordedSteps(Object.values(logs));
+  const found = [
+    ...(steps.length === 0
+      ? []
+      : [`steps up to ${Math.max(...steps.map((s) => s.lastStep))} (${steps.map((s) => basename(s.file)).join(', ')})`]),
+    ...(resume || (await store.latest()) === null ? [] : [`checkpoints (${TRAIN_DIRS.checkpoints}/)`]),
+    ...(existsSync(join(outDir, TRAIN_DIRS.model)) ? [`a final policy (${TRAIN_DIRS.model}/)`] : []),
+  ].join(' and ');
+  if (found === '') {
+    if (resume && existsSync(join(outDir, RUN_FILES.config)))
+      logger.info(`${outDir}: no checkpoint and no step recorded: starting the run over`);
+    return;
+  }
+  throw new ReferenceTrainerError(
+    'invalid_options',
+    resume
+      ? `cannot resume: no checkpoint (${await store.whyNone()}), but the run records ${found}: starting over would erase them: restore the checkpoints, or move ${outDir} aside to start the run over`
+      : `it holds a run's ${found}: pick another --out or pass --resume (a run directory is never overwritten)`,
+    { file: outDir },
+  );
 }
 
 /** The worker threads of `workers`: `auto` is the machine's available parallelism. */
@@ -276,7 +304,7 @@ function prepare(config: TrainConfig): PreparedEstimator {
   } catch (err) {
     const code = (err as { code?: string }).code;
     const field = code === 'unknown_name' ? 'estimator' : 'estimatorConfig';
-    throw new ReferenceTrainerError('invalid_config', `${field}: ${(err as Error).message}`, { field }, { cause: err });
+    throw new ReferenceTrainerError('invalid_config', (err as Error).message, { field }, { cause: err });
   }
 }
 

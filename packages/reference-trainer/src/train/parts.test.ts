@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest';
-import { duration, progressLine } from './progress.js';
 import { estimatorMetrics } from './step.js';
 
 describe('estimatorMetrics', () => {
@@ -10,17 +9,5 @@ describe('estimatorMetrics', () => {
       'weights/wrong/std': 0.3,
       'adv/fallback_rate': 0.1,
     });
-  });
-});
-
-describe('progressLine', () => {
-  test('bar, steps, reward, accuracy, rate and time left', () => {
-    expect(progressLine({ step: 30, steps: 120, reward: 0.4125, accuracy: 0.6171875, secondsPerStep: 2 }, 12)).toBe(
-      '[###.........]  30/120  reward 0.41  acc 61.7%  2.0 s/step  eta 3m00s',
-    );
-    expect(progressLine({ step: 0, steps: 5, reward: Number.NaN, accuracy: Number.NaN, secondsPerStep: Number.NaN }, 4)).toBe(
-      '[....] 0/5  reward   -   acc -  - s/step  eta -',
-    );
-    expect([duration(59.4), duration(95), duration(3700)]).toEqual(['59s', '1m35s', '1h01m']);
   });
 });

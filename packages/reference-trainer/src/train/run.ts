@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { encodeState } from '@rlvr/advantages';
-import { METRIC, appendJsonl, describeFsError } from '@rlvr/core';
+import { encodeState, noSignalReason } from '@rlvr/advantages';
+import { METRIC, appendJsonl, describeFsError, median } from '@rlvr/core';
+import type { RolloutBatch, StepProgress } from '@rlvr/core';
 import { exportModelDir } from '@rlvr/policy';
 import { toPromptTasks } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
@@ -21,16 +22,8 @@ export interface TrainLogger {
   progress?(p: TrainProgress): void;
 }
 
-export interface TrainProgress {
-  step: number;
-  steps: number;
-  /** mean reward of this step's rollouts (NaN at step 0) */
-  reward: number;
-  /** the latest held-out accuracy */
-  accuracy: number;
-  /** median wall seconds of the training steps so far (the summary's figure at the last step) */
-  secondsPerStep: number;
-}
+/** After every step: where the run stands (`StepProgress`, the summary's median s/step at the last step). */
+export type TrainProgress = StepProgress;
 
 export interface TrainSummary {
   outDir: string;
@@ -107,6 +100,8 @@ export async function runTrain(
     }
     let step = run.start;
     let interrupted = false;
+    // the first (up to 3) steps' batches: if no group among them has a reward spread, the run learns nothing: say so, and why
+    const early: RolloutBatch[] = [];
     while (step < c.steps && !interrupted) {
       step++;
       options.onStep?.(true);
@@ -126,6 +121,10 @@ export async function runTrain(
         (q) => run.tokenizer.encode(run.prompts.text(q)),
       );
       run.estimatorState = out.adv.state;
+      if (early.length < 3 && early.push(out.batch) === Math.min(3, c.steps - run.start)) {
+        const why = noSignalReason(early);
+        if (why !== null) logger.warn(`no learning signal in step${early.length > 1 ? `s ${run.start + 1}-` : ' '}${step}: ${why}`);
+      }
       const seconds = (performance.now() - s0) / 1000;
       run.stepSeconds.push(seconds);
       const last = step === c.steps;
@@ -193,11 +192,4 @@ async function saveCheckpoint(run: OpenRun, step: number): Promise<void> {
       { cause: err },
     );
   }
-}
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }

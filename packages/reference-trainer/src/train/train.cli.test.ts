@@ -64,6 +64,7 @@ describe('rlvr train', () => {
     const out = join(root, 'full');
     const r = await rlvr('train', '--config', cfg, '--out', out, '--json');
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('no learning signal');
     const summary = JSON.parse(r.stdout) as {
       steps: number;
       evals: { step: number; accuracy: number; passAtN: number; n: number; problems: number }[];
@@ -343,6 +344,63 @@ describe('rlvr train', () => {
     expect(existsSync(typo)).toBe(false);
   });
 
+  test('a resume that finds no checkpoint refuses a run that recorded steps, naming what it found; one that recorded none starts over in one line', async () => {
+    const out = join(root, 'no-checkpoints');
+    expect((await rlvr('train', '--config', cfg, '--out', out, '--steps', '2', '--checkpoint-every', '0', '-q')).code).toBe(0);
+    const files = async () =>
+      Object.fromEntries(
+        await Promise.all(['metrics.jsonl', 'evals.jsonl', 'model/model.safetensors'].map(async (f) => [f, await readFile(join(out, f))])),
+      );
+    const before = await files();
+    // the checkpoints cleaned up (or never written after --checkpoint-every 0 and a kill): nothing is erased
+    await rm(join(out, 'checkpoints'), { recursive: true });
+    const gone = await rlvr('train', '--out', out, '--resume', '--steps', '2');
+    expect(gone).toMatchObject({
+      code: 1,
+      stderr: `rlvr train: ${out}: cannot resume: no checkpoint (${join(out, 'checkpoints')} does not exist), but the run records steps up to 2 (metrics.jsonl, samples.jsonl, evals.jsonl, checkpoint-weights.jsonl) and a final policy (model/): starting over would erase them: restore the checkpoints, or move ${out} aside to start the run over\n`,
+    });
+    await mkdir(join(out, 'checkpoints', 'step-000002.tmp-1'), { recursive: true });
+    const partial = await rlvr('train', '--out', out, '--resume', '--steps', '3', '-q');
+    expect(partial.code).toBe(1);
+    expect(partial.stderr).toContain(`(${join(out, 'checkpoints')} holds no complete checkpoint: step-000002.tmp-1)`);
+    expect(await files()).toEqual(before);
+    // a fresh run over it, even with metrics.jsonl gone, names what it would erase
+    await rm(join(out, 'metrics.jsonl'));
+    const fresh = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1');
+    expect(fresh).toMatchObject({
+      code: 1,
+      stderr: `rlvr train: ${out}: it holds a run's steps up to 2 (samples.jsonl, evals.jsonl, checkpoint-weights.jsonl) and a final policy (model/): pick another --out or pass --resume (a run directory is never overwritten)\n`,
+    });
+
+    // a run that died in its step-0 evaluation recorded no step: --resume starts it over, saying so
+    const early = join(root, 'no-step');
+    await mkdir(early);
+    await cp(join(out, 'config.json'), join(early, 'config.json'));
+    await writeFile(join(early, 'metrics.jsonl'), '{"step":0,"accuracy":0.5}\n{"step":1,"rew');
+    const over = await rlvr('train', '--out', early, '--resume', '--steps', '1');
+    expect(over.code, over.stderr).toBe(0);
+    expect(over.stderr.split('\n').filter((l) => l.includes('starting'))).toEqual([
+      `rlvr train: ${early}: no checkpoint and no step recorded: starting the run over`,
+    ]);
+    expect((await readRunDir(early)).metrics.map((m) => m.step)).toEqual([0, 1]);
+  }, 300_000);
+
+  test('a run whose groups all got one reward warns once, after its first steps, saying why it learns nothing', async () => {
+    // 2 new tokens: no completion reaches its \\boxed{} answer
+    const out = join(root, 'no-signal');
+    const one = ['--eval.problems', '1', '--eval.n', '1'];
+    const r = await rlvr('train', '--config', cfg, '--out', out, '--steps', '1', '--rollout.maxNewTokens', '2', ...one);
+    expect(r.code, r.stderr).toBe(0);
+    // one held-out problem, one sample: singular nouns, and no standard error from one problem
+    expect(r.stderr).toMatch(/eval step 0: accuracy \S+ \(mean of 1 sample at T=0\.6\), pass@1 \S+, greedy \S+ on 1 held-out problem\n/);
+    expect(r.stdout).toMatch(
+      /^held-out accuracy \(1 problem, mean of 1 sample\): \S+ at step 0 -> \S+ at step 1 \([+-]\d+\.\d points, no s\.e\. from 1 problem\)$/m,
+    );
+    expect(r.stderr.split('\n').filter((l) => l.includes('warning'))).toEqual([
+      'rlvr train: warning: no learning signal in step 1: every group of completions got one reward, so every advantage is 0 and the policy does not change (2 groups, 8 completions): no completion writes a final answer (\\boxed{...}) on this data; 8 of 8 stopped at rollout.maxNewTokens: the policy does not use the answer format the verifier reads (check the prompt template, or warm the model up on it)',
+    ]);
+  }, 300_000);
+
   test('--workers: 2 policy workers (sampling, signals, update) train within rounding of 1, and a checkpoint written with 2 resumes with 1', async () => {
     const two = join(root, 'workers-2');
     const one = join(root, 'workers-1');
@@ -391,6 +449,7 @@ describe('rlvr train', () => {
       child.on('close', resolve);
     });
     expect(code, stderr).toBe(130);
+    expect(stderr).toContain('rlvr train: stopping after this step (Ctrl-C again to exit now)\n');
     const done = Number(/stopped after step (\d+)/.exec(stderr)?.[1]);
     expect(done).toBeGreaterThanOrEqual(5);
     expect(stdout).toContain(`rlvr train: stopped early: grail, seed 0, ${done}/400 steps`);
@@ -585,7 +644,7 @@ describe('rlvr train', () => {
       'an unknown estimator option',
       async () => ['--config', cfg, '--estimatorConfig.wMinn', '0.3'],
       1,
-      () => /^rlvr train: field estimatorConfig: estimatorConfig: .*wMinn.*\n$/,
+      () => /^rlvr train: field estimatorConfig: invalid estimator grail configuration: .*wMinn.*\n$/,
     ],
     [
       'a bad config file',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AtomicWriter, choiceFlag, formatZodIssues, readJsonl, usageError, type Command } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { spanLocator, type TokenBytes } from '../spans/locate.js';
+import { spanLocator, type TokenBytes } from '@rlvr/core';
 import { loadVocab } from '../spans/vocab.js';
 import { writeRows } from './write-rows.js';
 

@@ -5,7 +5,7 @@
  * logits and token ids.
  */
 import { Rng, type FinishReason } from '@rlvr/core';
-import type { TokenBytes } from '../spans/locate.js';
+import type { TokenBytes } from '@rlvr/core';
 import type { SamplingParams } from './sampler.js';
 import { StopMatcher } from './stop-matcher.js';
 import { pickToken, topLogprobs } from './token-sampling.js';

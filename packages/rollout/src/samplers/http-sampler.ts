@@ -5,7 +5,7 @@ import { RolloutError } from '../errors.js';
 import { echoes, parseResponse, requestBody, type RequestMode } from './http-protocol.js';
 import { StreamAssembler } from './http-stream.js';
 import type { PromptSamples, Sampler, SampleRequest } from './sampler.js';
-import type { TokenBytes } from '../spans/locate.js';
+import type { TokenBytes } from '@rlvr/core';
 
 export const HttpSamplerOptionsSchema = z
   .object({

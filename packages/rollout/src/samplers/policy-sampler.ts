@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CoreError, parseConfig } from '@rlvr/core';
 import { defaultEosTokenIds, type ApplyChatTemplate, type Qwen3Model, type Tokenizer } from '@rlvr/policy';
 import { RolloutError } from '../errors.js';
-import type { TokenBytes } from '../spans/locate.js';
+import type { TokenBytes } from '@rlvr/core';
 import { DecodeBatch } from './decode-batch.js';
 import { DecodeQueue, type QueueStats } from './decode-queue.js';
 import { DecodeRow } from './decode-row.js';

@@ -1,6 +1,6 @@
 import type { Tokenizer } from '@rlvr/policy';
 import { RolloutError } from '../errors.js';
-import type { TokenBytes } from '../spans/locate.js';
+import type { TokenBytes } from '@rlvr/core';
 
 /**
  * Token bytes of a `@rlvr/policy` tokenizer as decoded text sees them: special tokens are empty,

@@ -11,7 +11,7 @@ import {
   type RolloutBatch,
 } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import { SpanOptionsSchema, spanLocator, tokensBytes, type TokenBytes } from '../spans/locate.js';
+import { SpanOptionsSchema, spanLocator, tokensBytes, type TokenBytes } from '@rlvr/core';
 import type { PromptSamples, SamplePrompt, Sampler, SampleRequest } from './sampler.js';
 
 export const SampleOptionsSchema = z

@@ -1,6 +1,6 @@
 import type { FinishReason } from '@rlvr/core';
 import type { ChatMessage } from '@rlvr/policy/tokenizer';
-import type { TokenBytes } from '../spans/locate.js';
+import type { TokenBytes } from '@rlvr/core';
 
 /**
  * One prompt to sample from. Give what the sampler needs: token ids for an

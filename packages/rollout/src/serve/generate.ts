@@ -9,7 +9,7 @@ import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { DecodeRow, type DecodeParams } from '../samplers/decode-row.js';
 import type { PolicySampler } from '../samplers/policy-sampler.js';
 import { promptLogprobs, type PromptLogprobs } from '../samplers/prompt-logprobs.js';
-import { tokensBytes, type TokenBytes } from '../spans/locate.js';
+import { tokensBytes, type TokenBytes } from '@rlvr/core';
 import type { ServeChatRequest, ServeCompletionRequest } from './protocol.js';
 import type { PreparedChat, PreparedCompletion } from './requests.js';
 import { chatLogprobs, codePoints, completionLogprobs, promptLogprobsField, textOffsets, usage, type TokenName } from './responses.js';

@@ -8,7 +8,7 @@
 import type { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import { checkEncodable, ChatTemplate, type ApplyChatTemplate, type Tokenizer } from '@rlvr/policy';
-import { tokensBytes, type TokenBytes } from '../spans/locate.js';
+import { tokensBytes, type TokenBytes } from '@rlvr/core';
 import { echo, echoName, HttpError } from './http.js';
 import {
   DetokenizeRequestSchema,

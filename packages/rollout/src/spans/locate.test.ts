@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { AnswerSpansSchema, CoreError, batchFromRows, getSpans } from '@rlvr/core';
-import { fillBatchSpans, locateAnswerSpans, spanLocator } from './locate.js';
+import { fillBatchSpans, locateAnswerSpans, spanLocator } from './index.js';
 import { vocabFromJson } from './vocab.js';
 
 const enc = new TextEncoder();

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { formatZodIssues } from '@rlvr/core';
 import { RolloutError } from '../errors.js';
-import type { TokenBytes } from './locate.js';
+import type { TokenBytes } from '@rlvr/core';
 
 /**
  * A vocabulary file: each token id's bytes, for tokenizers that are not (yet)

@@ -1,16 +1,14 @@
+/**
+ * Answer spans in token space: where the final `\boxed{...}` of a completion sits among its tokens,
+ * from the tokens' bytes, token strings, or ids with a Hugging Face `tokenizer.json`. No tokenizer
+ * engine and no TensorFlow.js: a pipeline whose model lives elsewhere computes the spans GRAIL needs here.
+ */
 import { z } from 'zod';
-import {
-  DEFAULT_THINK_TAGS,
-  FINISH_CODES,
-  answerBoxes,
-  answerStart,
-  finalBoxUnclosed,
-  findBoxes,
-  parseConfig,
-  setSpans,
-  type AnswerSpans,
-  type RolloutBatch,
-} from '@rlvr/core';
+import { FINISH_CODES, setSpans, type AnswerSpans, type RolloutBatch } from './batch.js';
+import { answerBoxes, finalBoxUnclosed, findBoxes } from './boxes.js';
+import { parseConfig } from './config.js';
+import { CoreError } from './errors.js';
+import { DEFAULT_THINK_TAGS, answerStart } from './think.js';
 
 /**
  * Where a tokenizer's token ids come from as bytes: the exact UTF-8 bytes that
@@ -196,4 +194,81 @@ function firstEndingAfter(ends: Int32Array, byte: number): number {
     else lo = mid + 1;
   }
   return lo;
+}
+
+/**
+ * The byte pieces of a completion's tokens given as strings: `text` = each token's decoded text
+ * (its UTF-8; a token holding part of a multi-byte character decodes to U+FFFD, which moves no box);
+ * `byte-level` = byte-level BPE token strings as `tokenizer.json` and Hugging Face's
+ * `convert_ids_to_tokens` write them (`Ġ` for a space, GPT-2's byte-to-unicode table: Qwen, Llama 3,
+ * GPT-2), read back to their exact bytes. Feed them to `spanLocator().fromPieces`.
+ */
+export function tokenPieces(tokens: readonly string[], encoding: 'text' | 'byte-level'): Uint8Array[] {
+  const utf8 = new TextEncoder();
+  if (encoding === 'text') return tokens.map((t) => utf8.encode(t));
+  const table = byteLevelTable();
+  return tokens.map((t, i) => {
+    const out = new Uint8Array(t.length);
+    let n = 0;
+    for (const ch of t) {
+      const b = table.get(ch);
+      if (b === undefined)
+        throw new CoreError('invalid_row', `token ${i} (${JSON.stringify(t)}): ${JSON.stringify(ch)} is not a byte-level BPE character`, {
+          field: `tokens[${i}]`,
+        });
+      out[n++] = b;
+    }
+    return out.subarray(0, n);
+  });
+}
+
+/**
+ * The `TokenBytes` of a Hugging Face `tokenizer.json` (parsed) with a byte-level BPE model (Qwen,
+ * Llama 3, GPT-2): each id of `model.vocab` to its bytes; `added_tokens` marked special decode to
+ * nothing (as when a completion is decoded skipping special tokens), others to their text. An id
+ * the file lacks, or a file of another kind, is a `CoreError` naming it (`source`: the file's name).
+ */
+export function tokenizerJsonBytes(json: unknown, source = 'tokenizer.json'): TokenBytes & { readonly size: number } {
+  const file = json as { model?: { vocab?: unknown }; added_tokens?: unknown };
+  const vocab = file?.model?.vocab;
+  if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab))
+    throw new CoreError('invalid_config', 'not a byte-level BPE tokenizer.json: no model.vocab object of token -> id', {
+      file: source,
+      field: 'model.vocab',
+    });
+  const strings = new Map<number, string>();
+  for (const [token, id] of Object.entries(vocab)) if (typeof id === 'number') strings.set(id, token);
+  const table = new Map<number, Uint8Array>();
+  const utf8 = new TextEncoder();
+  for (const t of Array.isArray(file.added_tokens) ? (file.added_tokens as { id?: unknown; content?: unknown; special?: unknown }[]) : [])
+    if (typeof t.id === 'number' && typeof t.content === 'string')
+      table.set(t.id, t.special === true ? new Uint8Array(0) : utf8.encode(t.content));
+  return {
+    size: new Set([...strings.keys(), ...table.keys()]).size,
+    tokenBytes(id: number): Uint8Array {
+      let b = table.get(id);
+      if (b === undefined) {
+        const s = strings.get(id);
+        if (s === undefined) throw new CoreError('invalid_row', `token id ${id} is not in ${source}`, { file: source });
+        b = tokenPieces([s], 'byte-level')[0]!;
+        table.set(id, b);
+      }
+      return b;
+    },
+  };
+}
+
+let byteLevel: Map<string, number> | undefined;
+
+/** GPT-2's byte-to-unicode table, inverted: the printable bytes stand for themselves, the others for U+0100 upwards. */
+function byteLevelTable(): Map<string, number> {
+  if (byteLevel !== undefined) return byteLevel;
+  const table = new Map<string, number>();
+  let next = 256;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    table.set(String.fromCharCode(printable ? b : next++), b);
+  }
+  byteLevel = table;
+  return table;
 }

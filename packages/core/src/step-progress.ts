@@ -1,12 +1,27 @@
-import { StatusLine } from '@rlvr/core';
-import type { CliIo } from '@rlvr/core';
-import type { TrainProgress } from './run.js';
+/**
+ * A training loop's progress on a command's stderr (`rlvr train`, `rlvr compare`): one line per
+ * step, a live bar on a terminal, a line every five steps in a log file.
+ */
+import type { CliIo } from './cli.js';
+import { StatusLine } from './status-line.js';
+
+/** Where a training run stands after a step (or after its step-0 evaluation, with step 0). */
+export interface StepProgress {
+  step: number;
+  steps: number;
+  /** mean reward of this step's rollouts (NaN at step 0) */
+  reward: number;
+  /** the latest held-out accuracy */
+  accuracy: number;
+  /** median wall seconds of the training steps so far */
+  secondsPerStep: number;
+}
 
 /**
  * One progress line: `[#######.......]  42/120  reward 0.41  acc 63.2%  1.8 s/step  eta 2m20s`.
  * `width` is the bar's width in characters.
  */
-export function progressLine(p: TrainProgress, width = 24): string {
+export function progressLine(p: StepProgress, width = 24): string {
   const frac = p.steps > 0 ? Math.min(1, p.step / p.steps) : 0;
   const filled = Math.round(frac * width);
   const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
@@ -27,7 +42,7 @@ export function duration(seconds: number): string {
 }
 
 /** Progress on stderr for `prog`: a live bar on a terminal, a line every five steps otherwise; `status` words a step. */
-export function terminalLogger<P extends TrainProgress>(
+export function stepLogger<P extends StepProgress>(
   prog: string,
   quiet: boolean,
   stream: CliIo['stderr'],
@@ -41,4 +56,12 @@ export function terminalLogger<P extends TrainProgress>(
     progress: (p: P) => out.status(status(p), p.step === p.steps || p.step % 5 === 0),
     done: () => out.done(),
   };
+}
+
+/** The median of `xs` (NaN when empty): a run's time per step, which one slow first step does not move. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
