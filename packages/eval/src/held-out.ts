@@ -4,6 +4,8 @@
  * and both are `evaluateProblems` on the in-process policy sampler.
  */
 import { Rng } from '@rlvr/core';
+import type { ProblemAux } from '@rlvr/core';
+import { parseChain } from '@rlvr/tasks';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from '@rlvr/rollout';
 import type { Sampler } from '@rlvr/rollout';
@@ -16,6 +18,8 @@ export interface HeldOutTask {
   answer: string;
   /** [P] token ids of the rendered prompt */
   prompt: readonly number[];
+  /** the problem's auxiliary data (`PromptTask.aux`): a `chain` there (the synthetic tasks) puts it in the Step-Quality metrics */
+  aux?: ProblemAux;
 }
 
 export interface HeldOutOptions {
@@ -57,7 +61,13 @@ export async function heldOutEval(
   const rng = new Rng(o.seed);
   return evaluateProblems(
     sampler,
-    tasks.map((t) => ({ prompt: { tokens: t.prompt }, answer: t.answer, question: t.question, seed: rng.uint32() })),
+    tasks.map((t) => ({
+      prompt: { tokens: t.prompt },
+      answer: t.answer,
+      question: t.question,
+      seed: rng.uint32(),
+      ...(t.aux?.chain === undefined ? {} : { chain: parseChain(t.aux.chain) }),
+    })),
     {
       n: o.n,
       temperature: o.temperature,

@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import type { Chain } from '@rlvr/tasks';
 import { stepQuality } from './step-quality.js';
 
 // three problems, their labels worked out by hand (see each comment)
-const A = {
+const A: Chain = {
   start: 2,
   steps: [
     { op: 'add', operand: 3, result: 5 },
     { op: 'mul', operand: 4, result: 20 },
   ],
-} as const;
-const B = { start: 10, steps: [{ op: 'sub', operand: 4, result: 6 }] } as const;
-const C = { start: 1, steps: [{ op: 'add', operand: 1, result: 2 }] } as const;
+};
+const B: Chain = { start: 10, steps: [{ op: 'sub', operand: 4, result: 6 }] };
+const C: Chain = { start: 1, steps: [{ op: 'add', operand: 1, result: 2 }] };
 const right = '2 + 3 = 5\n5 * 4 = 20\n\\boxed{20}';
 const problems = [
   {

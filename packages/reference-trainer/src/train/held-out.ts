@@ -22,6 +22,7 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
   });
   const record: EvalRecord = { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct };
   if (e.greedyAccuracy !== undefined) Object.assign(record, { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect });
+  if (e.stepQuality !== undefined) record.stepQuality = e.stepQuality;
   run.evals.push(record);
   await appendJsonl(run.logs.evals, [record]);
   const greedy = e.greedyAccuracy === undefined ? '' : `, greedy ${percent(e.greedyAccuracy)}`;
