@@ -2,8 +2,8 @@ import type { AdvantageEstimator } from '@rlvr/advantages';
 import { scopeRlEstimator } from './method.js';
 
 export { scopeRlEstimator, scopeRlStage, routeGroups, qprRewards, ScopeRlOptions } from './method.js';
-export { labelSteps, processShape, STEP_LABELS } from './steps.js';
-export type { StepLabel, ProcessShapeOptions } from './steps.js';
+export { processShape } from './process-shape.js';
+export type { ProcessShapeOptions } from './process-shape.js';
 export { scaffoldReward, readLabelled } from './reward.js';
 export type { LabelledAnswers, ScaffoldGrade } from './reward.js';
 export { scaffoldOf, scaffoldedQuestion, subLabel, MAIN_LABEL } from './scaffold.js';

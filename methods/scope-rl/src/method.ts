@@ -11,7 +11,8 @@ import type { GroupResample, RolloutStage, ScoredGroup } from '@rlvr/core';
 import { z } from 'zod';
 import { scaffoldReward } from './reward.js';
 import { scaffoldOf, scaffoldedQuestion } from './scaffold.js';
-import { labelSteps, processShape, type ProcessShapeOptions } from './steps.js';
+import { labelSteps } from '@rlvr/tasks';
+import { processShape, type ProcessShapeOptions } from './process-shape.js';
 
 /** SCOPE-RL's own options (Stage 1, adaptive scaffolded RL); the rest are GRPO's. */
 export const ScopeRlOptions = {

@@ -4,7 +4,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Scaffold } from '@rlvr/tasks';
 import { afterAll, describe, expect, it } from 'vitest';
+import { scaffoldedQuestion } from './index.js';
 
 // The plugin is this package's build (nx builds it before its tests): what a user passes to --plugin.
 const PLUGIN = fileURLToPath(new URL('../dist/index.js', import.meta.url));
@@ -53,6 +55,18 @@ describe('rlvr train --plugin', () => {
     expect(r.status, r.stderr).toBe(0);
     const metrics = metricsOf('run');
     expect(metrics.map((m) => m.step)).toEqual([0, 1, 2]);
+    // samples.jsonl: a routed rollout shows the scaffolded question its tokens answer, flagged; the others their own question
+    const rows = readFileSync(DATA, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { question: string; scaffold?: Scaffold });
+    const samples = readFileSync(join(out, 'run', 'samples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { prompt: string; routed: boolean });
+    const scaffolded = rows.flatMap((x) => (x.scaffold === undefined ? [] : [scaffoldedQuestion(x.question, x.scaffold)]));
+    for (const x of samples) expect(x.routed ? scaffolded : rows.map((y) => y.question)).toContain(x.prompt);
+    if (metrics.slice(1).every((m) => m['routing/fraction'] === 1)) expect(samples.every((x) => x.routed)).toBe(true);
     for (const m of metrics.slice(1)) {
       expect(m['routing/fraction']).toBeGreaterThanOrEqual(0);
       expect(m['routing/fraction']).toBeLessThanOrEqual(1);

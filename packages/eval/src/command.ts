@@ -41,8 +41,10 @@ export const EVAL_USAGE = `usage: rlvr eval (--model DIR | --endpoint URL) --dat
 Evaluate a policy the paper's way: n samples per problem, each graded by math-verify against
 the gold answer; per dataset and averaged over datasets: mean accuracy (mean over problems of
 correct/n), pass@1 and pass@n (unbiased estimator), mean completion tokens, the fraction cut by
-the token limit. The table goes to stdout, the full result (options, per-dataset metrics,
-per-problem correct counts) to a JSON file, progress to stderr.
+the token limit; where the rows carry a chain (the synthetic tasks), the Step-Quality metrics
+(useful-step density, first errors found and where, tokens per solved problem; mean ± SE over
+problems) in a second table. The table goes to stdout, the full result (options, per-dataset
+metrics, per-problem correct counts) to a JSON file, progress to stderr.
 
 policy (one of):
   --model DIR           a local model directory (config.json, model.safetensors, tokenizer)

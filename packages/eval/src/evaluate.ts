@@ -12,8 +12,11 @@
 import type { ErrorLocation } from '@rlvr/core';
 import { mathReward } from '@rlvr/math-verify';
 import type { PromptSamples, SampledCompletion, SamplePrompt, Sampler, SamplingParams } from '@rlvr/rollout';
+import type { Chain } from '@rlvr/tasks';
 import { EvaluationError } from './errors.js';
 import { scoreDataset } from './score.js';
+import { stepQuality } from './step-quality.js';
+import type { StepQuality, StepQualitySample } from './step-quality.js';
 import type { DatasetScore, SampleOutcome } from './score.js';
 
 /** One problem: what to sample from, what to grade against, and the seed of its samples. */
@@ -27,6 +30,8 @@ export interface EvalProblem {
   location?: ErrorLocation;
   /** the question: the reward reads what it asks (unit, rounding, options), and `examples` show it */
   question?: string;
+  /** the problem's exact chain (the synthetic tasks): its samples count in `stepQuality` */
+  chain?: Chain;
 }
 
 export interface EvaluateOptions {
@@ -67,6 +72,8 @@ export interface EvaluateResult extends DatasetScore {
   greedyAccuracy?: number;
   /** the first `examples` sampled completions */
   examples: { question: string; answer: string; completion: string; correct: boolean }[];
+  /** the Step-Quality metrics of the sampled completions of the problems with a chain (none: absent) */
+  stepQuality?: StepQuality;
 }
 
 /** A failure a sampler reports for request `request` of a call (thrown by samplers that stop at the first failure). */
@@ -127,16 +134,19 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
   const outcomes: SampleOutcome[][] = [];
   const tokens: number[] = [];
   const examples: EvaluateResult['examples'] = [];
+  const graded: StepQualitySample[][] = [];
   let finished = 0;
   await pass(
     o.n,
     o.temperature,
     (p, samples, count) => {
       tokens.push(count);
+      graded.push([]);
       outcomes.push(
         samples.map((s) => {
           const text = textOf(s);
           const r = mathReward(text, problems[p]!.answer, verify[p]);
+          if (problems[p]!.chain !== undefined) graded[p]!.push({ text, correct: r.reward > 0 });
           if (s.finish === 'stop') finished++;
           if (examples.length < (o.examples ?? 0))
             examples.push({ question: problems[p]!.question ?? '', answer: problems[p]!.answer, completion: text, correct: r.reward > 0 });
@@ -148,6 +158,8 @@ export async function evaluateProblems(sampler: Sampler, problems: readonly Eval
   );
   const score = scoreDataset(outcomes, o.n, tokens);
   const result: EvaluateResult = { ...score, finished: finished / (problems.length * o.n), examples };
+  const chained = problems.flatMap((p, i) => (p.chain === undefined ? [] : [{ chain: p.chain, samples: graded[i]!, tokens: tokens[i]! }]));
+  if (chained.length > 0) result.stepQuality = stepQuality(chained);
   const P = problems.length;
   if (o.greedy === true) {
     const greedyCorrect: number[] = [];

@@ -4,6 +4,8 @@
  * and both are `evaluateProblems` on the in-process policy sampler.
  */
 import { METRIC, Rng, passAtMetric, percent, plural } from '@rlvr/core';
+import type { ProblemAux } from '@rlvr/core';
+import { parseChain } from '@rlvr/tasks';
 import type { Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { policySampler } from '@rlvr/rollout';
 import type { Sampler } from '@rlvr/rollout';
@@ -16,6 +18,8 @@ export interface HeldOutTask {
   answer: string;
   /** [P] token ids of the rendered prompt */
   prompt: readonly number[];
+  /** the problem's auxiliary data (`PromptTask.aux`): a `chain` there (the synthetic tasks) puts it in the Step-Quality metrics */
+  aux?: ProblemAux;
 }
 
 export interface HeldOutOptions {
@@ -57,7 +61,13 @@ export async function heldOutEval(
   const rng = new Rng(o.seed);
   return evaluateProblems(
     sampler,
-    tasks.map((t) => ({ prompt: { tokens: t.prompt }, answer: t.answer, question: t.question, seed: rng.uint32() })),
+    tasks.map((t) => ({
+      prompt: { tokens: t.prompt },
+      answer: t.answer,
+      question: t.question,
+      seed: rng.uint32(),
+      ...(t.aux?.chain === undefined ? {} : { chain: parseChain(t.aux.chain) }),
+    })),
     {
       n: o.n,
       temperature: o.temperature,
@@ -79,7 +89,16 @@ export async function heldOutEval(
 export function heldOutRecord(e: HeldOutResult, step: number, temperature: number) {
   const greedy = e.greedyAccuracy === undefined ? undefined : { greedyAccuracy: e.greedyAccuracy, greedyCorrect: e.greedyCorrect ?? [] };
   return {
-    record: { step, accuracy: e.accuracy, passAtN: e.passAtN, n: e.n, problems: e.problems, correct: e.correct, ...greedy },
+    record: {
+      step,
+      accuracy: e.accuracy,
+      passAtN: e.passAtN,
+      n: e.n,
+      problems: e.problems,
+      correct: e.correct,
+      ...greedy,
+      ...(e.stepQuality === undefined ? {} : { stepQuality: e.stepQuality }),
+    },
     metrics: {
       [METRIC.accuracy]: e.accuracy,
       [passAtMetric(e.n)]: e.passAtN,

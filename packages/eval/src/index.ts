@@ -3,6 +3,8 @@ export type { EvaluationErrorCode } from './errors.js';
 export { passAtK, meanPassAtK } from './pass-at-k.js';
 export { scoreDataset, averageScores } from './score.js';
 export type { SampleOutcome, EvalMetrics, DatasetScore } from './score.js';
+export { stepQuality } from './step-quality.js';
+export type { StepQuality, StepQualityProblem, StepQualitySample, ProblemMean } from './step-quality.js';
 export { evaluateProblems, SampleFailure } from './evaluate.js';
 export type { EvalProblem, EvaluateOptions, EvaluateResult } from './evaluate.js';
 export { heldOutEval, heldOutRecord, greedyEval } from './held-out.js';

@@ -14,7 +14,9 @@ import { evaluateProblems } from './evaluate.js';
 import { datasetNames, parseEvalOptions } from './options.js';
 import type { EvalOptions, EvalOptionsInput } from './options.js';
 import { averageScores } from './score.js';
+import { stepQualityLine } from './table.js';
 import type { DatasetScore, EvalMetrics } from './score.js';
+import type { StepQuality } from './step-quality.js';
 
 /** Where progress goes: the CLI prints it; library code never does. */
 export interface EvalLogger {
@@ -49,6 +51,8 @@ export interface EvalDatasetResult extends DatasetScore {
   lines: number[];
   /** [problems] the rows' ids, when the layout names an id field */
   ids?: string[];
+  /** the Step-Quality metrics, over the problems whose row has a chain (the synthetic tasks' files, preset `synthetic`) */
+  stepQuality?: StepQuality;
   seconds: number;
 }
 
@@ -153,6 +157,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
           question: t.question,
           seed: problemSeed(o.seed, t.question),
           location: { file: d.file, line: t.line },
+          ...(t.chain === undefined ? {} : { chain: t.chain }),
         })),
         {
           n: o.n,
@@ -174,6 +179,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
       logger.info(
         `${d.name}: ${plural(e.problems, 'problem')} x ${o.n}: mean acc ${pct(e.accuracy)}, pass@${o.n} ${pct(e.passAtN)} (${seconds.toFixed(1)} s, ${secondsPer(seconds, e.problems)} s/problem)`,
       );
+      if (e.stepQuality !== undefined) logger.info(`${d.name}: ${stepQualityLine(e.stepQuality)}`);
       const ids = d.tasks.map((t) => t.id);
       results.push({
         name: d.name,
@@ -190,6 +196,7 @@ export async function runEval(input: EvalOptionsInput | EvalOptions, logger: Eva
         correct: e.correct,
         lines: d.tasks.map((t) => t.line),
         ...(ids.every((x) => x !== undefined) ? { ids: ids as string[] } : {}),
+        ...(e.stepQuality === undefined ? {} : { stepQuality: e.stepQuality }),
         seconds,
       });
     }

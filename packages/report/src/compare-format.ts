@@ -106,7 +106,60 @@ export function formatCompare(
   for (const c of t.contrasts) lines.push(formatContrast(c, secondaries));
   if (context.sequential !== undefined) lines.push(sequentialLine(context.sequential, seeds.length));
   if (context.runs !== undefined) lines.push(costLine(context.runs, seeds.length));
+  const steps =
+    context.runs === undefined
+      ? null
+      : stepQualityTable(
+          context.runs,
+          t.rows.map((r) => r.estimator),
+        );
+  if (steps !== null) lines.push('', steps);
   return lines.join('\n');
+}
+
+/**
+ * The final evaluation's Step-Quality metrics (where the held-out problems have chains) per estimator: each run's
+ * value (itself a mean over problems), then mean ± SD over the seeds that have it; null when no run has them.
+ */
+function stepQualityTable(runs: readonly CompareRun[], estimators: readonly string[]): string | null {
+  const rows = estimators.flatMap((e) => {
+    const qs = runs.filter((r) => r.estimator === e).flatMap((r) => r.evals.at(-1)?.stepQuality ?? []);
+    if (qs.length === 0) return [];
+    const cell = (xs: (number | null)[], f: (x: number) => string): string => {
+      const v = xs.filter((x): x is number => x !== null);
+      if (v.length === 0) return '-';
+      const mean = v.reduce((a, x) => a + x, 0) / v.length;
+      const sd = v.length < 2 ? null : Math.sqrt(v.reduce((a, x) => a + (x - mean) ** 2, 0) / (v.length - 1));
+      return sd === null ? f(mean) : `${f(mean)} ± ${f(sd)}`;
+    };
+    return [
+      [
+        e,
+        String(qs.length),
+        cell(
+          qs.map((q) => q.usefulDensity.mean),
+          percent,
+        ),
+        cell(
+          qs.map((q) => q.localised.mean),
+          percent,
+        ),
+        cell(
+          qs.map((q) => q.errorAt.mean),
+          (x) => x.toFixed(2),
+        ),
+        cell(
+          qs.map((q) => q.tokensPerSolved.value),
+          (x) => x.toFixed(1),
+        ),
+      ],
+    ];
+  });
+  if (rows.length === 0) return null;
+  return [
+    'step quality of the final evaluation (per run a mean over problems; here mean ± SD over seeds):',
+    textTable(['estimator', 'seeds', 'useful steps', 'first error found', 'first error at', 'tokens/solved'], rows),
+  ].join('\n');
 }
 
 /** How a sequential comparison ended: the look, its bound, and whether the primary is decided at overall alpha 0.05. */

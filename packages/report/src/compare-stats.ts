@@ -6,6 +6,7 @@
  * estimators are tests (compare-contrasts.ts): paired by seed, with a primary contrast declared up front.
  */
 import { type Contrast, compareContrasts } from './compare-contrasts.js';
+import type { StepQualityRecord } from './run-dir.js';
 
 /** The summary file `runCompare` writes into OUT. */
 export const COMPARE_FILE = 'compare.json';
@@ -23,6 +24,8 @@ export interface CompareEval {
   correct?: number[];
   /** per held-out problem, 1 when the greedy answer was right */
   greedyCorrect?: number[];
+  /** the Step-Quality metrics, where the held-out problems have chains (the synthetic tasks) */
+  stepQuality?: StepQualityRecord;
 }
 
 /** One finished (or resumed) training run of the comparison. */

@@ -56,7 +56,10 @@ export const SampleRecordSchema = z
     reward: z.number(),
     correct: z.boolean(),
     advantage: z.number(),
+    /** the question the rollout answers: for a routed one (`routed`), the question it was re-sampled on */
     prompt: z.string(),
+    /** re-sampled on another question by a method's rollout stage (SCOPE-RL's scaffold); absent in older files */
+    routed: z.boolean().optional(),
     tokens: z.array(z.string()),
     weights: z.array(z.number()),
     spans: AnswerSpansSchema.nullable(),
@@ -104,6 +107,29 @@ export const CheckpointWeightRecordSchema = z
   });
 export type CheckpointWeightRecord = z.infer<typeof CheckpointWeightRecordSchema>;
 
+const ProblemMeanSchema = z.object({ mean: z.number().nullable(), se: z.number().nullable(), problems: z.int().nonnegative() });
+
+/**
+ * The Step-Quality metrics of a held-out evaluation whose problems have chains (the synthetic tasks): `@rlvr/eval`'s
+ * `StepQuality`, where each is defined. Each `ProblemMean` is a mean over problems with its SE (null below 2 problems).
+ */
+const StepQualityRecordSchema = z.object({
+  problems: z.int().min(1),
+  samples: z.int().nonnegative(),
+  usefulDensity: ProblemMeanSchema,
+  noSteps: z.int().nonnegative(),
+  wrong: z.int().nonnegative(),
+  localised: ProblemMeanSchema,
+  errorAt: ProblemMeanSchema,
+  firstErrors: z.record(z.string(), z.int().nonnegative()),
+  tokensPerSolved: z.object({
+    value: z.number().nullable(),
+    se: z.number().nullable(),
+    tokens: z.number().nonnegative(),
+    solved: z.int().nonnegative(),
+  }),
+});
+
 /**
  * One line of `evals.jsonl`: a held-out evaluation of the policy at `step` (step 0 = the starting
  * checkpoint), `n` samples per problem. `correct[p]` counts problem p's correct samples, in the
@@ -124,6 +150,8 @@ export const EvalRecordSchema = z
     greedyAccuracy: z.number().min(0).max(1).optional(),
     /** [problems] 1 where the greedy completion is correct */
     greedyCorrect: z.array(z.int().min(0).max(1)).optional(),
+    /** the Step-Quality metrics, where the held-out problems have chains */
+    stepQuality: StepQualityRecordSchema.optional(),
   })
   .superRefine((e, ctx) => {
     if (e.correct.length !== e.problems)
@@ -138,6 +166,7 @@ export const EvalRecordSchema = z
       });
   });
 export type EvalRecord = z.infer<typeof EvalRecordSchema>;
+export type StepQualityRecord = z.infer<typeof StepQualityRecordSchema>;
 
 /** Everything a report needs from one run directory. */
 export interface RunData {

@@ -31,6 +31,18 @@ describe('sampleRecords', () => {
     for (const r of recs) expect(SampleRecordSchema.safeParse(r).success).toBe(true);
   });
 
+  it('shows a routed group under the question it was re-sampled on, flagged routed', () => {
+    const recs = sampleRecords(7, batch, adv, questions, String, 4, 4, { routed: [1], routedQuestions: ['q1 scaffolded'] });
+    expect(recs.map((r) => [r.group, r.prompt, r.routed])).toEqual([
+      [0, 'q0', false],
+      [0, 'q0', false],
+      [1, 'q1 scaffolded', true],
+      [1, 'q1 scaffolded', true],
+    ]);
+    for (const r of recs) expect(SampleRecordSchema.safeParse(r).success).toBe(true);
+    expect(sampleRecords(7, batch, adv, questions, String, 4, 4).every((r) => r.routed === false)).toBe(true);
+  });
+
   it('shows wrong rollouts beside correct ones where most groups are all correct (issue 42)', () => {
     // 6 groups of 4: groups 1 and 4 disagree (rollouts 1 and 2 wrong); every other rollout is correct
     const easy = batchFromRows(

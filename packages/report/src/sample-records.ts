@@ -40,7 +40,9 @@ function pickRollouts(batch: RolloutBatch, groupSize: number, count: number): nu
 
 /**
  * `count` rollouts of a step as `samples.jsonl` records, correct and wrong ones beside each other
- * (`pickRollouts`). `questions[g]` is group g's question; `decode` gives a token's text.
+ * (`pickRollouts`). `questions[g]` is group g's question; `decode` gives a token's text. `routed`: the groups a
+ * method's rollout stage re-sampled on another question (SCOPE-RL's scaffold) and that question: their records
+ * show it as `prompt`, the question their tokens answer, with `routed: true`.
  */
 export function sampleRecords(
   step: number,
@@ -50,16 +52,20 @@ export function sampleRecords(
   decode: (id: number) => string,
   groupSize: number,
   count: number,
+  routed: { routed: readonly number[]; routedQuestions: readonly string[] } = { routed: [], routedQuestions: [] },
 ): SampleRecord[] {
+  const routedTo = new Map(routed.routed.map((g, k) => [g, routed.routedQuestions[k]!]));
   return pickRollouts(batch, groupSize, count).map((i) => {
     const [c0, c1] = [batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!];
+    const g = batch.groupIndex[i]!;
     return {
       step,
       group: batch.groupIndex[i]!,
       reward: batch.rewards[i]!,
       correct: batch.rewards[i]! > 0,
       advantage: adv.sequenceAdvantages[i]!,
-      prompt: questions[batch.groupIndex[i]!]!,
+      prompt: routedTo.get(g) ?? questions[g]!,
+      routed: routedTo.has(g),
       tokens: Array.from(batch.completionTokens.subarray(c0, c1), decode),
       weights: Array.from(adv.weights.subarray(c0, c1)),
       spans: getSpans(batch, i),

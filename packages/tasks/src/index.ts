@@ -45,6 +45,10 @@ export type { LongChainOptions, LongChainOptionsInput, LongChainGenerator, Chain
 export { ERROR_KINDS, labelCompletion, labelTokens, tokenSpan } from './label.js';
 export type { ErrorKind, LabelKind, FirstError, TokenFirstError, TokenBytesOf } from './label.js';
 
+// the exact step labeller (SCOPE-RL's five categories)
+export { STEP_LABELS, labelSteps } from './steps.js';
+export type { StepLabel } from './steps.js';
+
 // scaffolds
 export { ScaffoldSchema, checkScaffold, scaffoldOf } from './scaffold.js';
 export type { Scaffold } from './scaffold.js';

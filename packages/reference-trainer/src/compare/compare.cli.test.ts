@@ -172,9 +172,14 @@ describe('rlvr compare', () => {
       for (const e of run.evals) {
         expect(e.correct).toHaveLength(e.problems);
         expect(e.correct.reduce((a, x) => a + x, 0) / (e.n * e.problems)).toBeCloseTo(e.accuracy, 12);
+        // the synthetic task's held-out problems have chains: each evaluation carries its Step-Quality metrics
+        const q = (e as { stepQuality?: { problems: number; samples: number; tokensPerSolved: { solved: number } } }).stepQuality!;
+        expect(q).toMatchObject({ problems: e.problems, samples: e.n * e.problems });
+        expect(q.tokensPerSolved.solved).toBe(e.correct.reduce((a, x) => a + x, 0));
       }
     expect(c.runs.every((x) => x.cpuSeconds > 0)).toBe(true);
 
+    expect(r.stdout).toContain('step quality of the final evaluation (per run a mean over problems; here mean ± SD over seeds):');
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe('rlvr compare: 2 estimators x 2 seeds (0, 1), 2 steps each, same seeds and data order for every estimator');
     expect(r.stdout).toMatch(/estimator +final accuracy +pass@2 +steps to \+5\.0 pts +s\/step +time vs grpo\n/);

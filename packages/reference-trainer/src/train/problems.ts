@@ -17,9 +17,10 @@ export async function loadProblems(
   logger?: Pick<Logger, 'warn'>,
 ): Promise<{ heldOut: Problem[]; stream: ProblemStream; train?: readonly Problem[] }> {
   if (config.data === undefined) {
-    // the held-out problems are the first of stream `eval.seed`: the ones `rlvr pretrain` held out with the same settings
+    // the held-out problems are the first of stream `eval.seed` (as `rlvr pretrain` held out), with `aux.chain` for step quality
     const long = config.family === 'long-chain' ? longChainGenerator(config.longChain) : undefined;
-    const heldOut = (long ?? syntheticGenerator(config.evalTask ?? config.task)).tasks(config.eval.seed, config.eval.problems);
+    const gen = long ?? syntheticGenerator(config.evalTask ?? config.task);
+    const heldOut = gen.tasks(config.eval.seed, config.eval.problems).map((t) => ({ ...t, aux: { chain: t.chain } }));
     return { heldOut, stream: new TaskStream(config.seed, long ?? config.task, heldOut) };
   }
   const { train, eval: evalFile, format } = config.data;

@@ -134,7 +134,8 @@ export async function runTrain(
       if (c.samples > 0 && c.sampleEvery > 0 && (step === 1 || last || every(c.sampleEvery, step))) {
         const decode = (id: number) => run.tokenizer.decode([id]);
         const questions = tasks.map((t) => t.question);
-        await appendJsonl(run.logs.samples, sampleRecords(step, out.batch, out.adv, questions, decode, c.rollout.groupSize, c.samples));
+        const rows = sampleRecords(step, out.batch, out.adv, questions, decode, c.rollout.groupSize, c.samples, out.routed);
+        await appendJsonl(run.logs.samples, rows);
       }
       interrupted = options.signal?.aborted === true && !last;
       if (last || interrupted || every(c.checkpointEvery, step)) await saveCheckpoint(run, step);

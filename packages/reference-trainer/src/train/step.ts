@@ -15,6 +15,8 @@ export interface StepOutput {
   metrics: Record<string, number>;
   batch: RolloutBatch;
   adv: AdvantageResult;
+  /** the groups a rollout stage re-sampled and the question of each (for samples.jsonl) */
+  routed: { routed: number[]; routedQuestions: string[] };
 }
 
 /**
@@ -66,7 +68,7 @@ export async function rlStep(
     first.batch.rewards[i] = first.batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
   });
   const verifyS = lap();
-  const { batch, metrics: routing } = await resampleGroups(estimator.rolloutStage, first, tasks, sampler, sampling, render);
+  const { batch, metrics: routing, ...routed } = await resampleGroups(estimator.rolloutStage, first, tasks, sampler, sampling, render);
   const pass = { padId, tokenBudget: config.trainer.tokenBudget };
   const { signals, oldLogprobs } = workers
     ? await computeSignalsOnWorkers(workers, trainer.model, batch, plan, pass)
@@ -95,6 +97,7 @@ export async function rlStep(
     },
     batch,
     adv,
+    routed,
   };
 }
 

@@ -85,6 +85,7 @@ describe('resampleGroups', () => {
       [2, 'q2', { scaffold: { hint: 'h2' } }, { file: 'f.jsonl', line: 3 }, [1, 0], ['102:0', '102:1']],
     ]);
     expect(out.routed).toEqual([0]);
+    expect(out.routedQuestions).toEqual(['scaffolded 0']);
     expect(sampler.seen.slice(3)).toEqual([[9, 9, 200]]); // one request, the scaffolded prompt
     validateBatch(out.batch);
     const rows = batchToRows(out.batch);

@@ -23,6 +23,8 @@ export interface Routed {
   texts: string[];
   /** the groups that were re-sampled, in the stage's order */
   routed: number[];
+  /** [routed] the question each of them was re-sampled on (a scaffolded prompt's question): what its rollouts answer */
+  routedQuestions: string[];
   /** `routing/*` (fraction of groups routed, mean rewards of the routed groups before and after, the batch's mean before) and `time/route_s` */
   metrics: Record<string, number>;
 }
@@ -47,7 +49,7 @@ export async function resampleGroups(
   render: ((question: string) => number[]) | undefined,
   context: SampleContext = {},
 ): Promise<Routed> {
-  if (stage === undefined) return { ...sampled, routed: [], metrics: {} };
+  if (stage === undefined) return { ...sampled, routed: [], routedQuestions: [], metrics: {} };
   const t0 = performance.now();
   const routed = await route(stage, sampled, problems, sampler, options, render, context);
   if (stage.regrade !== undefined) regradeGroups(stage, routed, problems);
@@ -75,7 +77,7 @@ async function route(
     [METRIC.routingRewardBefore]: mean(requests.flatMap((r) => Array.from(groups[r.group]!.rewards))),
     [METRIC.routingRewardAfter]: Number.NaN,
   };
-  if (requests.length === 0) return { batch, texts, routed: [], metrics };
+  if (requests.length === 0) return { batch, texts, routed: [], routedQuestions: [], metrics };
   if (render === undefined)
     throw new CoreError(
       'invalid_config',
@@ -116,7 +118,13 @@ async function route(
     throw err;
   }
   const newTexts = Array.from(replaced.origin, (o) => (o >= 0 ? texts[o]! : fresh.texts[-1 - o]!));
-  return { batch: replaced.batch, texts: newTexts, routed: requests.map((r) => r.group), metrics };
+  return {
+    batch: replaced.batch,
+    texts: newTexts,
+    routed: requests.map((r) => r.group),
+    routedQuestions: requests.map((r) => r.question),
+    metrics,
+  };
 }
 
 /**

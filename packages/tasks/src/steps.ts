@@ -1,8 +1,9 @@
 import { findBoxes } from '@rlvr/core';
 
 /**
- * The five step categories of SCOPE-RL's stage 2, as an exact program reads them on the synthetic
- * arithmetic task (the paper's frozen LLM judge is replaced by this labeller):
+ * The exact step labeller: the five step categories of SCOPE-RL's stage 2 (whose paper uses a frozen
+ * LLM judge), as a program reads them on the synthetic arithmetic tasks. A property of the task, so it
+ * lives here: SCOPE-RL's process-shape reward and the step-quality metrics of `@rlvr/eval` both read it.
  * - `useful`: a correct equation whose result is used later (an operand of a later equation, or the answer);
  * - `redundant`: a correct equation whose result is never used, or one that repeats an earlier equation;
  * - `wrong`: an equation whose result is not what its operation gives;
@@ -12,7 +13,10 @@ import { findBoxes } from '@rlvr/core';
 export const STEP_LABELS = ['useful', 'redundant', 'wrong', 'filler', 'answer'] as const;
 export type StepLabel = (typeof STEP_LABELS)[number];
 
-const EQUATION = /^\s*(-?\d+)\s*([-+*/])\s*(-?\d+)\s*=\s*(-?\d+)\s*$/;
+// a number plain (`482`) or one digit at a time (`4 8 2`, the long-chain task's default), as the first-error labeller reads it
+const NUM = String.raw`-?\d+(?: \d+)*`;
+const EQUATION = new RegExp(String.raw`^\s*(${NUM})\s*([-+*/])\s*(${NUM})\s*=\s*(${NUM})\s*$`);
+const num = (text: string): number => Number(text.replace(/ /g, ''));
 
 function apply(a: number, op: string, b: number): number {
   if (op === '+') return a + b;
@@ -26,7 +30,9 @@ export function labelSteps(text: string): StepLabel[] {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   const eqs = lines.map((l) => {
     const m = EQUATION.exec(l);
-    return m === null ? null : { a: Number(m[1]), op: m[2]!, b: Number(m[3]), c: Number(m[4]), key: `${m[1]}${m[2]}${m[3]}` };
+    if (m === null) return null;
+    const [a, op, b] = [num(m[1]!), m[2]!, num(m[3]!)];
+    return { a, op, b, c: num(m[4]!), key: `${a} ${op} ${b}` };
   });
   const answers = lines.map((l) => {
     const box = findBoxes(l).at(-1);
@@ -44,28 +50,4 @@ export function labelSteps(text: string): StepLabel[] {
     const usedLater = eqs.some((f, j) => j > k && f !== null && (f.a === e.c || f.b === e.c)) || answers.some((v, j) => j > k && v === e.c);
     return usedLater ? 'useful' : 'redundant';
   });
-}
-
-/** Stage 2's coefficients (chosen: the paper's were not reachable). */
-export interface ProcessShapeOptions {
-  usefulWeight: number;
-  lowValuePenalty: number;
-  lengthPenalty: number;
-}
-
-/**
- * The process-shape term of a correct completion: usefulWeight * (useful steps / steps) - lowValuePenalty *
- * (redundant, wrong and filler steps / steps) - lengthPenalty * ln(1 + tokens), where the steps are the
- * lines that are not answers (with none, both ratios are 0).
- */
-export function processShape(labels: readonly StepLabel[], tokens: number, o: ProcessShapeOptions): number {
-  let useful = 0;
-  let low = 0;
-  for (const l of labels) {
-    if (l === 'useful') useful++;
-    else if (l !== 'answer') low++;
-  }
-  const steps = useful + low;
-  const ratio = (n: number) => (steps === 0 ? 0 : n / steps);
-  return o.usefulWeight * ratio(useful) - o.lowValuePenalty * ratio(low) - o.lengthPenalty * Math.log1p(tokens);
 }

@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { prepareEstimator } from '@rlvr/advantages';
-import { labelSteps, processShape, qprRewards, scopeRlEstimator } from './index.js';
+import { processShape, qprRewards, scopeRlEstimator } from './index.js';
 
 const o = { usefulWeight: 0.2, lowValuePenalty: 0.2, lengthPenalty: 0.02 };
 
-describe('stage 2: the exact step labeller', () => {
-  it('tells the five categories apart', () => {
-    const text = ['Tom has 12 apples.', '12 + 7 = 19', '12 + 7 = 19', '3 * 3 = 9', '19 - 5 = 15', '15 + 1 = 16', '', '\\boxed{16}'].join(
-      '\n',
-    );
-    // 19 is used (19 - 5), the repeat is redundant, 9 is never used, 19 - 5 is 14 not 15, 15 + 1 = 16 is the answer
-    expect(labelSteps(text)).toEqual(['filler', 'useful', 'redundant', 'redundant', 'wrong', 'useful', 'answer']);
-    expect(labelSteps('')).toEqual([]);
-  });
-
+describe('stage 2: the process-shape term', () => {
   it('shapes a correct completion: useful share up, low-value share and log-length down', () => {
     expect(processShape(['useful', 'useful', 'answer'], 0, o)).toBeCloseTo(0.2, 12);
     expect(processShape(['useful', 'filler', 'answer'], 0, o)).toBeCloseTo(0, 12);
