@@ -103,13 +103,13 @@ describe('computeSignals (cpu)', () => {
 
   it('the fused pass gives the scores and the old log-probs and entropies; they agree with a forward pass', async () => {
     const fused = await computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]), pass);
-    const direct = logprobsWithGradXEmb(model, batch);
+    const direct = await logprobsWithGradXEmb(model, batch);
     expect(fused.signals.get(SIGNAL_NAMES.gradXEmb)).toEqual(direct.scores);
     expect(fused.oldLogprobs).toEqual(direct.logprobs);
     expect(fused.signals.get(SIGNAL_NAMES.entropy)).toEqual(direct.entropy);
     expect(fused.results['grad-x-emb']!.hasScores).toEqual(direct.hasScores);
     const forward = await computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy]), pass);
-    const want = batchLogprobs(model, batch, pass);
+    const want = await batchLogprobs(model, batch, pass);
     expect(forward.oldLogprobs).toBe(forward.signals.get(SIGNAL_NAMES.logprobsOld));
     expect(forward.oldLogprobs).toEqual(want.logprobs);
     for (let t = 0; t < want.logprobs.length; t++) expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
@@ -126,11 +126,11 @@ describe('computeSignals (cpu)', () => {
 
   it('the OAR-G signal comes from its backend with the configured options, the old log-probs from its clean pass', async () => {
     const oar = await computeSignals(model, batch, parseSignalConfig({ 'noisy-kl': { seed: 3 } }, [SIGNAL_NAMES.noisyKl]), pass);
-    const direct = noisyKl(model, batch, { seed: 3 });
+    const direct = await noisyKl(model, batch, { seed: 3 });
     expect(oar.signals.get(SIGNAL_NAMES.noisyKl)).toEqual(direct.scores);
     expect(oar.oldLogprobs).toEqual(direct.logprobs);
     // every rollout has log-probs, the one without an answer (no scores) included
-    const want = batchLogprobs(model, batch, pass);
+    const want = await batchLogprobs(model, batch, pass);
     for (let t = 0; t < want.logprobs.length; t++) {
       expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
       expect(direct.entropy[t]).toBeCloseTo(want.entropy[t]!, 4);

@@ -21,8 +21,8 @@ function recording(every: RefreshEvery, batch: RolloutBatch, adv: Float32Array =
   const refresh: AdvantageRefresh = {
     every,
     spec: { module: MODULE, factory: 'probabilityWeighted', options: {} },
-    advantages(model, _batch, rows, ctx) {
-      calls.push({ ctx, rows: [...rows].sort((a, b) => a - b), params: fingerprint(model) });
+    async advantages(model, _batch, rows, ctx) {
+      calls.push({ ctx, rows: [...rows].sort((a, b) => a - b), params: await fingerprint(model) });
       return adv;
     },
   };
@@ -30,9 +30,9 @@ function recording(every: RefreshEvery, batch: RolloutBatch, adv: Float32Array =
 }
 
 /** A number that changes whenever any parameter does. */
-function fingerprint(model: Qwen3Model): number {
+async function fingerprint(model: Qwen3Model): Promise<number> {
   let s = 0;
-  for (const t of model.toHost().values()) for (let i = 0; i < t.data.length; i++) s += t.data[i]! * ((i % 7) + 1);
+  for (const t of (await model.toHost()).values()) for (let i = 0; i < t.data.length; i++) s += t.data[i]! * ((i % 7) + 1);
   return s;
 }
 
@@ -155,7 +155,7 @@ describe('resolveRefresh', () => {
     const here = await refresh.advantages(model, batch, rows, { pass: 1, miniBatch: 0 });
     const dir = await mkdtemp(join(tmpdir(), 'rlvr-refresh-'));
     try {
-      saveModel(model, dir);
+      await saveModel(model, dir);
       // the spec travels as JSON: the worker imports the module by URL and calls the factory
       const spec = JSON.parse(JSON.stringify(refresh.spec));
       const there = await new Promise<Float32Array>((resolve, reject) => {
