@@ -97,7 +97,8 @@ type Limits = Record<
   | 'maxStorageBufferBindingSize'
   | 'maxBufferSize'
   | 'maxComputeWorkgroupSizeX'
-  | 'maxComputeInvocationsPerWorkgroup',
+  | 'maxComputeInvocationsPerWorkgroup'
+  | 'maxStorageBuffersPerShaderStage',
   number
 >;
 interface GpuAdapter {
@@ -194,6 +195,8 @@ async function register(dawn: Dawn, adapter: GpuAdapter, info: GpuAdapterInfo): 
       maxBufferSize: l.maxBufferSize,
       maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
       maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+      // tfjs binds every input of some kernels (AddN, Concat) to one shader: as many as the adapter allows
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
     },
   });
   const g = globalThis as { navigator?: { gpu?: unknown } };

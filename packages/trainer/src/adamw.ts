@@ -154,7 +154,9 @@ export async function clipGradNorm(
   const list = [...grads.values()];
   let norm = 0;
   if (list.length > 0) {
-    const sq = tf.tidy(() => tf.addN(list.map((g) => tf.sum(tf.square(g)))));
+    // a chain of adds, not one addN: the webgpu backend binds every input of an addN to one shader,
+    // and a model has more parameters than a device has storage buffers per stage (8 by default)
+    const sq = tf.tidy(() => list.reduce<tf.Tensor>((acc, g) => tf.add(acc, tf.sum(tf.square(g))), tf.scalar(0)));
     norm = Math.sqrt((await sq.data())[0]!);
     sq.dispose();
   }
