@@ -16,7 +16,9 @@ describe('selectBackend', () => {
     expect(await selectBackend({}, { info: (m) => lines.push(m) })).toBe('wasm');
     expect(lines).toHaveLength(1);
     // the webgpu package is a dev dependency: here (no GPU) auto says why it passed it over
-    expect(lines[0]).toMatch(/^tfjs backend: wasm \(@tensorflow\/tfjs-backend-wasm, auto; webgpu passed over: (no WebGPU adapter: |only a software adapter )[^;]+\)$/);
+    expect(lines[0]).toMatch(
+      /^tfjs backend: wasm \(@tensorflow\/tfjs-backend-wasm, auto; webgpu passed over: (no WebGPU adapter: |only a software adapter )[^;]+\)$/,
+    );
     expect(tf.getBackend()).toBe('wasm');
   });
 

@@ -108,7 +108,9 @@ export async function selectBackend(options: BackendOptions = {}, logger?: Logge
     }
     if (typeof pkg === 'string') {
       await tf.ready();
-      logger?.info(`tfjs backend: ${name} (${pkg}${requested === 'auto' ? ', auto' : `, from ${source}`}${passed.map((p) => `; ${p}`).join('')})`);
+      logger?.info(
+        `tfjs backend: ${name} (${pkg}${requested === 'auto' ? ', auto' : `, from ${source}`}${passed.map((p) => `; ${p}`).join('')})`,
+      );
       return name;
     }
     if (requested !== 'auto') throw new PolicyError('backend_unavailable', `backend ${name} is not available: ${pkg.reason}`);

@@ -93,9 +93,7 @@ export async function completionLogprobs(
       const ids = tf.tensor2d(p.ids, [p.B, p.T], 'int32');
       const mask = tf.tensor2d(p.attentionMask, [p.B, p.T], 'int32');
       const h = model.hidden({ ids, attentionMask: mask });
-      return model
-        .tokenLogprobs(h, tf.tensor2d(p.targets, [p.B, p.T], 'int32'), { temperature: options.temperature })
-        .logprobs;
+      return model.tokenLogprobs(h, tf.tensor2d(p.targets, [p.B, p.T], 'int32'), { temperature: options.temperature }).logprobs;
     });
     const lp = (await lpt.data()) as Float32Array;
     lpt.dispose();

@@ -12,19 +12,22 @@ import { webgpuSkip } from './test-utils/webgpu.js';
 const skip = await webgpuSkip();
 
 describe('the webgpu backend', () => {
-  it.skipIf(skip !== null)(`starts on request, naming the adapter (vendor, architecture, backend) in its one line${skip ?? ''}`, async () => {
-    const lines: string[] = [];
-    expect(await selectBackend({ backend: 'webgpu' }, { info: (m) => lines.push(m) })).toBe('webgpu');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(
-      /^tfjs backend: webgpu \(@tensorflow\/tfjs-backend-webgpu on Dawn, adapter \S.* \(vendor \S+, architecture \S+, backend (vulkan|metal|d3d12|opengles)(; software)?\), from option\)$/,
-    );
-    expect(tf.getBackend()).toBe('webgpu');
-    // a tensor that lives on the device: read asynchronously (there is no synchronous read in Node)
-    const x = tf.matMul(tf.ones([64, 64]), tf.ones([64, 64]));
-    expect((await x.data())[0]).toBe(64);
-    x.dispose();
-  });
+  it.skipIf(skip !== null)(
+    `starts on request, naming the adapter (vendor, architecture, backend) in its one line${skip ?? ''}`,
+    async () => {
+      const lines: string[] = [];
+      expect(await selectBackend({ backend: 'webgpu' }, { info: (m) => lines.push(m) })).toBe('webgpu');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^tfjs backend: webgpu \(@tensorflow\/tfjs-backend-webgpu on Dawn, adapter \S.* \(vendor \S+, architecture \S+, backend (vulkan|metal|d3d12|opengles)(; software)?\), from option\)$/,
+      );
+      expect(tf.getBackend()).toBe('webgpu');
+      // a tensor that lives on the device: read asynchronously (there is no synchronous read in Node)
+      const x = tf.matMul(tf.ones([64, 64]), tf.ones([64, 64]));
+      expect((await x.data())[0]).toBe(64);
+      x.dispose();
+    },
+  );
 
   it.skipIf(skip !== null)(`auto passes over a software adapter, saying so, and takes it only when asked${skip ?? ''}`, async () => {
     await selectBackend({ backend: 'webgpu' });
@@ -38,29 +41,32 @@ describe('the webgpu backend', () => {
     } else expect(got).toBe('webgpu');
   });
 
-  it.skipIf(skip !== null)(`refuses a weight larger than the adapter's storage-buffer limit, naming it and the limit${skip ?? ''}`, async () => {
-    await selectBackend({ backend: 'webgpu' });
-    const limit = webgpuAdapter()!.maxBinding;
-    expect(() => checkBufferLimit('model.layers.0.mlp.up_proj.weight', limit / 4)).not.toThrow();
-    expect(() => checkBufferLimit('model.layers.0.mlp.up_proj.weight', limit / 4 + 1)).toThrow(
-      `backend webgpu cannot hold model.layers.0.mlp.up_proj.weight: ${limit + 4} bytes, over the adapter`,
-    );
-    // a model whose embedding table is over the limit fails as it loads, before any kernel runs (no host data is made)
-    const config = parseModelConfig({
-      vocab_size: Math.ceil(limit / 4 / 64) + 1,
-      hidden_size: 64,
-      intermediate_size: 128,
-      num_hidden_layers: 1,
-      num_attention_heads: 4,
-      num_key_value_heads: 2,
-      head_dim: 16,
-      max_position_embeddings: 64,
-    });
-    const huge = (shape: number[]) => ({ shape, data: { length: shape[0]! * shape[1]! } }) as unknown as HostTensor;
-    expect(() => Qwen3Model.fromWeights(config, (name) => (name === 'model.embed_tokens.weight' ? huge([config.vocab_size, 64]) : undefined))).toThrow(
-      /model\.embed_tokens\.weight.*storage-buffer limit of \d+ bytes/,
-    );
-  });
+  it.skipIf(skip !== null)(
+    `refuses a weight larger than the adapter's storage-buffer limit, naming it and the limit${skip ?? ''}`,
+    async () => {
+      await selectBackend({ backend: 'webgpu' });
+      const limit = webgpuAdapter()!.maxBinding;
+      expect(() => checkBufferLimit('model.layers.0.mlp.up_proj.weight', limit / 4)).not.toThrow();
+      expect(() => checkBufferLimit('model.layers.0.mlp.up_proj.weight', limit / 4 + 1)).toThrow(
+        `backend webgpu cannot hold model.layers.0.mlp.up_proj.weight: ${limit + 4} bytes, over the adapter`,
+      );
+      // a model whose embedding table is over the limit fails as it loads, before any kernel runs (no host data is made)
+      const config = parseModelConfig({
+        vocab_size: Math.ceil(limit / 4 / 64) + 1,
+        hidden_size: 64,
+        intermediate_size: 128,
+        num_hidden_layers: 1,
+        num_attention_heads: 4,
+        num_key_value_heads: 2,
+        head_dim: 16,
+        max_position_embeddings: 64,
+      });
+      const huge = (shape: number[]) => ({ shape, data: { length: shape[0]! * shape[1]! } }) as unknown as HostTensor;
+      expect(() =>
+        Qwen3Model.fromWeights(config, (name) => (name === 'model.embed_tokens.weight' ? huge([config.vocab_size, 64]) : undefined)),
+      ).toThrow(/model\.embed_tokens\.weight.*storage-buffer limit of \d+ bytes/);
+    },
+  );
 
   it('on another backend, the buffer limit is not checked', async () => {
     await selectBackend({ backend: 'cpu' });

@@ -77,7 +77,7 @@ function vulkanLoader(): boolean {
 }
 
 /** The Vulkan drivers installed (`nvidia_icd.json`, `lvp_icd.x86_64.json`, ...). */
-export function vulkanDrivers(): string[] {
+function vulkanDrivers(): string[] {
   const named = process.env.VK_DRIVER_FILES ?? process.env.VK_ICD_FILENAMES;
   if (named) return named.split(':').filter(Boolean);
   return ICD_DIRS.flatMap((d) => (existsSync(d) ? readdirSync(d).filter((f) => f.endsWith('.json')) : []));
@@ -140,7 +140,8 @@ export async function startWebgpu(auto: boolean): Promise<WebgpuAdapter | string
   const why: string[] = [];
   const attempts: Attempt[] = [];
   const native = process.env.DAWNNODE_BACKEND || nativeBackend();
-  if (!linux || native !== 'vulkan' || vulkanLoader()) attempts.push({ backend: native, flags: [], request: { powerPreference: 'high-performance' } });
+  if (!linux || native !== 'vulkan' || vulkanLoader())
+    attempts.push({ backend: native, flags: [], request: { powerPreference: 'high-performance' } });
   else why.push('no Vulkan loader (libvulkan.so.1: install libvulkan1 and the GPU driver)');
   if (linux && !auto) attempts.push({ backend: 'opengles', flags: ['backend=opengles'], request: { featureLevel: 'compatibility' } });
   if (attempts.length === 0) return `no WebGPU adapter: ${why.join('; ')}`;
@@ -161,7 +162,11 @@ export async function startWebgpu(auto: boolean): Promise<WebgpuAdapter | string
       continue;
     }
     if (adapter === null) {
-      why.push(at.backend === 'vulkan' ? noVulkanAdapter() : `no ${at.backend} adapter${at.backend === 'opengles' ? ' (EGL with Mesa: libegl1, libgles2, libgl1-mesa-dri)' : ''}`);
+      why.push(
+        at.backend === 'vulkan'
+          ? noVulkanAdapter()
+          : `no ${at.backend} adapter${at.backend === 'opengles' ? ' (EGL with Mesa: libegl1, libgles2, libgl1-mesa-dri)' : ''}`,
+      );
       continue;
     }
     const info = adapter.info;
@@ -201,7 +206,8 @@ async function register(dawn: Dawn, adapter: GpuAdapter, info: GpuAdapterInfo): 
   });
   const g = globalThis as { navigator?: { gpu?: unknown } };
   if (g.navigator === undefined) Object.defineProperty(globalThis, 'navigator', { value: {}, configurable: true, writable: true });
-  if (g.navigator!.gpu === undefined) Object.defineProperty(g.navigator, 'gpu', { value: { requestAdapter: () => Promise.resolve(adapter) }, configurable: true });
+  if (g.navigator!.gpu === undefined)
+    Object.defineProperty(g.navigator, 'gpu', { value: { requestAdapter: () => Promise.resolve(adapter) }, configurable: true });
   const { WebGPUBackend } = await import('@tensorflow/tfjs-backend-webgpu');
   if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
   tf.registerBackend('webgpu', () => new WebGPUBackend(device as never, info as never), 0);

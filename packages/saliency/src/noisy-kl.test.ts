@@ -74,6 +74,8 @@ describe.each(TEST_BACKENDS)('noisy-kl (OAR-G) vs PyTorch autograd on %s', (back
 
   it('rejects a noise tensor of the wrong length, naming the expected size', async () => {
     await expect(noisyKl(model, batch, { noise: new Float32Array(10) })).rejects.toThrow(SaliencyError);
-    await expect(noisyKl(model, batch, { noise: new Float32Array(10) })).rejects.toThrow(`expected totalTokens x hidden size = ${T} x ${D}`);
+    await expect(noisyKl(model, batch, { noise: new Float32Array(10) })).rejects.toThrow(
+      `expected totalTokens x hidden size = ${T} x ${D}`,
+    );
   });
 });

@@ -105,6 +105,8 @@ describe.each(TEST_BACKENDS)('perturbation vs a brute-force loop of single forwa
 
   it('rejects a replacement token outside the vocabulary', async () => {
     await expect(perturbation(model, batch, { replacement: 300 })).rejects.toThrow(SaliencyError);
-    await expect(perturbation(model, batch, { replacement: 300 })).rejects.toThrow('replacement token 300 is not in the vocabulary [0, 300)');
+    await expect(perturbation(model, batch, { replacement: 300 })).rejects.toThrow(
+      'replacement token 300 is not in the vocabulary [0, 300)',
+    );
   });
 });

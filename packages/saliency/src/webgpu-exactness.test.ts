@@ -31,7 +31,11 @@ describe('webgpu matches cpu on the tiny fixture model', () => {
     const cpu = await fusedOn('cpu');
     const gpu = await fusedOn('webgpu');
     expect(Array.from(gpu.hasScores)).toEqual(Array.from(cpu.hasScores));
-    const d = { logprobs: maxDiff(gpu.logprobs!, cpu.logprobs!), entropy: maxDiff(gpu.entropy!, cpu.entropy!), scores: maxDiff(gpu.scores, cpu.scores) };
+    const d = {
+      logprobs: maxDiff(gpu.logprobs!, cpu.logprobs!),
+      entropy: maxDiff(gpu.entropy!, cpu.entropy!),
+      scores: maxDiff(gpu.scores, cpu.scores),
+    };
     console.info(`webgpu vs cpu, fused GRAIL pass: max |diff| ${JSON.stringify(d)}`);
     expect(d.logprobs).toBeLessThan(1e-5);
     expect(d.entropy).toBeLessThan(1e-5);

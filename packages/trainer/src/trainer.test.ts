@@ -113,7 +113,12 @@ describe('Trainer gradients', () => {
     const scaled = new Map([...ours.grads].map(([k, g]) => [k, tf.mul(g, 5 / 12)]));
     expect(maxRelDiff(trl.grads, scaled)).toBeLessThan(1e-5);
     // with 2 mini-batches, all = 12 / 2 rollouts per optimizer step
-    const half = await new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all', miniBatches: 2 }).gradients(batch, kept, adv, old);
+    const half = await new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all', miniBatches: 2 }).gradients(
+      batch,
+      kept,
+      adv,
+      old,
+    );
     expect(half.loss * 6).toBeCloseTo(ours.loss * 5, 6);
     [...ours.grads.values(), ...trl.grads.values(), ...scaled.values(), ...half.grads.values()].forEach((g) => g.dispose());
     model.dispose();
@@ -283,7 +288,8 @@ describe('Trainer checkpoints', () => {
     expect(dir).toBe(await store.latest());
     expect(state).toEqual({ cursor: 3 });
     for (const b of batches.slice(state.cursor as number)) await resumed.step(b, advantagesOf(b));
-    for (const [k, t] of await straight.model.toHost()) expect(Array.from((await resumed.model.toHost()).get(k)!.data)).toEqual(Array.from(t.data));
+    for (const [k, t] of await straight.model.toHost())
+      expect(Array.from((await resumed.model.toHost()).get(k)!.data)).toEqual(Array.from(t.data));
     expect(resumed.steps).toBe(straight.steps);
 
     // the weights load with @rlvr/policy as a model directory

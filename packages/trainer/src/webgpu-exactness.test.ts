@@ -45,7 +45,9 @@ describe('webgpu matches cpu on a tiny model', () => {
         scale = Math.max(scale, Math.abs(v));
       });
     }
-    console.info(`webgpu vs cpu, training step: loss |diff| ${Math.abs(gpu.loss - cpu.loss).toExponential(2)}, gradients max |diff| ${worst.toExponential(2)} (max |gradient| ${scale.toExponential(2)})`);
+    console.info(
+      `webgpu vs cpu, training step: loss |diff| ${Math.abs(gpu.loss - cpu.loss).toExponential(2)}, gradients max |diff| ${worst.toExponential(2)} (max |gradient| ${scale.toExponential(2)})`,
+    );
     expect(Math.abs(gpu.loss - cpu.loss)).toBeLessThan(1e-5);
     expect(worst).toBeLessThan(1e-5);
     expect(scale).toBeGreaterThan(1e-3); // gradients of real size: the comparison means something

@@ -15,7 +15,11 @@ export const RolloutStatsConfigSchema = z.strictObject({
 /** How many times this thread ran the backend: the tests tell where it ran by it. */
 export const runs = { count: 0 };
 
-async function rolloutStats(model: Qwen3Model, batch: RolloutBatch, cfg: z.output<typeof RolloutStatsConfigSchema>): Promise<SaliencyResult> {
+async function rolloutStats(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  cfg: z.output<typeof RolloutStatsConfigSchema>,
+): Promise<SaliencyResult> {
   runs.count++;
   const B = batch.numRollouts;
   const { logprobs, entropy } = await batchLogprobs(model, batch, cfg);
