@@ -22,7 +22,12 @@ import { Trainer } from '@rlvr/trainer';
 import { create } from 'webgpu';
 
 const { values } = parseArgs({
-  options: { out: { type: 'string' }, 'skip-train': { type: 'boolean' }, 'skip-torch': { type: 'boolean' }, backend: { type: 'string', default: 'webgpu' } },
+  options: {
+    out: { type: 'string' },
+    'skip-train': { type: 'boolean' },
+    'skip-torch': { type: 'boolean' },
+    backend: { type: 'string', default: 'webgpu' },
+  },
 });
 const here = dirname(new URL(import.meta.url).pathname);
 const outFile = values.out ?? join(process.env.OUT ?? '.', 'gpu-measure.json');
@@ -33,18 +38,27 @@ const say = (m) => console.log(m);
 const icdDirs = ['/usr/share/vulkan/icd.d', '/etc/vulkan/icd.d', '/usr/local/share/vulkan/icd.d'];
 result.nvidiaIcd = icdDirs.flatMap((d) => (existsSync(d) ? readdirSync(d).map((f) => join(d, f)) : [])).filter((f) => /nvidia/i.test(f));
 try {
-  result.nvidiaSmi = execFileSync('nvidia-smi', ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader'], { encoding: 'utf8' }).trim();
+  result.nvidiaSmi = execFileSync('nvidia-smi', ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader'], {
+    encoding: 'utf8',
+  }).trim();
 } catch {
   result.nvidiaSmi = null;
 }
 try {
   const a = await create([]).requestAdapter({ powerPreference: 'high-performance' });
-  result.nativeAdapter = a && { vendor: a.info.vendor, architecture: a.info.architecture, device: a.info.device, description: a.info.description };
+  result.nativeAdapter = a && {
+    vendor: a.info.vendor,
+    architecture: a.info.architecture,
+    device: a.info.device,
+    description: a.info.description,
+  };
 } catch (e) {
   result.nativeAdapter = `error: ${e.message}`;
 }
 await selectBackend({ backend: values.backend }, { info: (m) => (result.adapter = m) });
-say(`${result.adapter}\nNVIDIA Vulkan driver (nvidia_icd.json): ${result.nvidiaIcd.length > 0 ? result.nvidiaIcd.join(', ') : 'not found'}; nvidia-smi: ${result.nvidiaSmi ?? 'absent'}`);
+say(
+  `${result.adapter}\nNVIDIA Vulkan driver (nvidia_icd.json): ${result.nvidiaIcd.length > 0 ? result.nvidiaIcd.join(', ') : 'not found'}; nvidia-smi: ${result.nvidiaSmi ?? 'absent'}`,
+);
 
 /** A Qwen3-shaped model with cheap deterministic weights (a host LCG: drawing 0.6B normals would take minutes). */
 function qwen(shape) {
@@ -68,7 +82,10 @@ function qwen(shape) {
 /** One rollout batch of `B` rows: a prompt of `P` and a completion of `C` tokens, an answer span near the end. */
 function batch(V, B, P, C) {
   let x = 7;
-  const tok = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % (V - 1)) + 1;
+  const tok = () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return (x % (V - 1)) + 1;
+  };
   const rows = Array.from({ length: B }, (_, i) => ({
     group: 0,
     reward: i % 2,
@@ -103,15 +120,47 @@ async function timed(what, fn) {
 async function forwardBackward(m, b) {
   const rows = Array.from({ length: b.numRollouts }, (_, i) => i);
   const T = b.completionOffsets[b.numRollouts];
-  const { grads } = await new Trainer(m, { tokenBudget: 1 << 20 }).gradients(b, rows, new Float32Array(T).fill(0.5), new Float32Array(T).fill(-5));
+  const { grads } = await new Trainer(m, { tokenBudget: 1 << 20 }).gradients(
+    b,
+    rows,
+    new Float32Array(T).fill(0.5),
+    new Float32Array(T).fill(-5),
+  );
   await Promise.all([...grads.values()].map((g) => g.data()));
   tf.dispose([...grads.values()]);
 }
 
 const SHAPES = {
-  embedded: { vocab_size: 408, hidden_size: 96, intermediate_size: 256, num_hidden_layers: 3, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 24, max_position_embeddings: 1024 },
-  '9M': { vocab_size: 8192, hidden_size: 256, intermediate_size: 768, num_hidden_layers: 8, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, max_position_embeddings: 1024 },
-  'qwen3-0.6B': { vocab_size: 151936, hidden_size: 1024, intermediate_size: 3072, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128, max_position_embeddings: 4096 },
+  embedded: {
+    vocab_size: 408,
+    hidden_size: 96,
+    intermediate_size: 256,
+    num_hidden_layers: 3,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 24,
+    max_position_embeddings: 1024,
+  },
+  '9M': {
+    vocab_size: 8192,
+    hidden_size: 256,
+    intermediate_size: 768,
+    num_hidden_layers: 8,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 64,
+    max_position_embeddings: 1024,
+  },
+  'qwen3-0.6B': {
+    vocab_size: 151936,
+    hidden_size: 1024,
+    intermediate_size: 3072,
+    num_hidden_layers: 28,
+    num_attention_heads: 16,
+    num_key_value_heads: 8,
+    head_dim: 128,
+    max_position_embeddings: 4096,
+  },
 };
 
 for (const [name, shape] of Object.entries(SHAPES)) {
@@ -124,16 +173,22 @@ for (const [name, shape] of Object.entries(SHAPES)) {
     continue;
   }
   const [B, P, C] = name === 'qwen3-0.6B' ? [1, 32, 480] : [8, 32, 96];
-  await timed(`forward+backward, ${name} (${m.numParameters().toLocaleString('en')} params), ${B} x ${P + C} tokens`, () => forwardBackward(m, batch(shape.vocab_size, B, P, C)));
+  await timed(`forward+backward, ${name} (${m.numParameters().toLocaleString('en')} params), ${B} x ${P + C} tokens`, () =>
+    forwardBackward(m, batch(shape.vocab_size, B, P, C)),
+  );
   if (name === 'qwen3-0.6B') {
     const b = batch(shape.vocab_size, 1, 32, 480);
-    await timed('fused GRAIL pass (logprobsWithGradXEmb), qwen3-0.6B, 1 x 512 tokens', () => logprobsWithGradXEmb(m, b, { tokenBudget: 1 << 20 }));
+    await timed('fused GRAIL pass (logprobsWithGradXEmb), qwen3-0.6B, 1 x 512 tokens', () =>
+      logprobsWithGradXEmb(m, b, { tokenBudget: 1 << 20 }),
+    );
   }
   if (name === 'embedded') {
     const b = batch(shape.vocab_size, 8, 32, 96);
     const trainer = new Trainer(m, { tokenBudget: 4096 });
     const T = b.completionOffsets[b.numRollouts];
-    await timed('training micro-step (Trainer.step, AdamW), embedded, 8 x 128 tokens', () => trainer.step(b, new Float32Array(T).fill(0.5)));
+    await timed('training micro-step (Trainer.step, AdamW), embedded, 8 x 128 tokens', () =>
+      trainer.step(b, new Float32Array(T).fill(0.5)),
+    );
     trainer.optimizer.dispose();
   }
   m.dispose();
@@ -144,7 +199,9 @@ if (!values['skip-torch']) {
   const r = spawnSync('python3', [join(here, 'torch_reference.py')], { encoding: 'utf8' });
   try {
     result.torch = JSON.parse(r.stdout.trim().split('\n').pop());
-    say(`PyTorch ${result.torch.torch} on ${result.torch.device}: 0.6B-shape forward + input-gradient backward, 1 x 512: ${result.torch.seconds?.toFixed(3)} s`);
+    say(
+      `PyTorch ${result.torch.torch} on ${result.torch.device}: 0.6B-shape forward + input-gradient backward, 1 x 512: ${result.torch.seconds?.toFixed(3)} s`,
+    );
   } catch {
     result.torch = { error: (r.stderr || r.stdout || String(r.error)).trim().split('\n').pop() };
     say(`PyTorch reference: ${result.torch.error}`);
@@ -157,7 +214,11 @@ if (!values['skip-train']) {
   const out = mkdtempSync(join(tmpdir(), 'rlvr-gpu-train-'));
   const t0 = performance.now();
   const r = spawnSync(process.execPath, [bin, 'train', '--backend', values.backend, '--out', out, '-q', '--json'], { encoding: 'utf8' });
-  result.train = { seconds: (performance.now() - t0) / 1000, code: r.status, summary: r.status === 0 ? JSON.parse(r.stdout) : r.stderr.slice(-2000) };
+  result.train = {
+    seconds: (performance.now() - t0) / 1000,
+    code: r.status,
+    summary: r.status === 0 ? JSON.parse(r.stdout) : r.stderr.slice(-2000),
+  };
   say(`npm run train (rlvr train --backend ${values.backend}): ${result.train.seconds.toFixed(1)} s, exit ${r.status}`);
 }
 

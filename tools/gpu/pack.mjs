@@ -42,7 +42,10 @@ function* files(dir, base = dir) {
 
 rmSync(out, { recursive: true, force: true });
 const seen = new Map(); // name -> source dir
-const queue = [['@rlvr/reference-trainer', root], ['webgpu', root]];
+const queue = [
+  ['@rlvr/reference-trainer', root],
+  ['webgpu', root],
+];
 while (queue.length > 0) {
   const [name, from] = queue.shift();
   if (seen.has(name)) continue;
