@@ -44,7 +44,7 @@ describe('Trainer.step with options.refresh', () => {
     const batch = makeBatch(4, 2, 4);
     const { refresh, calls } = recording('minibatch', batch);
     const trainer = new Trainer(model, { epochs: 3, miniBatches: 2, schedule: { lr: 1e-2 } });
-    const start = fingerprint(model);
+    const start = await fingerprint(model);
     const { metrics } = await trainer.step(batch, advantagesOf(batch), { refresh });
     expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([
       [0, 1],
@@ -100,7 +100,7 @@ describe('Trainer.step with options.refresh', () => {
     const run = async (options: { refresh?: AdvantageRefresh }) => {
       const model = Qwen3Model.random(tinyConfig, 9);
       await new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 1e-2 } }).step(batch, adv, options);
-      const f = fingerprint(model);
+      const f = await fingerprint(model);
       model.dispose();
       return f;
     };
