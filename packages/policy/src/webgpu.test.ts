@@ -68,6 +68,20 @@ describe('the webgpu backend', () => {
     },
   );
 
+  // last: a refused kernel leaves the device's results wrong for the rest of the process
+  it.skipIf(skip !== null)(
+    `a kernel the device refuses fails the next read, saying why, instead of giving wrong numbers${skip ?? ''}`,
+    async () => {
+      await selectBackend({ backend: 'webgpu' });
+      const limit = (tf.backend() as unknown as { device: { limits: { maxStorageBuffersPerShaderStage: number } } }).device.limits
+        .maxStorageBuffersPerShaderStage;
+      const xs = Array.from({ length: limit + 4 }, () => tf.ones([64, 64])); // an AddN binds every input to one shader
+      const sum = tf.addN(xs);
+      await expect(sum.data()).rejects.toThrow(/the webgpu device refused a kernel, so its results are wrong: .*storage buffers/);
+      tf.dispose([sum, ...xs]);
+    },
+  );
+
   it('on another backend, the buffer limit is not checked', async () => {
     await selectBackend({ backend: 'cpu' });
     expect(webgpuAdapter()).toBeNull();

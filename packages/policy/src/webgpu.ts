@@ -208,9 +208,23 @@ async function register(dawn: Dawn, adapter: GpuAdapter, info: GpuAdapterInfo): 
   if (g.navigator === undefined) Object.defineProperty(globalThis, 'navigator', { value: {}, configurable: true, writable: true });
   if (g.navigator!.gpu === undefined)
     Object.defineProperty(g.navigator, 'gpu', { value: { requestAdapter: () => Promise.resolve(adapter) }, configurable: true });
+  // A kernel the device refuses (a validation error) is only printed by Dawn, and tfjs reads on
+  // with wrong numbers: the first such error fails every later read instead, saying what it was.
+  let refused: string | null = null;
+  (device as EventTarget).addEventListener('uncapturederror', (ev) => {
+    refused ??= String((ev as Event & { error?: { message?: string } }).error?.message).split('\n')[0]!;
+  });
   const { WebGPUBackend } = await import('@tensorflow/tfjs-backend-webgpu');
+  class CheckedBackend extends WebGPUBackend {
+    override async read(dataId: object): Promise<tf.BackendValues> {
+      const values = await super.read(dataId as never);
+      if (refused !== null)
+        throw new PolicyError('backend_unavailable', `the webgpu device refused a kernel, so its results are wrong: ${refused}`);
+      return values;
+    }
+  }
   if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
-  tf.registerBackend('webgpu', () => new WebGPUBackend(device as never, info as never), 0);
+  tf.registerBackend('webgpu', () => new CheckedBackend(device as never, info as never), 0);
 }
 
 function softwareReason(a: WebgpuAdapter): string {
