@@ -156,7 +156,7 @@ describe.each(['cpu', 'wasm'] as const)('gar backend on a tiny random model (%s)
   it("the same pass gives the old log-probs and entropies: the trainer's own (batchLogprobs) within 1e-5", async () => {
     const b = batch();
     const r = await garCosines(model, b, config({ temperature: 0.8 }));
-    const own = batchLogprobs(model, b, { tokenBudget: 8192, temperature: 0.8 });
+    const own = await batchLogprobs(model, b, { tokenBudget: 8192, temperature: 0.8 });
     expect(r.logprobs.length).toBe(own.logprobs.length);
     own.logprobs.forEach((lp, t) => {
       expect(Math.abs(r.logprobs[t]! - lp), `token ${t}`).toBeLessThan(1e-5);

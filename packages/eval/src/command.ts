@@ -88,7 +88,7 @@ sampling:
                         offer, and falls back to plain with a warning), plain (User:/Assistant:
                         blocks) or chatml. The token budget counts the prompts exactly either way
   --batch-size N        local model: rows decoded together (default 16)
-  --backend NAME        local model: auto, tensorflow, wasm or cpu (default auto)
+  --backend NAME        local model: auto, tensorflow, webgpu, wasm or cpu (default auto)
   --workers N|auto      local model: policy worker threads decoding side by side (default auto:
                         one per available core; 1: this thread only); the samples are the same
 

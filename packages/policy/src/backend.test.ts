@@ -10,11 +10,15 @@ describe('selectBackend', () => {
     else process.env[BACKEND_ENV] = saved;
   });
 
-  it('auto falls back past the absent tfjs-node to wasm and logs one line', async () => {
+  it('auto falls back past the absent tfjs-node and a machine without a GPU to wasm, and logs one line saying why webgpu was passed over', async () => {
     delete process.env[BACKEND_ENV];
     const lines: string[] = [];
     expect(await selectBackend({}, { info: (m) => lines.push(m) })).toBe('wasm');
-    expect(lines).toEqual(['tfjs backend: wasm (@tensorflow/tfjs-backend-wasm, auto)']);
+    expect(lines).toHaveLength(1);
+    // the webgpu package is a dev dependency: here (no GPU) auto says why it passed it over
+    expect(lines[0]).toMatch(
+      /^tfjs backend: wasm \(@tensorflow\/tfjs-backend-wasm, auto; webgpu passed over: (no WebGPU adapter: |only a software adapter )[^;]+\)$/,
+    );
     expect(tf.getBackend()).toBe('wasm');
   });
 
@@ -25,7 +29,7 @@ describe('selectBackend', () => {
     expect(lines[0]).toBe(`tfjs backend: cpu (@tensorflow/tfjs-backend-cpu, from ${BACKEND_ENV})`);
     expect(await selectBackend({ backend: 'wasm' })).toBe('wasm');
     process.env[BACKEND_ENV] = 'gpu';
-    await expect(selectBackend({})).rejects.toThrow(`${BACKEND_ENV}=gpu is not a backend (allowed: auto, tensorflow, wasm, cpu)`);
+    await expect(selectBackend({})).rejects.toThrow(`${BACKEND_ENV}=gpu is not a backend (allowed: auto, tensorflow, webgpu, wasm, cpu)`);
   });
 
   it('the cpu backend prints no "use tfjs-node" banner once a backend is selected (the choice goes to the logger only)', async () => {
@@ -49,7 +53,7 @@ describe('selectBackend', () => {
 
   it('an explicit tensorflow backend that is not installed is an error naming the packages', async () => {
     await expect(selectBackend({ backend: 'tensorflow' })).rejects.toThrow(
-      /backend tensorflow is not available \(install @tensorflow\/tfjs-node or @tensorflow\/tfjs-node-gpu\)/,
+      /backend tensorflow is not available: not installed \(install @tensorflow\/tfjs-node or @tensorflow\/tfjs-node-gpu\)/,
     );
   });
 });

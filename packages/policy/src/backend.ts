@@ -5,20 +5,25 @@ import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { z } from 'zod';
 import { PolicyError } from './errors.js';
+import { describeAdapter, startWebgpu } from './webgpu.js';
 
 /**
  * The tfjs backends we use, fastest first. `tensorflow` is libtensorflow through the optional
  * peer dependencies `@tensorflow/tfjs-node-gpu` / `@tensorflow/tfjs-node` (not installed by
- * default: their install downloads a native binary).
+ * default: their install downloads a native binary); `webgpu` is tfjs's WebGPU backend on Dawn
+ * through the optional peer `webgpu` (`npm i webgpu`; see `webgpu.ts`).
  */
-export const BACKEND_NAMES = ['tensorflow', 'wasm', 'cpu'] as const;
+export const BACKEND_NAMES = ['tensorflow', 'webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
 
 /** Environment variable that picks the backend when no explicit option is given. */
 export const BACKEND_ENV = 'RLVR_TFJS_BACKEND';
 
 export const BackendOptionsSchema = z.object({
-  /** `auto` tries tensorflow, then wasm, then cpu. An explicit name fails if that backend cannot start. */
+  /**
+   * `auto` tries tensorflow, then webgpu on a hardware adapter, then wasm, then cpu. An explicit
+   * name fails if that backend cannot start (`webgpu` then takes a software adapter too).
+   */
   backend: z.enum(['auto', ...BACKEND_NAMES]).default('auto'),
 });
 export type BackendOptions = z.input<typeof BackendOptionsSchema>;
@@ -52,20 +57,27 @@ function prepareWasm(): void {
   wasmReady = true;
 }
 
-async function start(name: BackendName): Promise<string | null> {
+/** Start `name`: the package (and adapter) it runs on for the log line, or why it cannot start. */
+async function start(name: BackendName, auto: boolean): Promise<string | { reason: string; quiet?: boolean }> {
+  if (name === 'webgpu') {
+    const a = await startWebgpu(auto);
+    if (a === null) return { reason: 'the webgpu package (Dawn) is not installed: npm i webgpu', quiet: true };
+    return typeof a === 'string' ? { reason: a } : `@tensorflow/tfjs-backend-webgpu on Dawn, ${describeAdapter(a)}`;
+  }
   if (name === 'tensorflow') {
     const pkg = await tryTensorflow();
-    if (!pkg) return null;
-    return (await tf.setBackend('tensorflow')) ? pkg : null;
+    if (!pkg) return { reason: 'not installed (install @tensorflow/tfjs-node or @tensorflow/tfjs-node-gpu)' };
+    return (await tf.setBackend('tensorflow')) ? pkg : { reason: 'did not start' };
   }
   if (name === 'wasm') prepareWasm();
-  return (await tf.setBackend(name)) ? `@tensorflow/tfjs-backend-${name}` : null;
+  return (await tf.setBackend(name)) ? `@tensorflow/tfjs-backend-${name}` : { reason: 'did not start' };
 }
 
 /**
  * Choose and start the tfjs backend, once per process (it is global tfjs state).
  * Order of precedence: `options.backend` if not `auto`, else `$RLVR_TFJS_BACKEND`, else the first
- * of tensorflow, wasm, cpu that starts. Logs one line naming the backend.
+ * of tensorflow, webgpu (a hardware adapter only), wasm, cpu that starts. Logs one line naming the
+ * backend (and the adapter, for webgpu); one that cannot start says which and why in one line.
  */
 export async function selectBackend(options: BackendOptions = {}, logger?: Logger): Promise<BackendName> {
   const opts = BackendOptionsSchema.parse(options);
@@ -84,23 +96,25 @@ export async function selectBackend(options: BackendOptions = {}, logger?: Logge
   // tfjs prints a "use tfjs-node" banner on first use of cpu unless PROD is set; library code never prints.
   tf.env().set('PROD', true);
   const candidates: BackendName[] = requested === 'auto' ? [...BACKEND_NAMES] : [requested];
+  const passed: string[] = []; // why auto passed over an installed backend, for the log line
   for (const name of candidates) {
-    let pkg: string | null = null;
+    let pkg: string | { reason: string; quiet?: boolean };
     try {
-      pkg = await start(name);
+      pkg = await start(name, requested === 'auto');
     } catch (cause) {
       if (requested !== 'auto')
         throw new PolicyError('backend_unavailable', `backend ${name} failed to start: ${(cause as Error).message}`, {}, { cause });
+      continue;
     }
-    if (pkg) {
+    if (typeof pkg === 'string') {
       await tf.ready();
-      logger?.info(`tfjs backend: ${name} (${pkg}${requested === 'auto' ? ', auto' : `, from ${source}`})`);
+      logger?.info(
+        `tfjs backend: ${name} (${pkg}${requested === 'auto' ? ', auto' : `, from ${source}`}${passed.map((p) => `; ${p}`).join('')})`,
+      );
       return name;
     }
-    if (requested !== 'auto') {
-      const hint = name === 'tensorflow' ? ' (install @tensorflow/tfjs-node or @tensorflow/tfjs-node-gpu)' : '';
-      throw new PolicyError('backend_unavailable', `backend ${name} is not available${hint}`);
-    }
+    if (requested !== 'auto') throw new PolicyError('backend_unavailable', `backend ${name} is not available: ${pkg.reason}`);
+    if (name === 'webgpu' && !pkg.quiet) passed.push(`webgpu passed over: ${pkg.reason}`);
   }
   throw new PolicyError('backend_unavailable', 'no tfjs backend could start');
 }

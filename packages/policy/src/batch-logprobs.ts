@@ -49,20 +49,24 @@ export interface BatchLogprobsOptions {
  * model's log-probs, the `policy.entropy` signal.
  * @returns logprobs, entropy `[totalTokens]`
  */
-export function batchLogprobs(
+export async function batchLogprobs(
   model: Qwen3Model,
   batch: RolloutBatch,
   options: BatchLogprobsOptions,
-): { logprobs: Float32Array; entropy: Float32Array } {
+): Promise<{ logprobs: Float32Array; entropy: Float32Array }> {
   const T = totalTokens(batch);
   const logprobs = new Float32Array(T);
   const entropy = new Float32Array(T);
   for (const rows of planMicroBatches(batch, options.tokenBudget, options.include)) {
     const packed = packRollouts(batch, rows, options.padId ?? 0);
     const { logp, entropy: h } = microBatchLogprobs(model, packed, options);
-    scatterPacked(batch, packed, logp.dataSync(), logprobs);
-    scatterPacked(batch, packed, h.dataSync(), entropy);
-    tf.dispose([logp, h]);
+    try {
+      // Asynchronous reads: the webgpu backend has no synchronous read in Node.
+      scatterPacked(batch, packed, await logp.data(), logprobs);
+      scatterPacked(batch, packed, await h.data(), entropy);
+    } finally {
+      tf.dispose([logp, h]);
+    }
   }
   return { logprobs, entropy };
 }

@@ -10,11 +10,11 @@ import { TINY_DIR, useBackend } from './test-utils/fixtures.js';
 describe('checkpoints', () => {
   beforeAll(() => useBackend('cpu'));
 
-  it('save -> load reproduces the weights and the config (unknown keys kept), sharded or not', () => {
+  it('save -> load reproduces the weights and the config (unknown keys kept), sharded or not', async () => {
     const m = loadModel(TINY_DIR);
     for (const maxShardBytes of [undefined, 100_000]) {
       const dir = mkdtempSync(join(tmpdir(), 'policy-ck-'));
-      saveModel(m, dir, { maxShardBytes });
+      await saveModel(m, dir, { maxShardBytes });
       const cfg = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
       expect(cfg.architectures).toEqual(['Qwen3ForCausalLM']);
       expect(cfg.torch_dtype).toBe('float32');

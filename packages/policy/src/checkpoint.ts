@@ -63,9 +63,9 @@ export interface SaveOptions {
  * Save a model directory that Hugging Face `from_pretrained` loads: `config.json` (the parsed
  * config, unknown keys kept) and safetensors weights. Every file is written atomically.
  */
-export function saveModel(model: Qwen3Model, dir: string, options: SaveOptions = {}): void {
+export async function saveModel(model: Qwen3Model, dir: string, options: SaveOptions = {}): Promise<void> {
   mkdirSync(dir, { recursive: true });
-  const host = model.toHost();
+  const host = await model.toHost();
   const tensors = new Map([...host].map(([k, t]) => [k, { ...t, dtype: options.dtype ?? 'F32' }] as const));
   writeCheckpointWeights(dir, tensors, options);
   const config = {

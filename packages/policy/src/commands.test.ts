@@ -87,7 +87,7 @@ describe('rlvr-policy CLI', () => {
     expect(r.err).toMatch(/^rlvr-policy info: --model: required \(a model directory\)\n\(rlvr-policy info --help lists the options\)\n$/);
     r = await run(['info', '--model', TINY_DIR, '--backend', 'gpu']);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('--backend: must be one of auto, tensorflow, wasm, cpu (got "gpu")');
+    expect(r.err).toContain('--backend: must be one of auto, tensorflow, webgpu, wasm, cpu (got "gpu")');
     r = await run(['logprobs', '--model', TINY_DIR, '--in', 'x', '--temperature', '0']);
     expect(r.err).toContain('--temperature: must be a number > 0 (got "0")');
     expect((await run(['--help'])).code).toBe(0);

@@ -106,7 +106,7 @@ ${EXIT_CODES}`,
     const model = loadModel(dir, { trainable: false });
     let lps: Float32Array[];
     try {
-      lps = completionLogprobs(model, rows, { batchSize, temperature });
+      lps = await completionLogprobs(model, rows, { batchSize, temperature });
     } catch (e) {
       // A row error names the row index; say which line of the input it came from.
       if (e instanceof PolicyError && e.location.row !== undefined) {

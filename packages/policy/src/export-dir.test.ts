@@ -41,7 +41,9 @@ describe('exportModelDir', () => {
     expect(readdirSync(join(out, 'model')).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer_config.json']);
     expect(readFileSync(join(out, 'model', 'tokenizer_config.json'), 'utf8')).toBe('{"chat_template": "x"}');
     const back = loadModel(join(out, 'model'));
-    expect([...back.toHost().values()].map((t) => Array.from(t.data))).toEqual([...model.toHost().values()].map((t) => Array.from(t.data)));
+    expect([...(await back.toHost()).values()].map((t) => Array.from(t.data))).toEqual(
+      [...(await model.toHost()).values()].map((t) => Array.from(t.data)),
+    );
     back.dispose();
     model.dispose();
   });

@@ -29,7 +29,7 @@ export async function exportModelDir(model: Qwen3Model, dir: string, tokenizerFr
     if (e.startsWith(`.${name}.tmp-`) || e.startsWith(`${name}.tmp-`)) await rm(join(parent, e), { recursive: true, force: true });
   const tmp = join(parent, `.${name}.tmp-${process.pid}`);
   try {
-    saveModel(model, tmp);
+    await saveModel(model, tmp);
     for (const f of TOKENIZER_FILES) if (existsSync(join(tokenizerFrom, f))) await copyFile(join(tokenizerFrom, f), join(tmp, f));
     await rm(dir, { recursive: true, force: true });
     await rename(tmp, dir);

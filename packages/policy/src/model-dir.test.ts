@@ -16,7 +16,7 @@ const messages = [{ role: 'user' as const, content: 'What is 2+2?' }];
 const opts = { addGenerationPrompt: true, enableThinking: false };
 
 /** A model directory in a temp dir: random weights, a pruned vocabulary with `specials`, config `eos_token_id`. */
-function modelDir(specials: string[], eos: number | number[] | null): string {
+async function modelDir(specials: string[], eos: number | number[] | null): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'policy-dir-'));
   const vocab = prunedVocab('gpt2', CORPUS, specials);
   savePrunedVocab(join(dir, PRUNED_FILE), vocab);
@@ -33,14 +33,14 @@ function modelDir(specials: string[], eos: number | number[] | null): string {
     eos_token_id: eos,
   });
   const model = Qwen3Model.random(config, 3);
-  saveModel(model, dir);
+  await saveModel(model, dir);
   model.dispose();
   return dir;
 }
 
 const dirs: string[] = [];
-const made = (specials: string[], eos: number | number[] | null): string => {
-  const d = modelDir(specials, eos);
+const made = async (specials: string[], eos: number | number[] | null): Promise<string> => {
+  const d = await modelDir(specials, eos);
   dirs.push(d);
   return d;
 };
@@ -51,8 +51,8 @@ afterAll(() => {
 });
 
 describe('openPolicyDir', () => {
-  it('opens model, tokenizer, chat template and EOS ids; dispose frees every tensor', () => {
-    const dir = made(['<|endoftext|>', '<|im_start|>', '<|im_end|>'], 0);
+  it('opens model, tokenizer, chat template and EOS ids; dispose frees every tensor', async () => {
+    const dir = await made(['<|endoftext|>', '<|im_start|>', '<|im_end|>'], 0);
     const before = tf.memory().numTensors;
     const p = openPolicyDir(dir, { trainable: false });
     expect(p.dir).toBe(dir);
@@ -70,8 +70,8 @@ describe('openPolicyDir', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
-  it("reads tokenizer_config.json's chat_template first (Qwen3's), and takes another tokenizer by spec", () => {
-    const dir = made(['<|endoftext|>'], 0);
+  it("reads tokenizer_config.json's chat_template first (Qwen3's), and takes another tokenizer by spec", async () => {
+    const dir = await made(['<|endoftext|>'], 0);
     copyFileSync(join(QWEN3_TOKENIZER_DIR, 'tokenizer_config.json'), join(dir, 'tokenizer_config.json'));
     const p = openPolicyDir(dir, { tokenizer: 'tiktoken:gpt2', requireEos: false });
     try {
@@ -85,8 +85,8 @@ describe('openPolicyDir', () => {
     }
   });
 
-  it('without a template or ChatML tokens the caller picks the fallback (source none)', () => {
-    const dir = made(['<|endoftext|>'], null);
+  it('without a template or ChatML tokens the caller picks the fallback (source none)', async () => {
+    const dir = await made(['<|endoftext|>'], null);
     const p = openPolicyDir(dir);
     try {
       expect(p.chatTemplate).toEqual({ apply: undefined, source: 'none' });
@@ -96,7 +96,7 @@ describe('openPolicyDir', () => {
     }
   });
 
-  it('refuses a missing directory, a directory without config.json, a model that cannot end, and leaves nothing allocated', () => {
+  it('refuses a missing directory, a directory without config.json, a model that cannot end, and leaves nothing allocated', async () => {
     const before = tf.memory().numTensors;
     expect(() => openPolicyDir('/nonexistent/model')).toThrow(/\/nonexistent\/model: model directory not found/);
     const empty = mkdtempSync(join(tmpdir(), 'policy-empty-'));
@@ -106,7 +106,7 @@ describe('openPolicyDir', () => {
     );
 
     // no eos_token_id and no end token in the tokenizer
-    const noEos = made(['<|pad|>'], null);
+    const noEos = await made(['<|pad|>'], null);
     expect(() => openPolicyDir(noEos)).toThrow(
       expect.objectContaining({
         code: 'invalid_config',
@@ -131,8 +131,8 @@ describe('openPolicyDir', () => {
 });
 
 describe('defaultEosTokenIds and modelChatTemplate', () => {
-  it('joins a list of config ids with the tokenizer end tokens inside the vocabulary, without repeats', () => {
-    const dir = made(['<|endoftext|>', '<|im_start|>', '<|im_end|>'], null);
+  it('joins a list of config ids with the tokenizer end tokens inside the vocabulary, without repeats', async () => {
+    const dir = await made(['<|endoftext|>', '<|im_start|>', '<|im_end|>'], null);
     const p = openPolicyDir(dir);
     try {
       const imEnd = p.tokenizer.specialId('<|im_end|>')!;

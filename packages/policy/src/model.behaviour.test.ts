@@ -230,7 +230,7 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     tf.dispose([ids, mask, tg]);
   }, 300_000);
 
-  it('rejects bad inputs and weights with errors naming the tensor and shapes', () => {
+  it('rejects bad inputs and weights with errors naming the tensor and shapes', async () => {
     expect(() => model.hidden({})).toThrow(/exactly one of ids/);
     const e = tf.zeros([1, 2, 31]) as tf.Tensor3D;
     expect(() => model.hidden({ embeds: e })).toThrow(/embeds must be \[B, T, 32\], got \[1,2,31\]/);
@@ -242,7 +242,7 @@ describe.each(TEST_BACKENDS)('Qwen3Model behaviour on %s', (backend) => {
     expect(() => model.hidden({ ids: long })).toThrow(/4097 tokens exceeds max_position_embeddings 4096/);
     tf.dispose([ids, long]);
     e.dispose();
-    const good = model.toHost();
+    const good = await model.toHost();
     const bad = (name: string, t: { shape: number[]; data: Float32Array } | undefined) => () =>
       Qwen3Model.fromWeights(config, (n) => (n === name ? t : good.get(n)));
     expect(bad('model.layers.1.mlp.up_proj.weight', { shape: [32, 48], data: new Float32Array(32 * 48) })).toThrow(

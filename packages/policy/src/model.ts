@@ -3,6 +3,7 @@ import { Rng } from '@rlvr/core';
 import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
+import { checkBufferLimit } from './webgpu.js';
 import { tokenLogprobs } from './logprobs.js';
 import { linear2d, releaseTranspose } from './ops.js';
 import { attention, rmsNorm, rope as applyRotary, swiglu } from './fused.js';
@@ -143,6 +144,7 @@ export class Qwen3Model {
         if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
           throw new PolicyError('shape_mismatch', `wrong shape: expected [${shape}], found [${t.shape}]`, { tensor: name });
         }
+        checkBufferLimit(name, t.data.length);
         const data = t.data instanceof Float32Array ? t.data : Float32Array.from(t.data);
         const init = tf.tensor(data, shape, 'float32');
         params.set(name, tf.variable(init, options.trainable ?? true, `policy${id}/${name}`));
@@ -186,9 +188,9 @@ export class Qwen3Model {
   }
 
   /** Host copies of all parameters, keyed by Hugging Face name (for saving). */
-  toHost(): Map<string, HostTensor> {
+  async toHost(): Promise<Map<string, HostTensor>> {
     const out = new Map<string, HostTensor>();
-    for (const [name, v] of this.params) out.set(name, { shape: v.shape, data: v.dataSync() as Float32Array });
+    for (const [name, v] of this.params) out.set(name, { shape: v.shape, data: (await v.data()) as Float32Array });
     return out;
   }
 

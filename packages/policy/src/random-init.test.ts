@@ -14,9 +14,9 @@ const config = parseModelConfig({
   head_dim: 8,
 });
 
-function weights(seed: number): Map<string, number[]> {
+async function weights(seed: number): Promise<Map<string, number[]>> {
   const m = Qwen3Model.random(config, seed);
-  const out = new Map([...m.toHost()].map(([k, t]) => [k, Array.from(t.data)]));
+  const out = new Map([...(await m.toHost())].map(([k, t]) => [k, Array.from(t.data)]));
   m.dispose();
   return out;
 }
@@ -24,17 +24,17 @@ function weights(seed: number): Map<string, number[]> {
 describe('Qwen3Model.random', () => {
   it('is a function of the seed alone, seed 0 included, on every backend', async () => {
     await selectBackend({ backend: 'cpu' });
-    const cpu0 = weights(0);
-    expect(weights(0)).toEqual(cpu0);
+    const cpu0 = await weights(0);
+    expect(await weights(0)).toEqual(cpu0);
     await selectBackend({ backend: 'wasm' });
-    expect(weights(0)).toEqual(cpu0);
-    expect(weights(1).get('model.embed_tokens.weight')).not.toEqual(cpu0.get('model.embed_tokens.weight'));
+    expect(await weights(0)).toEqual(cpu0);
+    expect((await weights(1)).get('model.embed_tokens.weight')).not.toEqual(cpu0.get('model.embed_tokens.weight'));
     expect(tf.getBackend()).toBe('wasm');
   });
 
   it('draws N(0, std^2) weights and unit norms', async () => {
     await selectBackend({ backend: 'cpu' });
-    const w = weights(3);
+    const w = await weights(3);
     expect(new Set(w.get('model.norm.weight'))).toEqual(new Set([1]));
     const e = w.get('model.embed_tokens.weight')!;
     const mean = e.reduce((a, b) => a + b, 0) / e.length;

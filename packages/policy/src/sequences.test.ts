@@ -7,7 +7,7 @@ import { TINY_DIR, reference, relError, useBackend } from './test-utils/fixtures
 describe('completionLogprobs', () => {
   beforeAll(() => useBackend('cpu'));
 
-  it('matches the PyTorch log-probs of the same tokens, whatever the batching', () => {
+  it('matches the PyTorch log-probs of the same tokens, whatever the batching', async () => {
     const ref = reference();
     const [B, T] = ref.get('input_ids')!.shape;
     const ids = ref.get('input_ids')!.data;
@@ -30,7 +30,7 @@ describe('completionLogprobs', () => {
       want.push(pos.slice(1, -1).map((t) => lp[b * T + t]));
     }
     for (const batchSize of [1, 2, 3]) {
-      const got = completionLogprobs(model, rows, { batchSize });
+      const got = await completionLogprobs(model, rows, { batchSize });
       got.forEach((g, b) => expect(relError(g, want[b]), `row ${b}`).toBeLessThan(1e-4));
     }
     model.dispose();

@@ -76,11 +76,11 @@ export function packSequences(rows: SequenceRow[], limits: { vocabSize: number; 
  * log p(completion token | everything before it) for each row, in batches of `batchSize` rows.
  * No gradients; inference only. Returns one Float32Array per row (its completion length).
  */
-export function completionLogprobs(
+export async function completionLogprobs(
   model: Qwen3Model,
   rows: SequenceRow[],
   options: { batchSize?: number; temperature?: number } = {},
-): Float32Array[] {
+): Promise<Float32Array[]> {
   const bs = options.batchSize ?? 8;
   const out: Float32Array[] = [];
   for (let start = 0; start < rows.length; start += bs) {
@@ -89,14 +89,14 @@ export function completionLogprobs(
       { vocabSize: model.dims.V, maxLength: model.config.max_position_embeddings },
       start,
     );
-    const lp = tf.tidy(() => {
+    const lpt = tf.tidy(() => {
       const ids = tf.tensor2d(p.ids, [p.B, p.T], 'int32');
       const mask = tf.tensor2d(p.attentionMask, [p.B, p.T], 'int32');
       const h = model.hidden({ ids, attentionMask: mask });
-      return model
-        .tokenLogprobs(h, tf.tensor2d(p.targets, [p.B, p.T], 'int32'), { temperature: options.temperature })
-        .logprobs.dataSync() as Float32Array;
+      return model.tokenLogprobs(h, tf.tensor2d(p.targets, [p.B, p.T], 'int32'), { temperature: options.temperature }).logprobs;
     });
+    const lp = (await lpt.data()) as Float32Array;
+    lpt.dispose();
     for (let b = 0; b < p.B; b++) {
       const s = b * p.T + p.promptLengths[b] - 1;
       out.push(lp.slice(s, s + p.completionLengths[b]));

@@ -30,7 +30,7 @@ const batch = batchFromRows([
 ]);
 
 // The fused pass for a trainer: old log-probs AND GRAIL scores from one forward + one input-only backward.
-const fused = logprobsWithGradXEmb(model, batch, { answerSpan: 'boxed', alignment: 'previous' });
+const fused = await logprobsWithGradXEmb(model, batch, { answerSpan: 'boxed', alignment: 'previous' });
 console.log('old log-probs', Array.from(fused.logprobs, (v) => v.toFixed(2)).join(' '));
 console.log('GRAIL scores ', Array.from(fused.scores, (v) => v.toExponential(1)).join(' '));
 console.log('has scores', Array.from(fused.hasScores), 'L_ans', Array.from(fused.loss));

@@ -34,7 +34,7 @@ describe('rlvr-saliency CLI', () => {
     expect(rows.map((s) => (s === null ? null : s.length))).toEqual([10, 8, null, 6]);
     expect(r.err).toMatch(/1 of 4 rows have no answer span/);
     const model = tinyModel();
-    const want = logprobsWithGradXEmb(model, fixtureBatch(), { alignment: 'own', temperature: 0.7 });
+    const want = await logprobsWithGradXEmb(model, fixtureBatch(), { alignment: 'own', temperature: 0.7 });
     model.dispose();
     const got = rows.flatMap((s, i) => s ?? new Array(i === 2 ? 7 : 0).fill(0));
     expect(Float32Array.from(got)).toEqual(want.scores); // shortest float32 text reads back exactly
@@ -50,7 +50,7 @@ describe('rlvr-saliency CLI', () => {
       .split('\n')
       .map((l) => JSON.parse(l).scores as number[] | null);
     const model = tinyModel();
-    const want = perturbation(model, fixtureBatch(), { window: 2, replacement: 5 });
+    const want = await perturbation(model, fixtureBatch(), { window: 2, replacement: 5 });
     model.dispose();
     expect(Float32Array.from(rows.flatMap((s) => s ?? new Array(7).fill(0)))).toEqual(want.scores);
     expect(rows[0]!.filter((s) => s > 0)).toHaveLength(2);

@@ -29,12 +29,12 @@ describe.each(TEST_BACKENDS)('grad-x-emb (GRAIL) vs PyTorch autograd on %s', (ba
   });
   afterAll(() => model.dispose());
 
-  it.each(VARIANTS)('$name: L_ans, dL_ans/de and both alignments match (rel. error <= 1e-3)', ({ name, answerSpan, temperature }) => {
+  it.each(VARIANTS)('$name: L_ans, dL_ans/de and both alignments match (rel. error <= 1e-3)', async ({ name, answerSpan, temperature }) => {
     const packed = packRows(batch, [0, 1, 2, 3], answerSpan);
     expect(Array.from(packed.ids)).toEqual(Array.from(ref.get('ids')!.data));
     for (const alignment of ['previous', 'own'] as const) {
       const cfg = GradXEmbConfigSchema.parse({ answerSpan, temperature, alignment });
-      const r = gradXEmbRows(model, packed, cfg, { keepGradient: true });
+      const r = await gradXEmbRows(model, packed, cfg, { keepGradient: true });
       expect(relError(r.loss, ref.get(`grail.${name}.loss`)!.data)).toBeLessThan(1e-4);
       // Gradient at real positions from column P - 1 on: padding embeddings get none by
       // construction, and the prompt columns before P - 1 run without a gradient (no score reads them).
@@ -45,10 +45,10 @@ describe.each(TEST_BACKENDS)('grad-x-emb (GRAIL) vs PyTorch autograd on %s', (ba
     }
   });
 
-  it('the fused pass gives the old log-probs of the same forward, micro-batched, with rollouts without an answer flagged', () => {
+  it('the fused pass gives the old log-probs of the same forward, micro-batched, with rollouts without an answer flagged', async () => {
     for (const { name, answerSpan, temperature } of VARIANTS) {
       // A budget of 2 rows per pass: the rollouts are split over micro-batches of different P and C.
-      const out = logprobsWithGradXEmb(model, batch, { answerSpan, temperature, tokenBudget: 2 * 14 });
+      const out = await logprobsWithGradXEmb(model, batch, { answerSpan, temperature, tokenBudget: 2 * 14 });
       expect(out.signal).toBe(SIGNAL_NAMES.gradXEmb);
       const want = unpackRows(batch, ref.get(`grail.${name}.scores.previous`)!.data, C);
       expect(relError(out.scores, want)).toBeLessThan(1e-3);
@@ -65,19 +65,19 @@ describe.each(TEST_BACKENDS)('grad-x-emb (GRAIL) vs PyTorch autograd on %s', (ba
     }
   });
 
-  it('leaks no tensors and leaves the parameters untouched', () => {
-    logprobsWithGradXEmb(model, batch); // warm-up (backend-level caches)
+  it('leaks no tensors and leaves the parameters untouched', async () => {
+    await logprobsWithGradXEmb(model, batch); // warm-up (backend-level caches)
     const before = tf.memory().numTensors;
     const snapshot = model.variables().map((v) => v.dataSync().slice(0, 4));
-    logprobsWithGradXEmb(model, batch, { alignment: 'own', tokenBudget: 20 });
+    await logprobsWithGradXEmb(model, batch, { alignment: 'own', tokenBudget: 20 });
     expect(tf.memory().numTensors).toBe(before);
     model.variables().forEach((v, i) => expect(Array.from(v.dataSync().slice(0, 4))).toEqual(Array.from(snapshot[i]!)));
   });
 
-  it('skips the backward pass for a micro-batch without answers, and still returns its log-probs', () => {
+  it('skips the backward pass for a micro-batch without answers, and still returns its log-probs', async () => {
     const before = tf.memory().numTensors;
     const packed = packRows(batch, [2], 'boxed');
-    const r = gradXEmbRows(model, packed, GradXEmbConfigSchema.parse({}));
+    const r = await gradXEmbRows(model, packed, GradXEmbConfigSchema.parse({}));
     expect(r.scores).toBeNull();
     expect(r.loss[0]).toBe(0);
     const want = ref.get('logprobs.t1')!.data;
@@ -95,10 +95,10 @@ describe('grad-x-emb vs central finite differences of L_ans (cpu)', () => {
   });
   afterAll(() => model.dispose());
 
-  it("directional derivatives along single coordinates and along a token's own embedding", () => {
+  it("directional derivatives along single coordinates and along a token's own embedding", async () => {
     const packed = packRows(batch, [0, 1, 2, 3], 'boxed');
     const cfg = GradXEmbConfigSchema.parse({});
-    const { gradient } = gradXEmbRows(model, packed, cfg, { keepGradient: true });
+    const { gradient } = await gradXEmbRows(model, packed, cfg, { keepGradient: true });
     const ids = tf.tensor2d(packed.ids, [B, S], 'int32');
     const attn = tf.tensor2d(packed.attentionMask, [B, S]);
     const E = model.embed(ids);

@@ -39,20 +39,21 @@ export interface GradXEmbRows {
  * `[n, W, D]`; the hidden state at column P - 1 + j predicts completion token j; score `[n, C]` =
  * || g (x) e ||_2 over D at column `scoreOffset + j`.
  */
-export function gradXEmbRows(
+export async function gradXEmbRows(
   model: Qwen3Model,
   packed: PackedRows,
   cfg: GradXEmbConfig,
   options: { keepGradient?: boolean } = {},
-): GradXEmbRows {
+): Promise<GradXEmbRows> {
   const { n, P, C, S } = packed;
   const D = model.dims.D;
   const Q = P - 1; // first differentiated column: it predicts completion token 0
   const W = S - Q;
   const anyAnswer = packed.hasAnswer.some((a) => a === 1);
   let kept: tf.Tensor[] = [];
+  // the scores `[n, C]` and the gradient, kept past the tidy and read asynchronously after it
+  let out: { scores: tf.Tensor | null; gradient: tf.Tensor | null } = { scores: null, gradient: null };
   let past: KVCache | undefined;
-  let result: GradXEmbRows | undefined;
   try {
     tf.tidy(() => {
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
@@ -80,32 +81,31 @@ export function gradXEmbRows(
         const la = model.tokenLogprobs(ha, tf.tensor2d(answerTargets, [1, positions.length], 'int32'), lpOptions).logprobs;
         return tf.neg(tf.sum(la)) as tf.Scalar;
       };
-      let scores: Float32Array | null = null;
-      let gradient: Float32Array | undefined;
       if (anyAnswer) {
         const g = tf.grad((x) => answerLoss(x as tf.Tensor3D))(embeds);
         const off = scoreOffset(packed, cfg.alignment) - Q;
         const ge = tf.mul(tf.slice(g, [0, off, 0], [n, C, D]), tf.slice(embeds, [0, off, 0], [n, C, D]));
-        scores = tf.sqrt(tf.sum(tf.square(ge), 2)).dataSync() as Float32Array;
-        if (options.keepGradient) gradient = fullWidth(g.dataSync() as Float32Array, n, S, Q, D);
+        out = { scores: tf.keep(tf.sqrt(tf.sum(tf.square(ge), 2))), gradient: options.keepGradient ? tf.keep(g) : null };
       } else {
         answerLoss(embeds);
       }
-      const logprobs = kept[0]!.dataSync() as Float32Array;
-      const entropy = kept[1]!.dataSync() as Float32Array;
-      const loss = new Float32Array(n);
-      for (let r = 0; r < n; r++) {
-        let s = 0;
-        for (let j = 0; j < C; j++) s -= packed.answerMask[r * C + j]! * logprobs[r * C + j]!;
-        loss[r] = s;
-      }
-      result = gradient ? { logprobs, entropy, scores, loss, gradient } : { logprobs, entropy, scores, loss };
     });
+    // Asynchronous reads: the webgpu backend has no synchronous read in Node.
+    const scores = out.scores === null ? null : ((await out.scores.data()) as Float32Array);
+    const gradient = out.gradient === null ? undefined : fullWidth((await out.gradient.data()) as Float32Array, n, S, Q, D);
+    const logprobs = (await kept[0]!.data()) as Float32Array;
+    const entropy = (await kept[1]!.data()) as Float32Array;
+    const loss = new Float32Array(n);
+    for (let r = 0; r < n; r++) {
+      let s = 0;
+      for (let j = 0; j < C; j++) s -= packed.answerMask[r * C + j]! * logprobs[r * C + j]!;
+      loss[r] = s;
+    }
+    return gradient ? { logprobs, entropy, scores, loss, gradient } : { logprobs, entropy, scores, loss };
   } finally {
-    tf.dispose(kept);
+    tf.dispose([...kept, ...(out.scores ? [out.scores] : []), ...(out.gradient ? [out.gradient] : [])]);
     past?.dispose();
   }
-  return result!;
 }
 
 /** The suffix gradient `[n, S - Q, D]` placed in the full width `[n, S, D]` (0 in the Q prefix columns, whose gradient is never computed). */
@@ -158,11 +158,11 @@ function gatherRows(x: tf.Tensor2D, idx: Int32Array): tf.Tensor2D {
  *
  * @returns `logprobs`, `entropy`, `scores` `[totalTokens]`; `hasScores`, `loss` (L_ans) `[B]`.
  */
-export function logprobsWithGradXEmb(model: Qwen3Model, batch: RolloutBatch, config: GradXEmbConfigInput = {}): FusedResult {
+export function logprobsWithGradXEmb(model: Qwen3Model, batch: RolloutBatch, config: GradXEmbConfigInput = {}): Promise<FusedResult> {
   return fusedPass(model, batch, parseBackendConfig(GradXEmbConfigSchema, config, 'grad-x-emb'));
 }
 
-function fusedPass(model: Qwen3Model, batch: RolloutBatch, cfg: GradXEmbConfig): FusedResult {
+async function fusedPass(model: Qwen3Model, batch: RolloutBatch, cfg: GradXEmbConfig): Promise<FusedResult> {
   checkBatch(batch, model.dims.V);
   const T = totalTokens(batch);
   const B = batch.numRollouts;
@@ -177,7 +177,7 @@ function fusedPass(model: Qwen3Model, batch: RolloutBatch, cfg: GradXEmbConfig):
   };
   for (const rows of planMicroBatches(batch, cfg.tokenBudget)) {
     const packed = packRows(batch, rows, cfg.answerSpan, cfg.padId);
-    const r = gradXEmbRows(model, packed, cfg);
+    const r = await gradXEmbRows(model, packed, cfg);
     scatterRows(batch, packed, r.logprobs, out.logprobs);
     scatterRows(batch, packed, r.entropy, out.entropy);
     if (r.scores) {

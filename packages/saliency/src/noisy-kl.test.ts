@@ -34,9 +34,9 @@ describe.each(TEST_BACKENDS)('noisy-kl (OAR-G) vs PyTorch autograd on %s', (back
 
   it.each(['previous', 'own'] as const)(
     'alignment %s: scores with a fixed noise tensor match float64 PyTorch (rel. error <= 1e-3)',
-    (alignment) => {
+    async (alignment) => {
       for (const tokenBudget of [8192, 28]) {
-        const out = noisyKl(model, batch, { alignment, noise: fixtureNoise(), tokenBudget });
+        const out = await noisyKl(model, batch, { alignment, noise: fixtureNoise(), tokenBudget });
         expect(out.signal).toBe(SIGNAL_NAMES.noisyKl);
         expect(relError(out.scores, unpackRows(batch, ref.get(`oarg.${alignment}.scores`)!.data, C))).toBeLessThan(1e-3);
         expect(Array.from(out.hasScores)).toEqual([1, 1, 0, 1]);
@@ -48,19 +48,19 @@ describe.each(TEST_BACKENDS)('noisy-kl (OAR-G) vs PyTorch autograd on %s', (back
     },
   );
 
-  it('at 100x the noise, where the KL is well conditioned, KL and scores match (rel. error <= 1e-3)', () => {
+  it('at 100x the noise, where the KL is well conditioned, KL and scores match (rel. error <= 1e-3)', async () => {
     const noise = fixtureNoise().map((v) => 100 * v);
-    const out = noisyKl(model, batch, { noise });
+    const out = await noisyKl(model, batch, { noise });
     expect(relError(out.loss!, ref.get('oarg.x100.previous.kl')!.data)).toBeLessThan(1e-3);
     expect(relError(out.scores, unpackRows(batch, ref.get('oarg.x100.previous.scores')!.data, C))).toBeLessThan(1e-3);
   });
 
-  it('seeded noise: same seed same scores whatever the micro-batching, another seed other scores; no leak', () => {
-    noisyKl(model, batch, { seed: 3 });
+  it('seeded noise: same seed same scores whatever the micro-batching, another seed other scores; no leak', async () => {
+    await noisyKl(model, batch, { seed: 3 });
     const before = tf.memory().numTensors;
-    const a = noisyKl(model, batch, { seed: 3 });
-    const b = noisyKl(model, batch, { seed: 3, tokenBudget: 20 });
-    const c = noisyKl(model, batch, { seed: 4 });
+    const a = await noisyKl(model, batch, { seed: 3 });
+    const b = await noisyKl(model, batch, { seed: 3, tokenBudget: 20 });
+    const c = await noisyKl(model, batch, { seed: 4 });
     expect(tf.memory().numTensors).toBe(before);
     // Other micro-batches pad to other widths and split off other prompt prefixes: float32 noise
     // (at noise 1e-3 the KL is ~1e-7 and its gradient cancels), far below another seed's change.
@@ -72,8 +72,10 @@ describe.each(TEST_BACKENDS)('noisy-kl (OAR-G) vs PyTorch autograd on %s', (back
     expect(a.loss![2]).toBe(0);
   });
 
-  it('rejects a noise tensor of the wrong length, naming the expected size', () => {
-    expect(() => noisyKl(model, batch, { noise: new Float32Array(10) })).toThrow(SaliencyError);
-    expect(() => noisyKl(model, batch, { noise: new Float32Array(10) })).toThrow(`expected totalTokens x hidden size = ${T} x ${D}`);
+  it('rejects a noise tensor of the wrong length, naming the expected size', async () => {
+    await expect(noisyKl(model, batch, { noise: new Float32Array(10) })).rejects.toThrow(SaliencyError);
+    await expect(noisyKl(model, batch, { noise: new Float32Array(10) })).rejects.toThrow(
+      `expected totalTokens x hidden size = ${T} x ${D}`,
+    );
   });
 });

@@ -56,15 +56,16 @@ interface NoisyKlRows {
  *
  * @param noise `[n, C, D]` the noise of each row's scored slots (0 on padding slots)
  */
-function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, noise: Float32Array): NoisyKlRows {
+async function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, noise: Float32Array): Promise<NoisyKlRows> {
   const { n, P, C, S } = packed;
   const D = model.dims.D;
   const Q = P - 1; // the prompt columns before Q carry no noise: one no-gradient prefix for both passes
   const W = S - Q;
   const anyAnswer = packed.hasAnswer.some((a) => a === 1);
   let kept: tf.Tensor[] = [];
+  // log-probs, entropies `[n, C]` and (with an answer) scores `[n, C]`, kept past the tidy and read asynchronously after it
+  let out: tf.Tensor[] = [];
   let past: KVCache | undefined;
-  let result: NoisyKlRows | undefined;
   try {
     tf.tidy(() => {
       const ids = tf.tensor2d(packed.ids, [n, S], 'int32');
@@ -85,12 +86,8 @@ function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, 
         temperature: cfg.temperature,
         maxChunkElements: cfg.maxChunkElements,
       });
-      const logprobs = lp.logprobs.dataSync() as Float32Array;
-      const entropy = lp.entropy.dataSync() as Float32Array;
-      if (!anyAnswer) {
-        result = { scores: null, kl: new Float32Array(n), logprobs, entropy };
-        return;
-      }
+      out = [tf.keep(lp.logprobs), tf.keep(lp.entropy)];
+      if (!anyAnswer) return;
       const logP0 = answerLogProbs(model, clean, answerMask, cfg.temperature);
       const off = scoreOffset(packed, cfg.alignment) - Q; // in the suffix's columns
       const parts: tf.Tensor3D[] = [];
@@ -105,15 +102,19 @@ function noisyKlRows(model: Qwen3Model, packed: PackedRows, cfg: NoisyKlConfig, 
       };
       const g = tf.grad((x) => loss(x as tf.Tensor3D))(noisy);
       const ge = tf.mul(tf.slice(g, [0, off, 0], [n, C, D]), tf.slice(noisy, [0, off, 0], [n, C, D]));
-      const scores = tf.abs(tf.sum(ge, 2)).dataSync() as Float32Array;
-      const kl = Float32Array.from(kept[0]!.dataSync() as Float32Array, (v, r) => (packed.hasAnswer[r] ? v : 0));
-      result = { scores, kl, logprobs, entropy };
+      out.push(tf.keep(tf.abs(tf.sum(ge, 2))));
     });
+    // Asynchronous reads: the webgpu backend has no synchronous read in Node.
+    const logprobs = (await out[0]!.data()) as Float32Array;
+    const entropy = (await out[1]!.data()) as Float32Array;
+    if (!anyAnswer) return { scores: null, kl: new Float32Array(n), logprobs, entropy };
+    const scores = (await out[2]!.data()) as Float32Array;
+    const kl = Float32Array.from((await kept[0]!.data()) as Float32Array, (v, r) => (packed.hasAnswer[r] ? v : 0));
+    return { scores, kl, logprobs, entropy };
   } finally {
-    tf.dispose(kept);
+    tf.dispose([...kept, ...out]);
     past?.dispose();
   }
-  return result!;
 }
 
 /**
@@ -144,11 +145,11 @@ function noiseRows(batch: RolloutBatch, packed: PackedRows, cfg: NoisyKlConfig, 
  * Two forward passes and one input-only backward per micro-batch. Rollouts without an answer
  * span get no scores (flagged in `hasScores`, values 0), and log-probs all the same.
  */
-export function noisyKl(model: Qwen3Model, batch: RolloutBatch, config: NoisyKlConfigInput = {}): FusedResult {
+export function noisyKl(model: Qwen3Model, batch: RolloutBatch, config: NoisyKlConfigInput = {}): Promise<FusedResult> {
   return oarG(model, batch, parseBackendConfig(NoisyKlConfigSchema, config, 'noisy-kl'));
 }
 
-function oarG(model: Qwen3Model, batch: RolloutBatch, cfg: NoisyKlConfig): FusedResult {
+async function oarG(model: Qwen3Model, batch: RolloutBatch, cfg: NoisyKlConfig): Promise<FusedResult> {
   checkBatch(batch, model.dims.V);
   const T = totalTokens(batch);
   const B = batch.numRollouts;
@@ -171,7 +172,7 @@ function oarG(model: Qwen3Model, batch: RolloutBatch, cfg: NoisyKlConfig): Fused
   };
   for (const rows of planMicroBatches(batch, cfg.tokenBudget)) {
     const packed = packRows(batch, rows, cfg.answerSpan, cfg.padId);
-    const r = noisyKlRows(model, packed, cfg, noiseRows(batch, packed, cfg, D));
+    const r = await noisyKlRows(model, packed, cfg, noiseRows(batch, packed, cfg, D));
     scatterRows(batch, packed, r.logprobs, out.logprobs);
     scatterRows(batch, packed, r.entropy, out.entropy);
     if (r.scores) {

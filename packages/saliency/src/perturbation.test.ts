@@ -71,8 +71,8 @@ describe.each(TEST_BACKENDS)('perturbation vs a brute-force loop of single forwa
     { alignment: 'previous', replacement: 7, answerSpan: 'content', tokenBudget: 30 },
   ] as const)(
     '$alignment, replacement $replacement, $answerSpan span, budget $tokenBudget',
-    ({ alignment, replacement, answerSpan, tokenBudget }) => {
-      const out = perturbation(model, batch, { alignment, replacement, answerSpan, tokenBudget });
+    async ({ alignment, replacement, answerSpan, tokenBudget }) => {
+      const out = await perturbation(model, batch, { alignment, replacement, answerSpan, tokenBudget });
       expect(out.signal).toBe(SIGNAL_NAMES.perturbation);
       expect(Array.from(out.hasScores)).toEqual(answerSpan === 'boxed' ? [1, 1, 0, 1] : [1, 1, 0, 0]);
       for (let i = 0; i < batch.numRollouts; i++) {
@@ -88,11 +88,11 @@ describe.each(TEST_BACKENDS)('perturbation vs a brute-force loop of single forwa
     },
   );
 
-  it('a window scores only the last tokens before the answer, with the same values; no leak', () => {
-    perturbation(model, batch, { window: 2 });
+  it('a window scores only the last tokens before the answer, with the same values; no leak', async () => {
+    await perturbation(model, batch, { window: 2 });
     const before = tf.memory().numTensors;
-    const full = perturbation(model, batch);
-    const win = perturbation(model, batch, { window: 2 });
+    const full = await perturbation(model, batch);
+    const win = await perturbation(model, batch, { window: 2 });
     expect(tf.memory().numTensors).toBe(before);
     // Row 0 (prompt 3, boxed answer [3, 8), own alignment): tokens 0..6 can influence it; the window keeps 5 and 6.
     expect(perturbedTokens(3, 10, [3, 8], { alignment: 'own', window: 2 }).tokens).toEqual([5, 6]);
@@ -103,8 +103,10 @@ describe.each(TEST_BACKENDS)('perturbation vs a brute-force loop of single forwa
     }
   });
 
-  it('rejects a replacement token outside the vocabulary', () => {
-    expect(() => perturbation(model, batch, { replacement: 300 })).toThrow(SaliencyError);
-    expect(() => perturbation(model, batch, { replacement: 300 })).toThrow('replacement token 300 is not in the vocabulary [0, 300)');
+  it('rejects a replacement token outside the vocabulary', async () => {
+    await expect(perturbation(model, batch, { replacement: 300 })).rejects.toThrow(SaliencyError);
+    await expect(perturbation(model, batch, { replacement: 300 })).rejects.toThrow(
+      'replacement token 300 is not in the vocabulary [0, 300)',
+    );
   });
 });

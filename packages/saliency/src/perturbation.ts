@@ -72,13 +72,13 @@ interface Job {
  * the last answer position, left-padded to the longest in the pass, at most `tokenBudget` padded
  * tokens per pass.
  */
-function runJobs(
+async function runJobs(
   model: Qwen3Model,
   batch: RolloutBatch,
   cfg: PerturbationConfig,
   answers: ([number, number] | null)[],
   out: Float32Array,
-): void {
+): Promise<void> {
   const { D, V } = model.dims;
   const seqOf = (i: number) => {
     const p0 = batch.promptOffsets[i]!;
@@ -130,15 +130,18 @@ function runJobs(
       answerMask.fill(1, row + pl - 1 + a[0], row + pl - 1 + a[1]);
       if (job.position >= 0) onehot[row + job.position] = 1;
     });
-    const logP = tf.tidy(() => {
+    const logPt = tf.tidy(() => {
       const idsT = tf.tensor2d(ids, [k, L], 'int32');
       const M = tf.tensor3d(onehot, [k, L, 1]);
       const replacement = cfg.replacement === 'zero' ? tf.zeros([1, 1, D]) : model.embed(tf.tensor2d([cfg.replacement], [1, 1], 'int32'));
       // e' = e (1 - M) + r M: the embedding at the scored position replaced, the rest unchanged.
       const x = tf.add(tf.mul(model.embed(idsT), tf.sub(1, M)), tf.mul(replacement, M)) as tf.Tensor3D; // [k, L, D]
       const h = model.hidden({ embeds: x, attentionMask: tf.tensor2d(attn, [k, L]) });
-      return answerLogProbs(model, h, tf.tensor2d(answerMask, [k, L]), cfg.temperature).dataSync() as Float32Array; // [k, V]
+      return answerLogProbs(model, h, tf.tensor2d(answerMask, [k, L]), cfg.temperature); // [k, V]
     });
+    // Asynchronous read: the webgpu backend has no synchronous read in Node.
+    const logP = (await logPt.data()) as Float32Array;
+    logPt.dispose();
     pass.forEach((job, r) => {
       const lp = logP.subarray(r * V, (r + 1) * V);
       if (job.token < 0) {
@@ -164,11 +167,11 @@ function runJobs(
  * token (batched), a high-fidelity reference for studies and tests. Rollouts without an answer
  * span get no scores (flagged in `hasScores`, values 0).
  */
-export function perturbation(model: Qwen3Model, batch: RolloutBatch, config: PerturbationConfigInput = {}): SaliencyResult {
+export function perturbation(model: Qwen3Model, batch: RolloutBatch, config: PerturbationConfigInput = {}): Promise<SaliencyResult> {
   return leaveOneOut(model, batch, parseBackendConfig(PerturbationConfigSchema, config, 'perturbation'));
 }
 
-function leaveOneOut(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationConfig): SaliencyResult {
+async function leaveOneOut(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationConfig): Promise<SaliencyResult> {
   checkBatch(batch, model.dims.V);
   if (cfg.replacement !== 'zero' && cfg.replacement >= model.dims.V) {
     throw new SaliencyError('invalid_config', `replacement token ${cfg.replacement} is not in the vocabulary [0, ${model.dims.V})`, {
@@ -194,7 +197,7 @@ function leaveOneOut(model: Qwen3Model, batch: RolloutBatch, cfg: PerturbationCo
     answers.push(a);
     out.hasScores[i] = a === null ? 0 : 1;
   }
-  runJobs(model, batch, cfg, answers, out.scores);
+  await runJobs(model, batch, cfg, answers, out.scores);
   return countMissing(out);
 }
 

@@ -39,7 +39,8 @@ export async function computeSignalsOnWorkers(
   if (batch.numRollouts === 0) return computeSignals(model, batch, plan, pass);
   const policy = needsPolicyPass(plan) ? { ...pass, temperature: plan.temperature } : null;
   const { results, policyPass } = await sourcesOnWorkers(workers, model, batch, plan.sources, policy, null);
-  return assembleSignals(batch, plan, results, () => policyPass ?? batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
+  const own = policyPass ?? (needsPolicyPass(plan) ? await batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }) : null);
+  return assembleSignals(batch, plan, results, () => own!);
 }
 
 /**
@@ -89,7 +90,7 @@ async function sourcesOnWorkers(
   let policyPass: { logprobs: Float32Array; entropy: Float32Array } | null = null;
   if (remote.length > 0 || policy !== null) {
     taskUrl ??= compiledModuleUrl(new URL('./workers/signals-task.js', import.meta.url));
-    workers.publish(model);
+    await workers.publish(model);
     const all = Array.from({ length: batch.numRollouts }, (_, i) => i);
     const chunks = splitRollouts(batch, all, workers.size);
     const inputs = chunks.map((rows): SignalsTaskInput | null =>

@@ -104,13 +104,13 @@ describe('computeSignals (cpu)', () => {
 
   it('the fused pass gives the scores and the old log-probs and entropies; they agree with a forward pass', async () => {
     const fused = await computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.gradXEmb, SIGNAL_NAMES.entropy]), pass);
-    const direct = logprobsWithGradXEmb(model, batch);
+    const direct = await logprobsWithGradXEmb(model, batch);
     expect(fused.signals.get(SIGNAL_NAMES.gradXEmb)).toEqual(direct.scores);
     expect(fused.oldLogprobs).toEqual(direct.logprobs);
     expect(fused.signals.get(SIGNAL_NAMES.entropy)).toEqual(direct.entropy);
     expect(fused.results['grad-x-emb']!.hasScores).toEqual(direct.hasScores);
     const forward = await computeSignals(model, batch, parseSignalConfig({}, [SIGNAL_NAMES.logprobsOld, SIGNAL_NAMES.entropy]), pass);
-    const want = batchLogprobs(model, batch, pass);
+    const want = await batchLogprobs(model, batch, pass);
     expect(forward.oldLogprobs).toBe(forward.signals.get(SIGNAL_NAMES.logprobsOld));
     expect(forward.oldLogprobs).toEqual(want.logprobs);
     for (let t = 0; t < want.logprobs.length; t++) expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
@@ -127,11 +127,11 @@ describe('computeSignals (cpu)', () => {
 
   it('the OAR-G signal comes from its backend with the configured options, the old log-probs from its clean pass', async () => {
     const oar = await computeSignals(model, batch, parseSignalConfig({ 'noisy-kl': { seed: 3 } }, [SIGNAL_NAMES.noisyKl]), pass);
-    const direct = noisyKl(model, batch, { seed: 3 });
+    const direct = await noisyKl(model, batch, { seed: 3 });
     expect(oar.signals.get(SIGNAL_NAMES.noisyKl)).toEqual(direct.scores);
     expect(oar.oldLogprobs).toEqual(direct.logprobs);
     // every rollout has log-probs, the one without an answer (no scores) included
-    const want = batchLogprobs(model, batch, pass);
+    const want = await batchLogprobs(model, batch, pass);
     for (let t = 0; t < want.logprobs.length; t++) {
       expect(direct.logprobs[t]).toBeCloseTo(want.logprobs[t]!, 4);
       expect(direct.entropy[t]).toBeCloseTo(want.entropy[t]!, 4);
@@ -174,7 +174,7 @@ describe('refreshSignals: policy.entropy with the current parameters, the old lo
     const base = (await computeSignals(model, batch, plan, pass)).signals;
     const refreshed = await refreshSignals(moved, batch, rows, plan, base, pass);
     // independently: the moved model's whole batch in one forward pass
-    const want = batchLogprobs(moved, batch, { ...pass, tokenBudget: 1 << 20 }).entropy;
+    const want = (await batchLogprobs(moved, batch, { ...pass, tokenBudget: 1 << 20 })).entropy;
     const h = refreshed.get(SIGNAL_NAMES.entropy);
     const h0 = base.get(SIGNAL_NAMES.entropy);
     for (const t of rows.flatMap(tokens)) {
@@ -192,8 +192,8 @@ describe('refreshSignals: policy.entropy with the current parameters, the old lo
     const base = (await computeSignals(model, batch, plan, pass)).signals;
     const refreshed = await refreshSignals(moved, batch, rows, plan, base, pass);
     const sub = takeRollouts(batch, rows);
-    const fused = logprobsWithGradXEmb(moved, sub);
-    const forward = batchLogprobs(moved, batch, pass).entropy;
+    const fused = await logprobsWithGradXEmb(moved, sub);
+    const forward = (await batchLogprobs(moved, batch, pass)).entropy;
     const h = refreshed.get(SIGNAL_NAMES.entropy);
     rows.forEach((i, k) => {
       const mine = h.subarray(batch.completionOffsets[i]!, batch.completionOffsets[i + 1]!);

@@ -191,7 +191,8 @@ export async function computeSignals(
   const results: Record<string, SaliencyResult> = {};
   // one backend at a time, in plan order: model backends share the policy (and tfjs' memory)
   for (const { backend, config } of plan.sources) results[backend.name] = await backend.compute(model, batch, config);
-  return assembleSignals(batch, plan, results, () => batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }));
+  const own = needsPolicyPass(plan) ? await batchLogprobs(model, batch, { ...pass, temperature: plan.temperature }) : null;
+  return assembleSignals(batch, plan, results, () => own!);
 }
 
 /** Whether `plan` needs a forward pass of its own for the policy signals (no fused backend gives them). */
@@ -242,7 +243,7 @@ export async function refreshSignals(
   const sub = takeRollouts(batch, rows);
   const results: Record<string, SaliencyResult> = {};
   for (const { backend, config } of sources) results[backend.name] = await backend.compute(model, sub, config);
-  const entropy = refreshNeedsPolicyPass(plan) ? batchLogprobs(model, sub, policyPassOptions(plan, pass)).entropy : undefined;
+  const entropy = refreshNeedsPolicyPass(plan) ? (await batchLogprobs(model, sub, policyPassOptions(plan, pass))).entropy : undefined;
   return withRefreshed(batch, rows, sub, plan, base, results, entropy);
 }
 

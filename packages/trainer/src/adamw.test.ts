@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 
 describe('AdamW', () => {
-  it.each(Object.keys(fixture))('follows torch.optim.AdamW step by step (%s)', (name) => {
+  it.each(Object.keys(fixture))('follows torch.optim.AdamW step by step (%s)', async (name) => {
     const c = fixture[name]!;
     const { lr, ...rest } = c.config;
     const opt = new AdamW(AdamWConfigSchema.parse(rest));
@@ -35,7 +35,7 @@ describe('AdamW', () => {
       }
       grads.forEach((t) => t.dispose());
     });
-    const state = opt.exportState();
+    const state = await opt.exportState();
     expect(state.step).toBe(5);
     Array.from(state.tensors.get('p.exp_avg_sq')!.data).forEach((v, i) => expect(v).toBeCloseTo(c.exp_avg_sq_p[i]!, 6));
     // restoring the state into a fresh optimizer continues identically
@@ -70,7 +70,7 @@ describe('AdamW', () => {
     expect(info.peakBytes - before).toBeLessThanOrEqual(5 * bytes);
     expect(info.peakBytes - before).toBeGreaterThanOrEqual(3 * bytes); // the profile saw the update
     const restored = new AdamW(opt.config);
-    restored.importState(params, opt.exportState());
+    restored.importState(params, await opt.exportState());
     expect(tf.memory().numBytes - before).toBe(2 * bytes);
     opt.dispose();
     restored.dispose();
@@ -93,18 +93,18 @@ describe('AdamW', () => {
 });
 
 describe('clipGradNorm', () => {
-  it('returns the global norm and scales down only above the maximum', () => {
+  it('returns the global norm and scales down only above the maximum', async () => {
     const grads = new Map([
       ['a', tf.tensor1d([3, 0])],
       ['b', tf.tensor1d([4])],
     ]);
     const before = tf.memory().numTensors;
-    const { norm, grads: clipped } = clipGradNorm(grads, 1);
+    const { norm, grads: clipped } = await clipGradNorm(grads, 1);
     expect(norm).toBeCloseTo(5, 6);
     expect(clipped.get('a')!.dataSync()[0]).toBeCloseTo(0.6, 5);
     expect(clipped.get('b')!.dataSync()[0]).toBeCloseTo(0.8, 5);
     expect(tf.memory().numTensors).toBe(before + 2); // only the two scaled gradients
-    const same = clipGradNorm(grads, 10);
+    const same = await clipGradNorm(grads, 10);
     expect(same.grads.get('a')).toBe(grads.get('a'));
   });
 });

@@ -77,11 +77,11 @@ export class AdamW {
   }
 
   /** Moments as plain arrays, keyed `NAME.exp_avg` / `NAME.exp_avg_sq` (PyTorch's names). */
-  exportState(): { step: number; tensors: Map<string, { shape: number[]; data: Float32Array }> } {
+  async exportState(): Promise<{ step: number; tensors: Map<string, { shape: number[]; data: Float32Array }> }> {
     const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
     for (const [name, mo] of this.#moments) {
-      tensors.set(`${name}.exp_avg`, { shape: mo.m.shape.slice(), data: mo.m.dataSync() as Float32Array });
-      tensors.set(`${name}.exp_avg_sq`, { shape: mo.v.shape.slice(), data: mo.v.dataSync() as Float32Array });
+      tensors.set(`${name}.exp_avg`, { shape: mo.m.shape.slice(), data: (await mo.m.data()) as Float32Array });
+      tensors.set(`${name}.exp_avg_sq`, { shape: mo.v.shape.slice(), data: (await mo.v.data()) as Float32Array });
     }
     return { step: this.step, tensors };
   }
@@ -147,15 +147,17 @@ export class AdamW {
  * `maxNorm` (clip_grad_norm_). Returns the norm before clipping; non-finite norms
  * come back as they are so the caller can skip the update.
  */
-export function clipGradNorm(
+export async function clipGradNorm(
   grads: ReadonlyMap<string, tf.Tensor>,
   maxNorm: number | null,
-): { norm: number; grads: Map<string, tf.Tensor> } {
+): Promise<{ norm: number; grads: Map<string, tf.Tensor> }> {
   const list = [...grads.values()];
   let norm = 0;
   if (list.length > 0) {
-    const sq = tf.tidy(() => tf.addN(list.map((g) => tf.sum(tf.square(g)))));
-    norm = Math.sqrt(sq.dataSync()[0]!);
+    // a chain of adds, not one addN: the webgpu backend binds every input of an addN to one shader,
+    // and a model has more parameters than a device has storage buffers per stage (8 by default)
+    const sq = tf.tidy(() => list.reduce<tf.Tensor>((acc, g) => tf.add(acc, tf.sum(tf.square(g))), tf.scalar(0)));
+    norm = Math.sqrt((await sq.data())[0]!);
     sq.dispose();
   }
   const out = new Map<string, tf.Tensor>();

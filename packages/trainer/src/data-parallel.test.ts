@@ -61,8 +61,8 @@ function maxRelDiff(a: Map<string, Float32Array>, b: Map<string, Float32Array>):
   return worst;
 }
 
-function moments(trainer: Trainer): Map<string, number[]> {
-  return new Map([...trainer.optimizer.exportState().tensors].map(([k, t]) => [k, Array.from(t.data)]));
+async function moments(trainer: Trainer): Promise<Map<string, number[]>> {
+  return new Map([...(await trainer.optimizer.exportState()).tensors].map(([k, t]) => [k, Array.from(t.data)]));
 }
 
 describe('Trainer.step on policy workers', () => {
@@ -168,9 +168,9 @@ function probabilityRefresh(every: RefreshEvery): AdvantageRefresh & { calls: { 
     every,
     spec: { module: 'file:///unused.mjs', factory: 'unused', options: {} },
     calls,
-    advantages(model, batch, rows) {
+    async advantages(model, batch, rows) {
       calls.inProcess++;
-      return weigh(batch, rows, batchLogprobs(model, batch, { ...pass, include: maskOf(batch.numRollouts, rows) }).logprobs);
+      return weigh(batch, rows, (await batchLogprobs(model, batch, { ...pass, include: maskOf(batch.numRollouts, rows) })).logprobs);
     },
     async advantagesOnWorkers(workers, model, batch, rows) {
       calls.onWorkers++;
@@ -189,7 +189,7 @@ describe('the forward-only passes of a step on policy workers', () => {
     for (const workers of [1, 2]) {
       const engine = await start(model, workers);
       for (const rows of [all, some]) {
-        const want = batchLogprobs(model, b, { ...pass, include: maskOf(b.numRollouts, rows) }).logprobs;
+        const want = (await batchLogprobs(model, b, { ...pass, include: maskOf(b.numRollouts, rows) })).logprobs;
         const tally = { weightSyncSeconds: 0 };
         const got = await parallelLogprobs(engine, model, b, rows, pass, tally);
         // on the cpu backend a row's log-probs do not depend on the other rows of its micro-batch (padding

@@ -31,7 +31,7 @@ export async function parallelGradients(
   tally: Tally,
 ): Promise<{ loss: number; grads: Map<string, tf.Tensor> }> {
   taskUrl ??= compiledModuleUrl(new URL('./workers/gradient-task.js', import.meta.url));
-  tally.weightSyncSeconds += workers.publish(model);
+  tally.weightSyncSeconds += await workers.publish(model);
   const chunks = splitRows(input.batch, rows, input.config.tokenBudget, workers.size);
   const results = await workers.run<GradientTaskInput, GradientTaskResult>(
     taskUrl,
@@ -89,7 +89,7 @@ export async function parallelLogprobs(
 ): Promise<Float32Array> {
   logprobsUrl ??= compiledModuleUrl(new URL('./workers/logprobs-task.js', import.meta.url));
   const sync0 = syncSeconds(workers);
-  workers.publish(model);
+  await workers.publish(model);
   const chunks = splitRows(batch, rows, pass.tokenBudget, workers.size);
   const parts = await workers.run<LogprobsTaskInput, Float32Array>(
     logprobsUrl,

@@ -67,7 +67,7 @@ describe(`a vocabulary of ${V} (Qwen3): no [B, T, V] tensor`, () => {
     const f = await footprint(async () => {
       // Trainer.step's two halves (the same calls), with a turn of the event loop between them so
       // that the test worker stays responsive on a busy machine.
-      const { loss: l, grads } = trainer.gradients(batch, rows, advantages, oldLogprobs);
+      const { loss: l, grads } = await trainer.gradients(batch, rows, advantages, oldLogprobs);
       loss = l;
       await new Promise((resolve) => setImmediate(resolve));
       trainer.optimizer.apply(model.params, grads, 1e-3);
@@ -83,8 +83,8 @@ describe(`a vocabulary of ${V} (Qwen3): no [B, T, V] tensor`, () => {
 
   test('one log-prob pass (batchLogprobs) stays below one [B, T, V] float32 tensor', async () => {
     let n = 0;
-    const f = await footprint(() => {
-      const r = batchLogprobs(model, batch, { tokenBudget: B * (P + C) });
+    const f = await footprint(async () => {
+      const r = await batchLogprobs(model, batch, { tokenBudget: B * (P + C) });
       n = r.logprobs.length;
       expect(r.logprobs.every((x) => Number.isFinite(x) && x < 0)).toBe(true);
     });

@@ -97,12 +97,12 @@ export function lossScale(config: TrainerConfig, batch: RolloutBatch, rows: read
  * per-token sums go into `sums`. Gradients are keyed by parameter name, in `model.params` order;
  * the caller disposes them.
  */
-export function accumulateGradients(
+export async function accumulateGradients(
   model: Qwen3Model,
   input: StepLossInput,
   rows: readonly number[],
   sums: TokenSums,
-): { loss: number; grads: Map<string, tf.Tensor> } {
+): Promise<{ loss: number; grads: Map<string, tf.Tensor> }> {
   const { batch, config, padId } = input;
   const names = [...model.params.keys()];
   const vars = [...model.params.values()];
@@ -113,10 +113,12 @@ export function accumulateGradients(
     const packed = packRollouts(batch, mb, padId);
     const kept: tf.Scalar[] = [];
     const { value, grads: g } = tf.variableGrads(() => microBatchLoss(model, input, packed, kept), vars);
-    loss += value.dataSync()[0]!;
-    value.dispose();
-    const [clipLow, clipHigh, approxKl, entropy, refKl] = kept.map((t) => t.dataSync()[0]!);
-    tf.dispose(kept);
+    // one asynchronous read of the six scalars (the webgpu backend has no synchronous read in Node)
+    const all = tf.stack([value, ...kept]);
+    tf.dispose([value, ...kept]);
+    const [l, clipLow, clipHigh, approxKl, entropy, refKl] = await all.data();
+    all.dispose();
+    loss += l!;
     sums.tokens += sum(packed.completionMask);
     sums.clipLow += clipLow!;
     sums.clipHigh += clipHigh!;

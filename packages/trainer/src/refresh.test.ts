@@ -21,8 +21,8 @@ function recording(every: RefreshEvery, batch: RolloutBatch, adv: Float32Array =
   const refresh: AdvantageRefresh = {
     every,
     spec: { module: MODULE, factory: 'probabilityWeighted', options: {} },
-    advantages(model, _batch, rows, ctx) {
-      calls.push({ ctx, rows: [...rows].sort((a, b) => a - b), params: fingerprint(model) });
+    async advantages(model, _batch, rows, ctx) {
+      calls.push({ ctx, rows: [...rows].sort((a, b) => a - b), params: await fingerprint(model) });
       return adv;
     },
   };
@@ -30,9 +30,9 @@ function recording(every: RefreshEvery, batch: RolloutBatch, adv: Float32Array =
 }
 
 /** A number that changes whenever any parameter does. */
-function fingerprint(model: Qwen3Model): number {
+async function fingerprint(model: Qwen3Model): Promise<number> {
   let s = 0;
-  for (const t of model.toHost().values()) for (let i = 0; i < t.data.length; i++) s += t.data[i]! * ((i % 7) + 1);
+  for (const t of (await model.toHost()).values()) for (let i = 0; i < t.data.length; i++) s += t.data[i]! * ((i % 7) + 1);
   return s;
 }
 
@@ -44,7 +44,7 @@ describe('Trainer.step with options.refresh', () => {
     const batch = makeBatch(4, 2, 4);
     const { refresh, calls } = recording('minibatch', batch);
     const trainer = new Trainer(model, { epochs: 3, miniBatches: 2, schedule: { lr: 1e-2 }, tokenBudget: 2048 }, { padId: 1 });
-    const start = fingerprint(model);
+    const start = await fingerprint(model);
     const { metrics } = await trainer.step(batch, advantagesOf(batch), { refresh });
     expect(calls.map((c) => [c.ctx.pass, c.ctx.miniBatch])).toEqual([
       [0, 1],
@@ -102,7 +102,7 @@ describe('Trainer.step with options.refresh', () => {
     const run = async (options: { refresh?: AdvantageRefresh }) => {
       const model = Qwen3Model.random(tinyConfig, 9);
       await new Trainer(model, { epochs: 2, miniBatches: 2, schedule: { lr: 1e-2 } }).step(batch, adv, options);
-      const f = fingerprint(model);
+      const f = await fingerprint(model);
       model.dispose();
       return f;
     };
@@ -157,7 +157,7 @@ describe('resolveRefresh', () => {
     const here = await refresh.advantages(model, batch, rows, { pass: 1, miniBatch: 0, padId: 0, tokenBudget: 4096 });
     const dir = await mkdtemp(join(tmpdir(), 'rlvr-refresh-'));
     try {
-      saveModel(model, dir);
+      await saveModel(model, dir);
       // the spec travels as JSON: the worker imports the module by URL and calls the factory
       const spec = JSON.parse(JSON.stringify(refresh.spec));
       const there = await new Promise<Float32Array>((resolve, reject) => {

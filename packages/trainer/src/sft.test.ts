@@ -80,13 +80,13 @@ describe('sftLoss', () => {
 });
 
 describe('sftStep', () => {
-  test('AdamW steps on one batch drive its loss down', () => {
+  test('AdamW steps on one batch drive its loss down', async () => {
     const model = Qwen3Model.random(config, 5);
     const opt = new AdamW(AdamWConfigSchema.parse({}));
     const packed = packSft(rows, 0);
-    const first = sftStep(model, opt, packed, 1e-2, 1);
+    const first = await sftStep(model, opt, packed, 1e-2, 1);
     let last = first;
-    for (let i = 0; i < 30; i++) last = sftStep(model, opt, packed, 1e-2, 1);
+    for (let i = 0; i < 30; i++) last = await sftStep(model, opt, packed, 1e-2, 1);
     expect(first.applied).toBe(true);
     expect(first.loss).toBeGreaterThan(2.5); // about ln(23) at initialisation
     expect(last.loss).toBeLessThan(0.5 * first.loss);

@@ -74,15 +74,21 @@ export interface SftStepResult {
 }
 
 /** One AdamW update on the completion cross-entropy of `packed`. */
-export function sftStep(model: Qwen3Model, optimizer: AdamW, packed: PackedSft, lr: number, maxGradNorm: number | null): SftStepResult {
+export async function sftStep(
+  model: Qwen3Model,
+  optimizer: AdamW,
+  packed: PackedSft,
+  lr: number,
+  maxGradNorm: number | null,
+): Promise<SftStepResult> {
   const byVar = new Map<string, string>();
   for (const [name, v] of model.params) byVar.set(v.name, name);
   const { value, grads } = tf.variableGrads(() => sftLoss(model, packed), model.variables());
   const named = new Map<string, tf.Tensor>();
   for (const [varName, g] of Object.entries(grads)) named.set(byVar.get(varName) ?? varName, g);
-  const loss = value.dataSync()[0]!;
+  const loss = (await value.data())[0]!;
   value.dispose();
-  const { norm, grads: clipped } = clipGradNorm(named, maxGradNorm);
+  const { norm, grads: clipped } = await clipGradNorm(named, maxGradNorm);
   const applied = Number.isFinite(norm) && Number.isFinite(loss);
   if (applied) optimizer.apply(model.params, clipped, lr);
   for (const g of clipped.values()) if (![...named.values()].includes(g)) g.dispose();

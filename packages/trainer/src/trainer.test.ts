@@ -82,15 +82,15 @@ describe('Trainer temperature', () => {
 describe('Trainer gradients', () => {
   it.each(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'constant'] as const)(
     'accumulating micro-batches equals one big batch (%s)',
-    (aggregation) => {
+    async (aggregation) => {
       const model = Qwen3Model.random(config, 3);
       const batch = makeBatch();
       const rows = Array.from({ length: batch.numRollouts }, (_, i) => i);
       const adv = advantagesOf(batch);
       const old = currentLogprobs(model, batch);
       for (let t = 0; t < old.length; t++) old[t] = old[t]! - 0.05 * Math.sin(t); // ratios away from 1
-      const big = new Trainer(model, { aggregation, tokenBudget: 100_000 }).gradients(batch, rows, adv, old);
-      const small = new Trainer(model, { aggregation, tokenBudget: 12 }).gradients(batch, rows, adv, old);
+      const big = await new Trainer(model, { aggregation, tokenBudget: 100_000 }).gradients(batch, rows, adv, old);
+      const small = await new Trainer(model, { aggregation, tokenBudget: 12 }).gradients(batch, rows, adv, old);
       expect(small.loss).toBeCloseTo(big.loss, 5);
       expect(maxRelDiff(small.grads, big.grads)).toBeLessThan(1e-4);
       [...big.grads.values(), ...small.grads.values()].forEach((g) => g.dispose());
@@ -106,14 +106,19 @@ describe('Trainer gradients', () => {
     const old = currentLogprobs(model, batch);
     for (let t = 0; t < old.length; t++) old[t] = old[t]! - 0.05 * Math.cos(t);
     const L = 16;
-    const ours = new Trainer(model, { maxCompletionLength: L }).gradients(batch, kept, adv, old);
-    const trl = new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all' }).gradients(batch, kept, adv, old);
+    const ours = await new Trainer(model, { maxCompletionLength: L }).gradients(batch, kept, adv, old);
+    const trl = await new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all' }).gradients(batch, kept, adv, old);
     // sum(l m) / (5 L) against sum(l m) / (12 L): the same sum, a divisor 12/5 larger
     expect(trl.loss * 12).toBeCloseTo(ours.loss * 5, 6);
     const scaled = new Map([...ours.grads].map(([k, g]) => [k, tf.mul(g, 5 / 12)]));
     expect(maxRelDiff(trl.grads, scaled)).toBeLessThan(1e-5);
     // with 2 mini-batches, all = 12 / 2 rollouts per optimizer step
-    const half = new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all', miniBatches: 2 }).gradients(batch, kept, adv, old);
+    const half = await new Trainer(model, { maxCompletionLength: L, lossConstantRows: 'all', miniBatches: 2 }).gradients(
+      batch,
+      kept,
+      adv,
+      old,
+    );
     expect(half.loss * 6).toBeCloseTo(ours.loss * 5, 6);
     [...ours.grads.values(), ...trl.grads.values(), ...scaled.values(), ...half.grads.values()].forEach((g) => g.dispose());
     model.dispose();
@@ -194,11 +199,11 @@ describe('Trainer.step', () => {
     const adv = advantagesOf(batch);
     adv[0] = Number.NaN;
     const trainer = new Trainer(model);
-    const before = model.toHost();
+    const before = await model.toHost();
     const { metrics } = await trainer.step(batch, adv);
     expect(metrics.skipped_updates).toBe(1);
     expect(metrics.first_nonfinite_param_index).toBeGreaterThanOrEqual(0);
-    for (const [k, t] of model.toHost()) expect(Array.from(t.data)).toEqual(Array.from(before.get(k)!.data));
+    for (const [k, t] of await model.toHost()) expect(Array.from(t.data)).toEqual(Array.from(before.get(k)!.data));
     adv[0] = 0;
     expect((await trainer.step(batch, adv)).metrics.skipped_updates).toBe(0);
     expect(trainer.skippedUpdates).toBe(1);
@@ -225,8 +230,8 @@ describe('Trainer.step', () => {
     const b = new Trainer(Qwen3Model.random(config, 13), { epochs: 2 });
     await a.step(batch, adv);
     await b.step(batch, adv, { oldLogprobs: currentLogprobs(b.model, batch) });
-    const ha = a.model.toHost();
-    for (const [k, t] of b.model.toHost()) {
+    const ha = await a.model.toHost();
+    for (const [k, t] of await b.model.toHost()) {
       const x = ha.get(k)!.data;
       t.data.forEach((v, i) => expect(v).toBeCloseTo(x[i]!, 6));
     }
@@ -283,7 +288,8 @@ describe('Trainer checkpoints', () => {
     expect(dir).toBe(await store.latest());
     expect(state).toEqual({ cursor: 3 });
     for (const b of batches.slice(state.cursor as number)) await resumed.step(b, advantagesOf(b));
-    for (const [k, t] of straight.model.toHost()) expect(Array.from(resumed.model.toHost().get(k)!.data)).toEqual(Array.from(t.data));
+    for (const [k, t] of await straight.model.toHost())
+      expect(Array.from((await resumed.model.toHost()).get(k)!.data)).toEqual(Array.from(t.data));
     expect(resumed.steps).toBe(straight.steps);
 
     // the weights load with @rlvr/policy as a model directory

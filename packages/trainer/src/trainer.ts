@@ -258,7 +258,7 @@ export class Trainer {
     rows: number[],
     advantages: Float32Array,
     oldLogprobs: Float32Array,
-  ): { loss: number; grads: Map<string, tf.Tensor> } {
+  ): Promise<{ loss: number; grads: Map<string, tf.Tensor> }> {
     let maxLen = 0;
     for (const i of rows) maxLen = Math.max(maxLen, batch.completionOffsets[i + 1]! - batch.completionOffsets[i]!);
     return accumulateGradients(this.model, this.#lossInput(batch, rows, advantages, oldLogprobs, null, maxLen), rows, emptyTally());
@@ -315,7 +315,7 @@ export class Trainer {
     let result: Float32Array;
     if (workers !== undefined && refresh.advantagesOnWorkers !== undefined) {
       const sync0 = syncSeconds(workers);
-      workers.publish(this.model);
+      await workers.publish(this.model);
       result = await refresh.advantagesOnWorkers(workers, this.model, batch, rows, ctx);
       tally.weightSyncSeconds += syncSeconds(workers) - sync0;
     } else {
@@ -362,7 +362,7 @@ export class Trainer {
     const pass = { tokenBudget: this.config.tokenBudget, padId: this.#padId, temperature: this.config.temperature };
     if (this.#workers !== undefined && (model === this.model || this.#refOnWorkers))
       return parallelLogprobs(this.#workers, model, batch, rows, pass, tally);
-    return batchLogprobs(model, batch, { ...pass, include: maskOf(batch.numRollouts, rows) }).logprobs;
+    return (await batchLogprobs(model, batch, { ...pass, include: maskOf(batch.numRollouts, rows) })).logprobs;
   }
 
   /** One optimizer step over `rows`. Returns the name of the first non-finite gradient, if any. */
@@ -379,15 +379,15 @@ export class Trainer {
     const input = this.#lossInput(batch, rows, adv, old, ref, maxLen);
     const { loss, grads } = this.#workers
       ? await parallelGradients(this.#workers, this.model, input, rows, tally)
-      : accumulateGradients(this.model, input, rows, tally);
+      : await accumulateGradients(this.model, input, rows, tally);
     const lr = learningRate(cfg.schedule, this.#steps);
     this.#steps++;
     try {
-      const { norm, grads: clipped } = clipGradNorm(grads, cfg.maxGradNorm);
+      const { norm, grads: clipped } = await clipGradNorm(grads, cfg.maxGradNorm);
       if (!Number.isFinite(loss) || !Number.isFinite(norm)) {
         this.#skipped++;
         if (clipped !== grads) for (const [k, g] of clipped) if (g !== grads.get(k)) g.dispose();
-        return this.#firstNonFinite(grads) ?? '(loss)';
+        return (await this.#firstNonFinite(grads)) ?? '(loss)';
       }
       this.optimizer.apply(this.model.params, clipped, lr);
       for (const [k, g] of clipped) if (g !== grads.get(k)) g.dispose();
@@ -400,10 +400,10 @@ export class Trainer {
     }
   }
 
-  #firstNonFinite(grads: Map<string, tf.Tensor>): string | null {
+  async #firstNonFinite(grads: Map<string, tf.Tensor>): Promise<string | null> {
     for (const [name, g] of grads) {
       const bad = tf.tidy(() => tf.logicalNot(tf.all(tf.isFinite(g))));
-      const isBad = bad.dataSync()[0] === 1;
+      const isBad = (await bad.data())[0] === 1;
       bad.dispose();
       if (isBad) return name;
     }
@@ -423,16 +423,16 @@ export class Trainer {
     const own = { steps: this.#steps, skipped: this.#skipped, rng: this.#rng.getState(), optimizerStep: this.optimizer.step };
     // A non-finite value is never saved: the checkpoints on disk stay the good ones (none is pruned for it).
     for (const [name, v] of this.model.params) {
-      const bad = firstNonFinite(v.dataSync() as Float32Array);
+      const bad = firstNonFinite((await v.data()) as Float32Array);
       if (bad !== null) throw nonFinite(`parameter ${name}`, bad, this.#steps);
     }
-    const moments = this.optimizer.exportState().tensors;
+    const moments = (await this.optimizer.exportState()).tensors;
     for (const [name, t] of moments) {
       const bad = firstNonFinite(t.data);
       if (bad !== null) throw nonFinite(`optimizer state ${name}`, bad, this.#steps);
     }
     return store.save({ step: this.#steps, config, state: { ...state, trainer: own } }, async (dir) => {
-      saveModel(this.model, join(dir, 'model'));
+      await saveModel(this.model, join(dir, 'model'));
       writeSafetensors(join(dir, 'optimizer.safetensors'), new Map([...moments].map(([k, t]) => [k, { ...t, dtype: 'F32' as const }])));
     });
   }

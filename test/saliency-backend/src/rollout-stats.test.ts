@@ -45,7 +45,7 @@ describe('a per-rollout signal backend from outside the packages', () => {
     const { signals } = await computeSignals(model, batch, plan, pass);
     const { values, width } = signals.getPerRollout(ROLLOUT_STATS_SIGNAL);
     expect(width).toBe(2);
-    const { logprobs, entropy } = batchLogprobs(model, batch, { ...pass, temperature: 1 });
+    const { logprobs, entropy } = await batchLogprobs(model, batch, { ...pass, temperature: 1 });
     const o = batch.completionOffsets;
     for (let i = 0; i < batch.numRollouts; i++) {
       const n = o[i + 1]! - o[i]!;

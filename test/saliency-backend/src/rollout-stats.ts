@@ -15,10 +15,14 @@ export const RolloutStatsConfigSchema = z.strictObject({
 /** How many times this thread ran the backend: the tests tell where it ran by it. */
 export const runs = { count: 0 };
 
-function rolloutStats(model: Qwen3Model, batch: RolloutBatch, cfg: z.output<typeof RolloutStatsConfigSchema>): SaliencyResult {
+async function rolloutStats(
+  model: Qwen3Model,
+  batch: RolloutBatch,
+  cfg: z.output<typeof RolloutStatsConfigSchema>,
+): Promise<SaliencyResult> {
   runs.count++;
   const B = batch.numRollouts;
-  const { logprobs, entropy } = batchLogprobs(model, batch, cfg);
+  const { logprobs, entropy } = await batchLogprobs(model, batch, cfg);
   const scores = new Float32Array(B * 2);
   const o = batch.completionOffsets;
   for (let i = 0; i < B; i++) {

@@ -126,7 +126,7 @@ async function workersTrain(n) {
   }));
   let reduceS = 0;
   const step = async () => {
-    engine.publish(model);
+    await engine.publish(model);
     const results = await engine.run(taskUrl, 'trainShare', inputs);
     const r0 = performance.now();
     for (const slot of engine.layout.slots) {

@@ -36,9 +36,9 @@ const cases = {
   oarg: () => noisyKl(model, batch, { tokenBudget: 1 << 20 }),
 };
 for (const [name, fn] of Object.entries(cases)) {
-  fn();
-  const p = await tf.profile(() => {
-    fn();
+  await fn();
+  const p = await tf.profile(async () => {
+    await fn();
   });
   const by = new Map();
   let total = 0;

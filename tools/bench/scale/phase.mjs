@@ -43,10 +43,10 @@ const cpu = () => {
   return (c.user + c.system) / 1e6;
 };
 /** Wall and CPU seconds of fn(). */
-function timed(fn) {
+async function timed(fn) {
   const t0 = performance.now();
   const c0 = cpu();
-  const value = fn();
+  const value = await fn();
   return { value, s: (performance.now() - t0) / 1000, cpu_s: cpu() - c0 };
 }
 /** Run fn under tf.profile: peak bytes of live tensors (absolute), bytes before, largest kernel output. */
@@ -54,8 +54,8 @@ async function profiled(fn) {
   const before = tf.memory().numBytes;
   let result;
   let t;
-  const info = await tf.profile(() => {
-    t = timed(() => (result = fn()));
+  const info = await tf.profile(async () => {
+    t = await timed(async () => (result = await fn()));
   });
   let largest = { elements: 0, kernel: '', shape: [] };
   for (const k of info.kernels)
@@ -119,30 +119,30 @@ try {
     const B = num(values.rows, 4);
     const Tp = num(values.prompt, 64);
     const N = num(values['new-tokens'], 16);
-    const run = (b, tp, n) => {
+    const run = async (b, tp, n) => {
       const ids = tf.tensor2d(tokens(b * tp), [b, tp], 'int32');
-      const pre = timed(() => {
+      const pre = await timed(async () => {
         const r = model.prefill(ids);
-        r.logits.dataSync();
+        await r.logits.data();
         return r;
       });
       const { logits, cache } = pre.value;
       let tok = tf.argMax(logits, 1);
       tf.dispose([logits, ids]);
-      const dec = timed(() => {
+      const dec = await timed(async () => {
         for (let s = 0; s < n; s++) {
           const next = tf.tidy(() => tf.argMax(model.decodeStep(cache, tok), 1));
           tok.dispose();
           tok = next;
         }
-        tok.dataSync();
+        await tok.data();
       });
       tok.dispose();
       cache.dispose();
       return { pre, dec };
     };
-    run(1, 4, 1); // warm-up: kernel setup at a tiny size
-    const { pre, dec } = run(B, Tp, N);
+    await run(1, 4, 1); // warm-up: kernel setup at a tiny size
+    const { pre, dec } = await run(B, Tp, N);
     out.decode = {
       what: `prefill ${B} x ${Tp} tokens, then ${N} greedy KV-cache steps of ${B} rows`,
       prefill_s: pre.s,
@@ -159,7 +159,7 @@ try {
     const S = num(values.seq, 512);
     const Tp = num(values.prompt, 32);
     const tokenBudget = num(values['token-budget'], B * S);
-    logprobsWithGradXEmb(model, batchOf(1, 8, 40), { tokenBudget: 40 }); // warm-up
+    await logprobsWithGradXEmb(model, batchOf(1, 8, 40), { tokenBudget: 40 }); // warm-up
     const batch = batchOf(B, Tp, S);
     const p = await profiled(() => logprobsWithGradXEmb(model, batch, { tokenBudget }));
     const { result, ...rest } = p;
@@ -181,7 +181,7 @@ try {
     const adv = Float32Array.from({ length: batch.completionTokens.length }, (_, i) => (i % 7) / 7 - 0.4);
     const trainer = new Trainer(model, { tokenBudget, maxGradNorm: 1, optimizer: { weightDecay: 0.01 } });
     const rows = [...Array(B).keys()];
-    const oldT = timed(() => batchLogprobs(model, batch, { tokenBudget }).logprobs);
+    const oldT = await timed(async () => (await batchLogprobs(model, batch, { tokenBudget })).logprobs);
     // (1) forward + backward of one micro-batch: gradients of the clipped surrogate for every parameter
     const fb = await profiled(() => trainer.gradients(batch, rows, adv, oldT.value));
     const { grads } = fb.result;

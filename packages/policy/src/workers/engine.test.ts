@@ -62,10 +62,10 @@ describe('PolicyWorkers', () => {
     const stale = await engine.run<{ ids: number[] }, { data: number[] }>(TASKS, 'logits', [{ ids }, { ids }]);
     expect(stale[0]!.data).toEqual(before);
     expect(engine.lastRun!.reload).toEqual([0, 0]);
-    expect(engine.publish(model)).toBeGreaterThan(0);
+    expect(await engine.publish(model)).toBeGreaterThan(0);
     // nothing assigned since: a second publish is free and re-loads nothing
     const count = engine.syncStats.publishes;
-    expect(engine.publish(model)).toBe(0);
+    expect(await engine.publish(model)).toBe(0);
     expect(engine.syncStats.publishes).toBe(count);
     const fresh = await engine.run<{ ids: number[] }, { data: number[] }>(TASKS, 'logits', [{ ids }, { ids }]);
     const want = mainLogits(model);
@@ -79,7 +79,7 @@ describe('PolicyWorkers', () => {
     expect(engine.lastRun!.reload).toEqual([0, 0]);
     w.assign(old);
     old.dispose();
-    engine.publish(model);
+    await engine.publish(model);
   });
 
   it('hands each worker its own gradient buffer in the parameter layout', async () => {
@@ -100,9 +100,9 @@ describe('PolicyWorkers', () => {
     for (let i = 0; i < want.length; i++) expect(o!.data[i]).toBeCloseTo(want[i]!, 4);
   });
 
-  it('refuses a wrong number of inputs and a model of another config', () => {
+  it('refuses a wrong number of inputs and a model of another config', async () => {
     expect(() => engine.run(TASKS, 'logits', [{ ids }])).toThrow('run needs one input per worker: got 1, the engine has 2');
-    expect(() => engine.publish(Qwen3Model.random({ ...config, hidden_size: 8, head_dim: 4 }))).toThrow(/another config/);
+    await expect(engine.publish(Qwen3Model.random({ ...config, hidden_size: 8, head_dim: 4 }))).rejects.toThrow(/another config/);
   });
 });
 

@@ -83,7 +83,7 @@ export class PolicyWorkers {
   /** the model and the data of its variables at the last publish: a variable's `dataId` changes on every `assign` */
   #published: { model: Qwen3Model; dataIds: object[] } | null = null;
 
-  private constructor(model: Qwen3Model, options: PolicyWorkersOptions) {
+  private constructor(model: Qwen3Model, options: PolicyWorkersOptions, initial: Float32Array[]) {
     if (!Number.isInteger(options.workers) || options.workers < 1)
       throw new PolicyError('invalid_config', `workers must be an integer >= 1, got ${options.workers}`, { field: 'workers' });
     const backend = options.backend ?? (tf.getBackend() as BackendName);
@@ -100,7 +100,7 @@ export class PolicyWorkers {
     const version = new SharedArrayBuffer(4);
     this.#params = new Float32Array(params);
     this.#version = new Int32Array(version);
-    this.publish(model);
+    this.#write(model, initial);
     const entry = compiledModuleUrl(new URL('./worker.js', import.meta.url));
     for (let i = 0; i < this.size; i++) {
       const gradients = new SharedArrayBuffer(this.layout.total * 4);
@@ -122,7 +122,11 @@ export class PolicyWorkers {
    * Resolves once every worker has started its backend and built its replica.
    */
   static async start(model: Qwen3Model, options: PolicyWorkersOptions): Promise<PolicyWorkers> {
-    const engine = new PolicyWorkers(model, options);
+    const t0 = performance.now();
+    const engine = new PolicyWorkers(model, options, await hostParams(model, paramLayout(model.config)));
+    // the first publish, as any other: counted, and timed on this thread
+    engine.#publishes = 1;
+    engine.#publishSeconds = (performance.now() - t0) / 1000;
     await new Promise<void>((resolve, reject) => {
       engine.#starting = { ready: 0, resolve, reject };
     });
@@ -152,9 +156,10 @@ export class PolicyWorkers {
    * Write `model`'s parameters (the same config as the replicas) into the shared buffer; every
    * replica re-loads them before its next task. Free when none of the model's variables was
    * assigned since the last publish of the same model (nothing is copied, nothing re-loads). Not
-   * while a run is in flight. Returns the seconds.
+   * while a run is in flight. Returns the seconds (the parameters are read asynchronously: the
+   * webgpu backend has no synchronous read in Node).
    */
-  publish(model: Qwen3Model): number {
+  async publish(model: Qwen3Model): Promise<number> {
     this.#checkUsable();
     if (this.#pending) throw new PolicyError('engine_busy', 'publish while a run is in flight: the replicas are reading the weights');
     const vars = this.layout.slots.map((slot) => model.params.get(slot.name));
@@ -163,13 +168,20 @@ export class PolicyWorkers {
     if (JSON.stringify(model.config) !== this.#configJson)
       throw new PolicyError('invalid_input', 'publish: the model has another config than the replicas', { field: 'config' });
     const t0 = performance.now();
-    this.layout.slots.forEach((slot, k) => this.#params.set(vars[k]!.dataSync() as Float32Array, slot.offset));
-    Atomics.add(this.#version, 0, 1);
-    this.#published = { model, dataIds: vars.map((v) => v!.dataId) };
+    const host = await hostParams(model, this.layout);
+    if (this.#pending) throw new PolicyError('engine_busy', 'a run started while publish read the weights: await publish first');
+    this.#write(model, host);
     const s = (performance.now() - t0) / 1000;
     this.#publishSeconds += s;
     this.#publishes++;
     return s;
+  }
+
+  /** Copy host parameters (layout order) into the shared buffer; the replicas re-load before their next task. */
+  #write(model: Qwen3Model, host: Float32Array[]): void {
+    this.layout.slots.forEach((slot, k) => this.#params.set(host[k]!, slot.offset));
+    Atomics.add(this.#version, 0, 1);
+    this.#published = { model, dataIds: this.layout.slots.map((slot) => model.params.get(slot.name)!.dataId) };
   }
 
   /** Worker `i`'s gradient buffer (`layout.total` floats), as its last task left it. Read it; copy before the next run. */
@@ -290,4 +302,15 @@ function rebuild(info: WorkerErrorInfo): Error {
   if (info.stack !== undefined) e.stack = info.stack;
   if (info.code !== undefined) Object.assign(e, { code: info.code });
   return e;
+}
+
+/** `model`'s parameters in `layout` order, read asynchronously. */
+async function hostParams(model: Qwen3Model, layout: ParamLayout): Promise<Float32Array[]> {
+  const out: Float32Array[] = [];
+  for (const slot of layout.slots) {
+    const v = model.params.get(slot.name);
+    if (v === undefined) throw new PolicyError('missing_tensor', 'parameter not in the model', { tensor: slot.name });
+    out.push((await v.data()) as Float32Array);
+  }
+  return out;
 }

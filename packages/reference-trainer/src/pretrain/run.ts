@@ -125,7 +125,7 @@ export async function runPretrain(
       const packed = packSft(corpus.nextBatch(config.batchSize), corpus.eosId);
       const t0 = performance.now();
       const c0 = process.cpuUsage();
-      const r = sftStep(model, optimizer, packed, lr, config.maxGradNorm);
+      const r = await sftStep(model, optimizer, packed, lr, config.maxGradNorm);
       const dt = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(c0);
       trainWallS += dt;
@@ -158,7 +158,7 @@ export async function runPretrain(
     }
     const checkpointDir = join(outDir, CHECKPOINT_DIR);
     await mkdir(checkpointDir, { recursive: true });
-    saveModel(model, checkpointDir, { dtype: config.dtype });
+    await saveModel(model, checkpointDir, { dtype: config.dtype });
     savePrunedVocab(join(checkpointDir, PRUNED_FILE), corpus.vocab);
     let checkpointBytes = 0;
     for (const f of ['config.json', 'model.safetensors', PRUNED_FILE]) checkpointBytes += (await stat(join(checkpointDir, f))).size;

@@ -31,6 +31,7 @@ options:
   --checkpoint-every N  save a checkpoint every N steps (default 20; 0: only at the end and on Ctrl-C)
   --keep-checkpoints N  checkpoints kept (default 2; older ones are deleted, never for a damaged save)
   --seed N            data order, sampling and shuffling
+  --backend NAME      tfjs backend: auto (default), tensorflow, webgpu, wasm, cpu; a --resume may change it
   --workers N|auto    policy worker threads of the update (default auto: one per available core;
                       1 runs everything in this thread); a --resume may change it
   --out DIR           run directory (default runs/ESTIMATOR-sSEED-TIME); a fresh run refuses one holding a metrics.jsonl
@@ -60,6 +61,7 @@ export const trainCommand: Command = {
     'keep-checkpoints': { type: 'string' },
     seed: { type: 'string' },
     workers: { type: 'string' },
+    backend: { type: 'string' },
     resume: { type: 'boolean' },
     report: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -78,6 +80,7 @@ export const trainCommand: Command = {
     if (keepCheckpoints !== undefined) input.keepCheckpoints = keepCheckpoints;
     const workers = workersFlag(values);
     if (workers !== undefined) input.workers = workers;
+    if (values.backend !== undefined) input.backend = values.backend;
     // --resume continues the run's own config: what is given again lays over it (and must agree where it shapes the trajectory).
     const runConfig = values.resume === true ? join(values.out as string, RUN_FILES.config) : undefined;
     // a mistyped --out must not start hours of training from the defaults

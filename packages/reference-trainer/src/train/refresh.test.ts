@@ -71,8 +71,8 @@ async function independent(params: Map<string, HostTensor>, b: RolloutBatch): Pr
 }
 
 /** Copies of the parameters of `model`. */
-function hostParams(model: Qwen3Model): Map<string, Float32Array> {
-  return new Map([...model.toHost()].map(([k, t]) => [k, Float32Array.from(t.data)]));
+async function hostParams(model: Qwen3Model): Promise<Map<string, Float32Array>> {
+  return new Map([...(await model.toHost())].map(([k, t]) => [k, Float32Array.from(t.data)]));
 }
 
 /** max |a - b| over the completion tokens of `rows`. */
@@ -92,7 +92,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     expect(plan.refresh).toBe('minibatch');
     const { signals, oldLogprobs } = await computeSignals(model, b, plan, { padId: 0, tokenBudget: 4096 });
     const given = estimator.estimate(b, signals).advantages;
-    expect(maxDiff(b, [...Array(8).keys()], given, await independent(model.toHost(), b))).toBeLessThan(1e-6);
+    expect(maxDiff(b, [...Array(8).keys()], given, await independent(await model.toHost(), b))).toBeLessThan(1e-6);
 
     const refresh = await signalRefresh({ every: 'minibatch', estimator: 'grail', saliency: { refresh: 'minibatch' } });
     refresh.useSignals(b, signals);
@@ -101,7 +101,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
       every: refresh.every,
       spec: refresh.spec,
       async advantages(m, bb, rows, ctx) {
-        const params = new Map([...m.toHost()].map(([k, t]) => [k, { shape: t.shape, data: t.data.slice() }]));
+        const params = new Map([...(await m.toHost())].map(([k, t]) => [k, { shape: t.shape, data: t.data.slice() }]));
         const adv = await refresh.advantages(m, bb, rows, ctx);
         calls.push({ rows: [...rows], params, adv });
         return adv;
@@ -143,7 +143,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
           engine ? { workers: engine } : {},
         );
         const { metrics } = await trainer.step(b, given, { oldLogprobs: oldLogprobs!, refresh });
-        const params = hostParams(model);
+        const params = await hostParams(model);
         return { params, metrics, calls: { here: here.mock.calls.length, there: there.mock.calls.length } };
       } finally {
         await engine?.close();
@@ -169,7 +169,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     for (const r of [one, two]) expect(r.metrics[METRIC.refreshCount]).toBe(3);
     // the parameters moved: the comparison means something
     const initial = Qwen3Model.random(tiny, 7, 0.3);
-    expect(maxRel(inProcess.params, hostParams(initial))).toBeGreaterThan(1e-3);
+    expect(maxRel(inProcess.params, await hostParams(initial))).toBeGreaterThan(1e-3);
     initial.dispose();
   });
 
@@ -192,9 +192,9 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     const recording: AdvantageRefresh = {
       every: refresh.every,
       spec: refresh.spec,
-      advantages(m, bb, rows, ctx) {
+      async advantages(m, bb, rows, ctx) {
         // independently: the whole batch's entropy with the parameters of this moment, one forward pass
-        calls.push({ rows: [...rows], current: batchLogprobs(m, bb, { tokenBudget: 1 << 20 }).entropy });
+        calls.push({ rows: [...rows], current: (await batchLogprobs(m, bb, { tokenBudget: 1 << 20 })).entropy });
         return refresh.advantages(m, bb, rows, ctx);
       },
     };
@@ -214,7 +214,7 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     }
     // refresh off (batch): the trainer gets no refresh, and the step's one estimate read the behaviour policy's entropy
     const initial = Qwen3Model.random(tiny, 8, 0.3);
-    expect(maxDiff(b, [...Array(8).keys()], behaviour, batchLogprobs(initial, b, { tokenBudget: 1 << 20 }).entropy)).toBeLessThan(1e-5);
+    expect(maxDiff(b, [...Array(8).keys()], behaviour, (await batchLogprobs(initial, b, { tokenBudget: 1 << 20 })).entropy)).toBeLessThan(1e-5);
     initial.dispose();
     model.dispose();
   });

@@ -28,7 +28,7 @@ export function workerSampler(
     async sample(requests: readonly SampleRequest[], signal?: AbortSignal): Promise<PromptSamples[]> {
       signal?.throwIfAborted();
       taskUrl ??= compiledModuleUrl(new URL('./workers/sample-task.js', import.meta.url));
-      workers.publish(model);
+      await workers.publish(model);
       const chunks = splitRequests(requests, workers.size);
       const inputs = chunks.map((c): SampleTaskInput | null =>
         c.length === 0 ? null : { modelDir: spec.modelDir, options: spec.options, requests: c },

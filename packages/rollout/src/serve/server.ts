@@ -131,7 +131,7 @@ export async function startPolicyServer(
   const workers = policy.workers ?? (ownWorkers ? await PolicyWorkers.start(model, { workers: o.workers! }) : null);
   if (workers !== null) {
     try {
-      workers.publish(model);
+      await workers.publish(model);
     } catch (e) {
       if (ownWorkers) await workers.close();
       throw e;

@@ -75,7 +75,7 @@ export async function tinyPolicy(seed = 1, std = 0.3): Promise<TinyPolicy> {
 export async function tinyModelDir(seed = 1, std = 0.3): Promise<{ dir: string; remove(): void }> {
   const p = await tinyPolicy(seed, std);
   const dir = mkdtempSync(join(tmpdir(), 'rlvr-rollout-model-'));
-  saveModel(p.model, dir);
+  await saveModel(p.model, dir);
   const gen = syntheticGenerator({ minSteps: 2, maxSteps: 3, digits: 2 });
   const corpus = Array.from({ length: 20 }, (_, i) => gen.task(0, i)).flatMap((t) => [t.question, t.solution]);
   corpus.push(BOXED_INSTRUCTION, 'The answer is \\boxed{42}.', 'user\nassistant\n<think>\n\n</think>\n\n');

@@ -32,7 +32,7 @@ export async function signalsShare(ctx: WorkerContext, input: SignalsTaskInput |
   try {
     const results = [];
     for (const s of input.sources) results.push(await (await backendOf(s.name, s.placement)).compute(ctx.model, input.batch, s.config));
-    const policy = input.policy === null ? null : batchLogprobs(ctx.model, input.batch, input.policy);
+    const policy = input.policy === null ? null : await batchLogprobs(ctx.model, input.batch, input.policy);
     return { results, policy: policy && { logprobs: policy.logprobs, entropy: policy.entropy } };
   } catch (e) {
     throw numberedInBatch(e, input.rows);

@@ -18,15 +18,15 @@ export interface GradientTaskResult {
   present: string[];
 }
 
-export function gradientShare(ctx: WorkerContext, input: GradientTaskInput): GradientTaskResult {
+export async function gradientShare(ctx: WorkerContext, input: GradientTaskInput): Promise<GradientTaskResult> {
   const sums: TokenSums = { tokens: 0, clipLow: 0, clipHigh: 0, approxKl: 0, entropy: 0, refKl: 0 };
-  const { loss, grads } = accumulateGradients(ctx.model, input, input.rows, sums);
+  const { loss, grads } = await accumulateGradients(ctx.model, input, input.rows, sums);
   const present: string[] = [];
   try {
     for (const slot of ctx.layout.slots) {
       const g = grads.get(slot.name);
       if (g === undefined) continue;
-      ctx.gradients.set(g.dataSync() as Float32Array, slot.offset);
+      ctx.gradients.set((await g.data()) as Float32Array, slot.offset);
       present.push(slot.name);
     }
   } finally {

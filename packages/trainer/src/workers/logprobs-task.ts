@@ -19,10 +19,10 @@ export interface LogprobsTaskInput {
 }
 
 /** The log-probs of the completion tokens of `input.rows`, row after row in the order of `rows`. */
-export function logprobsShare(ctx: WorkerContext, input: LogprobsTaskInput): Float32Array {
+export async function logprobsShare(ctx: WorkerContext, input: LogprobsTaskInput): Promise<Float32Array> {
   const { batch, rows } = input;
   if (rows.length === 0) return new Float32Array(0);
-  const { logprobs } = batchLogprobs(ctx.model, batch, {
+  const { logprobs } = await batchLogprobs(ctx.model, batch, {
     tokenBudget: input.tokenBudget,
     padId: input.padId,
     include: maskOf(batch.numRollouts, rows),
