@@ -214,7 +214,9 @@ describe('saliency.refresh: the advantage refresh of rlvr train', () => {
     }
     // refresh off (batch): the trainer gets no refresh, and the step's one estimate read the behaviour policy's entropy
     const initial = Qwen3Model.random(tiny, 8, 0.3);
-    expect(maxDiff(b, [...Array(8).keys()], behaviour, (await batchLogprobs(initial, b, { tokenBudget: 1 << 20 })).entropy)).toBeLessThan(1e-5);
+    expect(maxDiff(b, [...Array(8).keys()], behaviour, (await batchLogprobs(initial, b, { tokenBudget: 1 << 20 })).entropy)).toBeLessThan(
+      1e-5,
+    );
     initial.dispose();
     model.dispose();
   });
