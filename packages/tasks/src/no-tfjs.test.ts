@@ -11,7 +11,7 @@ it('@rlvr/tasks loads neither tfjs nor a tokenizer engine (a resolve hook refuse
     return next(specifier, context);
   }`;
   const register = `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));`;
-  const main = `const m = await import('@rlvr/tasks'); console.log(Object.keys(m).length, typeof m.labelTokens);`;
+  const main = `const m = await import('@rlvr/tasks'); process.stdout.write(Object.keys(m).length + ' ' + typeof m.labelTokens + '\\n');`;
   const r = spawnSync(
     process.execPath,
     ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', main],
