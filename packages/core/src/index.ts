@@ -37,7 +37,7 @@ export type { GroupStats } from './segments.js';
 export { Signals, SIGNAL_NAMES } from './signals.js';
 export type { SignalName, SignalShape, RolloutSignal } from './signals.js';
 export { Registry } from './registry.js';
-export { Rng } from './rng.js';
+export { Rng, stepSeed } from './rng.js';
 export { planMicroBatches, packRollouts, gatherPacked, scatterPacked } from './layout.js';
 export type { PackedRollouts } from './layout.js';
 export { silentLogger, streamLogger } from './logger.js';
@@ -93,11 +93,12 @@ export {
   weightMetric,
   estimatorWeightKey,
   estimatorMetricName,
+  estimatorMetrics,
   passAtMetric,
   passAtMetricN,
 } from './metrics.js';
 export type { MetricName, WeightOutcome, WeightStat } from './metrics.js';
 export { textTable, percent, plural } from './text-table.js';
 export { StatusLine, timestamp, stoppable } from './status-line.js';
-export { duration, median, progressLine, stepLogger } from './step-progress.js';
+export { duration, median, progressLine, stepLogger, stopwatch } from './step-progress.js';
 export type { StepProgress } from './step-progress.js';

@@ -6,6 +6,7 @@ import {
   WEIGHT_OUTCOMES,
   WEIGHT_STATS,
   estimatorMetricName,
+  estimatorMetrics,
   estimatorWeightKey,
   inMetricFamily,
   passAtMetric,
@@ -61,5 +62,16 @@ describe('metric names', () => {
     for (const bad of ['pass@0', 'pass@', 'pass@08', 'pass@8x', 'xpass@8', 'accuracy']) expect(passAtMetricN(bad), bad).toBeUndefined();
     expect(() => passAtMetric(0)).toThrow(/positive integer, got 0/);
     expect(() => passAtMetric(2.5)).toThrow(RangeError);
+  });
+});
+
+describe('estimatorMetrics', () => {
+  it('weight statistics take the report names; the rest goes under adv/', () => {
+    expect(estimatorMetrics({ weight_mean: 1.2, weight_max_correct: 5, weight_std_wrong: 0.3, fallback_rate: 0.1 })).toEqual({
+      'weights/all/mean': 1.2,
+      'weights/correct/max': 5,
+      'weights/wrong/std': 0.3,
+      'adv/fallback_rate': 0.1,
+    });
   });
 });

@@ -219,6 +219,11 @@ export function estimatorMetricName(key: string): string {
   return ESTIMATOR_WEIGHT_KEY.get(key) ?? `${METRIC_FAMILY.adv}${key}`;
 }
 
+/** An estimator's metrics under their `metrics.jsonl` names (`estimatorMetricName` of each key). */
+export function estimatorMetrics(m: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(m).map(([k, v]) => [estimatorMetricName(k), v]));
+}
+
 /** `pass@N`: the unbiased pass@n of the held-out evaluation with n samples per problem (eval steps only). */
 export function passAtMetric(n: number): `pass@${number}` {
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`passAtMetric: n must be a positive integer, got ${n}`);

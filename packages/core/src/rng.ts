@@ -100,3 +100,8 @@ function hashString(s: string): number {
   }
   return h >>> 0;
 }
+
+/** The sampling seed of training step `step` of a run seeded `seed`: distinct per step, the same for every estimator (a uint32). */
+export function stepSeed(seed: number, step: number): number {
+  return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
+}

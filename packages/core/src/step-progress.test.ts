@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest';
-import { duration, median, progressLine, stepLogger } from './step-progress.js';
+import { describe, expect, test, vi } from 'vitest';
+import { duration, median, progressLine, stepLogger, stopwatch } from './step-progress.js';
 
 describe('progressLine', () => {
   test('bar, steps, reward, accuracy, rate and time left', () => {
@@ -23,5 +23,18 @@ describe('progressLine', () => {
 
   test('median: the middle value, the mean of the two middle ones, NaN for none', () => {
     expect([median([3, 1, 2]), median([4, 1, 3, 2]), median([])]).toEqual([2, 2.5, Number.NaN]);
+  });
+});
+
+describe('stopwatch', () => {
+  test('each lap is the seconds since the previous lap', () => {
+    const now = vi.spyOn(performance, 'now');
+    try {
+      for (const ms of [1000, 1250, 4250, 4250]) now.mockReturnValueOnce(ms);
+      const lap = stopwatch();
+      expect([lap(), lap(), lap()]).toEqual([0.25, 3, 0]);
+    } finally {
+      now.mockRestore();
+    }
   });
 });

@@ -33,6 +33,17 @@ export function progressLine(p: StepProgress, width = 24): string {
   return `${bar} ${steps}  reward ${reward}  acc ${acc}  ${rate}  ${eta}`;
 }
 
+/** A lap timer: each call returns the seconds since the previous call (or since `stopwatch()`), for a step's phases. */
+export function stopwatch(): () => number {
+  let t = performance.now();
+  return () => {
+    const now = performance.now();
+    const s = (now - t) / 1000;
+    t = now;
+    return s;
+  };
+}
+
 /** `95` -> `1m35s`; `3700` -> `1h01m`. */
 export function duration(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));

@@ -17,8 +17,8 @@ import type { CreditReport } from '@rlvr/report';
 import { checkPrompts, modelChatTemplate, plainChatTemplate, policySampler, promptBuilder, sampleGroups } from '@rlvr/rollout';
 import type { PromptOptionsInput, PromptTask } from '@rlvr/rollout';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
-import { labelTokens } from '@rlvr/tasks';
-import type { ChainProblem } from '@rlvr/tasks';
+import { chainProblems, labelTokens } from '@rlvr/tasks';
+import type { ChainProblem, ChainSource } from '@rlvr/tasks';
 import { EvaluationError } from './errors.js';
 
 /** What `creditRun` reads; a train config of `rlvr train` (`@rlvr/reference-trainer`) has the same keys. */
@@ -76,6 +76,29 @@ export async function creditOfPolicy(model: Qwen3Model, tokenizer: Tokenizer, o:
   const context = model.config.max_position_embeddings;
   const tasks = checkPrompts(o.problems, tokenizer, prompts, { context, maxNewTokens: o.rollout.maxNewTokens, field: 'rollout' });
   return scoreCredit(model, tokenizer, tasks, o, checked);
+}
+
+/** `eval.credit` of a training run (`rlvr train`): the problems, rollouts and estimators to score at each evaluation. */
+export interface CreditAtStepOptions extends Omit<CreditRunOptions, 'problems' | 'out' | 'resamples' | 'title'> {
+  /** where the problems come from (`@rlvr/tasks`' `configChainSource`): the same every time */
+  source: ChainSource;
+  /** rollouts, rounded up to whole groups of `rollout.groupSize` */
+  rollouts: number;
+  /** the run directory's `credit` folder: this step's files go to DIR/step-N */
+  dir: string;
+}
+
+/**
+ * `creditOfPolicy` at training step `step`, into `dir/step-N` (1000 bootstrap resamples). Returns the log line
+ * (each estimator's wrong-line AUROC), or null where that step's `credit.json` exists: written before a resume.
+ */
+export async function creditAtStep(model: Qwen3Model, tokenizer: Tokenizer, step: number, o: CreditAtStepOptions): Promise<string | null> {
+  const out = join(o.dir, `step-${step}`);
+  if (existsSync(join(out, 'credit.json'))) return null;
+  const problems = await chainProblems(o.source, Math.ceil(o.rollouts / o.rollout.groupSize));
+  const r = await creditOfPolicy(model, tokenizer, { ...o, problems, out, resamples: 1000, title: `credit maps at step ${step}` });
+  const auroc = (m: (typeof r.methods)[number]) => `${m.name} AUROC ${m.wrong.auroc.mean?.toFixed(3) ?? '-'} (${m.wrong.auroc.n})`;
+  return `credit step ${step}: ${r.methods.map(auroc).join(', ')}`;
 }
 
 /** The estimators prepared and their signal plan, the output directory checked. */

@@ -19,5 +19,5 @@ export { DEFAULT_MAX_TOKENS, baseUrlOf } from './engines.js';
 export type { EvalPolicy } from './engines.js';
 export { formatEvalTable, formatEvalJson } from './table.js';
 export { evalCommand, EVAL_USAGE } from './command.js';
-export { creditOfPolicy, creditRun } from './credit.js';
-export type { CreditRunOptions } from './credit.js';
+export { creditAtStep, creditOfPolicy, creditRun } from './credit.js';
+export type { CreditAtStepOptions, CreditRunOptions } from './credit.js';

@@ -8,3 +8,4 @@ export { VerifierPool, PoolOptionsSchema } from './pool.js';
 export type { PoolOptions, PoolOptionsInput, PoolStats, PoolCallOptions } from './pool.js';
 export { verifyCommand } from './command.js';
 export { problemRounding } from './rounding.js';
+export { gradeBatch } from './grade-batch.js';

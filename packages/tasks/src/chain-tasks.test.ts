@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { chainProblems } from './chain-tasks.js';
+import { chainProblems, configChainSource } from './chain-tasks.js';
 import { longChainGenerator } from './long-chain.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chain-tasks-'));
@@ -29,5 +29,25 @@ describe('chainProblems', () => {
       "no chain: the first-error labeller needs each problem's chain",
     );
     await expect(chainProblems({ file, format: 'synthetic' }, 3)).rejects.toThrow('has 2 problems; 3 are needed');
+  });
+});
+
+describe('configChainSource', () => {
+  test('a config with data reads its training file; else its family, with that family’s options', () => {
+    const data = { train: 'rows.jsonl', format: 'gsm8k' as const };
+    expect(configChainSource({ data, family: 'long-chain', longChain: { minSteps: 5 } }, 3)).toEqual({
+      file: 'rows.jsonl',
+      format: 'gsm8k',
+    });
+    expect(configChainSource({ family: 'long-chain', longChain: { minSteps: 5 }, task: { digits: 2 } }, 3)).toEqual({
+      family: 'long-chain',
+      options: { minSteps: 5 },
+      seed: 3,
+    });
+    expect(configChainSource({ family: 'arith', longChain: { minSteps: 5 }, task: { digits: 2 } }, 4)).toEqual({
+      family: 'arith',
+      options: { digits: 2 },
+      seed: 4,
+    });
   });
 });

@@ -21,6 +21,15 @@ export interface ChainProblem {
 /** Where the problems come from: a family with its options (tasks `0 .. count - 1` of stream `seed`), or a data file's first rows. */
 export type ChainSource = { family: TaskName; options?: unknown; seed: number } | { file: string; format: PresetName | FieldMappingInput };
 
+/** The chain source of a run's config (`rlvr train`'s keys): its data file, else its synthetic family with that family's options. */
+export function configChainSource(
+  c: { data?: { train: string; format: PresetName | FieldMappingInput }; family: TaskName; longChain?: unknown; task?: unknown },
+  seed: number,
+): ChainSource {
+  if (c.data !== undefined) return { file: c.data.train, format: c.data.format };
+  return { family: c.family, options: c.family === 'long-chain' ? c.longChain : c.task, seed };
+}
+
 /**
  * `count` problems with their chains. A file with fewer rows, or a row without a chain, throws
  * `TaskError('invalid_row')` naming the file (and the line).

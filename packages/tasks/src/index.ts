@@ -56,5 +56,5 @@ export type { Scaffold } from './scaffold.js';
 // the families by name
 export { TASK_NAMES, TaskNameSchema, taskGenerator } from './families.js';
 export type { TaskName, ChainTaskGenerator } from './families.js';
-export { chainProblems } from './chain-tasks.js';
+export { chainProblems, configChainSource } from './chain-tasks.js';
 export type { ChainProblem, ChainSource } from './chain-tasks.js';

@@ -17,6 +17,7 @@ export { configHash, configDiff, canonicalJson } from './config-hash.js';
 export { selectRollouts, batchMetrics } from './batch-filters.js';
 export type { RolloutSelection } from './batch-filters.js';
 export { Trainer } from './trainer.js';
+export { syncSeconds } from './data-parallel.js';
 export type { AdvantageInput, StepOptions, StepResult } from './trainer.js';
 export { resolveRefresh } from './refresh.js';
 export type { AdvantageRefresh, RefreshContext, RefreshEvery, RefreshFactory, RefreshSpec } from './refresh.js';

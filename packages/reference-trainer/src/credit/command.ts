@@ -3,8 +3,8 @@
  */
 import { intFlag, parseWithOverrides, readConfigObject, timestamp, usageError } from '@rlvr/core';
 import type { Command } from '@rlvr/core';
-import { chainProblems } from '@rlvr/tasks';
-import { checkCheckpointTask, formatCreditTable } from '@rlvr/report';
+import { chainProblems, configChainSource } from '@rlvr/tasks';
+import { checkCheckpointTask, formatCreditTable, listFlag } from '@rlvr/report';
 import { CONFIG_FLAGS, withPlugins, withStepsAndSeed } from '../command-input.js';
 
 const CREDIT_USAGE = `usage: rlvr credit --estimators A,B,... [options]
@@ -46,28 +46,24 @@ export const creditCommand: Command = {
   },
   dotted: true,
   async run({ values, io, overrides = [] }) {
-    const estimators = String(values.estimators ?? '')
-      .split(/\s*,\s*/)
-      .filter(Boolean);
-    if (estimators.length === 0) throw usageError('needs the estimators to compare, e.g. grpo,grail', '--estimators');
-    if (new Set(estimators).size < estimators.length) throw usageError('lists an estimator twice', '--estimators');
+    if (values.estimators === undefined) throw usageError('needs the estimators to compare, e.g. grpo,grail', '--estimators');
+    const estimators = listFlag('--estimators', values.estimators as string);
     const rollouts = intFlag(values, 'rollouts', { min: 2, max: 1_000_000 }) ?? 256;
     const resamples = intFlag(values, 'resamples', { min: 100, max: 100_000 }) ?? 2000;
     const configFile = values.config as string | undefined;
     const input = withStepsAndSeed(withPlugins(await readConfigObject(configFile), values.plugin as string[] | undefined), values);
     if (values.checkpoint !== undefined) input.checkpoint = values.checkpoint;
     if (values.family !== undefined) input.family = values.family;
-    const [{ parseTrainConfig }, { configJsonSchemas }, { loadPlugins }, { creditRun }, { chainSource }] = await Promise.all([
+    const [{ parseTrainConfig }, { configJsonSchemas }, { loadPlugins }, { creditRun }] = await Promise.all([
       import('../train/config.js'),
       import('../config-schema.js'),
       import('../train/plugins.js'),
       import('@rlvr/eval'),
-      import('../train/problems.js'),
     ]);
     const c = parseWithOverrides((x) => parseTrainConfig(x, configFile), input, overrides, configJsonSchemas().train);
     await loadPlugins(c.plugins);
     checkCheckpointTask(c.checkpoint, c); // a checkpoint of another task is refused, naming both
-    const problems = await chainProblems(chainSource(c, c.seed), Math.ceil(rollouts / c.rollout.groupSize));
+    const problems = await chainProblems(configChainSource(c, c.seed), Math.ceil(rollouts / c.rollout.groupSize));
     const logger = { info: (m: string) => values.quiet === true || io.stderr.write(`rlvr credit: ${m}\n`), warn: () => undefined };
     const out = (values.out as string | undefined) ?? `runs/credit-${timestamp()}`;
     const t0 = performance.now();

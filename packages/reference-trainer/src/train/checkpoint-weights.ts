@@ -8,9 +8,9 @@
  */
 import { existsSync } from 'node:fs';
 import { prepareEstimator } from '@rlvr/advantages';
-import { FINISH_CODES, appendJsonl, batchFromRows, batchToRows, getSpans, readJsonl } from '@rlvr/core';
+import { appendJsonl, batchFromRows, batchToRows, getSpans, readJsonl } from '@rlvr/core';
 import type { RolloutBatch, RolloutRow } from '@rlvr/core';
-import { mathReward } from '@rlvr/math-verify';
+import { gradeBatch } from '@rlvr/math-verify';
 import type { CheckpointWeightRecord } from '@rlvr/report';
 import { sampleGroups } from '@rlvr/rollout';
 import { computeSignals, parseSignalConfig } from '@rlvr/saliency';
@@ -79,10 +79,6 @@ async function sampleSet(run: OpenRun): Promise<RolloutBatch> {
       spans: { which: 'first' },
     },
   );
-  const verify = tasks.map((t) => ({ problem: t.question }));
-  texts.forEach((text, i) => {
-    const t = batch.groupIndex[i]!;
-    batch.rewards[i] = batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
-  });
+  gradeBatch(batch, texts, tasks);
   return batch;
 }

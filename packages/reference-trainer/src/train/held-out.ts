@@ -1,10 +1,8 @@
 import { appendJsonl } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { creditOfPolicy, heldOutEval, heldOutRecord } from '@rlvr/eval';
-import { chainProblems } from '@rlvr/tasks';
-import { chainSource } from './problems.js';
+import { creditAtStep, heldOutEval, heldOutRecord } from '@rlvr/eval';
+import { configChainSource } from '@rlvr/tasks';
 import type { EvalRecord } from '@rlvr/report';
 import type { OpenRun } from './open.js';
 import { recordCheckpointWeights } from './checkpoint-weights.js';
@@ -27,27 +25,17 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
   run.evals.push(record satisfies EvalRecord);
   await appendJsonl(run.logs.evals, [record]);
   await recordCheckpointWeights(run, step);
-  if (config.eval.credit !== undefined) await recordCredit(run, step, logger);
+  if (config.eval.credit !== undefined) {
+    // rlvr credit's files for the policy of this moment in RUN/credit/step-N, one log line (none where a resume finds them)
+    const o = {
+      ...config,
+      ...config.eval.credit,
+      source: configChainSource(config, config.eval.seed),
+      dir: join(dirname(run.logs.evals), 'credit'),
+    };
+    const credit = await creditAtStep(run.model, run.tokenizer, step, o);
+    if (credit !== null) logger.info(credit);
+  }
   logger.info(line);
   return metrics;
-}
-
-/** `eval.credit`: `rlvr credit`'s files for the policy of this moment in RUN/credit/step-N (same problems every time), one log line. */
-async function recordCredit(run: OpenRun, step: number, logger: Logger): Promise<void> {
-  const c = run.config;
-  const { estimators, rollouts } = c.eval.credit!;
-  const out = join(dirname(run.logs.evals), 'credit', `step-${step}`);
-  if (existsSync(join(out, 'credit.json'))) return; // written before a resume
-  const problems = await chainProblems(chainSource(c, c.eval.seed), Math.ceil(rollouts / c.rollout.groupSize));
-  const r = await creditOfPolicy(run.model, run.tokenizer, {
-    ...c,
-    problems,
-    estimators,
-    out,
-    resamples: 1000,
-    title: `credit maps at step ${step}`,
-  });
-  logger.info(
-    `credit step ${step}: ${r.methods.map((m) => `${m.name} AUROC ${m.wrong.auroc.mean?.toFixed(3) ?? '-'} (${m.wrong.auroc.n})`).join(', ')}`,
-  );
 }

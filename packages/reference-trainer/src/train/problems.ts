@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { FileStream, TaskStream, loadTasks, splitHeldOut, syntheticGenerator } from '@rlvr/rollout';
+import { FileStream, TaskStream, fileProblems, splitFileProblems, syntheticGenerator } from '@rlvr/rollout';
 import { longChainGenerator } from '@rlvr/tasks';
 import type { Logger } from '@rlvr/core';
-import type { ChainSource } from '@rlvr/tasks';
 import type { Problem, ProblemStream } from '@rlvr/rollout';
 import { ReferenceTrainerError } from '../errors.js';
 import type { TrainConfig } from './config.js';
@@ -26,13 +25,7 @@ export async function loadProblems(
   const { train, eval: evalFile, format } = config.data;
   const read = async (file: string, field: string): Promise<Problem[]> => {
     try {
-      return (await loadTasks(file, format)).map((t) => ({
-        question: t.question,
-        answer: t.answer,
-        ...(t.solution === undefined ? {} : { solution: t.solution }),
-        ...((t.scaffold ?? t.chain) && { aux: { ...(t.scaffold && { scaffold: t.scaffold }), ...(t.chain && { chain: t.chain }) } }),
-        source: { file, line: t.line },
-      }));
+      return await fileProblems(file, format);
     } catch (err) {
       const missing = !existsSync(file);
       throw new ReferenceTrainerError(
@@ -45,29 +38,7 @@ export async function loadProblems(
   };
   const all = await read(train, 'train');
   const evalRows = evalFile === undefined ? undefined : await read(evalFile, 'eval');
-  if (evalRows !== undefined && evalRows.length < config.eval.problems)
-    logger?.warn(`eval.problems is ${config.eval.problems} but ${evalFile} has ${evalRows.length} rows: evaluating ${evalRows.length}`);
-  const split =
-    evalRows === undefined
-      ? splitHeldOut(all, config.eval.problems, config.eval.seed)
-      : { heldOut: evalRows.slice(0, config.eval.problems), train: all };
-  if (split.train.length > 0 && split.train.length < config.rollout.prompts)
-    logger?.warn(
-      `${train} has ${split.train.length} training problems, fewer than rollout.prompts = ${config.rollout.prompts}: every step repeats some`,
-    );
-  if (split.train.length === 0)
-    throw new ReferenceTrainerError(
-      'invalid_config',
-      `data.train: ${train} has ${all.length} problems, all held out for evaluation: lower eval.problems or give data.eval`,
-      { field: 'data.train' },
-    );
-  if (split.heldOut.length === 0)
-    throw new ReferenceTrainerError('invalid_config', 'data.eval: no held-out problems', { field: 'data.eval' });
+  const sizes = { problems: config.eval.problems, seed: config.eval.seed, prompts: config.rollout.prompts };
+  const split = splitFileProblems(all, evalRows, { train, ...(evalFile && { eval: evalFile }), ...sizes }, logger);
   return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed), train: split.train };
-}
-
-/** Where `rlvr credit` and `eval.credit` take problems with their chains: the config's data file or synthetic family. */
-export function chainSource(c: TrainConfig, seed: number): ChainSource {
-  if (c.data !== undefined) return { file: c.data.train, format: c.data.format };
-  return { family: c.family, options: c.family === 'long-chain' ? c.longChain : c.task, seed };
 }

@@ -1,11 +1,12 @@
-import { FINISH_CODES, METRIC, estimatorMetricName } from '@rlvr/core';
+import { METRIC, estimatorMetrics, stepSeed, stopwatch } from '@rlvr/core';
 import type { RolloutBatch } from '@rlvr/core';
 import type { AdvantageResult, EstimatorState, PreparedEstimator } from '@rlvr/advantages';
-import { mathReward } from '@rlvr/math-verify';
+import { gradeBatch } from '@rlvr/math-verify';
 import type { PolicyWorkers } from '@rlvr/policy';
 import { resampleGroups, sampleGroups } from '@rlvr/rollout';
 import type { PromptTask, Sampler } from '@rlvr/rollout';
 import { computeSignals, computeSignalsOnWorkers, parseSignalConfig } from '@rlvr/saliency';
+import { syncSeconds } from '@rlvr/trainer';
 import type { Trainer } from '@rlvr/trainer';
 import type { TrainConfig } from './config.js';
 import type { SignalRefresh } from './refresh.js';
@@ -44,7 +45,7 @@ export async function rlStep(
     temperature: config.trainer.temperature,
     estimator: config.estimator,
   });
-  const sync0 = syncSeconds(workers);
+  const sync0 = workers === undefined ? 0 : syncSeconds(workers);
   const lap = stopwatch();
   // the answer spans (saliency loss, span overrides) are those of `saliency.box`; the reward grades the last box
   const sampling = {
@@ -61,12 +62,7 @@ export async function rlStep(
     sampling,
   );
   const sampleS = lap();
-  // The problem goes with each reward (the unit, rounding and options it asks); one options object per task.
-  const verify = tasks.map((t) => ({ problem: t.question }));
-  first.texts.forEach((text, i) => {
-    const t = Math.floor(i / r.groupSize);
-    first.batch.rewards[i] = first.batch.finish[i] === FINISH_CODES.error ? 0 : mathReward(text, tasks[t]!.answer, verify[t]).reward;
-  });
+  gradeBatch(first.batch, first.texts, tasks);
   const verifyS = lap();
   const { batch, metrics: routing, ...routed } = await resampleGroups(estimator.rolloutStage, first, tasks, sampler, sampling, render);
   const pass = { padId, tokenBudget: config.trainer.tokenBudget };
@@ -98,32 +94,5 @@ export async function rlStep(
     batch,
     adv,
     routed,
-  };
-}
-
-/** Estimator metrics under report names (core's `estimatorMetricName`): `weight_mean_correct` -> `weights/correct/mean`, others under `adv/`. */
-export function estimatorMetrics(m: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(m).map(([k, v]) => [estimatorMetricName(k), v]));
-}
-
-/** The sampling seed of step `step`: distinct per step, the same for every estimator. */
-function stepSeed(seed: number, step: number): number {
-  return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + step) >>> 0;
-}
-
-/** The seconds the workers have spent on the weight sync so far (0 without workers). */
-function syncSeconds(workers: PolicyWorkers | undefined): number {
-  if (workers === undefined) return 0;
-  const s = workers.syncStats;
-  return s.publishSeconds + s.reloadSeconds;
-}
-
-function stopwatch(): () => number {
-  let t = performance.now();
-  return () => {
-    const now = performance.now();
-    const s = (now - t) / 1000;
-    t = now;
-    return s;
   };
 }
