@@ -115,7 +115,12 @@ describe('@rlvr/policy without the @tensorflow/tfjs union package', () => {
       Object.keys(manifest.dependencies ?? {})
         .filter((d) => d.startsWith('@tensorflow/'))
         .sort(),
-    ).toEqual(['@tensorflow/tfjs-backend-cpu', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-core']);
+    ).toEqual([
+      '@tensorflow/tfjs-backend-cpu',
+      '@tensorflow/tfjs-backend-wasm',
+      '@tensorflow/tfjs-backend-webgpu',
+      '@tensorflow/tfjs-core',
+    ]);
     expect(packed.get('@rlvr/policy')!.files.map((f) => f.path)).toContain('vendor/tf-gradients.js');
     // tfjs-core alone has no gradient for Square or MatMul; loading @rlvr/policy registers them (both module systems)
     const code = (load: string) =>
@@ -244,7 +249,7 @@ describe('credit-assignment methods from their tarballs', () => {
     const evals = ['--eval.problems', '1', '--eval.n', '1', '--eval.maxNewTokens', '4', '--workers', '1'];
     const r = await run(
       process.execPath,
-      [rlvr, 'train', '--plugin', plugin, '--estimator', 'gar', '--estimatorConfig.lambda', '0.1', ...tiny, ...evals, '--out', out, '-q'],
+      [rlvr, 'train', '--plugin', plugin, '--estimator', 'gar', '--estimatorConfig.beta', '0.1', ...tiny, ...evals, '--out', out, '-q'],
       app,
     );
     expect({ status: r.status, stderr: r.stderr.split('\n').filter((l) => /error/i.test(l)) }).toEqual({ status: 0, stderr: [] });
