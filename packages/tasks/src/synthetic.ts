@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseConfig, Rng } from '@rlvr/core';
-import type { Chain } from './chain.js';
+import { CHAIN_OPERATIONS, applyExact, type Chain, type ChainOperation } from './chain.js';
 
 /**
  * Synthetic verifiable tasks for the embedded default: multi-step arithmetic word
@@ -18,8 +18,9 @@ import type { Chain } from './chain.js';
  * of the chosen operations applies the step adds.
  */
 
-export const SYNTHETIC_OPERATIONS = ['add', 'sub', 'mul', 'div'] as const;
-export type SyntheticOperation = (typeof SYNTHETIC_OPERATIONS)[number];
+/** The chain's operations: one definition of what each computes (`applyExact`). */
+export const SYNTHETIC_OPERATIONS = CHAIN_OPERATIONS;
+export type SyntheticOperation = ChainOperation;
 
 export const SyntheticOptionsSchema = z
   .object({
@@ -75,18 +76,9 @@ const PHRASE: Record<SyntheticOperation, (n: number) => string> = {
   div: (n) => `splits them into ${n} equal groups and keeps one`,
 };
 
-/** Apply one operation (the definition the solutions are written from). */
+/** Apply one operation (the definition the solutions are written from): the chain's, with a remainder kept as a fraction. */
 export function applyOperation(op: SyntheticOperation, value: number, operand: number): number {
-  switch (op) {
-    case 'add':
-      return value + operand;
-    case 'sub':
-      return value - operand;
-    case 'mul':
-      return value * operand;
-    case 'div':
-      return value / operand;
-  }
+  return applyExact(op, value, operand) ?? value / operand;
 }
 
 /** A generator with options parsed once: bad options throw `CoreError('invalid_config')` here. */
