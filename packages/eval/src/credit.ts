@@ -7,9 +7,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prepareEstimator } from '@rlvr/advantages';
-import { FINISH_CODES, assertCreatable, createDirectory, silentLogger } from '@rlvr/core';
+import { assertCreatable, createDirectory, silentLogger } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
-import { mathReward } from '@rlvr/math-verify';
+import { gradeBatch } from '@rlvr/math-verify';
 import { loadModel, loadTokenizer, parseModelConfig, selectBackend } from '@rlvr/policy';
 import type { BackendName, Qwen3Model, Tokenizer } from '@rlvr/policy';
 import { creditOfEstimates, writeCreditJson, writeCreditPage } from '@rlvr/report';
@@ -140,10 +140,8 @@ async function scoreCredit(
     },
   );
   const problemOf = (i: number) => o.problems[batch.groupIndex[i]!]!;
-  const correct = texts.map(
-    (text, i) =>
-      batch.finish[i] !== FINISH_CODES.error && mathReward(text, problemOf(i).answer, { problem: problemOf(i).question }).reward > 0,
-  );
+  gradeBatch(batch, texts, o.problems); // as a training step grades
+  const correct = Array.from(batch.rewards, (r) => r > 0);
   correct.forEach((c, i) => (batch.rewards[i] = c ? 1 : 0));
   logger.info(`signals: ${plan.sources.map((x) => x.signal).join(', ') || '(none)'}; ${estimators.length} estimators`);
   const pass = { padId: eosIds[0]!, tokenBudget: o.trainer?.tokenBudget ?? 8192 };
