@@ -31,26 +31,7 @@ export function errorProfileSpec(bins: MethodMetrics['errorProfile'], size: Char
     title: 'position relative to the first error',
     axis: { labelAngle: -35 },
   };
-  return {
-    width: size.width,
-    height: size.height,
-    data: { values: rows },
-    layer: [
-      {
-        mark: { type: 'rule', strokeWidth: 1.6, color: OUTCOME_COLORS.wrong },
-        encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
-      },
-      {
-        mark: {
-          type: 'line',
-          strokeWidth: 1.4,
-          color: OUTCOME_COLORS.wrong,
-          point: { size: 36, filled: true, color: OUTCOME_COLORS.wrong },
-        },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean credit (95% CI)', scale: yScale(rows) } },
-      },
-    ],
-  } as TopLevelSpec;
+  return meanWithInterval(rows, x, size, { color: OUTCOME_COLORS.wrong, interval: 'rule', title: 'mean credit (95% CI)' });
 }
 
 /** Mean credit of correct rollouts against t / T, with its 95% bootstrap band (the U-shape figure). */
@@ -59,23 +40,29 @@ export function correctProfileSpec(bins: MethodMetrics['correctProfile'], size: 
     b.mean === null ? [] : [{ x: (b.lo + b.hi) / 2, mean: b.mean, lo: b.ci?.[0] ?? b.mean, hi: b.ci?.[1] ?? b.mean }],
   );
   const x = { field: 'x', type: 'quantitative' as const, title: 'relative position in the completion (t / T)', scale: { domain: [0, 1] } };
+  return meanWithInterval(rows, x, size, { color: OUTCOME_COLORS.correct, interval: 'band', title: 'mean credit (95% CI band)' });
+}
+
+/** A mean line with points over `x`, and its interval (`lo`..`hi`) as a rule per point or as a shaded band. */
+function meanWithInterval(
+  rows: readonly { mean: number; lo: number; hi: number }[],
+  x: Record<string, unknown>,
+  size: ChartSize,
+  o: { color: string; interval: 'rule' | 'band'; title: string },
+): TopLevelSpec {
+  const rule = o.interval === 'rule';
   return {
     width: size.width,
     height: size.height,
     data: { values: rows },
     layer: [
       {
-        mark: { type: 'area', opacity: 0.18, color: OUTCOME_COLORS.correct },
+        mark: rule ? { type: 'rule', strokeWidth: 1.6, color: o.color } : { type: 'area', opacity: 0.18, color: o.color },
         encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
       },
       {
-        mark: {
-          type: 'line',
-          strokeWidth: 2,
-          color: OUTCOME_COLORS.correct,
-          point: { size: 24, filled: true, color: OUTCOME_COLORS.correct },
-        },
-        encoding: { x, y: { field: 'mean', type: 'quantitative', title: 'mean credit (95% CI band)', scale: yScale(rows) } },
+        mark: { type: 'line', strokeWidth: rule ? 1.4 : 2, color: o.color, point: { size: rule ? 36 : 24, filled: true, color: o.color } },
+        encoding: { x, y: { field: 'mean', type: 'quantitative', title: o.title, scale: yScale(rows) } },
       },
     ],
   } as TopLevelSpec;
