@@ -71,7 +71,7 @@ saliencyBackends.register(
     signal: 'test.batchWidth',
     shape: 'rollout',
     configSchema: Options,
-    run: (_model, b) => ({
+    run: (_model: Qwen3Model, b: RolloutBatch) => ({
       signal: 'test.batchWidth',
       width: b.numRollouts,
       scores: new Float32Array(b.numRollouts * b.numRollouts),
