@@ -28,6 +28,8 @@ const TrainLike = z
       .object({ greedy: z.boolean().default(true) })
       .strict()
       .default({ greedy: true }),
+    // a plugin backend's options: any value, checked later by the backend's own schema
+    saliency: z.object({ refresh: z.string().optional() }).catchall(z.unknown()).optional(),
   })
   .strict();
 const train = z.toJSONSchema(TrainLike, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
@@ -74,6 +76,15 @@ describe('dotted flags', () => {
       estimatorConfig: { symmetry: 'both', wMin: 0.3 },
     });
     expect(config).toEqual({ trainer: { clipLow: 0.1 } });
+  });
+
+  test("a key of an unconstrained option (a plugin backend's options) is set as read: JSON where it parses, else the string", () => {
+    const config = applyOverrides(
+      {},
+      [o('--saliency.process-steps.tokenizer', 'runs/x/checkpoint'), o('--saliency.process-steps.concurrency', '8')],
+      train,
+    );
+    expect(config).toEqual({ saliency: { 'process-steps': { tokenizer: 'runs/x/checkpoint', concurrency: 8 } } });
   });
 
   test('an unknown path names the keys that exist there', () => {

@@ -82,7 +82,11 @@ export function applyOverrides(
 function schemaAt(root: JsonSchema, o: DottedOverride): JsonSchema[] {
   let nodes = [root];
   for (const [i, key] of o.path.entries()) {
-    const objects = nodes.flatMap(alternatives).filter((n) => n.properties !== undefined || typeof n.additionalProperties === 'object');
+    // an unconstrained node (`{}`: a plugin backend's options, checked by its own schema later) takes any keys
+    const objects = nodes
+      .flatMap(alternatives)
+      .map((n) => (unconstrained(n) ? { additionalProperties: {} } : n))
+      .filter((n) => n.properties !== undefined || typeof n.additionalProperties === 'object');
     const where = i === 0 ? 'the config' : o.path.slice(0, i).join('.');
     if (objects.length === 0) {
       // `--estimator.wMin` where the config has `estimator` and `estimatorConfig`: point at the options
@@ -112,6 +116,10 @@ function schemaAt(root: JsonSchema, o: DottedOverride): JsonSchema[] {
     nodes = next;
   }
   return nodes.flatMap(alternatives);
+}
+
+function unconstrained(n: JsonSchema): boolean {
+  return n.type === undefined && n.properties === undefined && n.additionalProperties === undefined && n.enum === undefined && n.const === undefined;
 }
 
 function alternatives(n: JsonSchema): JsonSchema[] {
