@@ -161,8 +161,11 @@ describe('tuneRates', () => {
 
 describe('formatTune', () => {
   test('one column per rate any row ran, mean ± SD in points, * on the choice, - where a row did not run a rate', () => {
-    const row = (estimator: string, grid: number[], means: number[][], chosen: number): TuneRow =>
-      tuneRow(estimator, grid, grid.length > 2 ? [grid.at(-1)!] : [], (lr) => means[grid.indexOf(lr)]!, [1, 2]);
+    const row = (estimator: string, grid: number[], means: number[][], chosen: number): TuneRow => {
+      const r = tuneRow(estimator, grid, grid.length > 2 ? [grid.at(-1)!] : [], (lr) => means[grid.indexOf(lr)]!, [1, 2]);
+      expect(r.chosen).toBe(chosen);
+      return r;
+    };
     const rows = [
       row(
         'grpo',

@@ -99,7 +99,7 @@ export async function runCompare(
   const configs = resolveConfigs(o, variants, o.seeds, (row, seed) => compareRunDir(o.out, row, seed));
   // the tuning runs of the initial grid, checked (and refused when present) with the others
   const problems = o.tune?.problems ?? configs[0]!.config.eval.problems;
-  const tuning = o.tune && o.tune.grid.flatMap((lr) => tuneConfigs(o, variants, lr, problems));
+  const tuning = o.tune?.grid.flatMap((lr) => tuneConfigs(o, variants, lr, problems));
   await loadPlugins(configs[0]!.config.plugins);
   const perEstimator = o.config.estimatorConfigs;
   checkEstimators(
