@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { readRunDir } from '@rlvr/report';
+import { fileProblems, splitHeldOut, splitValidation } from '@rlvr/rollout';
 import type { TuneRecord } from '@rlvr/report';
 import { CLI, rlvr } from '../test-utils/run-cli.js';
 import { writeHalvedPlugin } from '../test-utils/halved-plugin.js';
@@ -171,6 +172,43 @@ describe('rlvr compare --tune', () => {
     expect(again.code, again.stderr).toBe(0);
     expect((JSON.parse(again.stdout) as CompareJson).tune).toEqual(a.tune);
   }, 600_000);
+
+  test('a data file: the validation split is a seeded draw of its training rows; the run evaluates on it and trains on the rest only', async () => {
+    const rows = Array.from({ length: 14 }, (_, i) => ({
+      q: `Ann has ${i + 2} pens and buys ${i + 1} more. How many pens does Ann have?`,
+      a: `${2 * i + 3}`,
+    }));
+    const file = join(root, 'rows.jsonl');
+    await writeFile(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const config = join(root, 'rows.json');
+    const format = { question: 'q', answer: 'a' };
+    await writeFile(
+      config,
+      JSON.stringify({
+        ...MICRO,
+        steps: 4,
+        data: { train: file, format },
+        rollout: { ...MICRO.rollout, prompts: 2, groupSize: 2 },
+        eval: { ...MICRO.eval, problems: 4, seed: 5 },
+        validation: { problems: 4 },
+        samples: 4,
+      }),
+    );
+    const dir = join(root, 'rows-run');
+    const r = await rlvr('train', '--config', config, '--out', dir, '-q');
+    expect(r.code, r.stderr).toBe(0);
+    // independently: 4 rows held out (seed 5), then 4 of the other 10 for validation, 6 left to train on
+    const all = await fileProblems(file, format);
+    const held = splitHeldOut(all, 4, 5);
+    const v = splitValidation(held.train, 4, 5);
+    expect(v.train).toHaveLength(6);
+    const run = await readRunDir(dir);
+    expect(run.evals!.map((e) => e.problems)).toEqual([4, 4]);
+    const trained = new Set(run.samples!.map((x) => v.train.find((p) => x.prompt.includes(p.question))?.question));
+    expect(trained.has(undefined)).toBe(false);
+    expect(trained.size).toBeGreaterThan(1);
+    for (const p of [...v.validation, ...held.heldOut]) expect(run.samples!.some((x) => x.prompt.includes(p.question))).toBe(false);
+  }, 300_000);
 
   test.each<[string[], RegExp]>([
     [['--tune', 'lr=1e-4'], /^rlvr compare: --tune: needs at least two rates: a grid of one has nothing to choose \(got "lr=1e-4"\)\n/],
