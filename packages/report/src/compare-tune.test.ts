@@ -93,6 +93,10 @@ describe('tuneRow and nextRate', () => {
     expect(nextRate(low, 3)).toBe(3.33e-6);
     expect(nextRate({ ...low, widened: [1, 2, 3] }, 3)).toBeNull();
     expect(nextRate(low, 0)).toBeNull();
+    // a ratio within rounding of 1: the exact rate, never one of the grid again
+    const close = tuneRow('g', [1e-5, 1.0001e-5], [], acc({ 1e-5: [0.3], 1.0001e-5: [0.2] }), [1]);
+    expect(nextRate(close, 3)).toBeCloseTo(1e-5 / 1.0001, 15);
+    expect(nextRate(close, 3)).not.toBe(1e-5);
   });
 });
 

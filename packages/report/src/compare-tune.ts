@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { firstSeeds, listFlag } from './compare-flags.js';
 
 /** What `--tune` may tune, and the config field it sets. */
-export const TUNABLE = { lr: 'trainer.schedule.lr' } as const;
+const TUNABLE = { lr: 'trainer.schedule.lr' } as const;
 
 /** Tuning seeds count up from here by default, far from the comparison's (0, 1, 2, ...). */
 export const TUNE_SEED_BASE = 1000;
@@ -91,13 +91,13 @@ export function maxWidenFlag(values: FlagValues): number {
 const Stat = z.object({ mean: z.number(), sd: z.number().nullable() });
 
 /** One rate of one row: the final validation accuracy of each tuning seed, their mean and SD (null with one seed). */
-export const TunePointSchema = z
+const TunePointSchema = z
   .object({ lr: z.number().positive(), seeds: z.array(z.number()), accuracy: z.array(z.number()) })
   .extend(Stat.shape);
 export type TunePoint = z.output<typeof TunePointSchema>;
 
 /** One row's tuning: its grid (initial and widened, ascending), each rate's validation accuracies, the choice. */
-export const TuneRowSchema = z.object({
+const TuneRowSchema = z.object({
   estimator: z.string(),
   /** every rate run, ascending */
   grid: z.array(z.number().positive()),
@@ -128,7 +128,7 @@ export const TuneRecordSchema = z.object({
 export type TuneRecord = z.output<typeof TuneRecordSchema>;
 
 /** The choice rule, as compare.json states it. */
-export const TUNE_RULE =
+const TUNE_RULE =
   'highest mean final validation accuracy over the tuning seeds, the lower rate on a tie; a choice at an edge of the grid adds the next rate beyond it (the ratio of the two rates at that edge), up to maxWiden rates per row';
 
 /**
@@ -160,11 +160,13 @@ export function tuneRow(
 export function nextRate(row: TuneRow, maxWiden: number): number | null {
   if (row.edge === null || row.widened.length >= maxWiden) return null;
   const g = row.grid;
-  return row.edge === 'low' ? round3(g[0]! / (g[1]! / g[0]!)) : round3(g.at(-1)! * (g.at(-1)! / g.at(-2)!));
+  const next = row.edge === 'low' ? g[0]! / (g[1]! / g[0]!) : g.at(-1)! * (g.at(-1)! / g.at(-2)!);
+  // three digits, unless that is a rate of the grid already (a ratio within rounding of 1)
+  return g.includes(round3(next)) ? next : round3(next);
 }
 
 /** The line for a row whose choice stayed at an edge: the result says so, never silently. */
-export function edgeLine(row: TuneRow, maxWiden: number): string {
+function edgeLine(row: TuneRow, maxWiden: number): string {
   return `${row.estimator}: chosen lr ${rateLabel(row.chosen)} is at the ${row.edge} edge of its grid after ${row.widened.length} widening(s) (--tune-max-widen ${maxWiden}): its best rate may lie beyond`;
 }
 

@@ -123,6 +123,10 @@ export async function runCompare(
   logger.info(
     `${o.estimators.length} estimator(s) x ${o.seeds.length} seed(s) (${seedList(o.seeds)}) = ${configs.length} runs -> ${o.out}`,
   );
+  if (o.tune !== undefined)
+    logger.info(
+      `tune first: ${o.estimators.length} x ${o.tune.grid.length} rate(s) x ${o.tune.seeds.length} tuning seed(s) (${seedList(o.tune.seeds)}) = ${tuning!.length} runs on ${problems} validation problems, more where a grid widens (at most ${o.tune.maxWiden} rate(s) a row) -> ${join(o.out, 'tune')}`,
+    );
   const steps = configs[0]!.config.steps;
   const runs: CompareRun[] = [];
   const result = (table: CompareTable | null, file: string | null, interrupted: boolean, tuned?: TuneRecord): CompareResult => ({

@@ -81,6 +81,9 @@ describe('rlvr compare --tune', () => {
   test('tuning runs on the tuning seeds and the validation split, each row at its chosen rate after; compare.json and the table say so', async () => {
     const r = await rlvr(...args(), '--out', full());
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(
+      `rlvr compare: tune first: 2 x 2 rate(s) x 2 tuning seed(s) (seeds 1000, 1001) = 8 runs on 6 validation problems, more where a grid widens (at most 1 rate(s) a row) -> ${join(full(), 'tune')}\n`,
+    );
     const c = await readCompare(full());
     const t = c.tune;
     expect(t).toMatchObject({ key: 'lr', field: 'trainer.schedule.lr', grid: [1e-5, 1e-4], seeds: [1000, 1001], maxWiden: 1 });
