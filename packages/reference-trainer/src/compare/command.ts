@@ -201,7 +201,7 @@ export const compareCommand: Command = {
     }
     if (result.interrupted || result.table === null || result.file === null) {
       io.stderr.write(
-        `rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`,
+        `rlvr compare: stopped ${result.tuned === null ? 'while tuning the learning rates' : `after ${result.runs.length} of ${estimators.length * seeds.length} runs`}; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`,
       );
       return 130;
     }

@@ -154,18 +154,27 @@ describe('rlvr compare --tune', () => {
     const code = await new Promise<number | null>((resolve) => {
       child.stderr.on('data', (d: Buffer) => {
         stderr += d.toString();
-        // the plugin row's second tuning run at 1e-4, its step-0 evaluation done: its first step is next
-        if (/grpo\+halved lr 1e-4 seed 1000: eval step 0: /.test(stderr) && !child.killed) child.kill('SIGTERM');
+        // the progress line after a tuning run's step-0 evaluation is written as its first step begins (a pipe
+        // is written synchronously, and nothing between them waits): the signal lands in that step
+        if (/grpo\+halved lr 1e-4 s1000 \[\.+\] +0\/2/.test(stderr) && !child.killed) child.kill('SIGTERM');
       });
       child.on('close', resolve);
     });
     expect(code, stderr).toBe(130);
-    expect(stderr).toMatch(/nothing summarized: rlvr compare --out .* --resume \(same options\) continues\n/);
+    // a partial tuning run: one step and its checkpoint
+    expect(stderr).toContain('grpo+halved lr 1e-4 seed 1000: stopped after step 1; checkpoint saved');
+    expect(stderr).toContain(
+      `rlvr compare: stopped while tuning the learning rates; nothing summarized: rlvr compare --out ${dir} --resume (same options) continues\n`,
+    );
+    const partial = join(dir, 'tune', 'grpo+halved', 'lr-1e-4', 'seed-1000');
+    expect((await readRunDir(partial)).metrics.map((m) => m.step)).toEqual([0, 1]);
     expect(existsSync(join(dir, 'compare.json'))).toBe(false);
     expect(existsSync(join(dir, 'grpo'))).toBe(false);
 
     const rest = await rlvr(...args(), '--out', dir, '--resume', '-q');
     expect(rest.code, rest.stderr).toBe(0);
+    // continued from its checkpoint, not started over
+    expect((await readRunDir(partial)).metrics.map((m) => m.step)).toEqual([0, 1, 2]);
     const [a, b] = [await readCompare(full()), await readCompare(dir)];
     expect(b.tune).toEqual(a.tune);
     expect(b.runs.map((x) => [x.estimator, x.seed, x.evals])).toEqual(a.runs.map((x) => [x.estimator, x.seed, x.evals]));
