@@ -30,6 +30,11 @@ describe('validationTasks', () => {
   });
 });
 
+test('a task whose problems are all held out is refused, not looped on', () => {
+  const one = { task: () => ({ question: 'q' }) };
+  expect(() => validationTasks(one, 2, 0, [{ question: 'q' }])).toThrow(/found 0 of 2 validation problems that are not held out in 10200 /);
+});
+
 describe('splitValidation', () => {
   const rows = Array.from({ length: 50 }, (_, i) => `p${i}`);
 

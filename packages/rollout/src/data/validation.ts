@@ -26,6 +26,15 @@ export function validationTasks<T extends { question: string }>(
   const skip = new Set(heldOut.map((t) => t.question));
   const out: T[] = [];
   for (let i = 0; out.length < count; i++) {
+    // a task whose every problem is held out would loop for ever: say so instead
+    if (i >= 100 * count + 10_000)
+      throw new CoreError(
+        'invalid_config',
+        `found ${out.length} of ${count} validation problems that are not held out in ${i} of the task's problems`,
+        {
+          field: 'validation.problems',
+        },
+      );
     const t = generator.task(`validation/${seed}`, i);
     if (!skip.has(t.question)) out.push(t);
   }
