@@ -66,6 +66,7 @@ export function compareOptionsProblem(o: CompareOptions, dirOf: (row: string) =>
   if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) return `baseline ${JSON.stringify(o.baseline)} ${among}`;
   const shared = o.tune?.seeds.filter((x) => o.seeds.includes(x)) ?? [];
   if (dup(o.tune?.seeds ?? []) !== undefined) return `tuning seed ${dup(o.tune!.seeds)} is listed twice`;
+  if (dup(o.tune?.grid ?? []) !== undefined) return `the tuning grid lists the rate ${dup(o.tune!.grid)} twice`;
   if (shared.length > 0) return `tuning seed(s) ${shared.join(', ')} also comparison seed(s): tuning and comparison seeds must differ`;
   return undefined;
 }
