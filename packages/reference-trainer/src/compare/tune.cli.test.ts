@@ -185,6 +185,50 @@ describe('rlvr compare --tune', () => {
     expect((JSON.parse(again.stdout) as CompareJson).tune).toEqual(a.tune);
   }, 600_000);
 
+  test('a variant is tuned as any row: its own trainer options kept, the rate set by the grid, then by its choice', async () => {
+    const dir = join(root, 'variant');
+    const r = await rlvr(
+      'compare',
+      '--config',
+      cfg,
+      '--estimators',
+      'grpo,g',
+      '--variants.g.estimator',
+      'grpo',
+      '--variants.g.trainer.epochs',
+      '2',
+      '--seeds',
+      '1',
+      '--steps',
+      '1',
+      '--tune',
+      'lr=1e-5,1e-4',
+      '--tune-seeds',
+      '1',
+      '--tune-max-widen',
+      '0',
+      '--out',
+      dir,
+      '-q',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const t = (await readCompare(dir)).tune;
+    expect(t.rows.map((x) => [x.estimator, x.grid, x.widened])).toEqual([
+      ['grpo', [1e-5, 1e-4], []],
+      ['g', [1e-5, 1e-4], []],
+    ]);
+    for (const lr of ['1e-5', '1e-4'])
+      expect((await readRunDir(join(dir, 'tune', 'g', `lr-${lr}`, 'seed-1000'))).config).toMatchObject({
+        estimator: 'grpo',
+        trainer: { epochs: 2, schedule: { lr: Number(lr) } },
+      });
+    expect((await readRunDir(join(dir, 'g', 'seed-0'))).config).toMatchObject({
+      trainer: { epochs: 2, schedule: { lr: t.rows[1]!.chosen } },
+    });
+    // with no widening allowed, a 2-rate grid's choice is at an edge: said, never silent
+    expect(r.stdout).toMatch(/\ng: chosen lr 1e-\d is at the (low|high) edge of its grid after 0 widening\(s\) \(--tune-max-widen 0\)/);
+  }, 300_000);
+
   test('a data file: the validation split is a seeded draw of its training rows; the run evaluates on it and trains on the rest only', async () => {
     const rows = Array.from({ length: 14 }, (_, i) => ({
       q: `Ann has ${i + 2} pens and buys ${i + 1} more. How many pens does Ann have?`,
