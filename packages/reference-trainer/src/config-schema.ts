@@ -7,7 +7,7 @@
 import { configJsonSchema } from '@rlvr/core';
 import type { JsonSchema } from '@rlvr/core';
 import { z } from 'zod';
-import { VariantSchema } from './compare/variants.js';
+import { VariantSchema } from '@rlvr/report';
 import { PretrainConfigSchema } from './pretrain/config.js';
 import { TrainConfigSchema } from './train/config.js';
 

@@ -11,7 +11,9 @@ import { writeReport } from './report.js';
 export const REPORT_USAGE = `usage: rlvr report RUN_DIR [options]      (also installed as rlvr-report RUN_DIR [options])
 
 Write one self-contained HTML file (inline SVG charts, no scripts, no network) for a run
-directory holding metrics.jsonl, and optionally config.json, samples.jsonl and evals.jsonl.
+directory holding metrics.jsonl, and optionally config.json, samples.jsonl and evals.jsonl;
+or for a comparison directory (rlvr compare --out) holding compare.json: its table and
+verdicts, and the learning-rate tuning of --tune (tables and curves).
 
 options:
   --out FILE          output file (default RUN_DIR/report.html); its directory must exist

@@ -2,11 +2,15 @@
  * `rlvr report`: one self-contained HTML file for a run directory. Charts are
  * SVG rendered here, in Node; the page has no script and loads nothing.
  */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { METRIC, METRIC_FAMILY, assertWritable, percent, writeFileAtomic } from '@rlvr/core';
 import type { TopLevelSpec } from 'vega-lite';
 import { ALL_ROLLOUTS_COLOR, OUTCOME_COLORS, SERIES_COLORS, lineSpec, renderSvg, rewardSpec, withErrorBars } from './charts.js';
 import type { ChartSize, RewardSeries } from './charts.js';
+import { renderCompareReport } from './compare-report.js';
+import { COMPARE_FILE } from './compare-stats.js';
 import { ReportError } from './errors.js';
 import { parseReportOptions } from './options.js';
 import type { ReportOptions, ReportOptionsResolved } from './options.js';
@@ -68,6 +72,20 @@ const EXPECTED: readonly { id: string; section: SectionId; title: string; what: 
 export async function writeReport(runDir: string, options: ReportOptions = {}): Promise<ReportResult> {
   const opts = parseReportOptions(options);
   const path = opts.out ?? join(runDir, 'report.html');
+  // a comparison directory (rlvr compare --out): its table, verdicts and learning-rate tuning
+  const compare = join(runDir, COMPARE_FILE);
+  if (!existsSync(join(runDir, RUN_FILES.metrics)) && existsSync(compare)) {
+    let file;
+    try {
+      file = JSON.parse(await readFile(compare, 'utf8'));
+    } catch (err) {
+      throw new ReportError('invalid_record', `not a compare.json: ${(err as Error).message}`, { file: compare }, { cause: err });
+    }
+    await assertWritable(path);
+    const { html, charts, warnings } = await renderCompareReport(file, runDir, opts.title);
+    await writeFileAtomic(path, html);
+    return { path, bytes: Buffer.byteLength(html), charts, warnings };
+  }
   const run = await readRunDir(runDir);
   if (run.metrics.length === 0)
     throw new ReportError('no_metrics', 'no records: the run has logged nothing to report yet', { file: join(runDir, RUN_FILES.metrics) });

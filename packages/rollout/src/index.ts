@@ -29,6 +29,7 @@ export type {
 export { TaskStream, FileStream, splitHeldOut, toPromptTasks, checkPrompts } from './data/problems.js';
 export type { Problem, PromptTask, ProblemStream } from './data/problems.js';
 export { fileProblems, splitFileProblems } from './data/file-problems.js';
+export { VALIDATION_DEFINITION, splitValidation, validationTasks } from './data/validation.js';
 export type { FileSplitOptions } from './data/file-problems.js';
 export { SyntheticCorpus } from './data/synthetic-corpus.js';
 // defined in @rlvr/policy (one meaning); re-exported while callers move their imports there

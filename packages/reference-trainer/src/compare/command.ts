@@ -6,7 +6,18 @@ import { applyOverrides, intFlag, readConfigObject, stoppable, timestamp, usageE
 import type { Command } from '@rlvr/core';
 import { CONFIG_FLAGS, withPlugins } from '../command-input.js';
 import { progressLine, stepLogger } from '@rlvr/core';
-import { firstSeeds, formatCompare, listFlag, looksFlag, primaryFlag, seedsFlag, sequentialDecision, thresholdFlag } from '@rlvr/report';
+import {
+  firstSeeds,
+  formatCompare,
+  formatTune,
+  listFlag,
+  looksFlag,
+  maxWidenFlag,
+  primaryFlag,
+  seedsFlag,
+  sequentialDecision,
+} from '@rlvr/report';
+import { thresholdFlag, tuneFlag, tuneSeedsFlag } from '@rlvr/report';
 import type { CompareProgress } from './run.js';
 import { COMPARE_FILE } from '@rlvr/report';
 import type { SequentialDecision } from '@rlvr/report';
@@ -48,6 +59,18 @@ options:
                       baseline, with grpo beside it; else grpo; else the first)
   --primary A:B       the primary contrast, declared up front and judged unadjusted (default grail,
                       else the first other estimator, against the baseline)
+  --tune lr=GRID      first tune each row's learning rate (trainer.schedule.lr; only lr is tunable for now):
+                      GRID is rates (1e-5,3e-5,1e-4) or a log range A..BxN (1e-5..1e-3x3: 1e-5, 1e-4, 1e-3).
+                      Each row trains at each rate on the tuning seeds, scored by final accuracy on a
+                      validation split of the training problems (never trained on; not the held-out set);
+                      its rate is the best mean (the lower on a tie). A best rate at an edge of the grid
+                      adds the next rate beyond it (the grid's ratio there). Then the comparison runs on
+                      --seeds, each row at its rate. Runs in OUT/tune/ROW/lr-X/seed-S (docs/compare.md)
+  --tune-seeds N|LIST with --tune: the tuning seeds, N counting up from 1000 or a list; none may be a
+                      comparison seed (default 2: 1000, 1001)
+  --tune-max-widen K  with --tune: rates added to a row's grid at most (default 3); a choice still at an
+                      edge then is said so in the output and compare.json
+  --tune-problems N   with --tune: validation problems (default eval.problems)
   --out DIR           OUT/ROW/seed-S run directories and OUT/${COMPARE_FILE} (default runs/compare-TIME)
   --resume            continue finished or partial runs in --out (required) instead of refusing them
   --json              print ${COMPARE_FILE}'s contents instead of the table
@@ -74,6 +97,10 @@ export const compareCommand: Command = {
     workers: { type: 'string' },
     resume: { type: 'boolean' },
     json: { type: 'boolean' },
+    tune: { type: 'string' },
+    'tune-seeds': { type: 'string' },
+    'tune-max-widen': { type: 'string' },
+    'tune-problems': { type: 'string' },
   },
   graceful: true,
   dotted: true,
@@ -108,6 +135,18 @@ export const compareCommand: Command = {
       throw usageError(`${JSON.stringify(baseline)} is not among the estimators (${estimators.join(', ')})`, '--baseline');
 
     const primary = values.primary === undefined ? undefined : primaryFlag(values.primary as string, estimators);
+    const tuneOnly = ['tune-seeds', 'tune-max-widen', 'tune-problems'].find((f) => values[f] !== undefined);
+    if (values.tune === undefined && tuneOnly !== undefined) throw usageError('needs --tune lr=GRID', `--${tuneOnly}`);
+    const tuneProblems = intFlag(values, 'tune-problems', { min: 1, max: 100_000 });
+    const tune =
+      values.tune === undefined
+        ? undefined
+        : {
+            grid: tuneFlag(values.tune as string).grid,
+            seeds: tuneSeedsFlag(values['tune-seeds'] as string | undefined, seeds),
+            maxWiden: maxWidenFlag(values),
+            ...(tuneProblems === undefined ? {} : { problems: tuneProblems }),
+          };
 
     const out = (values.out as string | undefined) ?? defaultOut();
     const logger = stepLogger(
@@ -136,6 +175,7 @@ export const compareCommand: Command = {
               ...(threshold === undefined ? {} : { threshold }),
               ...(baseline === undefined ? {} : { baseline }),
               ...(primary === undefined ? {} : { primary }),
+              ...(tune === undefined ? {} : { tune }),
             },
             logger,
             signal,
@@ -161,7 +201,7 @@ export const compareCommand: Command = {
     }
     if (result.interrupted || result.table === null || result.file === null) {
       io.stderr.write(
-        `rlvr compare: stopped after ${result.runs.length} of ${estimators.length * seeds.length} runs; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`,
+        `rlvr compare: stopped ${result.tuned === null ? 'while tuning the learning rates' : `after ${result.runs.length} of ${estimators.length * seeds.length} runs`}; nothing summarized: rlvr compare --out ${out} --resume (same options) continues\n`,
       );
       return 130;
     }
@@ -171,6 +211,7 @@ export const compareCommand: Command = {
       return 0;
     }
     const context = { steps: result.steps, seeds: result.seeds, runs: result.runs };
+    if (result.tuned) io.stdout.write(formatTune(result.tuned) + '\n\n');
     io.stdout.write(formatCompare(result.table, decision === undefined ? context : { ...context, sequential: decision }) + '\n');
     io.stdout.write(`runs in ${out}/ESTIMATOR/seed-S (rlvr report on any of them); summary: ${result.file}\n`);
     return 0;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ReferenceTrainerError } from '../errors.js';
 import { compareRunDir, runCompare } from './run.js';
-import type { CompareOptionsInput } from './run.js';
+import type { CompareOptionsInput } from '@rlvr/report';
 
 let root: string;
 beforeAll(async () => {

@@ -3,10 +3,9 @@
  * the same sampling seeds per step) and summarize final held-out accuracy over the seeds.
  */
 import { existsSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { hasEstimator, knownNames, prepareEstimator } from '@rlvr/advantages';
-import { formatZodIssues } from '@rlvr/core';
-import { z } from 'zod';
+import { deepMerge, formatZodIssues } from '@rlvr/core';
 import { writeFileAtomic } from '@rlvr/core';
 import { ReferenceTrainerError } from '../errors.js';
 import { RUN_FILES } from '@rlvr/report';
@@ -16,47 +15,12 @@ import { loadPlugins } from '../train/plugins.js';
 import { runTrain } from '../train/run.js';
 import type { TrainLogger, TrainProgress } from '../train/run.js';
 import { parseSignalConfig } from '@rlvr/saliency';
-import { COMPARE_FILE, seedList, summarize } from '@rlvr/report';
-import type { CompareRun, CompareTable } from '@rlvr/report';
-import { parseVariants, variantError, variantInput } from './variants.js';
-import type { Variant } from './variants.js';
-
-const Seed = z.number().int().min(0).max(0xffffffff);
-
-/** What `rlvr compare` runs. `config` is a train config (file contents); estimator and seed are set per run. */
-export const CompareOptionsSchema = z
-  .object({
-    /** the rows, in this order: registered estimator names, or names of `config.variants` */
-    estimators: z.array(z.string().min(1)).min(1),
-    /** the seeds every estimator is trained with */
-    seeds: z.array(Seed).min(1),
-    /**
-     * a `rlvr train` config, plus optionally `estimatorConfigs`: options by estimator name
-     * (each replaces `estimatorConfig` for that estimator, as one estimator's options rarely fit another's schema),
-     * and `variants`: named rows with their own estimator, estimator, saliency and trainer options (`VariantSchema`)
-     */
-    config: z.record(z.string(), z.unknown()).default({}),
-    /** where `config` came from, for error messages */
-    configFile: z.string().optional(),
-    /** overrides `config.steps` */
-    steps: z.number().int().min(1).max(1_000_000).optional(),
-    /** OUT: one run directory per estimator and seed, `OUT/ESTIMATOR/seed-S`, and `OUT/compare.json` */
-    out: z.string().min(1),
-    /** continue finished or partial runs in OUT instead of refusing them */
-    resume: z.boolean().default(false),
-    /** "steps to threshold": a gain over each run's starting accuracy (default 0.05) or an absolute accuracy */
-    threshold: z
-      .object({ kind: z.enum(['gain', 'accuracy']), value: z.number().min(0).max(1) })
-      .strict()
-      .optional(),
-    /** the estimator others are compared with (default grpo when compared, else the first) */
-    baseline: z.string().min(1).optional(),
-    /** the primary contrast [a, b], judged unadjusted (default grail, else the first other row, against the baseline) */
-    primary: z.tuple([z.string().min(1), z.string().min(1)]).optional(),
-  })
-  .strict();
-export type CompareOptions = z.output<typeof CompareOptionsSchema>;
-export type CompareOptionsInput = z.input<typeof CompareOptionsSchema>;
+import { COMPARE_FILE, CompareOptionsSchema, compareOptionsProblem, rateLabel, seedList, summarize } from '@rlvr/report';
+import { tuneRates, tuneRecord } from '@rlvr/report';
+import type { CompareOptions, CompareOptionsInput, CompareRun, CompareTable, TuneRecord } from '@rlvr/report';
+import { VALIDATION_DEFINITION } from '@rlvr/rollout';
+import { parseVariants, variantError, variantInput } from '@rlvr/report';
+import type { Variant } from '@rlvr/report';
 
 /** Progress of one run, with where it stands in the comparison. */
 export interface CompareProgress extends TrainProgress {
@@ -86,6 +50,8 @@ export interface CompareResult {
   runs: CompareRun[];
   /** null when interrupted */
   table: CompareTable | null;
+  /** the learning-rate tuning, with `tune` (null while interrupted) */
+  tuned?: TuneRecord | null;
   interrupted: boolean;
 }
 
@@ -126,18 +92,14 @@ export async function runCompare(
   const refuse = (message: string, file?: string): never => {
     throw new ReferenceTrainerError('invalid_options', message, file === undefined ? {} : { file });
   };
-  const dup = (xs: readonly (string | number)[]) => xs.find((x, i) => xs.indexOf(x) !== i);
-  const among = `is not among the estimators (${o.estimators.join(', ')})`;
-  if (dup(o.estimators) !== undefined) refuse(`estimator ${JSON.stringify(dup(o.estimators))} is listed twice`);
-  if (dup(o.seeds) !== undefined) refuse(`seed ${dup(o.seeds)} is listed twice`);
-  const dirs = o.estimators.map((e) => compareRunDir(o.out, e, 0));
-  if (dup(dirs) !== undefined) refuse(`two estimators map to one directory ${JSON.stringify(dup(dirs))}`);
-  for (const e of o.primary ?? [])
-    if (!o.estimators.includes(e)) refuse(`primary contrast ${o.primary!.join(':')}: ${JSON.stringify(e)} ${among}`);
-  if (o.baseline !== undefined && !o.estimators.includes(o.baseline)) refuse(`baseline ${JSON.stringify(o.baseline)} ${among}`);
+  const problem = compareOptionsProblem(o, (e) => compareRunDir(o.out, e, 0));
+  if (problem !== undefined) refuse(problem);
 
   const variants = parseVariants(o.config.variants, o.configFile);
-  const configs = resolveConfigs(o, variants);
+  const configs = resolveConfigs(o, variants, o.seeds, (row, seed) => compareRunDir(o.out, row, seed));
+  // the tuning runs of the initial grid, checked (and refused when present) with the others
+  const problems = o.tune?.problems ?? configs[0]!.config.eval.problems;
+  const tuning = o.tune?.grid.flatMap((lr) => tuneConfigs(o, variants, lr, problems));
   await loadPlugins(configs[0]!.config.plugins);
   const perEstimator = o.config.estimatorConfigs;
   checkEstimators(
@@ -148,7 +110,7 @@ export async function runCompare(
     variants,
   );
   if (!o.resume) {
-    for (const { dir } of configs) {
+    for (const { dir } of [...configs, ...(tuning ?? [])]) {
       const metrics = join(dir, RUN_FILES.metrics);
       if (existsSync(metrics))
         refuse(`${metrics} exists: pick another --out or pass --resume (a run directory is never overwritten)`, o.out);
@@ -161,9 +123,13 @@ export async function runCompare(
   logger.info(
     `${o.estimators.length} estimator(s) x ${o.seeds.length} seed(s) (${seedList(o.seeds)}) = ${configs.length} runs -> ${o.out}`,
   );
+  if (o.tune !== undefined)
+    logger.info(
+      `tune first: ${o.estimators.length} x ${o.tune.grid.length} rate(s) x ${o.tune.seeds.length} tuning seed(s) (${seedList(o.tune.seeds)}) = ${tuning!.length} runs on ${problems} validation problems, more where a grid widens (at most ${o.tune.maxWiden} rate(s) a row) -> ${join(o.out, 'tune')}`,
+    );
   const steps = configs[0]!.config.steps;
   const runs: CompareRun[] = [];
-  const result = (table: CompareTable | null, file: string | null, interrupted: boolean): CompareResult => ({
+  const result = (table: CompareTable | null, file: string | null, interrupted: boolean, tuned?: TuneRecord): CompareResult => ({
     out: o.out,
     file,
     estimators: o.estimators,
@@ -171,40 +137,29 @@ export async function runCompare(
     steps,
     runs,
     table,
+    ...(o.tune && { tuned: tuned ?? null }),
     interrupted,
   });
-  for (const [i, { estimator, seed, dir, config }] of configs.entries()) {
-    const label = `${estimator} seed ${seed}`;
-    logger.info(`run ${i + 1}/${configs.length}: ${label} -> ${dir}`);
-    const trainLogger: TrainLogger = {
-      info: (m) => logger.info(`${label}: ${m}`),
-      warn: (m) => (logger.warn ?? logger.info)(`${label}: ${m}`),
-      progress: (p) => logger.progress?.({ ...p, estimator, seed, run: i + 1, runs: configs.length }),
-    };
-    // process CPU time: the policy workers' threads are in it (a resumed run counts this process's part only)
-    const cpu0 = process.cpuUsage();
-    // a run's start-up and step-0 evaluation are outside any step (the last run's last step may have left it set)
-    onStep?.(false);
-    const s = await runTrain(config, dir, {
-      resume: o.resume,
-      logger: trainLogger,
-      ...(signal === undefined ? {} : { signal }),
-      ...(onStep === undefined ? {} : { onStep }),
-    });
-    const cpu = process.cpuUsage(cpu0);
-    if (s.interrupted) return result(null, null, true);
-    runs.push({
-      estimator,
-      seed,
-      dir,
-      // the per-problem counts go into compare.json: anyone can recompute the tests from it
-      evals: s.evals,
-      secondsPerStep: s.secondsPerStep,
-      wallSeconds: s.wallSeconds,
-      cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    });
-    if (signal?.aborted && i + 1 < configs.length) return result(null, null, true);
+  const train = (planned: PlannedRun[], into: CompareRun[]) => trainRuns(planned, into, o.resume, logger, signal, onStep);
+  let tuned: TuneRecord | undefined;
+  if (o.tune !== undefined) {
+    // each row's rate on the tuning seeds and the validation split; tuning runs are read back when finished
+    const t = o.tune;
+    const done: CompareRun[] = [];
+    const trainAt = (points: { estimator: string; lr: number }[]) =>
+      train(
+        points.flatMap((p) => tuneConfigs(o, variants, p.lr, problems, [p.estimator])),
+        done,
+      );
+    const accuracy = (row: string, lr: number) =>
+      t.seeds.map((seed) => done.find((r) => r.estimator === tuneLabel(row, lr) && r.seed === seed)!.evals.at(-1)!.accuracy);
+    const rows = await tuneRates(o.estimators, t, trainAt, accuracy, (m) => logger.info(m));
+    if (rows === null) return result(null, null, true);
+    tuned = tuneRecord(t, { problems, definition: VALIDATION_DEFINITION[o.config.data === undefined ? 'synthetic' : 'file'] }, rows);
+    const rate = (row: string) => ({ lr: rows.find((r) => r.estimator === row)!.chosen });
+    configs.splice(0, configs.length, ...resolveConfigs(o, variants, o.seeds, (row, seed) => compareRunDir(o.out, row, seed), rate));
   }
+  if (await train(configs, runs)) return result(null, null, true, tuned);
 
   const table = summarize(runs, o.estimators, {
     ...(o.baseline === undefined ? {} : { baseline: o.baseline }),
@@ -225,9 +180,77 @@ export async function runCompare(
       ? {}
       : { variants: Object.fromEntries(o.estimators.filter((e) => variants[e] !== undefined).map((e) => [e, variants[e]])) }),
     config: common,
+    // each row's rate and the tuning that chose it (the common config's rate is the first row's)
+    ...(tuned && { tune: tuned }),
   };
   await writeFileAtomic(file, JSON.stringify(record, null, 2) + '\n');
-  return result(table, file, false);
+  return result(table, file, false, tuned);
+}
+
+/**
+ * Train `planned` one at a time (a finished run read back, a partial one continued with `resume`), each
+ * finished run pushed onto `into`. True when stopped by `signal` (nothing more should run).
+ */
+async function trainRuns(
+  planned: readonly PlannedRun[],
+  into: CompareRun[],
+  resume: boolean,
+  logger: CompareLogger,
+  signal?: AbortSignal,
+  onStep?: (inFlight: boolean) => void,
+): Promise<boolean> {
+  for (const [i, { estimator, seed, dir, config }] of planned.entries()) {
+    const label = `${estimator} seed ${seed}`;
+    logger.info(`run ${i + 1}/${planned.length}: ${label} -> ${dir}`);
+    const trainLogger: TrainLogger = {
+      info: (m) => logger.info(`${label}: ${m}`),
+      warn: (m) => (logger.warn ?? logger.info)(`${label}: ${m}`),
+      progress: (p) => logger.progress?.({ ...p, estimator, seed, run: i + 1, runs: planned.length }),
+    };
+    // process CPU time: the policy workers' threads are in it (a resumed run counts this process's part only)
+    const cpu0 = process.cpuUsage();
+    // a run's start-up and step-0 evaluation are outside any step (the last run's last step may have left it set)
+    onStep?.(false);
+    const s = await runTrain(config, dir, {
+      resume,
+      logger: trainLogger,
+      ...(signal === undefined ? {} : { signal }),
+      ...(onStep === undefined ? {} : { onStep }),
+    });
+    const cpu = process.cpuUsage(cpu0);
+    if (s.interrupted) return true;
+    into.push({
+      estimator,
+      seed,
+      dir,
+      // the per-problem counts go into compare.json: anyone can recompute the tests from it
+      evals: s.evals,
+      secondsPerStep: s.secondsPerStep,
+      wallSeconds: s.wallSeconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    });
+    if (signal?.aborted && i + 1 < planned.length) return true;
+  }
+  return false;
+}
+
+/** A tuning run's row label, `grail lr 3e-5`, and its directory `OUT/tune/grail/lr-3e-5/seed-S`. */
+const tuneLabel = (row: string, lr: number) => `${row} lr ${rateLabel(lr)}`;
+
+/** The tuning runs of `rows` (default all) at `lr`: on the tuning seeds, evaluated on the validation split. */
+function tuneConfigs(
+  o: CompareOptions,
+  variants: Readonly<Record<string, Variant>>,
+  lr: number,
+  problems: number,
+  rows = o.estimators,
+): PlannedRun[] {
+  const dir = (row: string, seed: number) =>
+    join(dirname(compareRunDir(join(o.out, 'tune'), row, seed)), `lr-${rateLabel(lr)}`, `seed-${seed}`);
+  return resolveConfigs({ ...o, estimators: rows }, variants, o.tune!.seeds, dir, () => ({ lr, validation: { problems } })).map((r) => ({
+    ...r,
+    estimator: tuneLabel(r.estimator, lr),
+  }));
 }
 
 interface PlannedRun {
@@ -238,8 +261,17 @@ interface PlannedRun {
   config: TrainConfig;
 }
 
-/** Every run's train config: the base config with the estimator (or the variant), its options, the seed and `steps` set. */
-function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Variant>>): PlannedRun[] {
+/**
+ * Every run's train config: the base config with the estimator (or the variant), its options, the seed and `steps`
+ * set; `patch` gives a row its learning rate (`trainer.schedule.lr`) and a validation split (the tuning runs).
+ */
+function resolveConfigs(
+  o: CompareOptions,
+  variants: Readonly<Record<string, Variant>>,
+  seeds: readonly number[],
+  dirOf: (row: string, seed: number) => string,
+  patch?: (row: string) => { lr: number; validation?: { problems: number } },
+): PlannedRun[] {
   const { estimatorConfigs, variants: _v, ...base } = o.config;
   const at = (field: string) => ({ ...(o.configFile === undefined ? {} : { file: o.configFile }), field });
   let perEstimator: Record<string, unknown> = {};
@@ -262,13 +294,20 @@ function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Var
       );
     }
   }
-  return o.seeds.flatMap((seed) =>
+  return seeds.flatMap((seed) =>
     o.estimators.map((row) => {
       const v = variants[row];
       let input: Record<string, unknown> = { ...base, estimator: row, seed };
       if (o.steps !== undefined) input.steps = o.steps;
       if (v !== undefined) input = variantInput(input, v, perEstimator);
       else if (perEstimator[row] !== undefined) input.estimatorConfig = perEstimator[row];
+      const p = patch?.(row);
+      if (p !== undefined)
+        input = {
+          ...input,
+          trainer: deepMerge((input.trainer ?? {}) as Record<string, unknown>, { schedule: { lr: p.lr } }),
+          ...(p.validation && { validation: p.validation }),
+        };
       let config: TrainConfig;
       try {
         config = parseTrainConfig(input, v === undefined ? o.configFile : undefined);
@@ -282,7 +321,7 @@ function resolveConfigs(o: CompareOptions, variants: Readonly<Record<string, Var
           });
         throw variantError(`variants.${row}`, err, o.configFile);
       }
-      return { estimator: row, seed, dir: compareRunDir(o.out, row, seed), config };
+      return { estimator: row, seed, dir: dirOf(row, seed), config };
     }),
   );
 }

@@ -114,6 +114,8 @@ export const TrainConfigSchema = z
     eval: TrainEvalSchema.default(TrainEvalSchema.parse({})),
     /** difficulty of the held-out problems (default: the training task) */
     evalTask: SyntheticOptionsSchema.optional(),
+    /** evaluate on a validation split of the training problems, never trained on, instead of the held-out set (rlvr compare --tune) */
+    validation: z.strictObject({ problems: z.number().int().min(1).max(100_000) }).optional(),
     /** checkpoint every N steps (and after the last); 0 = only after the last */
     checkpointEvery: z.number().int().min(0).default(20),
     keepCheckpoints: z.number().int().min(1).max(1000).default(2),

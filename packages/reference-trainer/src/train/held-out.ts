@@ -36,6 +36,7 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
     const credit = await creditAtStep(run.model, run.tokenizer, step, o);
     if (credit !== null) logger.info(credit);
   }
-  logger.info(line);
+  // a tuning run's evaluation (`validation`) is of the validation split, never of the held-out problems
+  logger.info(config.validation === undefined ? line : line.replace('held-out problems', 'validation problems'));
   return metrics;
 }

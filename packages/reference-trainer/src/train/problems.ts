@@ -1,5 +1,13 @@
 import { existsSync } from 'node:fs';
-import { FileStream, TaskStream, fileProblems, splitFileProblems, syntheticGenerator } from '@rlvr/rollout';
+import {
+  FileStream,
+  TaskStream,
+  fileProblems,
+  splitFileProblems,
+  splitValidation,
+  syntheticGenerator,
+  validationTasks,
+} from '@rlvr/rollout';
 import { longChainGenerator } from '@rlvr/tasks';
 import type { Logger } from '@rlvr/core';
 import type { Problem, ProblemStream } from '@rlvr/rollout';
@@ -20,7 +28,11 @@ export async function loadProblems(
     const long = config.family === 'long-chain' ? longChainGenerator(config.longChain) : undefined;
     const gen = long ?? syntheticGenerator(config.evalTask ?? config.task);
     const heldOut = gen.tasks(config.eval.seed, config.eval.problems).map((t) => ({ ...t, aux: { chain: t.chain } }));
-    return { heldOut, stream: new TaskStream(config.seed, long ?? config.task, heldOut) };
+    // a validation split (`validation`): evaluated instead of the held-out problems, skipped by training as they are
+    const v =
+      config.validation && validationTasks(long ?? syntheticGenerator(config.task), config.validation.problems, config.eval.seed, heldOut);
+    const evaluated = v?.map((t) => ({ ...t, aux: { chain: t.chain } })) ?? heldOut;
+    return { heldOut: evaluated, stream: new TaskStream(config.seed, long ?? config.task, [...heldOut, ...(v ?? [])]) };
   }
   const { train, eval: evalFile, format } = config.data;
   const read = async (file: string, field: string): Promise<Problem[]> => {
@@ -40,5 +52,8 @@ export async function loadProblems(
   const evalRows = evalFile === undefined ? undefined : await read(evalFile, 'eval');
   const sizes = { problems: config.eval.problems, seed: config.eval.seed, prompts: config.rollout.prompts };
   const split = splitFileProblems(all, evalRows, { train, ...(evalFile && { eval: evalFile }), ...sizes }, logger);
-  return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed), train: split.train };
+  if (config.validation === undefined)
+    return { heldOut: split.heldOut, stream: new FileStream(split.train, config.seed), train: split.train };
+  const v = splitValidation(split.train, config.validation.problems, config.eval.seed);
+  return { heldOut: v.validation, stream: new FileStream(v.train, config.seed), train: v.train };
 }

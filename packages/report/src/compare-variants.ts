@@ -1,12 +1,11 @@
 /**
- * Named variants of `rlvr compare`: a row that trains a registered estimator with its own
+ * Named variants of `rlvr compare` (`@rlvr/reference-trainer`): a row that trains a registered estimator with its own
  * estimator, saliency and trainer options, so an ablation (GRAIL with `symmetry: "both"`, the
  * last box, a per-mini-batch refresh) is one more row of one comparison, without a plugin.
  */
-import { deepMerge, formatLocation } from '@rlvr/core';
+import { CoreError, deepMerge, formatLocation } from '@rlvr/core';
 import type { ErrorLocation } from '@rlvr/core';
 import { z } from 'zod';
-import { ReferenceTrainerError } from '../errors.js';
 
 const Options = z.record(z.string(), z.unknown());
 
@@ -33,7 +32,7 @@ export function parseVariants(raw: unknown, file?: string): Record<string, Varia
   const at = (field: string) => ({ ...(file === undefined ? {} : { file }), field });
   if (raw === undefined) return {};
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ReferenceTrainerError(
+    throw new CoreError(
       'invalid_config',
       'must be an object of variants by name, e.g. {"grail-both": {"estimator": "grail", "estimatorConfig": {"symmetry": "both"}}}',
       at('variants'),
@@ -42,7 +41,7 @@ export function parseVariants(raw: unknown, file?: string): Record<string, Varia
   const out: Record<string, Variant> = {};
   for (const [name, v] of Object.entries(raw)) {
     if (!NAME.test(name))
-      throw new ReferenceTrainerError(
+      throw new CoreError(
         'invalid_config',
         'a variant name is letters, digits and _ . + - only (it names a directory)',
         at(`variants.${name}`),
@@ -53,12 +52,9 @@ export function parseVariants(raw: unknown, file?: string): Record<string, Varia
       const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.map(String).join('.');
       const message =
         issue.code === 'unrecognized_keys' ? `unknown key (a variant has ${Object.keys(VariantSchema.shape).join(', ')})` : issue.message;
-      throw new ReferenceTrainerError(
-        'invalid_config',
-        message,
-        at(`variants.${name}${key === undefined || key === '' ? '' : `.${key}`}`),
-        { cause: r.error },
-      );
+      throw new CoreError('invalid_config', message, at(`variants.${name}${key === undefined || key === '' ? '' : `.${key}`}`), {
+        cause: r.error,
+      });
     }
     out[name] = r.data;
   }
@@ -87,9 +83,9 @@ export function variantInput(
 }
 
 /** `err` (a config error of a variant) as one line naming `field` (`variants.NAME.KEY...`) and the file; the error's own location gives way to them. */
-export function variantError(field: string, err: unknown, file?: string): ReferenceTrainerError {
+export function variantError(field: string, err: unknown, file?: string): CoreError {
   const e = err as { message?: string; location?: ErrorLocation };
   const own = e.location === undefined ? '' : formatLocation(e.location);
   const message = String(e.message).startsWith(own) ? String(e.message).slice(own.length) : String(e.message);
-  return new ReferenceTrainerError('invalid_config', message, { ...(file === undefined ? {} : { file }), field }, { cause: err });
+  return new CoreError('invalid_config', message, { ...(file === undefined ? {} : { file }), field }, { cause: err });
 }

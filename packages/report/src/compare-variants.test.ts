@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parseVariants, variantError, variantInput } from './variants.js';
+import { parseVariants, variantError, variantInput } from './compare-variants.js';
 
 const errorOf = (f: () => unknown): Error & { location: { file?: string; field?: string } } => {
   try {
