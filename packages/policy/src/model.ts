@@ -3,12 +3,12 @@ import { Rng } from '@rlvr/core';
 import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
-import { checkBufferLimit } from './webgpu.js';
+import { checkBufferLimit } from './webgpu-device.js';
 import { tokenLogprobs } from './logprobs.js';
 import { linear2d, releaseTranspose } from './ops.js';
 import { attention, rmsNorm, rope as applyRotary, swiglu } from './fused.js';
 import type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
-import type { HostTensor } from './safetensors.js';
+import type { HostTensor } from './safetensors-format.js';
 
 /**
  * A Qwen3 / Llama decoder in TensorFlow.js, written top to bottom like the Hugging Face code:
