@@ -7,6 +7,7 @@
  *
  *   node test/browser/build.mjs [OUT]
  */
+import { realpathSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -59,7 +60,8 @@ export async function buildPage(out = join(here, 'dist/page')) {
   return { bytes: Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0), inputs: Object.keys(result.metafile.inputs) };
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// run as a script (through a symbolic link too: Node gives this module its real path)
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const out = resolve(process.argv[2] ?? join(here, 'dist/page'));
   const { bytes } = await buildPage(out);
   console.log(`built ${out} (app.js ${(bytes / 2 ** 20).toFixed(1)} MiB); serve it with node test/browser/serve.mjs ${out}`);

@@ -3,6 +3,7 @@
  *
  *   node test/browser/serve.mjs [DIR] [PORT]     (default: dist/page, 8765; then open the URL it prints)
  */
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -33,7 +34,8 @@ export function servePage(dir, port = 0) {
   });
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// run as a script (through a symbolic link too: Node gives this module its real path)
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const dir = process.argv[2] ?? fileURLToPath(new URL('dist/page', import.meta.url));
   const { url } = await servePage(dir, Number(process.argv[3] ?? 8765));
   console.log(`serving ${dir} at ${url} (open it in a browser with WebGPU; ?backend=cpu for the cpu backend; Ctrl-C stops)`);

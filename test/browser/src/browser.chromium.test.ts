@@ -122,6 +122,9 @@ describe.skipIf(!hasChromium)('the page in headless Chromium', () => {
     expect(res.backend).toBe('cpu');
     expect(r.noWebgpuLine).toMatch(/^No WebGPU here: .+\. Running on the cpu backend\.$/);
     expect(r.noWebgpuLine.split('\n')).toHaveLength(1);
+    console.info(
+      `cpu backend in headless Chromium: max |difference| from Node's cpu backend: log-probs ${maxAbsDiff(res.logprobs, reference.logprobs).toExponential(2)}, weights ${maxAbsDiff(res.weights, reference.weights).toExponential(2)}, loss ${Math.abs(res.loss - reference.loss).toExponential(2)}`,
+    );
     // the same JavaScript kernels in V8, Node's and Chromium's: agreement to float32 rounding
     expect(maxAbsDiff(res.logprobs, reference.logprobs)).toBeLessThanOrEqual(1e-6);
     expect(maxAbsDiff(res.weights, reference.weights)).toBeLessThanOrEqual(1e-5);
