@@ -68,9 +68,9 @@ let inputs: string[];
 let reference: GrailStepResult;
 
 beforeAll(async () => {
-  if (!hasChromium) return;
   dir = await mkdtemp(join(tmpdir(), 'rlvr-browser-page-'));
   ({ inputs } = (await buildPage(join(dir, 'page'))) as { inputs: string[] });
+  if (!hasChromium) return;
   ({ server, url: base } = (await servePage(join(dir, 'page'))) as { server: Server; url: string });
   await selectBackend({ backend: 'cpu' });
   const tasks = JSON.parse(await readFile(join(dir, 'page/tasks.json'), 'utf8')) as PageTask[];
@@ -105,17 +105,17 @@ function expectPage(r: PageCheck): NonNullable<PageCheck['result']> {
   return res;
 }
 
-describe.skipIf(!hasChromium)('the page in headless Chromium', () => {
-  test('the page bundle takes the browser entries of the packages (and no node: module: esbuild would fail)', () => {
-    for (const pkg of ['core', 'policy', 'saliency', 'advantages', 'trainer'])
-      expect(
-        inputs.some((f) => f.endsWith(`packages/${pkg}/dist/browser.js`)),
-        pkg,
-      ).toBe(true);
-    expect(inputs.filter((f) => /packages\/[a-z-]+\/dist\/index\.js$/.test(f))).toEqual([]);
-    expect(INSTRUCTION).toBe(BOXED_INSTRUCTION);
-  });
+test('the page bundles the browser entries of the packages (and no node: module: esbuild would fail)', () => {
+  for (const pkg of ['core', 'policy', 'saliency', 'advantages', 'trainer'])
+    expect(
+      inputs.some((f) => f.endsWith(`packages/${pkg}/dist/browser.js`)),
+      pkg,
+    ).toBe(true);
+  expect(inputs.filter((f) => /packages\/[a-z-]+\/dist\/index\.js$/.test(f))).toEqual([]);
+  expect(INSTRUCTION).toBe(BOXED_INSTRUCTION);
+});
 
+describe.skipIf(!hasChromium)('the page in headless Chromium', () => {
   test('without WebGPU: one line says so, and the cpu backend agrees with Node on the cpu backend', { timeout: 600_000 }, async () => {
     const r = await check(base, ['--disable-gpu']);
     const res = expectPage(r);
