@@ -5,7 +5,8 @@ import '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { z } from 'zod';
 import { PolicyError } from './errors.js';
-import { describeAdapter, startWebgpu } from './webgpu.js';
+import { startWebgpu } from './webgpu.js';
+import { describeAdapter } from './webgpu-device.js';
 
 /**
  * The tfjs backends we use, fastest first. `tensorflow` is libtensorflow through the optional

@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { parseModelConfig } from './config.js';
 import type { ModelConfig } from './config.js';
 import { PolicyError } from './errors.js';
-import { Qwen3Model } from './model.js';
+import type { Qwen3Model } from './model.js';
+import { modelFromTensors, type LoadOptions } from './model-bytes.js';
 import { writeFileAtomicSync } from '@rlvr/core';
 import { CheckpointReader, writeCheckpointWeights } from './safetensors.js';
-import type { WritableDtype } from './safetensors.js';
+import type { WritableDtype } from './safetensors-format.js';
 
 export const CONFIG_FILE = 'config.json';
 
@@ -23,33 +24,19 @@ export function readModelConfig(dir: string): ModelConfig {
   return parseModelConfig(json, file);
 }
 
-export interface LoadOptions {
-  /** Variables trainable (default true); false for a frozen reference policy. */
-  trainable?: boolean;
-}
-
 /**
  * Load a model directory as Hugging Face saves it: `config.json` + `model.safetensors`, or shards
- * with `model.safetensors.index.json`. F32/F16/BF16 weights are read into float32. A checkpoint
- * with a tied config may omit `lm_head.weight`; extra tensors are an error unless they are
- * `lm_head.weight` of a tied model (some exporters write it).
+ * with `model.safetensors.index.json`. F32/F16/BF16 weights are read into float32 (see `modelFromTensors`).
  */
 export function loadModel(dir: string, options: LoadOptions = {}): Qwen3Model {
   const config = readModelConfig(dir);
   const reader = new CheckpointReader(dir);
-  const model = Qwen3Model.fromWeights(config, (name) => (reader.info(name) ? reader.read(name) : undefined), options);
-  const extra = reader
-    .names()
-    .filter((n) => !model.params.has(n) && !(config.tie_word_embeddings && n === 'lm_head.weight') && !n.endsWith('rotary_emb.inv_freq'));
-  if (extra.length > 0) {
-    model.dispose();
-    throw new PolicyError(
-      'invalid_checkpoint',
-      `unexpected tensors in the checkpoint (not part of this config): ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ` and ${extra.length - 5} more` : ''}`,
-      { file: dir },
-    );
-  }
-  return model;
+  return modelFromTensors(
+    config,
+    { names: () => reader.names(), has: (n) => reader.info(n) !== undefined, read: (n) => reader.read(n) },
+    dir,
+    options,
+  );
 }
 
 export interface SaveOptions {

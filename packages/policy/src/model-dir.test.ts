@@ -8,7 +8,8 @@ import { parseModelConfig } from './config.js';
 import { Qwen3Model } from './model.js';
 import { defaultEosTokenIds, modelChatTemplate, openPolicyDir } from './model-dir.js';
 import { chatmlTemplate, plainChatTemplate } from './tokenizer/chat.js';
-import { PRUNED_FILE, prunedVocab, savePrunedVocab } from './tokenizer/pruned.js';
+import { PRUNED_FILE, prunedVocab } from './tokenizer/pruned.js';
+import { savePrunedVocab } from './tokenizer/pruned-file.js';
 import { QWEN3_TOKENIZER_DIR, useBackend } from './test-utils/fixtures.js';
 
 const CORPUS = ['Ann has 12 apples. She buys 30 more.', 'The answer is \\boxed{42}.'];

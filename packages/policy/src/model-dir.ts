@@ -5,7 +5,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CONFIG_FILE, loadModel, type LoadOptions } from './checkpoint.js';
+import { CONFIG_FILE, loadModel } from './checkpoint.js';
+import type { LoadOptions } from './model-bytes.js';
 import type { ModelConfig } from './config.js';
 import { PolicyError } from './errors.js';
 import type { Qwen3Model } from './model.js';

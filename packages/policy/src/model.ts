@@ -3,12 +3,12 @@ import { Rng } from '@rlvr/core';
 import { modelDims, parameterShapes } from './config.js';
 import type { ModelConfig, ModelDims } from './config.js';
 import { PolicyError } from './errors.js';
-import { checkBufferLimit } from './webgpu.js';
+import { checkBufferLimit } from './webgpu-device.js';
 import { tokenLogprobs } from './logprobs.js';
 import { linear2d, releaseTranspose } from './ops.js';
 import { attention, rmsNorm, rope as applyRotary, swiglu } from './fused.js';
 import type { TokenLogprobs, TokenLogprobsOptions } from './logprobs.js';
-import type { HostTensor } from './safetensors.js';
+import type { HostTensor } from './safetensors-format.js';
 
 /**
  * A Qwen3 / Llama decoder in TensorFlow.js, written top to bottom like the Hugging Face code:
@@ -107,7 +107,13 @@ export class Qwen3Model {
   /** Parameters keyed by Hugging Face tensor name (`model.layers.0.self_attn.q_proj.weight`). */
   readonly params: Map<string, tf.Variable>;
   private readonly rot: tf.Tensor2D;
-  private readonly invFreq: tf.Tensor1D;
+  /**
+   * Rotary tables `[max_position_embeddings, hd]` (cos, sin; HF layout: the half frequencies repeated),
+   * computed on the host: a device's own sin and cos are not exact (Vulkan allows an error of 2^-11,
+   * and Chromium's SwiftShader is off by 2e-4), and lose more on large arguments. Gathered by position.
+   */
+  private readonly ropeCos: tf.Tensor2D;
+  private readonly ropeSin: tf.Tensor2D;
 
   /** Wraps existing variables; use `fromWeights`, `random` or `loadModel` to build one. */
   constructor(config: ModelConfig, params: Map<string, tf.Variable>) {
@@ -123,7 +129,19 @@ export class Qwen3Model {
     this.rot = tf.keep(tf.tensor2d(r, [hd, hd]));
     const inv = new Float32Array(h);
     for (let i = 0; i < h; i++) inv[i] = 1 / config.rope_theta ** ((2 * i) / hd);
-    this.invFreq = tf.keep(tf.tensor1d(inv));
+    // angle = float32(position * inv_freq), then its cos and sin rounded once: what the cpu backend computed on the device
+    const P = config.max_position_embeddings;
+    const cos = new Float32Array(P * hd);
+    const sin = new Float32Array(P * hd);
+    for (let p = 0; p < P; p++) {
+      for (let j = 0; j < h; j++) {
+        const angle = Math.fround(p * inv[j]!);
+        cos[p * hd + j] = cos[p * hd + j + h] = Math.cos(angle);
+        sin[p * hd + j] = sin[p * hd + j + h] = Math.sin(angle);
+      }
+    }
+    this.ropeCos = tf.keep(tf.tensor2d(cos, [P, hd]));
+    this.ropeSin = tf.keep(tf.tensor2d(sin, [P, hd]));
   }
 
   /**
@@ -355,7 +373,8 @@ export class Qwen3Model {
       v.dispose();
     }
     this.rot.dispose();
-    this.invFreq.dispose();
+    this.ropeCos.dispose();
+    this.ropeSin.dispose();
   }
 
   // ---- the network ----
@@ -407,10 +426,12 @@ export class Qwen3Model {
     const { L, G, hd } = this.dims;
     const S = keyMask.shape[1];
     const pastLen = S - T;
-    // Rotary tables `[B, T, 1, hd]` (HF layout: the half frequencies repeated).
-    const freqs = tf.mul(tf.reshape(positions, [B, T, 1]), this.invFreq); // [B, T, hd/2]
-    const emb = tf.reshape(tf.concat([freqs, freqs], 2), [B, T, 1, hd]);
-    const rope = { cos: tf.cos(emb), sin: tf.sin(emb) };
+    // Rotary tables `[B, T, 1, hd]`: the rows of the host tables at each position (< max_position_embeddings).
+    const at = tf.cast(positions, 'int32');
+    const rope = {
+      cos: tf.reshape(tf.gather(this.ropeCos, at), [B, T, 1, hd]),
+      sin: tf.reshape(tf.gather(this.ropeSin, at), [B, T, 1, hd]),
+    };
     // Additive attention bias `[B, 1, G*T, S]`: query t (absolute pastLen + t) sees key s <= it that is real.
     const causal = tf.lessEqual(tf.reshape(tf.range(0, S, 1, 'int32'), [1, S]), tf.reshape(tf.range(pastLen, S, 1, 'int32'), [T, 1])); // [T, S]
     const allowed = tf.logicalAnd(tf.reshape(causal, [1, 1, T, S]), tf.reshape(tf.cast(keyMask, 'bool'), [B, 1, 1, S]));

@@ -3,16 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PolicyError } from './errors.js';
-import type { TensorToWrite } from './safetensors.js';
-import {
-  CheckpointReader,
-  SafetensorsFile,
-  floatToBf16,
-  floatToHalf,
-  halfToFloat,
-  writeCheckpointWeights,
-  writeSafetensors,
-} from './safetensors.js';
+import { SafetensorsBytes, halfToFloat, type TensorToWrite } from './safetensors-format.js';
+import { CheckpointReader, SafetensorsFile, floatToBf16, floatToHalf, writeCheckpointWeights, writeSafetensors } from './safetensors.js';
 import { FIXTURES } from './test-utils/fixtures.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'policy-st-'));
@@ -98,5 +90,21 @@ describe('safetensors', () => {
       expect((e as PolicyError).message).toMatch(/dtypes\.safetensors, tensor nope: tensor not found/);
     }
     expect(() => new CheckpointReader(dir)).toThrow(/no model\.safetensors or model\.safetensors\.index\.json/);
+  });
+
+  it('SafetensorsBytes (a file fetched by a page) reads what SafetensorsFile reads, with the same checks', () => {
+    const path = join(FIXTURES, 'dtypes.safetensors');
+    const file = SafetensorsFile.open(path);
+    const mem = new SafetensorsBytes(new Uint8Array(readFileSync(path)), 'http://x/dtypes.safetensors');
+    expect([...mem.tensors]).toEqual([...file.tensors]);
+    for (const name of file.tensors.keys()) expect(mem.read(name)).toEqual(file.read(name));
+    expect(() => mem.read('nope')).toThrow(/http:\/\/x\/dtypes\.safetensors, tensor nope: tensor not found/);
+    expect(() => new SafetensorsBytes(new Uint8Array([1, 2, 3]), 'short')).toThrow(/short: file shorter than the 8-byte header length/);
+    const hdr = Buffer.from(JSON.stringify({ w: { dtype: 'F32', shape: [4], data_offsets: [0, 8] } }));
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(BigInt(hdr.length));
+    expect(() => new SafetensorsBytes(Buffer.concat([len, hdr, Buffer.alloc(8)]), 'w.st')).toThrow(
+      /tensor w: data_offsets \[0, 8\] do not fit shape \[4\] of F32/,
+    );
   });
 });

@@ -3,8 +3,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from './backend.js';
 import { parseModelConfig } from './config.js';
 import { Qwen3Model } from './model.js';
-import type { HostTensor } from './safetensors.js';
-import { checkBufferLimit, webgpuAdapter } from './webgpu.js';
+import type { HostTensor } from './safetensors-format.js';
+import { checkBufferLimit, webgpuAdapter } from './webgpu-device.js';
 import { webgpuSkip } from './test-utils/webgpu.js';
 
 // Dawn's webgpu backend, on whatever adapter this machine has: Mesa's llvmpipe through OpenGL ES

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as tf from '@tensorflow/tfjs-core';
-import { PolicyError } from './errors.js';
+import { adapterOf, softwareReason, startOnAdapter, startedAdapter, type GpuAdapter, type WebgpuAdapter } from './webgpu-device.js';
 
 /**
  * tfjs's `webgpu` backend in Node, on Dawn through the optional peer dependency `webgpu`
@@ -14,53 +14,12 @@ import { PolicyError } from './errors.js';
 /** The npm package of Dawn's bindings; a variable, so that bundlers leave the optional peer alone. */
 const DAWN_PACKAGE = 'webgpu';
 
-/** Adapters that are CPU rasterisers: slower than the wasm backend, so `auto` passes over them. */
-const SOFTWARE = /llvmpipe|lavapipe|softpipe|swiftshader/i;
-
-/** What is known of the adapter in use (the log line, the buffer-limit check). */
-export interface WebgpuAdapter {
-  /** Dawn's backend: vulkan, metal, d3d12, opengles */
-  backend: string;
-  vendor: string;
-  architecture: string;
-  /** the device name, else the driver's description */
-  device: string;
-  software: boolean;
-  /** the device's largest storage-buffer binding, bytes: the largest tensor it can hold */
-  maxBinding: number;
-}
-
-let started: WebgpuAdapter | null = null;
 /**
  * Dawn's instance of the started adapter. Held for the life of the process: it owns the native
  * instance under the device, and a collected one crashes the next kernel. (Dawn runs its event
  * loop only while a promise of it is pending, so holding it does not keep Node alive at exit.)
  */
 const held = new Set<object>();
-
-/** `started`, in one line: `adapter llvmpipe (vendor -, architecture -, backend opengles; software)`. */
-export function describeAdapter(a: WebgpuAdapter): string {
-  return `adapter ${a.device} (vendor ${a.vendor || '-'}, architecture ${a.architecture || '-'}, backend ${a.backend}${a.software ? '; software' : ''})`;
-}
-
-/** The adapter of the running webgpu backend, or null when tfjs runs on another backend. */
-export function webgpuAdapter(): WebgpuAdapter | null {
-  return started !== null && tf.getBackend() === 'webgpu' ? started : null;
-}
-
-/**
- * Refuse a tensor the webgpu device cannot bind (an embedding table larger than the adapter's
- * `maxStorageBufferBindingSize`), naming it and the limit, before tfjs fails deep in a kernel.
- */
-export function checkBufferLimit(tensor: string, elements: number): void {
-  const a = webgpuAdapter();
-  if (a === null || elements * 4 <= a.maxBinding) return;
-  throw new PolicyError(
-    'backend_unavailable',
-    `backend webgpu cannot hold ${tensor}: ${elements * 4} bytes, over the ${describeAdapter(a)}'s storage-buffer limit of ${a.maxBinding} bytes`,
-    { tensor },
-  );
-}
 
 /** Dawn's backend for the platform's default instance. */
 function nativeBackend(): string {
@@ -83,29 +42,6 @@ function vulkanDrivers(): string[] {
   return ICD_DIRS.flatMap((d) => (existsSync(d) ? readdirSync(d).filter((f) => f.endsWith('.json')) : []));
 }
 
-/** The little of WebGPU's types used here (the full ones, `@webgpu/types`, come with the optional peer only). */
-interface GpuAdapterInfo {
-  vendor: string;
-  architecture: string;
-  device: string;
-  description: string;
-  isFallbackAdapter?: boolean;
-}
-type Limits = Record<
-  | 'maxComputeWorkgroupStorageSize'
-  | 'maxComputeWorkgroupsPerDimension'
-  | 'maxStorageBufferBindingSize'
-  | 'maxBufferSize'
-  | 'maxComputeWorkgroupSizeX'
-  | 'maxComputeInvocationsPerWorkgroup'
-  | 'maxStorageBuffersPerShaderStage',
-  number
->;
-interface GpuAdapter {
-  info: GpuAdapterInfo;
-  limits: Limits;
-  requestDevice(descriptor: { requiredLimits: Limits }): Promise<unknown>;
-}
 interface Dawn {
   create(flags: string[]): { requestAdapter(options: object): Promise<GpuAdapter | null> };
   globals: object;
@@ -127,7 +63,8 @@ interface Attempt {
  * none started, in one line (`null`: the package is not installed, which `auto` passes over quietly).
  */
 export async function startWebgpu(auto: boolean): Promise<WebgpuAdapter | string | null> {
-  if (started !== null && tf.findBackend('webgpu')) {
+  const started = startedAdapter();
+  if (started !== null) {
     if (auto && started.software) return softwareReason(started);
     return (await tf.setBackend('webgpu')) ? started : 'the webgpu backend no longer starts';
   }
@@ -169,66 +106,14 @@ export async function startWebgpu(auto: boolean): Promise<WebgpuAdapter | string
       );
       continue;
     }
-    const info = adapter.info;
-    const a: WebgpuAdapter = {
-      backend: at.backend,
-      vendor: info.vendor,
-      architecture: info.architecture,
-      device: info.device || info.description || 'unnamed',
-      software: info.isFallbackAdapter === true || SOFTWARE.test(`${info.vendor} ${info.architecture} ${info.device} ${info.description}`),
-      maxBinding: adapter.limits.maxStorageBufferBindingSize,
-    };
+    const a = adapterOf(adapter, at.backend);
     if (auto && a.software) return softwareReason(a);
-    await register(dawn, adapter, info);
+    Object.assign(globalThis, dawn.globals); // GPUBufferUsage, GPUMapMode, ... that the kernels read
     held.add(gpu);
-    if (!(await tf.setBackend('webgpu'))) return `${describeAdapter(a)} gave no device`;
-    started = a;
-    return a;
+    const failed = await startOnAdapter(adapter, a);
+    return failed ?? a;
   }
   return `no WebGPU adapter: ${why.join('; ')}`;
-}
-
-/** tfjs's own factory, with our adapter: the limits it asks for, then `navigator.gpu` for its constructor's check. */
-async function register(dawn: Dawn, adapter: GpuAdapter, info: GpuAdapterInfo): Promise<void> {
-  Object.assign(globalThis, dawn.globals); // GPUBufferUsage, GPUMapMode, ... that the kernels read
-  const l = adapter.limits;
-  const device = await adapter.requestDevice({
-    requiredLimits: {
-      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
-      maxComputeWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
-      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
-      maxBufferSize: l.maxBufferSize,
-      maxComputeWorkgroupSizeX: l.maxComputeWorkgroupSizeX,
-      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
-      // tfjs binds every input of some kernels (AddN, Concat) to one shader: as many as the adapter allows
-      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
-    },
-  });
-  const g = globalThis as { navigator?: { gpu?: unknown } };
-  if (g.navigator === undefined) Object.defineProperty(globalThis, 'navigator', { value: {}, configurable: true, writable: true });
-  if (g.navigator!.gpu === undefined)
-    Object.defineProperty(g.navigator, 'gpu', { value: { requestAdapter: () => Promise.resolve(adapter) }, configurable: true });
-  // A kernel the device refuses (a validation error) is only printed by Dawn, and tfjs reads on
-  // with wrong numbers: the first such error fails every later read instead, saying what it was.
-  let refused: string | null = null;
-  (device as EventTarget).addEventListener('uncapturederror', (ev) => {
-    refused ??= String((ev as Event & { error?: { message?: string } }).error?.message).split('\n')[0]!;
-  });
-  const { WebGPUBackend } = await import('@tensorflow/tfjs-backend-webgpu');
-  class CheckedBackend extends WebGPUBackend {
-    override async read(dataId: object): Promise<tf.BackendValues> {
-      const values = await super.read(dataId as never);
-      if (refused !== null)
-        throw new PolicyError('backend_unavailable', `the webgpu device refused a kernel, so its results are wrong: ${refused}`);
-      return values;
-    }
-  }
-  if (tf.findBackendFactory('webgpu')) tf.removeBackend('webgpu');
-  tf.registerBackend('webgpu', () => new CheckedBackend(device as never, info as never), 0);
-}
-
-function softwareReason(a: WebgpuAdapter): string {
-  return `only a software ${describeAdapter(a)}, slower than wasm (--backend webgpu takes it)`;
 }
 
 function noVulkanAdapter(): string {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { CheckpointReader, SafetensorsFile, saveModel, writeSafetensors, type HostTensor, type Qwen3Model } from '@rlvr/policy';
 import { TrainerError } from './errors.js';
 import { configDiff, configHash } from './config-hash.js';
 
@@ -56,6 +57,17 @@ export class CheckpointStore {
     }
     await this.prune();
     return final;
+  }
+
+  /** Inside `save`'s `write`: a trainer's tensors, its model as a model directory and its optimizer's moments. */
+  async writeTensors(dir: string, model: Qwen3Model, moments: ReadonlyMap<string, HostTensor>): Promise<void> {
+    await saveModel(model, join(dir, 'model'));
+    writeSafetensors(join(dir, 'optimizer.safetensors'), new Map([...moments].map(([k, t]) => [k, { ...t, dtype: 'F32' as const }])));
+  }
+
+  /** Readers of what `writeTensors` wrote into checkpoint `dir`. */
+  tensorReaders(dir: string): { model: CheckpointReader; optimizer: SafetensorsFile } {
+    return { model: new CheckpointReader(join(dir, 'model')), optimizer: SafetensorsFile.open(join(dir, 'optimizer.safetensors')) };
   }
 
   /** Complete checkpoint directories, oldest first. */

@@ -1,12 +1,9 @@
 import { type RolloutBatch, planMicroBatches, totalTokens } from '@rlvr/core';
-import { compiledModuleUrl, splitRollouts, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
+import { splitRollouts, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { addTokenSums, maskOf, type StepLossInput, type Tally } from './loss.js';
 import type { GradientTaskInput, GradientTaskResult } from './workers/gradient-task.js';
 import type { LogprobsTaskInput } from './workers/logprobs-task.js';
-
-let taskUrl: string | null = null;
-let logprobsUrl: string | null = null;
 
 /**
  * The rows of one optimizer step in micro-batch planning order (shortest first), cut into `n`
@@ -30,11 +27,10 @@ export async function parallelGradients(
   rows: readonly number[],
   tally: Tally,
 ): Promise<{ loss: number; grads: Map<string, tf.Tensor> }> {
-  taskUrl ??= compiledModuleUrl(new URL('./workers/gradient-task.js', import.meta.url));
   tally.weightSyncSeconds += await workers.publish(model);
   const chunks = splitRows(input.batch, rows, input.config.tokenBudget, workers.size);
   const results = await workers.run<GradientTaskInput, GradientTaskResult>(
-    taskUrl,
+    new URL('./workers/gradient-task.js', import.meta.url),
     'gradientShare',
     chunks.map((chunk) => ({ ...input, rows: chunk })),
   );
@@ -87,12 +83,11 @@ export async function parallelLogprobs(
   pass: { tokenBudget: number; padId: number; temperature: number },
   tally: Pick<Tally, 'weightSyncSeconds'>,
 ): Promise<Float32Array> {
-  logprobsUrl ??= compiledModuleUrl(new URL('./workers/logprobs-task.js', import.meta.url));
   const sync0 = syncSeconds(workers);
   await workers.publish(model);
   const chunks = splitRows(batch, rows, pass.tokenBudget, workers.size);
   const parts = await workers.run<LogprobsTaskInput, Float32Array>(
-    logprobsUrl,
+    new URL('./workers/logprobs-task.js', import.meta.url),
     'logprobsShare',
     chunks.map((chunk) => ({ batch, rows: chunk, ...pass })),
   );

@@ -1,14 +1,5 @@
-import { join } from 'node:path';
 import { type RolloutBatch, METRIC, Rng, parseConfig, totalTokens, validateBatch } from '@rlvr/core';
-import {
-  CheckpointReader,
-  SafetensorsFile,
-  batchLogprobs,
-  saveModel,
-  writeSafetensors,
-  type PolicyWorkers,
-  type Qwen3Model,
-} from '@rlvr/policy';
+import { batchLogprobs, type PolicyWorkers, type Qwen3Model } from '@rlvr/policy';
 import { tf } from './tf.js';
 import { TrainerConfigSchema, type TrainerConfig, type TrainerConfigInput } from './config.js';
 import { AdamW, clipGradNorm, type AdamWSnapshot } from './adamw.js';
@@ -431,10 +422,9 @@ export class Trainer {
       const bad = firstNonFinite(t.data);
       if (bad !== null) throw nonFinite(`optimizer state ${name}`, bad, this.#steps);
     }
-    return store.save({ step: this.#steps, config, state: { ...state, trainer: own } }, async (dir) => {
-      await saveModel(this.model, join(dir, 'model'));
-      writeSafetensors(join(dir, 'optimizer.safetensors'), new Map([...moments].map(([k, t]) => [k, { ...t, dtype: 'F32' as const }])));
-    });
+    return store.save({ step: this.#steps, config, state: { ...state, trainer: own } }, (dir) =>
+      store.writeTensors(dir, this.model, moments),
+    );
   }
 
   /**
@@ -444,7 +434,7 @@ export class Trainer {
    */
   async restore(store: CheckpointStore, dir: string, config: unknown = this.config): Promise<Record<string, unknown>> {
     const meta = await store.load(dir, config);
-    const reader = new CheckpointReader(join(dir, 'model'));
+    const { model: reader, optimizer: file } = store.tensorReaders(dir);
     for (const [name, v] of this.model.params) {
       const t = reader.read(name);
       if (firstNonFinite(t.data) !== null) throw corruptValue(reader.fileOf(name), name, t.data);
@@ -456,7 +446,6 @@ export class Trainer {
       }
       tf.tidy(() => v.assign(tf.tensor(t.data, v.shape, 'float32')));
     }
-    const file = SafetensorsFile.open(join(dir, 'optimizer.safetensors'));
     const tensors = new Map(
       [...file.tensors.keys()].map((k) => {
         const t = file.read(k);

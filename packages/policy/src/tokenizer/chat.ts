@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { Template } from '@huggingface/jinja';
 import { PolicyError } from '../errors.js';
+import { nodeBuiltin } from '../node-builtin.js';
 
 /** One chat message as chat templates expect it (the one `ChatMessage` of rlvr: prompts, samplers and servers use it). */
 export interface ChatMessage {
@@ -91,14 +91,29 @@ export class ChatTemplate {
     }
   }
 
-  /** Read `chat_template` (string, or the `default` entry of a named list) from tokenizer_config.json. */
+  /** Read `chat_template` (string, or the `default` entry of a named list) from tokenizer_config.json. Node only (a page: `fromConfig`). */
   static fromTokenizerConfig(file: string): ChatTemplate {
-    let cfg: { chat_template?: string | { name: string; template: string }[]; bos_token?: unknown; eos_token?: unknown };
+    const fs = nodeBuiltin(
+      'node:fs',
+      'invalid_tokenizer',
+      'in a browser, fetch tokenizer_config.json and pass it to ChatTemplate.fromConfig',
+    );
+    let cfg: unknown;
     try {
-      cfg = JSON.parse(readFileSync(file, 'utf8')) as typeof cfg;
+      cfg = JSON.parse(fs.readFileSync(file, 'utf8'));
     } catch (cause) {
       throw new PolicyError('invalid_tokenizer', `cannot read tokenizer_config.json: ${(cause as Error).message}`, { file }, { cause });
     }
+    return ChatTemplate.fromConfig(cfg, file);
+  }
+
+  /** The template of a parsed tokenizer_config.json (`file` names it in errors). */
+  static fromConfig(config: unknown, file = 'tokenizer_config.json'): ChatTemplate {
+    const cfg = (config ?? {}) as {
+      chat_template?: string | { name: string; template: string }[];
+      bos_token?: unknown;
+      eos_token?: unknown;
+    };
     let src = cfg.chat_template;
     if (Array.isArray(src)) src = src.find((t) => t.name === 'default')?.template;
     if (typeof src !== 'string') throw new PolicyError('invalid_tokenizer', 'tokenizer_config.json has no chat_template', { file });

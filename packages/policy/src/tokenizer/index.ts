@@ -15,7 +15,10 @@ export {
 export type { BuiltinEncoding, EncodeOptions, TokenizerInfo } from './tokenizer.js';
 export { loadHfTokenizer, hfToTiktoken } from './hf.js';
 export type { TiktokenParts } from './hf.js';
-export { prunedVocab, prunedTokenizer, savePrunedVocab, loadPrunedVocab, PRUNED_FILE } from './pruned.js';
+export { prunedVocab, prunedTokenizer, parsePrunedVocab, PRUNED_FILE } from './pruned.js';
+export { savePrunedVocab, loadPrunedVocab } from './pruned-file.js';
+export { parseRanks } from './ranks.js';
+export type { BaseRanks } from './ranks.js';
 export type { PrunedVocab } from './pruned.js';
 export { loadTokenizer, tokenizerKinds } from './load.js';
 export type { TokenizerKind } from './load.js';

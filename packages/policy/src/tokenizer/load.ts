@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Registry } from '@rlvr/core';
 import { PolicyError } from '../errors.js';
 import { loadHfTokenizer } from './hf.js';
-import { PRUNED_FILE, loadPrunedVocab, prunedTokenizer } from './pruned.js';
+import { PRUNED_FILE, prunedTokenizer } from './pruned.js';
+import { loadPrunedVocab } from './pruned-file.js';
 import { BUILTIN_ENCODINGS, Tokenizer } from './tokenizer.js';
 import type { BuiltinEncoding } from './tokenizer.js';
 

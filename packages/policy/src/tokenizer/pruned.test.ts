@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tokenizer } from './tokenizer.js';
-import { PRUNED_FILE, loadPrunedVocab, prunedTokenizer, prunedVocab, savePrunedVocab } from './pruned.js';
+import { PRUNED_FILE, prunedTokenizer, prunedVocab } from './pruned.js';
+import { loadPrunedVocab, savePrunedVocab } from './pruned-file.js';
 import { loadTokenizer } from './load.js';
 
 const corpus = [

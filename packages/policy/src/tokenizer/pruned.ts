@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { Tiktoken, get_encoding } from 'tiktoken';
-import type { TiktokenEncoding } from 'tiktoken';
+import { Tiktoken, get_encoding } from '#tiktoken';
+import type { TiktokenEncoding } from '#tiktoken';
 import { PolicyError } from '../errors.js';
-import { writeFileAtomicSync } from '@rlvr/core';
 import { Tokenizer } from './tokenizer.js';
-import { baseRanks } from './ranks.js';
+import { BUILTIN_ENCODINGS, baseRanks, type BaseRanks } from './ranks.js';
 import type { BuiltinEncoding } from './tokenizer.js';
 
 /** File name of a pruned tokenizer's id remapping, saved next to the checkpoint. */
@@ -70,15 +68,19 @@ function mergePath(bytes: string, rankOf: Map<string, number>): number[] {
   return created;
 }
 
-/** Build the tokenizer of a pruned vocabulary: new ids 0..n-1 keep the base ranks' order. */
-export function prunedTokenizer(vocab: PrunedVocab): Tokenizer {
+/**
+ * Build the tokenizer of a pruned vocabulary: new ids 0..n-1 keep the base ranks' order. `ranks`: the
+ * base encoding's (default: read from the `tiktoken` package in Node; a page passes `parseRanks` of the
+ * fetched `tiktoken/encoders/BASE.json`).
+ */
+export function prunedTokenizer(vocab: PrunedVocab, ranks?: BaseRanks): Tokenizer {
   if (vocab.format !== 'rlvr-pruned-tiktoken/1')
     throw new PolicyError('invalid_tokenizer', `unknown pruned vocabulary format ${String(vocab.format)}`);
-  const { pattern, bytesByRank } = baseRanks(vocab.base);
+  const { pattern, bytesByRank } = ranks ?? baseRanks(vocab.base);
   const lines = vocab.ids.map((id, i) => {
     if (bytesByRank[id] === undefined)
       throw new PolicyError('invalid_tokenizer', `pruned vocabulary keeps id ${id}, which ${vocab.base} does not have`);
-    return `${Buffer.from(bytesByRank[id], 'latin1').toString('base64')} ${i}`;
+    return `${btoa(bytesByRank[id])} ${i}`; // the token's bytes (latin1 string) in base64
   });
   const t = new Tiktoken(lines.join('\n'), vocab.special, pattern);
   return new Tokenizer(
@@ -89,19 +91,16 @@ export function prunedTokenizer(vocab: PrunedVocab): Tokenizer {
   );
 }
 
-/** Write `tokenizer.pruned.json` atomically. */
-export function savePrunedVocab(file: string, vocab: PrunedVocab): void {
-  writeFileAtomicSync(file, [JSON.stringify(vocab) + '\n']);
-}
-
-export function loadPrunedVocab(file: string): PrunedVocab {
-  let v: PrunedVocab;
-  try {
-    v = JSON.parse(readFileSync(file, 'utf8')) as PrunedVocab;
-  } catch (cause) {
-    throw new PolicyError('invalid_tokenizer', `cannot read pruned vocabulary: ${(cause as Error).message}`, { file }, { cause });
-  }
-  if (!Array.isArray(v.ids) || typeof v.special !== 'object')
+/** A parsed `tokenizer.pruned.json`, checked (`file` names it in errors). */
+export function parsePrunedVocab(value: unknown, file = PRUNED_FILE): PrunedVocab {
+  const v = value as PrunedVocab;
+  if (v?.format !== 'rlvr-pruned-tiktoken/1')
+    throw new PolicyError('invalid_tokenizer', `unknown pruned vocabulary format ${String(v?.format)}`, { file });
+  if (!(BUILTIN_ENCODINGS as readonly string[]).includes(v.base))
+    throw new PolicyError('invalid_tokenizer', `unknown base encoding ${String(v.base)} (known: ${BUILTIN_ENCODINGS.join(', ')})`, {
+      file,
+    });
+  if (!Array.isArray(v.ids) || typeof v.special !== 'object' || v.special === null)
     throw new PolicyError('invalid_tokenizer', 'pruned vocabulary needs ids[] and special{}', { file });
   return v;
 }

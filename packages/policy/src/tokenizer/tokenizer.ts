@@ -1,5 +1,5 @@
-import { type Tiktoken, get_encoding } from 'tiktoken';
-import type { TiktokenEncoding } from 'tiktoken';
+import { type Tiktoken, get_encoding } from '#tiktoken';
+import type { TiktokenEncoding } from '#tiktoken';
 import { PolicyError } from '../errors.js';
 
 import { BUILTIN_ENCODINGS, baseRanks } from './ranks.js';
@@ -226,9 +226,11 @@ export function byteSpanToTokens(offsets: Int32Array, s: number, e: number): [nu
   return [ts, lo];
 }
 
+const utf8 = new TextEncoder();
+
 /** UTF-8 byte offset of a UTF-16 index of `text` (to map a string search result into byte space). */
 export function utf8Offset(text: string, index: number): number {
-  return Buffer.byteLength(text.slice(0, index), 'utf8');
+  return utf8.encode(text.slice(0, index)).length;
 }
 
 function builtinSpecials(name: BuiltinEncoding): Record<string, number> {

@@ -192,11 +192,13 @@ export class PolicyWorkers {
   }
 
   /**
-   * Call export `exportName` of the ES module `moduleUrl` (see `compiledModuleUrl`) in every worker:
-   * worker i gets `(context, inputs[i])`. Results come back in worker order. One run at a time.
+   * Call export `exportName` of the ES module `moduleUrl` (a string as `compiledModuleUrl` returns it, or
+   * the caller's `new URL('./task.js', import.meta.url)`, which goes through `compiledModuleUrl` here) in
+   * every worker: worker i gets `(context, inputs[i])`. Results come back in worker order. One run at a time.
    */
-  run<I, O>(moduleUrl: string, exportName: string, inputs: readonly I[]): Promise<O[]> {
+  run<I, O>(module: string | URL, exportName: string, inputs: readonly I[]): Promise<O[]> {
     this.#checkUsable();
+    const moduleUrl = typeof module === 'string' ? module : compiledModuleUrl(module);
     if (this.#pending) throw new PolicyError('engine_busy', 'a run is already in flight: await it before the next one');
     if (inputs.length !== this.size)
       throw new PolicyError('invalid_input', `run needs one input per worker: got ${inputs.length}, the engine has ${this.size}`, {
