@@ -107,13 +107,15 @@ export class Qwen3Model {
   /** Parameters keyed by Hugging Face tensor name (`model.layers.0.self_attn.q_proj.weight`). */
   readonly params: Map<string, tf.Variable>;
   private readonly rot: tf.Tensor2D;
+  private readonly invFreq: tf.Tensor1D;
   /**
    * Rotary tables `[max_position_embeddings, hd]` (cos, sin; HF layout: the half frequencies repeated),
-   * computed on the host: a device's own sin and cos are not exact (Vulkan allows an error of 2^-11,
-   * and Chromium's SwiftShader is off by 2e-4), and lose more on large arguments. Gathered by position.
+   * computed on the host, on every backend but cpu and wasm: a GPU's own sin and cos are not exact
+   * (Vulkan allows an error of 2^-11, Chromium's SwiftShader is off by 2e-4). cpu and wasm keep the
+   * device's sin and cos (exact to float32 rounding there), so that the committed runs stay bit-identical
+   * (the host tables move wasm by up to 3.3e-7). Gathered by position; null on cpu and wasm.
    */
-  private readonly ropeCos: tf.Tensor2D;
-  private readonly ropeSin: tf.Tensor2D;
+  private readonly ropeTables: { cos: tf.Tensor2D; sin: tf.Tensor2D } | null;
 
   /** Wraps existing variables; use `fromWeights`, `random` or `loadModel` to build one. */
   constructor(config: ModelConfig, params: Map<string, tf.Variable>) {
@@ -129,19 +131,8 @@ export class Qwen3Model {
     this.rot = tf.keep(tf.tensor2d(r, [hd, hd]));
     const inv = new Float32Array(h);
     for (let i = 0; i < h; i++) inv[i] = 1 / config.rope_theta ** ((2 * i) / hd);
-    // angle = float32(position * inv_freq), then its cos and sin rounded once: what the cpu backend computed on the device
-    const P = config.max_position_embeddings;
-    const cos = new Float32Array(P * hd);
-    const sin = new Float32Array(P * hd);
-    for (let p = 0; p < P; p++) {
-      for (let j = 0; j < h; j++) {
-        const angle = Math.fround(p * inv[j]!);
-        cos[p * hd + j] = cos[p * hd + j + h] = Math.cos(angle);
-        sin[p * hd + j] = sin[p * hd + j + h] = Math.sin(angle);
-      }
-    }
-    this.ropeCos = tf.keep(tf.tensor2d(cos, [P, hd]));
-    this.ropeSin = tf.keep(tf.tensor2d(sin, [P, hd]));
+    this.invFreq = tf.keep(tf.tensor1d(inv));
+    this.ropeTables = ['cpu', 'wasm'].includes(tf.getBackend()) ? null : hostRopeTables(inv, config.max_position_embeddings);
   }
 
   /**
@@ -373,8 +364,9 @@ export class Qwen3Model {
       v.dispose();
     }
     this.rot.dispose();
-    this.ropeCos.dispose();
-    this.ropeSin.dispose();
+    this.invFreq.dispose();
+    this.ropeTables?.cos.dispose();
+    this.ropeTables?.sin.dispose();
   }
 
   // ---- the network ----
@@ -426,12 +418,19 @@ export class Qwen3Model {
     const { L, G, hd } = this.dims;
     const S = keyMask.shape[1];
     const pastLen = S - T;
-    // Rotary tables `[B, T, 1, hd]`: the rows of the host tables at each position (< max_position_embeddings).
-    const at = tf.cast(positions, 'int32');
-    const rope = {
-      cos: tf.reshape(tf.gather(this.ropeCos, at), [B, T, 1, hd]),
-      sin: tf.reshape(tf.gather(this.ropeSin, at), [B, T, 1, hd]),
-    };
+    // Rotary tables `[B, T, 1, hd]`: the host tables' rows at each position (< max_position_embeddings), or on the device.
+    let rope: { cos: tf.Tensor; sin: tf.Tensor };
+    if (this.ropeTables !== null) {
+      const at = tf.cast(positions, 'int32');
+      rope = {
+        cos: tf.reshape(tf.gather(this.ropeTables.cos, at), [B, T, 1, hd]),
+        sin: tf.reshape(tf.gather(this.ropeTables.sin, at), [B, T, 1, hd]),
+      };
+    } else {
+      const freqs = tf.mul(tf.reshape(positions, [B, T, 1]), this.invFreq); // [B, T, hd/2]
+      const emb = tf.reshape(tf.concat([freqs, freqs], 2), [B, T, 1, hd]);
+      rope = { cos: tf.cos(emb), sin: tf.sin(emb) };
+    }
     // Additive attention bias `[B, 1, G*T, S]`: query t (absolute pastLen + t) sees key s <= it that is real.
     const causal = tf.lessEqual(tf.reshape(tf.range(0, S, 1, 'int32'), [1, S]), tf.reshape(tf.range(pastLen, S, 1, 'int32'), [T, 1])); // [T, S]
     const allowed = tf.logicalAnd(tf.reshape(causal, [1, 1, T, S]), tf.reshape(tf.cast(keyMask, 'bool'), [B, 1, 1, S]));
@@ -564,4 +563,20 @@ function nestedGrads(f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor): tf.Ten
 /** positions `[B, T]` = cumsum(mask) - 1, clamped at 0 (float32). */
 export function positionsFromMask(mask: tf.Tensor2D): tf.Tensor2D {
   return tf.tidy(() => tf.relu(tf.sub(tf.cumsum(tf.cast(mask, 'float32'), 1), 1)) as tf.Tensor2D);
+}
+
+/** cos and sin `[P, hd]` of angle = float32(position * inv_freq), each rounded once (what the cpu backend computes). */
+function hostRopeTables(inv: Float32Array, P: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const h = inv.length;
+  const hd = 2 * h;
+  const cos = new Float32Array(P * hd);
+  const sin = new Float32Array(P * hd);
+  for (let p = 0; p < P; p++) {
+    for (let j = 0; j < h; j++) {
+      const angle = Math.fround(p * inv[j]!);
+      cos[p * hd + j] = cos[p * hd + j + h] = Math.cos(angle);
+      sin[p * hd + j] = sin[p * hd + j + h] = Math.sin(angle);
+    }
+  }
+  return { cos: tf.keep(tf.tensor2d(cos, [P, hd])), sin: tf.keep(tf.tensor2d(sin, [P, hd])) };
 }
