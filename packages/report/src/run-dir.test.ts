@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { isRlvrError } from '@rlvr/core';
 import type { RlvrError } from '@rlvr/core';
-import { readRunDir } from './run-dir.js';
+import { checkCheckpointTask, readRunDir } from './run-dir.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -173,5 +173,33 @@ describe('readRunDir', () => {
     expect(err.code).toBe('invalid_record');
     expect(err.location).toEqual({ file: join(dir, 'evals.jsonl'), line: 2, field });
     expect(err.message).toContain(text);
+  });
+});
+
+describe('checkCheckpointTask', () => {
+  const longChain = { minSteps: 4, maxSteps: 8, minDigits: 2, maxDigits: 3, maxValue: 999 };
+  async function pretrainRun(config: Record<string, unknown>): Promise<string> {
+    await writeFile(join(dir, 'config.json'), JSON.stringify({ command: 'pretrain', ...config }));
+    return join(dir, 'checkpoint');
+  }
+
+  test("a checkpoint of the run's own task passes; no run config there, nothing is checked", async () => {
+    const ckpt = await pretrainRun({ family: 'long-chain', longChain });
+    expect(() => checkCheckpointTask(ckpt, { family: 'long-chain', longChain: { ...longChain } })).not.toThrow();
+    expect(() => checkCheckpointTask(join(dir, 'elsewhere', 'model'), { family: 'arith' })).not.toThrow();
+  });
+
+  test('another family is refused, naming both', async () => {
+    const ckpt = await pretrainRun({ family: 'long-chain', longChain });
+    expect(() => checkCheckpointTask(ckpt, { family: 'arith' })).toThrow(
+      `checkpoint ${ckpt} was made on task long-chain (${join(dir, 'config.json')}), not on this run's task arith: pass --family long-chain`,
+    );
+  });
+
+  test('the long-chain family with other options is refused, naming the options that differ on both sides', async () => {
+    const ckpt = await pretrainRun({ family: 'long-chain', longChain: { ...longChain, maxDigits: 2, maxValue: 99 } });
+    expect(() => checkCheckpointTask(ckpt, { family: 'long-chain', longChain })).toThrow(
+      `was made on task long-chain with maxDigits 2, maxValue 99 (${join(dir, 'config.json')}), not on this run's task long-chain with maxDigits 3, maxValue 999: pass a --config with the checkpoint's longChain options`,
+    );
   });
 });

@@ -273,23 +273,43 @@ async function exists(file: string): Promise<boolean> {
  * than `config`'s, naming both: a run's task is its data file (`data FILE`) or its synthetic family (`arith` where none
  * is named), read from RUN/config.json. Nothing is checked where no such run config is there (the embedded warm-up).
  */
-export function checkCheckpointTask(checkpoint: string, config: { data?: { train?: unknown }; family?: unknown }): void {
+export function checkCheckpointTask(checkpoint: string, config: TaskFields): void {
   const file = join(dirname(checkpoint), RUN_FILES.config);
-  let run: { command?: unknown; family?: unknown; data?: { train?: unknown } };
+  let run: TaskFields & { command?: unknown };
   try {
     run = JSON.parse(readFileSync(file, 'utf8')) as typeof run;
   } catch {
     return; // no run config there, or not JSON: nothing recorded
   }
-  const [theirs, ours] = [taskOf(run), taskOf(config)];
+  const [theirs, ours] = [taskOf(run, config), taskOf(config, run)];
   if ((run.command === 'pretrain' || run.command === 'train') && theirs !== ours)
     throw new ReportError(
       'invalid_input',
-      `checkpoint ${checkpoint} was made on task ${theirs} (${file}), not on this run's task ${ours}: pass --family ${theirs} (or --config with its task)`,
+      `checkpoint ${checkpoint} was made on task ${theirs} (${file}), not on this run's task ${ours}: ${
+        String(run.family ?? 'arith') === String(config.family ?? 'arith') && run.data?.train === undefined
+          ? `pass a --config with the checkpoint's longChain options (${file})`
+          : `pass --family ${String(run.family ?? 'arith')} (or --config with its task)`
+      }`,
       { field: 'checkpoint' },
     );
 }
 
-function taskOf(c: { data?: { train?: unknown }; family?: unknown }): string {
-  return c.data?.train !== undefined ? `data ${String(c.data.train)}` : String(c.family ?? 'arith');
+type TaskFields = { data?: { train?: unknown }; family?: unknown; longChain?: unknown };
+
+/** A run's task in words: its data file, or its family; the long-chain family with its options where both sides record them. */
+function taskOf(c: TaskFields, other: TaskFields): string {
+  if (c.data?.train !== undefined) return `data ${String(c.data.train)}`;
+  const family = String(c.family ?? 'arith');
+  if (family !== 'long-chain' || !isRecord(c.longChain) || !isRecord(other.longChain)) return family;
+  // only the options that differ: the words then say where the two tasks part
+  const theirs = other.longChain;
+  const differ = Object.keys(c.longChain)
+    .filter((k) => JSON.stringify(c.longChain![k as never]) !== JSON.stringify(theirs[k]))
+    .sort()
+    .map((k) => `${k} ${JSON.stringify((c.longChain as Record<string, unknown>)[k])}`);
+  return differ.length === 0 ? family : `${family} with ${differ.join(', ')}`;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
