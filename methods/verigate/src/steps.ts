@@ -86,12 +86,15 @@ export function stepsFromCuts(c: StepCompletion, cuts: readonly number[], scores
   return steps;
 }
 
-const EQUATION = /(-?\d+)\s*([+\-*/])\s*(-?\d+)\s*=\s*(-?\d+)/g;
+// a number: plain (`482`) or one digit at a time (`4 8 2`, the long-chain task's lines): single digits joined by single spaces
+const NUMBER = String.raw`-?(?:\d(?: \d)+|\d+)`;
+const EQUATION = new RegExp(String.raw`(${NUMBER})\s*([+\-*/])\s*(${NUMBER})\s*=\s*(${NUMBER})`, 'g');
+const value = (n: string) => Number(n.replaceAll(' ', ''));
 
 /**
- * The exact step checker of the synthetic arithmetic task (`a op b = c` per line, then `\boxed{c}`):
- * every equation the completion states is a step, ending after its `c`, scored 1 when `a op b` is `c`
- * exactly, 0 otherwise.
+ * The exact step checker of the synthetic tasks (`a op b = c` per line, then `\boxed{c}`; numbers plain or
+ * spaced digit by digit, as the long-chain task writes them): every equation the completion states is a step,
+ * ending after its `c`, scored 1 when `a op b` is `c` exactly, 0 otherwise.
  */
 export const arithmeticChecker: SyncProcessScorer = {
   name: 'arithmetic',
@@ -101,7 +104,7 @@ export const arithmeticChecker: SyncProcessScorer = {
       const cuts: number[] = [];
       const scores: number[] = [];
       for (const m of text.matchAll(EQUATION)) {
-        const [a, op, b, r] = [Number(m[1]), m[2]!, Number(m[3]), Number(m[4])];
+        const [a, op, b, r] = [value(m[1]!), m[2]!, value(m[3]!), value(m[4]!)];
         const v = op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : a / b;
         cuts.push(m.index + m[0].length);
         scores.push(v === r ? 1 : 0);

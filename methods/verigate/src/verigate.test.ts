@@ -19,6 +19,19 @@ describe('arithmetic checker', () => {
     const text = pieces.join('');
     expect(text.slice(0, 13)).toBe('12 + 7 = 19\n1'); // the second equation starts inside token 1
   });
+
+  it("reads the long-chain task's numbers, written one digit at a time", () => {
+    // 47 * 2 = 94 (right), 94 - 29 = 65 (right), 65 + 20 = 84 (wrong: 85); a plain number beside stays whole
+    const text = '4 7 * 2 = 9 4\n9 4 - 2 9 = 6 5\n6 5 + 2 0 = 8 4\n12 / 4 = 3\n\\boxed{84}';
+    const steps = arithmeticChecker.score([{ tokenBytes: [...text].map(enc) }])[0]!;
+    expect(steps.map((s) => s.score)).toEqual([1, 1, 0, 1]);
+    expect(steps.map((s) => text.slice(s.bytes[0], s.bytes[1]).trim())).toEqual([
+      '4 7 * 2 = 9 4',
+      '9 4 - 2 9 = 6 5',
+      '6 5 + 2 0 = 8 4',
+      '12 / 4 = 3',
+    ]);
+  });
 });
 
 function batchOf(group: number[], reward: number[], lengths: number[]): RolloutBatch {
