@@ -119,7 +119,13 @@ function schemaAt(root: JsonSchema, o: DottedOverride): JsonSchema[] {
 }
 
 function unconstrained(n: JsonSchema): boolean {
-  return n.type === undefined && n.properties === undefined && n.additionalProperties === undefined && n.enum === undefined && n.const === undefined;
+  return (
+    n.type === undefined &&
+    n.properties === undefined &&
+    n.additionalProperties === undefined &&
+    n.enum === undefined &&
+    n.const === undefined
+  );
 }
 
 function alternatives(n: JsonSchema): JsonSchema[] {
