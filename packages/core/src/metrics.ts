@@ -87,6 +87,8 @@ export const METRIC = {
   evalMeanTokens: 'eval/mean_tokens',
   /** Fraction of held-out samples cut by the token limit. */
   evalTruncated: 'eval/truncated',
+  /** Wall-clock seconds of the held-out evaluation (sampled, greedy and credit maps; `rlvr train`). */
+  timeEval: 'time/eval_s',
   /** Fraction of greedy held-out completions that ended at EOS (`rlvr pretrain`). */
   evalFinished: 'eval/finished',
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { headlineLines, headlineRows, pairedDifference } from './headline.js';
+import { headlineLines, headlineRows } from './headline.js';
+import { pairedDifference } from './paired-difference.js';
 import type { EvalRecord } from './run-dir.js';
 
 describe('pairedDifference', () => {
@@ -36,6 +37,8 @@ describe('headline', () => {
       'pass@4: 75.0% -> 100.0%',
       // greedy 2/4 -> 3/4: differences 1, 0, 0, 0 (mean 0.25, s.e. 0.5/2 = 0.25)
       'greedy accuracy: 50.0% -> 75.0% (+25.0 points, paired s.e. 25.0)',
+      // three evaluations: 0.25 / 0.144 = 1.7 s.e.; step 10 rose from step 5; gap 0.75 - 0.4375, closed 0.25 / 0.3125
+      'learning: +25.0 points = 1.7 paired s.e.; no evaluation after step 5 fell below the one before it; 80% of the gap to pass@4 closed',
     ]);
   });
 

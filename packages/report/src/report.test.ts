@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { OUTCOME_COLORS } from './charts.js';
 import { ReportError } from './errors.js';
-import { pairedDifference } from './headline.js';
+import { pairedDifference } from './paired-difference.js';
 import { readRunDir } from './run-dir.js';
 import type { SampleRecord } from './run-dir.js';
 import { renderReport, writeReport } from './report.js';

@@ -1,4 +1,4 @@
-import { appendJsonl } from '@rlvr/core';
+import { appendJsonl, METRIC } from '@rlvr/core';
 import type { Logger } from '@rlvr/core';
 import { dirname, join } from 'node:path';
 import { creditAtStep, heldOutEval, heldOutRecord } from '@rlvr/eval';
@@ -15,6 +15,7 @@ import { recordCheckpointWeights } from './checkpoint-weights.js';
  */
 export async function evaluateRun(run: OpenRun, step: number, logger: Logger): Promise<Record<string, number>> {
   const { config } = run;
+  const started = performance.now();
   const e = await heldOutEval(run.model, run.tokenizer, run.evalTasks, {
     ...config.eval,
     seed: config.seed,
@@ -38,5 +39,5 @@ export async function evaluateRun(run: OpenRun, step: number, logger: Logger): P
   }
   // a tuning run's evaluation (`validation`) is of the validation split, never of the held-out problems
   logger.info(config.validation === undefined ? line : line.replace('held-out problems', 'validation problems'));
-  return metrics;
+  return { ...metrics, [METRIC.timeEval]: (performance.now() - started) / 1000 };
 }
