@@ -132,6 +132,8 @@ export function pairsForPower(delta: number, sd: number, power = 0.8, alpha = 0.
   // the normal approximation is a lower bound to start from: the t needs a little more
   const z = ((1.959963984540054 + 0.8416212335729143) * sd) / Math.abs(delta);
   let n = Math.max(2, Math.floor(z * z) - 1);
+  // a tiny delta: the bound alone is past the limit (stepping down from 1e13 one pair at a time never ended)
+  if (!(n <= 10_000)) return null;
   while (n > 2 && pairedPower(n - 1, delta, sd, alpha) >= power) n--;
   for (; n <= 10_000; n++) if (pairedPower(n, delta, sd, alpha) >= power) return n;
   return null;
