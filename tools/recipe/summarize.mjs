@@ -3,6 +3,7 @@
 // the gain with its paired standard error (over problems), the worst fall after the midpoint (in paired s.e.),
 // the share of the step-0 gap to pass@n closed, seconds per step, and the CPU-minutes of the run (wall x workers).
 // Then one row per cell (runs that differ only in the seed): the mean gain over seeds and its seed-to-seed SD.
+// `--json`: each run's config, every evaluation (per-problem counts) and the check, for a page to commit beside its table.
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { learningCheck, readRunDir } from '@rlvr/report';
@@ -58,6 +59,7 @@ for (const dir of dirs) {
     secondsPerStep: stepSeconds.length > 0 ? stepSeconds.reduce((a, x) => a + x, 0) / stepSeconds.length : Number.NaN,
     cpuMinutes: ((stepSeconds.reduce((a, x) => a + x, 0) + evalSeconds.reduce((a, x) => a + x, 0)) * workers) / 60,
     evalsAt: evals.map((e) => `${e.step}:${(100 * e.accuracy).toFixed(1)}`).join(' '),
+    evals,
   });
 }
 
@@ -66,7 +68,8 @@ const pct = (x) => (100 * x).toFixed(1);
 const cellKey = (r) => JSON.stringify(varied.map((k) => r.knobs[k]));
 
 if (json) {
-  console.log(JSON.stringify({ varied, runs }, null, 2));
+  // every evaluation per problem, the config and the check; the first and last are in `evals`
+  console.log(JSON.stringify({ varied, runs: runs.map(({ first: _f, last: _l, ...r }) => r) }, null, 2));
 } else {
   console.log(
     `| run | ${varied.join(' | ')} | seed | evaluations (step:accuracy %) | gain (paired s.e.) | gain / s.e. | worst fall after midpoint | gap closed | s/step |`,
