@@ -86,10 +86,11 @@ describe.each(FIXTURE.cases)('$name against SciPy', (c) => {
   });
 
   it('pairs for power: null past 10,000 pairs, also for a delta so small that the normal bound alone is 1e13 pairs', () => {
-    // (a credit contrast of 1e-6 between two methods made rlvr compare's evaluation step down from 1e13 one pair at a
-    // time: it never returned)
+    // (two credit maps differing by 4e-6 in excess mass, SD 0.019, made rlvr compare's evaluation step down from a
+    // bound of 1.7e8 pairs one at a time: it never returned)
     expect(pairsForPower(1e-6, 1)).toBeNull();
     expect(pairsForPower(-1e-6, 1)).toBeNull();
+    expect(pairsForPower(-4.210288813834366e-6, 0.019408089970613853)).toBeNull();
     // sd / delta = 40: the normal bound is 12,557 pairs
     expect(pairsForPower(0.025, 1)).toBeNull();
     // and just under the limit: sd / delta = 35 needs (1.96 + 0.84)^2 35^2 = 9,614 by the normal bound, the t a few more
