@@ -4,8 +4,7 @@
 // the share of the step-0 gap to pass@n closed, seconds per step, and the CPU-minutes of the run (wall x workers).
 // Then one row per cell (runs that differ only in the seed): the mean gain over seeds and its seed-to-seed SD.
 // `--json`: each run's config, every evaluation (per-problem counts) and the check, for a page to commit beside its table.
-import { readFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { learningCheck, readRunDir } from '@rlvr/report';
 
 const args = process.argv.slice(2);
@@ -42,7 +41,7 @@ for (const dir of dirs) {
     console.error(`${dir}: no config.json or fewer than two evaluations; left out`);
     continue;
   }
-  const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
+  const config = run.config;
   const evals = [...run.evals].sort((a, b) => a.step - b.step);
   const check = learningCheck(evals);
   const stepSeconds = run.metrics.map((m) => m['time/step_s']).filter((x) => typeof x === 'number');
