@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { loadTokenizer } from '@rlvr/policy';
 import type { RolloutBatch } from '@rlvr/core';
+import { loadTokenizer, type Qwen3Model } from '@rlvr/policy';
 import type { SaliencyBackend, SaliencyResult, defineBackend } from '@rlvr/saliency';
 import { z } from 'zod';
+import { ProcessScoreError } from './errors.js';
 import { PROCESS_STEPS } from './method.js';
 import { arithmeticChecker, stepSignal, type ProcessScorer, type StepCompletion } from './steps.js';
 import { VllmPrmOptionsSchema, questionOf, vllmPrm } from './vllm-prm.js';
@@ -56,7 +57,9 @@ function scorerOf(c: Config): ProcessScorer {
  * model served by vLLM (`scorer: 'vllm'`, with `url`, `model` and `vllmPrm`'s other options; the
  * problem is the user turn of the decoded prompt, `questionOf`). It runs on the main thread (the
  * vLLM scorer through the asynchronous backend contract) and does not run the policy (the model
- * is not read); it decodes tokens with the policy's tokenizer (set `tokenizer` for another checkpoint).
+ * is not read but its vocabulary size); it decodes tokens with the policy's tokenizer (set `tokenizer` for another
+ * checkpoint than the embedded warm-up: without it, a policy whose vocabulary differs is refused up front, and a token
+ * id past the tokenizer's vocabulary names its rollout).
  */
 export function processStepsBackend(define: typeof defineBackend): SaliencyBackend {
   const tokenizers = new Map<string, ReturnType<typeof loadTokenizer>>();
@@ -67,16 +70,35 @@ export function processStepsBackend(define: typeof defineBackend): SaliencyBacke
     configSchema: ConfigSchema,
     // the steps' scores depend on the text only: a saliency.refresh neither re-checks nor re-asks the PRM
     readsParameters: false,
-    async run(_model, batch: RolloutBatch, config: Config): Promise<SaliencyResult> {
+    async run(model, batch: RolloutBatch, config: Config): Promise<SaliencyResult> {
       const spec = config.tokenizer ?? embeddedCheckpoint();
       const tok = tokenizers.get(spec) ?? loadTokenizer(spec);
       tokenizers.set(spec, tok);
-      const bytesOf = (ids: Int32Array) => Array.from(ids, (id) => tok.tokenBytes(id));
+      const field = 'saliency.process-steps.tokenizer';
+      const which = config.tokenizer === undefined ? `the default tokenizer (the embedded warm-up's, ${spec})` : `tokenizer ${spec}`;
+      // the default only fits the embedded warm-up: another policy's ids would decode to other text, or fail
+      const rows = (model as Partial<Qwen3Model>).config?.vocab_size;
+      if (config.tokenizer === undefined && rows !== undefined && rows !== tok.vocabSize) {
+        throw new ProcessScoreError(
+          'tokenizer',
+          `the policy has ${rows} vocabulary rows, ${which} ${tok.vocabSize} tokens: set it to the policy's checkpoint directory`,
+          { field },
+        );
+      }
+      const bytesOf = (ids: Int32Array, rollout: number, part: string) =>
+        Array.from(ids, (id, t) => {
+          if (id >= 0 && id < tok.vocabSize) return tok.tokenBytes(id);
+          throw new ProcessScoreError(
+            'tokenizer',
+            `${part} token ${t} is id ${id}, past the ${tok.vocabSize} tokens of ${which}: set it to the policy's checkpoint directory`,
+            { rollout, field },
+          );
+        });
       const { completionOffsets: o, promptOffsets: p } = batch;
       const completions = Array.from({ length: batch.numRollouts }, (_, i): StepCompletion => {
-        const tokenBytes = bytesOf(batch.completionTokens.subarray(o[i]!, o[i + 1]!));
+        const tokenBytes = bytesOf(batch.completionTokens.subarray(o[i]!, o[i + 1]!), i, 'completion');
         if (config.scorer === 'arithmetic') return { tokenBytes };
-        const prompt = Buffer.concat(bytesOf(batch.promptTokens.subarray(p[i]!, p[i + 1]!))).toString('utf8');
+        const prompt = Buffer.concat(bytesOf(batch.promptTokens.subarray(p[i]!, p[i + 1]!), i, 'prompt')).toString('utf8');
         return { tokenBytes, question: questionOf(prompt) };
       });
       const { values, width } = stepSignal(await scorerOf(config).score(completions));
